@@ -1,0 +1,487 @@
+//! Stage 2's output: the validated register model every emitter reads.
+//!
+//! Everything here has been checked (see `validate`): numbers are parsed, fields tile their
+//! register exactly, references resolve, and addresses are expanded to one per instance and
+//! index. Emitters never need to re-check anything.
+
+/// The whole specification.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Processors in `processors.xml` order.
+    pub processors: Vec<Processor>,
+    /// Public sources cited for facts the Intel documents do not state.
+    pub public_sources: Vec<PublicSource>,
+}
+
+/// A public source (kernel driver, likwid, PCM).
+#[derive(Debug, Clone)]
+pub struct PublicSource {
+    /// Identifier used in `source="..."`.
+    pub id: String,
+    /// Human-readable title.
+    pub title: String,
+}
+
+/// One processor family and its units.
+#[derive(Debug, Clone)]
+pub struct Processor {
+    /// Identifier (`xeon-7500`).
+    pub id: String,
+    /// Rust module name (`xeon_7500`).
+    pub module: String,
+    /// Full name.
+    pub name: String,
+    /// Intel documents its tables come from.
+    pub documents: Vec<Document>,
+    /// Units, in file-path order.
+    pub units: Vec<Unit>,
+}
+
+/// An Intel document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Identifier used in `document="..."`.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Intel reference (order) number.
+    pub reference: String,
+}
+
+/// A unit (box) of a processor.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// Short name as the guide uses it (`W`, `HA`).
+    pub name: String,
+    /// Rust module name (`wbox`).
+    pub module: String,
+    /// One-line title.
+    pub title: String,
+    /// Our description.
+    pub description: String,
+    /// Instances (`S0`, `S1`).
+    pub instances: Vec<Instance>,
+    /// Registers in file order.
+    pub registers: Vec<Register>,
+    /// Spec file it came from, relative to the spec directory (`xeon-7500/wbox.xml`).
+    pub file: String,
+}
+
+/// One instance of a unit.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// Name (`S0`).
+    pub name: String,
+    /// What `{i}` becomes in register names.
+    pub key: String,
+}
+
+/// Address space of a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// Model-specific register.
+    Msr,
+    /// PCI configuration space.
+    Pci,
+}
+
+impl Space {
+    /// The spec's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Space::Msr => "msr",
+            Space::Pci => "pci",
+        }
+    }
+}
+
+/// A register layout with every address that uses it.
+#[derive(Debug, Clone)]
+pub struct Register {
+    /// Name template with `{i}`/`{n}` placeholders.
+    pub name: String,
+    /// Rust type name of the layout.
+    pub type_name: String,
+    /// 32 or 64.
+    pub width: u32,
+    /// Address space.
+    pub space: Space,
+    /// Array length.
+    pub count: u32,
+    /// CPUID bits that say how many of `count` exist, for architectural arrays.
+    pub count_cpuid: Option<String>,
+    /// Reset value of the whole register (assembled from the fields).
+    pub reset: u64,
+    /// Where the layout comes from.
+    pub sources: Vec<SourceRef>,
+    /// Our description.
+    pub description: String,
+    /// Addresses, one per instance and index, or why none is known.
+    pub addresses: Addresses,
+    /// Fields, most significant first, tiling the register exactly.
+    pub fields: Vec<Field>,
+    /// Errata and source conflicts, with how they were resolved.
+    pub notes: Vec<Note>,
+}
+
+impl Register {
+    /// Bits a safe write must leave zero.
+    pub fn reserved_mask(&self) -> u64 {
+        self.mask_where(Access::is_reserved)
+    }
+
+    /// Bits that read zero and ignore writes.
+    pub fn ignored_mask(&self) -> u64 {
+        self.mask_where(|a| a == Access::Ig)
+    }
+
+    /// Bits software may write.
+    pub fn writable_mask(&self) -> u64 {
+        self.mask_where(Access::is_writable)
+    }
+
+    fn mask_where(&self, keep: impl Fn(Access) -> bool) -> u64 {
+        self.fields
+            .iter()
+            .filter(|f| keep(f.access))
+            .fold(0, |m, f| m | f.mask())
+    }
+
+    /// The register name without placeholders (`S_MSR_PMON_SUMMARY`), used for
+    /// constants that cover every instance.
+    pub fn generic_name(&self) -> String {
+        strip_placeholders(&self.name)
+    }
+
+    /// The name of one instance and index (`S1_MSR_PMON_SUMMARY`, `W_MSR_PMON_EVT_SEL2`).
+    pub fn concrete_name(&self, instance: &Instance, index: u32) -> String {
+        self.name
+            .replace("{i}", &instance.key)
+            .replace("{n}", &index.to_string())
+    }
+
+    /// The name of one instance with the index placeholder dropped: the name of the constant
+    /// (or array of constants) for that instance.
+    pub fn instance_name(&self, instance: &Instance) -> String {
+        strip_placeholders(&self.name.replace("{i}", &instance.key))
+    }
+}
+
+/// Removes `{i}`/`{n}` and tidies the underscores they leave behind.
+pub fn strip_placeholders(name: &str) -> String {
+    let bare = name.replace("{i}", "").replace("{n}", "");
+    let parts: Vec<&str> = bare.split('_').filter(|p| !p.is_empty()).collect();
+    parts.join("_")
+}
+
+/// Where a register's layout is documented.
+#[derive(Debug, Clone)]
+pub struct SourceRef {
+    /// An Intel document id, or a public source id.
+    pub origin: SourceOrigin,
+    /// Table number.
+    pub table: Option<String>,
+    /// Page.
+    pub page: Option<String>,
+    /// Section.
+    pub section: Option<String>,
+}
+
+/// What a source reference points to.
+#[derive(Debug, Clone)]
+pub enum SourceOrigin {
+    /// An Intel document (`processors.xml` `document`).
+    Document {
+        /// Document id.
+        id: String,
+        /// Title.
+        title: String,
+        /// Reference number.
+        reference: String,
+    },
+    /// A public source (`processors.xml` `source`).
+    Public {
+        /// Source id.
+        id: String,
+        /// Title.
+        title: String,
+    },
+}
+
+impl SourceRef {
+    /// One line for documentation: "Title (ref), Table 2-98, p. 2-127".
+    pub fn citation(&self) -> String {
+        let mut s = match &self.origin {
+            SourceOrigin::Document {
+                title, reference, ..
+            } => format!("{title} ({reference})"),
+            SourceOrigin::Public { title, .. } => title.clone(),
+        };
+        if let Some(t) = &self.table {
+            s.push_str(&format!(", Table {t}"));
+        }
+        if let Some(sec) = &self.section {
+            s.push_str(&format!(", section {sec}"));
+        }
+        if let Some(p) = &self.page {
+            s.push_str(&format!(", p. {p}"));
+        }
+        s
+    }
+}
+
+/// Addresses of a register.
+#[derive(Debug, Clone)]
+pub enum Addresses {
+    /// One per instance and index, in instance order then index order.
+    Known(Vec<Address>),
+    /// No source gives the address.
+    Unknown {
+        /// Why, in the spec's words.
+        reason: String,
+    },
+}
+
+/// The address of one instance and index of a register.
+#[derive(Debug, Clone)]
+pub struct Address {
+    /// Position of the instance in the unit's instance list.
+    pub instance: usize,
+    /// Array index.
+    pub index: u32,
+    /// Concrete register name.
+    pub name: String,
+    /// Where it is.
+    pub location: Location,
+    /// Public source id of the address.
+    pub source: String,
+}
+
+/// A location in an address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Location {
+    /// MSR number.
+    Msr(u32),
+    /// PCI config space register.
+    Pci {
+        /// Vendor-8086 device id.
+        device_id: u16,
+        /// Device (slot) number on the uncore bus.
+        device: u8,
+        /// Function number.
+        function: u8,
+        /// Config-space offset.
+        offset: u16,
+    },
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Msr(a) => write!(f, "MSR {a:#X}"),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                offset,
+            } => write!(
+                f,
+                "PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}"
+            ),
+        }
+    }
+}
+
+/// Access kind of a field. See spec/README.md for the mapping from the guides' attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read/write.
+    Rw,
+    /// Read/write; hardware also changes it.
+    RwV,
+    /// Read only.
+    Ro,
+    /// Read only; hardware changes it.
+    RoV,
+    /// Write only.
+    Wo,
+    /// Write 1 to clear.
+    W1c,
+    /// Reserved; software must write zero.
+    Rsv,
+    /// Reserved value (E5 `RV` without a must-write-zero statement); written as zero.
+    Rv,
+    /// Reads zero, writes ignored.
+    Ig,
+}
+
+impl Access {
+    /// Every kind with its spec spelling.
+    pub const ALL: [(Access, &'static str); 9] = [
+        (Access::Rw, "rw"),
+        (Access::RwV, "rw-v"),
+        (Access::Ro, "ro"),
+        (Access::RoV, "ro-v"),
+        (Access::Wo, "wo"),
+        (Access::W1c, "w1c"),
+        (Access::Rsv, "rsv"),
+        (Access::Rv, "rv"),
+        (Access::Ig, "ig"),
+    ];
+
+    /// Parses the spec spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == s).map(|(a, _)| *a)
+    }
+
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(a, _)| *a == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    /// The Rust variant name in the generated `Access` enum.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Access::Rw => "Rw",
+            Access::RwV => "RwV",
+            Access::Ro => "Ro",
+            Access::RoV => "RoV",
+            Access::Wo => "Wo",
+            Access::W1c => "W1c",
+            Access::Rsv => "Rsv",
+            Access::Rv => "Rv",
+            Access::Ig => "Ig",
+        }
+    }
+
+    /// Software must keep these bits zero.
+    pub fn is_reserved(self) -> bool {
+        matches!(self, Access::Rsv | Access::Rv)
+    }
+
+    /// Any of the reserved kinds, including ignored bits: no accessors, name may repeat.
+    pub fn is_placeholder(self) -> bool {
+        matches!(self, Access::Rsv | Access::Rv | Access::Ig)
+    }
+
+    /// Software may write the field.
+    pub fn is_writable(self) -> bool {
+        matches!(self, Access::Rw | Access::RwV | Access::Wo | Access::W1c)
+    }
+
+    /// Reading the field tells something.
+    pub fn is_readable(self) -> bool {
+        matches!(self, Access::Rw | Access::RwV | Access::Ro | Access::RoV)
+    }
+}
+
+/// A bit field.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// Name as the guide spells it (may hold `{n}` for bit arrays).
+    pub name: String,
+    /// Least significant bit.
+    pub lsb: u32,
+    /// Most significant bit.
+    pub msb: u32,
+    /// Access kind.
+    pub access: Access,
+    /// Reset value of the field (already shifted down to bit 0).
+    pub reset: u64,
+    /// Our description.
+    pub description: String,
+    /// Enumerated meanings.
+    pub values: Vec<EnumValue>,
+    /// For CPUID-sized bit arrays: element width and the CPUID bits giving the count.
+    pub repeat: Option<Repeat>,
+    /// Public source of this field, when not the register's first source.
+    pub source: Option<String>,
+}
+
+impl Field {
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.msb - self.lsb + 1
+    }
+
+    /// The field's bits in register position.
+    pub fn mask(&self) -> u64 {
+        low_mask(self.width()) << self.lsb
+    }
+
+    /// Largest value the field holds.
+    pub fn max(&self) -> u64 {
+        low_mask(self.width())
+    }
+
+    /// "bits 7:0" or "bit 22".
+    pub fn bits_phrase(&self) -> String {
+        if self.msb == self.lsb {
+            format!("bit {}", self.lsb)
+        } else {
+            format!("bits {}:{}", self.msb, self.lsb)
+        }
+    }
+
+    /// "7:0" or "22".
+    pub fn bits_text(&self) -> String {
+        if self.msb == self.lsb {
+            self.lsb.to_string()
+        } else {
+            format!("{}:{}", self.msb, self.lsb)
+        }
+    }
+
+    /// The values cover every possible value of the field, so it gets a Rust enum.
+    pub fn has_enum(&self) -> bool {
+        self.repeat.is_none()
+            && !self.values.is_empty()
+            && self.width() <= 8
+            && self.values.len() as u64 == 1u64 << self.width()
+    }
+}
+
+/// A bit array whose length depends on CPUID.
+#[derive(Debug, Clone)]
+pub struct Repeat {
+    /// Bits per element.
+    pub element_width: u32,
+    /// Number of elements the bit range holds at most.
+    pub max_count: u32,
+    /// CPUID bits giving the implemented count (`0AH.EAX[15:8]`).
+    pub count_cpuid: Option<String>,
+}
+
+/// A named value of a field.
+#[derive(Debug, Clone)]
+pub struct EnumValue {
+    /// The value.
+    pub value: u64,
+    /// Name (becomes a Rust variant).
+    pub name: String,
+    /// Meaning.
+    pub description: String,
+}
+
+/// A recorded erratum, source conflict or remark.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// `erratum`, `source-conflict` or `info`.
+    pub kind: String,
+    /// One line.
+    pub title: String,
+    /// What was decided and why.
+    pub text: String,
+}
+
+/// The `width` lowest bits set.
+pub fn low_mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}

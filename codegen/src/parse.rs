@@ -1,0 +1,520 @@
+//! Stage 1: XML text -> raw, unvalidated structs that mirror the schema one to one.
+//!
+//! quick-xml's serde support does not report where an element was, so before deserializing we
+//! pass over the document once with the streaming reader and give every start tag an extra
+//! attribute, `_at`, holding its byte offset. Each raw struct keeps that offset, and the validator
+//! turns it into `file:line:column`. The same pass records element and attribute names so that a
+//! serde "unknown field" error can be pointed at the line that caused it.
+
+// The raw structs mirror spec/README.md element for element and attribute for attribute;
+// documenting each field again here would only repeat it.
+#![allow(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, Writer};
+use serde::Deserialize;
+
+use crate::diagnostics::{Diagnostic, SourceFile};
+
+/// `processors.xml`: processors, their documents, and cited public sources.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProcessors {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(default)]
+    pub processor: Vec<RawProcessor>,
+    #[serde(default)]
+    pub source: Vec<RawPublicSource>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProcessor {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@module")]
+    pub module: String,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(default)]
+    pub document: Vec<RawDocument>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDocument {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@title")]
+    pub title: String,
+    #[serde(rename = "@reference")]
+    pub reference: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPublicSource {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@title")]
+    pub title: String,
+}
+
+/// One unit file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUnit {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@processor")]
+    pub processor: String,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@module")]
+    pub module: String,
+    #[serde(rename = "@title")]
+    pub title: String,
+    pub description: String,
+    #[serde(default)]
+    pub instance: Vec<RawInstance>,
+    #[serde(default)]
+    pub register: Vec<RawRegister>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInstance {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@number")]
+    pub number: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegister {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@type")]
+    pub type_name: Option<String>,
+    #[serde(rename = "@width")]
+    pub width: String,
+    #[serde(rename = "@space")]
+    pub space: String,
+    #[serde(rename = "@count")]
+    pub count: Option<String>,
+    #[serde(rename = "@count-cpuid")]
+    pub count_cpuid: Option<String>,
+    #[serde(rename = "@reset")]
+    pub reset: Option<String>,
+    #[serde(default)]
+    pub source: Vec<RawSourceRef>,
+    pub description: String,
+    #[serde(default)]
+    pub msr: Vec<RawMsr>,
+    #[serde(default)]
+    pub pci: Vec<RawPci>,
+    #[serde(rename = "address-unknown")]
+    pub address_unknown: Option<RawAddressUnknown>,
+    #[serde(default)]
+    pub field: Vec<RawField>,
+    #[serde(default)]
+    pub note: Vec<RawNote>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSourceRef {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@document")]
+    pub document: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: Option<String>,
+    #[serde(rename = "@table")]
+    pub table: Option<String>,
+    #[serde(rename = "@page")]
+    pub page: Option<String>,
+    #[serde(rename = "@section")]
+    pub section: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMsr {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instance")]
+    pub instance: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@address")]
+    pub address: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPci {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instance")]
+    pub instance: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@device-id")]
+    pub device_id: String,
+    #[serde(rename = "@device")]
+    pub device: String,
+    #[serde(rename = "@function")]
+    pub function: String,
+    #[serde(rename = "@offset")]
+    pub offset: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAddressUnknown {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@reason")]
+    pub reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawField {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@bits")]
+    pub bits: String,
+    #[serde(rename = "@access")]
+    pub access: String,
+    #[serde(rename = "@reset")]
+    pub reset: String,
+    #[serde(rename = "@source")]
+    pub source: Option<String>,
+    #[serde(rename = "@repeat")]
+    pub repeat: Option<String>,
+    #[serde(rename = "@count-cpuid")]
+    pub count_cpuid: Option<String>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub value: Vec<RawValue>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawValue {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@value")]
+    pub value: String,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@description")]
+    pub description: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNote {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@kind")]
+    pub kind: String,
+    #[serde(rename = "@title")]
+    pub title: String,
+    #[serde(rename = "$text")]
+    pub text: String,
+}
+
+/// Parsed `processors.xml` together with the text it came from.
+pub struct ParsedProcessors {
+    /// The file, for turning offsets into positions.
+    pub file: SourceFile,
+    /// Its content.
+    pub raw: RawProcessors,
+}
+
+/// A parsed unit file together with the text it came from.
+pub struct ParsedUnit {
+    /// The file, for turning offsets into positions.
+    pub file: SourceFile,
+    /// Its content.
+    pub raw: RawUnit,
+}
+
+/// The whole spec directory, parsed but not validated.
+pub struct RawSpec {
+    /// `processors.xml`.
+    pub processors: ParsedProcessors,
+    /// Every unit file, in path order (so output is deterministic).
+    pub units: Vec<ParsedUnit>,
+}
+
+/// Reads `processors.xml` and every `*/*.xml` unit file below `dir`.
+///
+/// All files are parsed even when one fails, so a single run reports every broken file.
+pub fn parse_spec_dir(dir: &Path) -> Result<RawSpec, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let processors_path = dir.join("processors.xml");
+    let processors = match SourceFile::read(&processors_path) {
+        Ok(file) => match parse_document::<RawProcessors>(&file, "processors") {
+            Ok(raw) => Some(ParsedProcessors { file, raw }),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        },
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+
+    let mut units = Vec::new();
+    match unit_paths(dir) {
+        Ok(paths) => {
+            for path in paths {
+                match SourceFile::read(&path).and_then(|file| {
+                    parse_document::<RawUnit>(&file, "unit").map(|raw| (file, raw))
+                }) {
+                    Ok((file, raw)) => units.push(ParsedUnit { file, raw }),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        Err(e) => errors.push(e),
+    }
+
+    match processors {
+        Some(processors) if errors.is_empty() => Ok(RawSpec { processors, units }),
+        _ => Err(errors),
+    }
+}
+
+/// Unit files: `DIR/<processor>/*.xml`, sorted.
+fn unit_paths(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    let io_err = |path: &Path, e: std::io::Error| {
+        Diagnostic::file(path, format!("cannot read the spec directory: {e}"))
+            .help("pass the directory that holds processors.xml with --spec")
+    };
+    let mut paths = Vec::new();
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io_err(dir, e))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&sub)
+            .map_err(|e| io_err(&sub, e))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+            .collect();
+        files.sort();
+        paths.extend(files);
+    }
+    Ok(paths)
+}
+
+/// One element or attribute name seen by the annotating pass, with where it was.
+struct NameSite {
+    name: String,
+    is_attribute: bool,
+    offset: usize,
+    /// For an attribute, its element; for an element, its parent.
+    owner: String,
+}
+
+/// Parses one document whose root element must be `root`.
+pub fn parse_document<T: for<'de> Deserialize<'de>>(
+    file: &SourceFile,
+    root: &str,
+) -> Result<T, Diagnostic> {
+    let (annotated, sites, root_seen) = annotate_offsets(file)?;
+    if root_seen.as_deref() != Some(root) {
+        return Err(file
+            .error_at(
+                0,
+                format!(
+                    "the root element is <{}>, expected <{root}>",
+                    root_seen.unwrap_or_default()
+                ),
+            )
+            .help("unit files start with <unit>, and spec/processors.xml with <processors>"));
+    }
+    quick_xml::de::from_str::<T>(&annotated).map_err(|e| serde_error(file, &e.to_string(), &sites))
+}
+
+/// Copies the document with an `_at="<byte offset>"` attribute added to every start tag.
+fn annotate_offsets(
+    file: &SourceFile,
+) -> Result<(String, Vec<NameSite>, Option<String>), Diagnostic> {
+    let mut reader = Reader::from_str(&file.text);
+    reader.config_mut().trim_text(false);
+    let mut writer = Writer::new(Vec::with_capacity(file.text.len() + file.text.len() / 4));
+    let mut sites = Vec::new();
+    let mut root = None;
+    let mut open: Vec<String> = Vec::new();
+    loop {
+        let offset = reader.buffer_position() as usize;
+        let event = reader.read_event().map_err(|e| {
+            file.error_at(
+                reader.error_position() as usize,
+                format!("malformed XML: {e}"),
+            )
+            .help("fix the XML syntax; `xmllint --noout FILE` shows the same problem")
+        })?;
+        // The offset before read_event() can sit on whitespace before the tag; step to the '<'.
+        let tag_offset = file.text[offset..].find('<').map_or(offset, |i| offset + i);
+        match event {
+            Event::Eof => break,
+            Event::Start(start) => {
+                let parent = open.last().cloned().unwrap_or_default();
+                let (tag, name) = annotate(file, &start, tag_offset, &parent, &mut sites)?;
+                root.get_or_insert(name.clone());
+                open.push(name);
+                writer.write_event(Event::Start(tag))
+            }
+            Event::Empty(start) => {
+                let parent = open.last().cloned().unwrap_or_default();
+                let (tag, name) = annotate(file, &start, tag_offset, &parent, &mut sites)?;
+                root.get_or_insert(name);
+                writer.write_event(Event::Empty(tag))
+            }
+            Event::End(end) => {
+                open.pop();
+                writer.write_event(Event::End(end))
+            }
+            // Comments, declarations and processing instructions carry no data.
+            Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => Ok(()),
+            other => writer.write_event(other),
+        }
+        .map_err(|e| file.error_at(tag_offset, format!("cannot re-encode XML: {e}")))?;
+    }
+    let text = String::from_utf8(writer.into_inner())
+        .map_err(|_| file.error_at(0, "the file is not valid UTF-8".to_string()))?;
+    Ok((text, sites, root))
+}
+
+fn annotate(
+    file: &SourceFile,
+    start: &BytesStart<'_>,
+    offset: usize,
+    parent: &str,
+    sites: &mut Vec<NameSite>,
+) -> Result<(BytesStart<'static>, String), Diagnostic> {
+    let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
+    sites.push(NameSite {
+        name: name.clone(),
+        is_attribute: false,
+        offset,
+        owner: parent.to_string(),
+    });
+    let mut tag = BytesStart::new(name.clone());
+    for attr in start.attributes() {
+        let attr = attr.map_err(|e| file.error_at(offset, format!("malformed attribute: {e}")))?;
+        let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
+        if key == "_at" {
+            return Err(file.error_at(offset, "the attribute `_at` is reserved".to_string()));
+        }
+        sites.push(NameSite {
+            name: key,
+            is_attribute: true,
+            offset,
+            owner: name.clone(),
+        });
+        tag.push_attribute(attr);
+    }
+    tag.push_attribute(("_at", offset.to_string().as_str()));
+    Ok((tag, name))
+}
+
+/// Turns a serde error into a diagnostic with the best position we can find.
+fn serde_error(file: &SourceFile, message: &str, sites: &[NameSite]) -> Diagnostic {
+    // quick-xml says e.g. "unknown field `@colour`, expected one of ..." or
+    // "missing field `@bits`"; the name between backticks tells us what to look for.
+    let quoted = message
+        .split('`')
+        .nth(1)
+        .map(str::to_string)
+        .unwrap_or_default();
+    if message.starts_with("unknown field") {
+        let (is_attribute, name) = match quoted.strip_prefix('@') {
+            Some(attr) => (true, attr),
+            None => (false, quoted.as_str()),
+        };
+        // The expected list names attributes with `@` and elements without; offer the kind
+        // that was wrong.
+        let expected: Vec<String> = message
+            .split_once("expected ")
+            .map(|(_, rest)| rest)
+            .unwrap_or_default()
+            .split(", ")
+            .map(|s| {
+                s.trim()
+                    .trim_start_matches("one of ")
+                    .trim_matches('`')
+                    .to_string()
+            })
+            .filter(|s| s != "@_at" && !s.is_empty() && s.starts_with('@') == is_attribute)
+            .map(|s| format!("`{}`", s.trim_start_matches('@')))
+            .collect();
+        let site = sites
+            .iter()
+            .find(|s| s.is_attribute == is_attribute && s.name == name);
+        let offset = site.map_or(0, |s| s.offset);
+        let owner = site.map(|s| s.owner.as_str()).unwrap_or_default();
+        let (what, place) = if is_attribute {
+            ("attribute", format!("`{name}` on <{owner}>"))
+        } else {
+            ("element", format!("<{name}> inside <{owner}>"))
+        };
+        let help = if expected.is_empty() {
+            format!("<{owner}> takes no {what}s here; see spec/README.md")
+        } else {
+            format!(
+                "<{owner}> takes {what}s {}; see spec/README.md",
+                expected.join(", ")
+            )
+        };
+        return file
+            .error_at(offset, format!("unknown {what} {place}"))
+            .help(help);
+    }
+    if message.starts_with("missing field") {
+        let name = quoted.trim_start_matches('@');
+        return file
+            .error_at(0, format!("a required element or attribute `{name}` is missing"))
+            .help("see spec/README.md for what each element requires; xmllint --schema spec/schema.xsd shows the element");
+    }
+    file.error_at(
+        0,
+        format!("the file does not match the spec format: {message}"),
+    )
+    .help("check it against spec/schema.xsd with xmllint")
+}

@@ -1,0 +1,1179 @@
+//! Stage 2: raw structs -> the validated model, or every error found.
+//!
+//! Each rule of spec/README.md ("What the validator rejects") lives here and nowhere else. The
+//! validator keeps going after an error so one run lists every problem in every file.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::diagnostics::{Diagnostic, SourceFile};
+use crate::model::*;
+use crate::parse::*;
+
+/// Validates a parsed spec directory.
+pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {
+    let mut v = Validator::default();
+    let spec = v.spec(raw);
+    if v.errors.is_empty() {
+        Ok(spec)
+    } else {
+        Err(v.errors)
+    }
+}
+
+#[derive(Default)]
+struct Validator {
+    errors: Vec<Diagnostic>,
+}
+
+/// The file being validated and the register (if any) errors are about.
+struct Ctx<'a> {
+    file: &'a SourceFile,
+    register: Option<&'a str>,
+}
+
+impl Ctx<'_> {
+    fn error(&self, at: usize, message: impl Into<String>, help: &str) -> Diagnostic {
+        let message = match self.register {
+            Some(r) => format!("register {r}: {}", message.into()),
+            None => message.into(),
+        };
+        self.file.error_at(at, message).help(help)
+    }
+}
+
+/// Parses `0x`-prefixed hex or decimal.
+pub fn parse_number(s: &str) -> Option<u64> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None => s.parse().ok(),
+    }
+}
+
+/// Parses `msb:lsb` or a single bit.
+fn parse_bits(s: &str) -> Option<(u32, u32)> {
+    match s.split_once(':') {
+        Some((m, l)) => Some((m.trim().parse().ok()?, l.trim().parse().ok()?)),
+        None => {
+            let b = s.trim().parse().ok()?;
+            Some((b, b))
+        }
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_cpuid_bits(s: &str) -> bool {
+    // 0AH.EAX[15:8]
+    let Some((leaf, rest)) = s.split_once('.') else {
+        return false;
+    };
+    let leaf_ok = leaf.len() > 1
+        && leaf.ends_with('H')
+        && leaf[..leaf.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit());
+    let reg_ok = ["EAX[", "EBX[", "ECX[", "EDX["]
+        .iter()
+        .any(|p| rest.starts_with(p))
+        && rest.ends_with(']')
+        && parse_bits(&rest[4..rest.len() - 1]).is_some_and(|(m, l)| m >= l && m < 32);
+    leaf_ok && reg_ok
+}
+
+/// Lookup tables built from processors.xml.
+struct Catalogue {
+    /// document id -> (processor id, document)
+    documents: HashMap<String, (String, Document)>,
+    public: HashMap<String, PublicSource>,
+}
+
+impl Validator {
+    fn push(&mut self, d: Diagnostic) {
+        self.errors.push(d);
+    }
+
+    fn spec(&mut self, raw: &RawSpec) -> Spec {
+        let pf = &raw.processors.file;
+        let ctx = Ctx {
+            file: pf,
+            register: None,
+        };
+        let mut processors: Vec<Processor> = Vec::new();
+        let mut catalogue = Catalogue {
+            documents: HashMap::new(),
+            public: HashMap::new(),
+        };
+        let mut modules = HashSet::new();
+        for p in &raw.processors.raw.processor {
+            if processors.iter().any(|q| q.id == p.id) {
+                self.push(ctx.error(
+                    p.at,
+                    format!("duplicate processor id `{}`", p.id),
+                    "give each processor its own id",
+                ));
+            }
+            if !is_identifier(&p.module) || !modules.insert(p.module.clone()) {
+                self.push(ctx.error(
+                    p.at,
+                    format!(
+                        "processor `{}`: module `{}` is not a unique Rust identifier",
+                        p.id, p.module
+                    ),
+                    "use a unique snake_case module name",
+                ));
+            }
+            let mut documents = Vec::new();
+            for d in &p.document {
+                let doc = Document {
+                    id: d.id.clone(),
+                    title: d.title.clone(),
+                    reference: d.reference.clone(),
+                };
+                if catalogue
+                    .documents
+                    .insert(d.id.clone(), (p.id.clone(), doc.clone()))
+                    .is_some()
+                {
+                    self.push(ctx.error(
+                        d.at,
+                        format!("duplicate document id `{}`", d.id),
+                        "document ids are global: give each its own",
+                    ));
+                }
+                documents.push(doc);
+            }
+            processors.push(Processor {
+                id: p.id.clone(),
+                module: p.module.clone(),
+                name: p.name.clone(),
+                documents,
+                units: Vec::new(),
+            });
+        }
+        let mut public_sources = Vec::new();
+        for s in &raw.processors.raw.source {
+            let src = PublicSource {
+                id: s.id.clone(),
+                title: s.title.clone(),
+            };
+            if catalogue.public.insert(s.id.clone(), src.clone()).is_some()
+                || catalogue.documents.contains_key(&s.id)
+            {
+                self.push(ctx.error(
+                    s.at,
+                    format!("duplicate source id `{}`", s.id),
+                    "source and document ids share one namespace: give each its own",
+                ));
+            }
+            public_sources.push(src);
+        }
+
+        for unit in &raw.units {
+            let Some(pi) = processors.iter().position(|p| p.id == unit.raw.processor) else {
+                let known: Vec<&str> = processors.iter().map(|p| p.id.as_str()).collect();
+                self.push(
+                    unit.file
+                        .error_at(
+                            unit.raw.at,
+                            format!(
+                                "unit `{}` names unknown processor `{}`",
+                                unit.raw.name, unit.raw.processor
+                            ),
+                        )
+                        .help(format!(
+                            "use one of the processors in processors.xml: {}",
+                            known.join(", ")
+                        )),
+                );
+                continue;
+            };
+            if let Some(u) = self.unit(unit, &processors[pi], &catalogue) {
+                let dup = processors[pi]
+                    .units
+                    .iter()
+                    .any(|o| o.name == u.name || o.module == u.module);
+                if dup {
+                    self.push(
+                        unit.file
+                            .error_at(
+                                unit.raw.at,
+                                format!(
+                                    "unit `{}` (module `{}`) is defined twice for processor `{}`",
+                                    u.name, u.module, processors[pi].id
+                                ),
+                            )
+                            .help("each unit has one file; merge the two or rename one"),
+                    );
+                } else {
+                    processors[pi].units.push(u);
+                }
+            }
+        }
+
+        for p in &processors {
+            self.check_address_collisions(p, raw);
+        }
+        Spec {
+            processors,
+            public_sources,
+        }
+    }
+
+    fn unit(&mut self, parsed: &ParsedUnit, proc: &Processor, cat: &Catalogue) -> Option<Unit> {
+        let raw = &parsed.raw;
+        let ctx = Ctx {
+            file: &parsed.file,
+            register: None,
+        };
+        let errors_before = self.errors.len();
+        if !is_identifier(&raw.module) {
+            self.push(ctx.error(
+                raw.at,
+                format!(
+                    "unit `{}`: module `{}` is not a Rust identifier",
+                    raw.name, raw.module
+                ),
+                "use a snake_case name such as `wbox`",
+            ));
+        }
+        if raw.instance.is_empty() {
+            self.push(ctx.error(
+                raw.at,
+                format!("unit `{}` has no <instance>", raw.name),
+                "add one <instance name=\"...\"/> per box instance",
+            ));
+        }
+        let mut instances: Vec<Instance> = Vec::new();
+        for i in &raw.instance {
+            let key = i.number.clone().unwrap_or_else(|| i.name.clone());
+            if instances.iter().any(|o| o.name == i.name || o.key == key) {
+                self.push(ctx.error(
+                    i.at,
+                    format!("unit `{}`: instance `{}` is listed twice", raw.name, i.name),
+                    "give each instance a distinct name and number",
+                ));
+            }
+            instances.push(Instance {
+                name: i.name.clone(),
+                key,
+            });
+        }
+
+        let mut registers: Vec<Register> = Vec::new();
+        let mut first_at: HashMap<&str, usize> = HashMap::new();
+        for r in &raw.register {
+            if let Some(first) = first_at.get(r.name.as_str()) {
+                let (line, _) = parsed.file.position(*first);
+                let ctx = Ctx {
+                    file: &parsed.file,
+                    register: Some(&r.name),
+                };
+                self.push(ctx.error(
+                    r.at,
+                    format!("defined a second time (first at line {line})"),
+                    "each register is defined once; use count=\"N\" for arrays",
+                ));
+                continue;
+            }
+            first_at.insert(&r.name, r.at);
+            if let Some(reg) = self.register(&parsed.file, r, &instances, proc, cat) {
+                let ctx = Ctx {
+                    file: &parsed.file,
+                    register: Some(&r.name),
+                };
+                if let Some(other) = registers.iter().find(|o| o.type_name == reg.type_name) {
+                    self.push(ctx.error(
+                        r.at,
+                        format!(
+                            "type name `{}` is already used by {}",
+                            reg.type_name, other.name
+                        ),
+                        "set a distinct type=\"...\" on one of them",
+                    ));
+                } else {
+                    registers.push(reg);
+                }
+            }
+        }
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        Some(Unit {
+            name: raw.name.clone(),
+            module: raw.module.clone(),
+            title: raw.title.clone(),
+            description: normalize_text(&raw.description),
+            instances,
+            registers,
+            file: relative_spec_path(&parsed.file.path),
+        })
+    }
+
+    fn register(
+        &mut self,
+        file: &SourceFile,
+        r: &RawRegister,
+        instances: &[Instance],
+        proc: &Processor,
+        cat: &Catalogue,
+    ) -> Option<Register> {
+        let ctx = Ctx {
+            file,
+            register: Some(&r.name),
+        };
+        let errors_before = self.errors.len();
+        let width = match r.width.as_str() {
+            "32" => 32,
+            "64" => 64,
+            w => {
+                self.push(ctx.error(
+                    r.at,
+                    format!("width `{w}` is not supported"),
+                    "registers are 32 or 64 bits wide",
+                ));
+                64
+            }
+        };
+        let space = match r.space.as_str() {
+            "msr" => Space::Msr,
+            "pci" => Space::Pci,
+            s => {
+                self.push(ctx.error(
+                    r.at,
+                    format!("unknown address space `{s}`"),
+                    "use space=\"msr\" or space=\"pci\"",
+                ));
+                Space::Msr
+            }
+        };
+        let count = match r.count.as_deref().map(parse_number) {
+            None => 1,
+            Some(Some(c)) if (1..=1024).contains(&c) => c as u32,
+            Some(_) => {
+                self.push(ctx.error(
+                    r.at,
+                    format!(
+                        "count `{}` is not a number from 1 to 1024",
+                        r.count.as_deref().unwrap_or_default()
+                    ),
+                    "count is the array length, e.g. count=\"4\"",
+                ));
+                1
+            }
+        };
+        if let Some(c) = &r.count_cpuid {
+            if !is_cpuid_bits(c) {
+                self.push(ctx.error(
+                    r.at,
+                    format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
+                    "name the CPUID leaf, register and bits",
+                ));
+            }
+        }
+
+        // Placeholders.
+        let multi = instances.len() > 1;
+        let has_i = r.name.contains("{i}");
+        let has_n = r.name.contains("{n}");
+        let bare = strip_placeholders(&r.name);
+        if !is_identifier(&bare.replace('_', "a"))
+            || r.name.matches('{').count() != (has_i as usize + has_n as usize)
+        {
+            self.push(ctx.error(r.at, "the name may hold only letters, digits, `_`, and the placeholders {i} and {n} once each", "write the guide's name, e.g. C{i}_MSR_PMON_EVT_SEL{n}"));
+        }
+        if multi != has_i {
+            let msg = if multi {
+                "the unit has several instances but the name has no {i}"
+            } else {
+                "the name has {i} but the unit has one instance"
+            };
+            self.push(ctx.error(r.at, msg, "{i} marks where the instance number goes (S{i}_MSR_PMON_SUMMARY); use it exactly when the unit has more than one instance"));
+        }
+        if (count > 1) != has_n {
+            let msg = if count > 1 {
+                "the register is an array (count > 1) but the name has no {n}"
+            } else {
+                "the name has {n} but the register is not an array"
+            };
+            self.push(ctx.error(r.at, msg, "{n} marks where the array index goes (W_MSR_PMON_EVT_SEL{n}); use it exactly when count > 1"));
+        }
+        let type_name = r.type_name.clone().unwrap_or_else(|| camel_case(&bare));
+        if !is_identifier(&type_name) {
+            self.push(ctx.error(
+                r.at,
+                format!("type `{type_name}` is not a Rust identifier"),
+                "use CamelCase letters and digits",
+            ));
+        }
+
+        // Sources.
+        let mut sources = Vec::new();
+        if r.source.is_empty() {
+            self.push(ctx.error(r.at, "no <source> says where the layout comes from", "add <source document=\"...\" table=\"...\" page=\"...\"/> or <source source=\"...\"/>"));
+        }
+        for s in &r.source {
+            let origin = match (&s.document, &s.source) {
+                (Some(d), None) => match cat.documents.get(d) {
+                    Some((pid, doc)) if *pid == proc.id => Some(SourceOrigin::Document {
+                        id: doc.id.clone(),
+                        title: doc.title.clone(),
+                        reference: doc.reference.clone(),
+                    }),
+                    Some((pid, _)) => {
+                        self.push(ctx.error(
+                            s.at,
+                            format!(
+                                "document `{d}` belongs to processor `{pid}`, not `{}`",
+                                proc.id
+                            ),
+                            "cite a document of this unit's processor",
+                        ));
+                        None
+                    }
+                    None => {
+                        self.push(ctx.error(
+                            s.at,
+                            format!("unknown document `{d}`"),
+                            "documents are declared in processors.xml",
+                        ));
+                        None
+                    }
+                },
+                (None, Some(id)) => match cat.public.get(id) {
+                    Some(p) => Some(SourceOrigin::Public {
+                        id: p.id.clone(),
+                        title: p.title.clone(),
+                    }),
+                    None => {
+                        self.push(ctx.error(
+                            s.at,
+                            format!("unknown source `{id}`"),
+                            "public sources are declared in processors.xml",
+                        ));
+                        None
+                    }
+                },
+                _ => {
+                    self.push(ctx.error(
+                        s.at,
+                        "a <source> names exactly one of document=\"...\" or source=\"...\"",
+                        "split it into two <source> elements",
+                    ));
+                    None
+                }
+            };
+            if let Some(origin) = origin {
+                sources.push(SourceRef {
+                    origin,
+                    table: s.table.clone(),
+                    page: s.page.clone(),
+                    section: s.section.clone(),
+                });
+            }
+        }
+
+        let addresses = self.addresses(&ctx, r, space, width, count, instances, cat);
+        let fields = self.fields(&ctx, r, width, cat);
+
+        let reset = fields.iter().fold(0u64, |acc, f| acc | (f.reset << f.lsb));
+        if let Some(text) = &r.reset {
+            match parse_number(text) {
+                Some(v) if v == reset => {}
+                Some(v) => self.push(ctx.error(
+                    r.at,
+                    format!(
+                        "reset {v:#x} disagrees with the fields' resets, which make {reset:#x}"
+                    ),
+                    "fix the register reset or the field resets so they agree",
+                )),
+                None => self.push(ctx.error(
+                    r.at,
+                    format!("reset `{text}` is not a number"),
+                    "write decimal or 0x-prefixed hex",
+                )),
+            }
+        }
+
+        let mut notes = Vec::new();
+        for n in &r.note {
+            if !["erratum", "source-conflict", "info"].contains(&n.kind.as_str()) {
+                self.push(ctx.error(
+                    n.at,
+                    format!("unknown note kind `{}`", n.kind),
+                    "use erratum, source-conflict or info",
+                ));
+            }
+            notes.push(Note {
+                kind: n.kind.clone(),
+                title: n.title.clone(),
+                text: normalize_text(&n.text),
+            });
+        }
+
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        Some(Register {
+            name: r.name.clone(),
+            type_name,
+            width,
+            space,
+            count,
+            count_cpuid: r.count_cpuid.clone(),
+            reset,
+            sources,
+            description: normalize_text(&r.description),
+            addresses,
+            fields,
+            notes,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn addresses(
+        &mut self,
+        ctx: &Ctx<'_>,
+        r: &RawRegister,
+        space: Space,
+        width: u32,
+        count: u32,
+        instances: &[Instance],
+        cat: &Catalogue,
+    ) -> Addresses {
+        if let Some(u) = &r.address_unknown {
+            if !r.msr.is_empty() || !r.pci.is_empty() {
+                self.push(ctx.error(
+                    u.at,
+                    "<address-unknown> cannot stand beside addresses",
+                    "keep either the addresses or <address-unknown>",
+                ));
+            }
+            if u.reason.trim().is_empty() {
+                self.push(ctx.error(
+                    u.at,
+                    "<address-unknown> needs a reason",
+                    "say which sources were searched and why none gives the address",
+                ));
+            }
+            return Addresses::Unknown {
+                reason: normalize_text(&u.reason),
+            };
+        }
+        // (at, instance, index, stride, location, source)
+        struct Entry<'s> {
+            at: usize,
+            instance: &'s str,
+            index: Option<&'s str>,
+            stride: Option<&'s str>,
+            base: Option<Location>,
+            source: &'s str,
+        }
+        let mut entries = Vec::new();
+        for m in &r.msr {
+            if space != Space::Msr {
+                self.push(ctx.error(
+                    m.at,
+                    "an <msr> address on a register in PCI space",
+                    "use <pci> elements, or set space=\"msr\"",
+                ));
+            }
+            let base = match parse_number(&m.address) {
+                Some(a) if a <= u32::MAX as u64 => Some(Location::Msr(a as u32)),
+                _ => {
+                    self.push(ctx.error(
+                        m.at,
+                        format!("MSR address `{}` is not a 32-bit number", m.address),
+                        "MSR numbers are 32-bit, e.g. 0xC90",
+                    ));
+                    None
+                }
+            };
+            entries.push(Entry {
+                at: m.at,
+                instance: &m.instance,
+                index: m.index.as_deref(),
+                stride: m.stride.as_deref(),
+                base,
+                source: &m.source,
+            });
+        }
+        for p in &r.pci {
+            if space != Space::Pci {
+                self.push(ctx.error(
+                    p.at,
+                    "a <pci> address on a register in MSR space",
+                    "use <msr> elements, or set space=\"pci\"",
+                ));
+            }
+            let num = |s: &str, max: u64| parse_number(s).filter(|v| *v <= max);
+            let base = match (
+                num(&p.device_id, 0xFFFF),
+                num(&p.device, 31),
+                num(&p.function, 7),
+                num(&p.offset, 0xFFF),
+            ) {
+                (Some(id), Some(dev), Some(func), Some(off)) => {
+                    if off % 4 != 0 || off + u64::from(width / 8) > 0x1000 {
+                        self.push(ctx.error(p.at, format!("config-space offset {off:#x} is not dword-aligned or runs past 4 KiB"), "PCI registers start on a 4-byte boundary inside the 4 KiB config space"));
+                    }
+                    Some(Location::Pci {
+                        device_id: id as u16,
+                        device: dev as u8,
+                        function: func as u8,
+                        offset: off as u16,
+                    })
+                }
+                _ => {
+                    self.push(ctx.error(
+                        p.at,
+                        "PCI address out of range",
+                        "device-id is 16-bit, device 0-31, function 0-7, offset 0-0xFFF",
+                    ));
+                    None
+                }
+            };
+            entries.push(Entry {
+                at: p.at,
+                instance: &p.instance,
+                index: p.index.as_deref(),
+                stride: p.stride.as_deref(),
+                base,
+                source: &p.source,
+            });
+        }
+        if entries.is_empty() {
+            self.push(ctx.error(r.at, "the register has no address", "add <msr>/<pci> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+        }
+
+        let mut seen: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+        let mut addresses = Vec::new();
+        for e in &entries {
+            if !cat.public.contains_key(e.source) {
+                self.push(ctx.error(
+                    e.at,
+                    format!("unknown source `{}`", e.source),
+                    "public sources are declared in processors.xml",
+                ));
+            }
+            let Some(inst) = instances.iter().position(|i| i.name == e.instance) else {
+                let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
+                self.push(ctx.error(
+                    e.at,
+                    format!("unknown instance `{}`", e.instance),
+                    &format!("the unit's instances are: {}", names.join(", ")),
+                ));
+                continue;
+            };
+            let indices: Vec<u32> = match (e.index, e.stride) {
+                (Some(_), Some(_)) => {
+                    self.push(ctx.error(
+                        e.at,
+                        "an address has both index and stride",
+                        "use index=\"k\" for one element, or stride for all",
+                    ));
+                    continue;
+                }
+                (Some(i), None) => match parse_number(i) {
+                    Some(i) if i < u64::from(count) => vec![i as u32],
+                    _ => {
+                        self.push(ctx.error(
+                            e.at,
+                            format!("index `{i}` is outside the array (count {count})"),
+                            "indices run from 0 to count-1",
+                        ));
+                        continue;
+                    }
+                },
+                (None, stride) => {
+                    if count > 1 && stride.is_none() {
+                        self.push(ctx.error(e.at, format!("the register is an array of {count}, but this address has neither stride nor index"), "add stride=\"N\" (index n at address + n*N) or one element per index"));
+                        continue;
+                    }
+                    (0..count).collect()
+                }
+            };
+            let stride = match e.stride.map(parse_number) {
+                None => 0,
+                Some(Some(s)) if s > 0 => s,
+                Some(_) => {
+                    self.push(ctx.error(
+                        e.at,
+                        "stride must be a positive number",
+                        "stride is the distance between consecutive elements",
+                    ));
+                    continue;
+                }
+            };
+            let Some(base) = e.base else { continue };
+            for n in indices {
+                if let Some(_prev) = seen.insert((inst, n), e.at) {
+                    self.push(ctx.error(
+                        e.at,
+                        format!("instance {} index {n} has two addresses", e.instance),
+                        "give each instance and index exactly one address",
+                    ));
+                    continue;
+                }
+                let delta = stride * u64::from(n);
+                let location = match base {
+                    Location::Msr(a) => match u32::try_from(u64::from(a) + delta) {
+                        Ok(a) => Location::Msr(a),
+                        Err(_) => continue,
+                    },
+                    Location::Pci {
+                        device_id,
+                        device,
+                        function,
+                        offset,
+                    } => {
+                        let off = u64::from(offset) + delta;
+                        if off + u64::from(width / 8) > 0x1000 {
+                            self.push(ctx.error(e.at, format!("index {n} lands at offset {off:#x}, past the 4 KiB config space"), "check the stride"));
+                            continue;
+                        }
+                        Location::Pci {
+                            device_id,
+                            device,
+                            function,
+                            offset: off as u16,
+                        }
+                    }
+                };
+                let instance = &instances[inst];
+                addresses.push(Address {
+                    instance: inst,
+                    index: n,
+                    name: r
+                        .name
+                        .replace("{i}", &instance.key)
+                        .replace("{n}", &n.to_string()),
+                    location,
+                    source: e.source.to_string(),
+                });
+            }
+        }
+        if !entries.is_empty() {
+            for (ii, inst) in instances.iter().enumerate() {
+                let missing: Vec<String> = (0..count)
+                    .filter(|n| !seen.contains_key(&(ii, *n)))
+                    .map(|n| n.to_string())
+                    .collect();
+                if !missing.is_empty() {
+                    let what = if count > 1 {
+                        format!(
+                            "instance {} index {} has no address",
+                            inst.name,
+                            missing.join(", ")
+                        )
+                    } else {
+                        format!("instance {} has no address", inst.name)
+                    };
+                    self.push(ctx.error(r.at, what, "every instance (and index) needs an address, or the register gets <address-unknown>"));
+                }
+            }
+        }
+        addresses.sort_by_key(|a| (a.instance, a.index));
+        Addresses::Known(addresses)
+    }
+
+    fn fields(
+        &mut self,
+        ctx: &Ctx<'_>,
+        r: &RawRegister,
+        width: u32,
+        cat: &Catalogue,
+    ) -> Vec<Field> {
+        let mut fields: Vec<(usize, Field)> = Vec::new();
+        // Bits of fields rejected for other reasons still count as covered, so that one bad
+        // attribute does not also report a gap.
+        let mut rejected_bits: Vec<(u32, u32)> = Vec::new();
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        if r.field.is_empty() {
+            self.push(ctx.error(
+                r.at,
+                "the register has no fields",
+                "describe every bit, reserved ones included",
+            ));
+        }
+        for f in &r.field {
+            let Some((msb, lsb)) = parse_bits(&f.bits) else {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: bits `{}` is not `msb:lsb` or a bit number",
+                        f.name, f.bits
+                    ),
+                    "write e.g. bits=\"7:0\" or bits=\"22\"",
+                ));
+                continue;
+            };
+            if msb < lsb {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: bits {msb}:{lsb} are in the wrong order",
+                        f.name
+                    ),
+                    "write the most significant bit first: msb:lsb",
+                ));
+                if lsb < width {
+                    rejected_bits.push((lsb, msb));
+                }
+                continue;
+            }
+            if msb >= width {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: bits {} lie outside the {width}-bit register",
+                        f.name, f.bits
+                    ),
+                    "a field's bits must be below the register width",
+                ));
+                if lsb < width {
+                    rejected_bits.push((width - 1, lsb));
+                }
+                continue;
+            }
+            let Some(access) = Access::parse(&f.access) else {
+                let kinds: Vec<&str> = Access::ALL.iter().map(|(_, n)| *n).collect();
+                self.push(ctx.error(
+                    f.at,
+                    format!("field `{}`: unknown access `{}`", f.name, f.access),
+                    &format!("use one of: {}", kinds.join(", ")),
+                ));
+                rejected_bits.push((msb, lsb));
+                continue;
+            };
+            let fwidth = msb - lsb + 1;
+            let reset = match parse_number(&f.reset) {
+                Some(v) if v <= low_mask(fwidth) => v,
+                Some(v) => {
+                    self.push(ctx.error(
+                        f.at,
+                        format!(
+                            "field `{}`: reset {v:#x} does not fit in {fwidth} bit{}",
+                            f.name,
+                            if fwidth == 1 { "" } else { "s" }
+                        ),
+                        "a field's reset is its own value, not shifted into register position",
+                    ));
+                    rejected_bits.push((msb, lsb));
+                    continue;
+                }
+                None => {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("field `{}`: reset `{}` is not a number", f.name, f.reset),
+                        "write decimal or 0x-prefixed hex",
+                    ));
+                    rejected_bits.push((msb, lsb));
+                    continue;
+                }
+            };
+            if !access.is_placeholder() {
+                if let Some(_prev) = names.insert(&f.name, f.at) {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("duplicate field name `{}`", f.name),
+                        "only reserved fields (rsv, rv, ig) may share a name",
+                    ));
+                }
+                if f.description.as_deref().is_none_or(|d| d.trim().is_empty()) {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("field `{}` has no description", f.name),
+                        "describe what the field does, in our own words",
+                    ));
+                }
+                let snake = snake_case(&f.name.replace("{n}", ""));
+                if !is_identifier(&snake) {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("field name `{}` cannot become a Rust identifier", f.name),
+                        "use letters, digits and `_`",
+                    ));
+                }
+            }
+            if let Some(s) = &f.source {
+                if !cat.public.contains_key(s) && !cat.documents.contains_key(s) {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("field `{}`: unknown source `{s}`", f.name),
+                        "sources and documents are declared in processors.xml",
+                    ));
+                }
+            }
+            let repeat = match (&f.repeat, &f.count_cpuid) {
+                (None, None) => {
+                    if f.name.contains("{n}") {
+                        self.push(ctx.error(
+                            f.at,
+                            format!("field `{}` has {{n}} but no repeat", f.name),
+                            "bit arrays say repeat=\"element width\"",
+                        ));
+                    }
+                    None
+                }
+                (None, Some(_)) => {
+                    self.push(ctx.error(
+                        f.at,
+                        format!("field `{}`: count-cpuid without repeat", f.name),
+                        "count-cpuid sizes a bit array; add repeat=\"1\"",
+                    ));
+                    None
+                }
+                (Some(rep), cpuid) => match parse_number(rep) {
+                    Some(ew) if ew > 0 && u64::from(fwidth) % ew == 0 => {
+                        if !f.name.contains("{n}") {
+                            self.push(ctx.error(
+                                f.at,
+                                format!("bit-array field `{}` needs {{n}} in its name", f.name),
+                                "write e.g. PMC{n}_EN",
+                            ));
+                        }
+                        if let Some(c) = cpuid.as_deref().filter(|c| !is_cpuid_bits(c)) {
+                            self.push(ctx.error(
+                                f.at,
+                                format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
+                                "name the CPUID leaf, register and bits",
+                            ));
+                        }
+                        if access.is_placeholder() {
+                            self.push(ctx.error(
+                                f.at,
+                                format!("reserved field `{}` cannot be a bit array", f.name),
+                                "reserved bits need no repeat",
+                            ));
+                        }
+                        Some(Repeat {
+                            element_width: ew as u32,
+                            max_count: fwidth / ew as u32,
+                            count_cpuid: cpuid.clone(),
+                        })
+                    }
+                    _ => {
+                        self.push(ctx.error(
+                            f.at,
+                            format!(
+                                "field `{}`: repeat `{rep}` does not divide its {fwidth} bits",
+                                f.name
+                            ),
+                            "repeat is the width of one element",
+                        ));
+                        None
+                    }
+                },
+            };
+            let mut values: Vec<EnumValue> = Vec::new();
+            for v in &f.value {
+                match parse_number(&v.value) {
+                    Some(n) if n <= low_mask(fwidth) => {
+                        if values.iter().any(|o| o.value == n || o.name == v.name) {
+                            self.push(ctx.error(
+                                v.at,
+                                format!(
+                                    "field `{}`: value {} (`{}`) is listed twice",
+                                    f.name, v.value, v.name
+                                ),
+                                "each enumerated value and name appears once",
+                            ));
+                        }
+                        values.push(EnumValue {
+                            value: n,
+                            name: v.name.clone(),
+                            description: v.description.clone(),
+                        });
+                    }
+                    _ => self.push(ctx.error(
+                        v.at,
+                        format!(
+                            "field `{}`: value `{}` does not fit the field",
+                            f.name, v.value
+                        ),
+                        "enumerated values lie within the field's width",
+                    )),
+                }
+            }
+            fields.push((
+                f.at,
+                Field {
+                    name: f.name.clone(),
+                    lsb,
+                    msb,
+                    access,
+                    reset,
+                    description: f
+                        .description
+                        .as_deref()
+                        .map(normalize_text)
+                        .unwrap_or_default(),
+                    values,
+                    repeat,
+                    source: f.source.clone(),
+                },
+            ));
+        }
+
+        // Each bit exactly once: report overlaps pairwise, then gaps as ranges.
+        let mut owner: Vec<Option<usize>> = vec![None; width as usize];
+        for (i, (at, f)) in fields.iter().enumerate() {
+            let mut clash: Option<(usize, u32, u32)> = None;
+            for bit in f.lsb..=f.msb {
+                match owner[bit as usize] {
+                    Some(j) => {
+                        clash = Some(match clash {
+                            Some((j0, lo, _)) if j0 == j => (j, lo, bit),
+                            None => (j, bit, bit),
+                            Some(c) => c,
+                        })
+                    }
+                    None => owner[bit as usize] = Some(i),
+                }
+            }
+            if let Some((j, lo, hi)) = clash {
+                let other = &fields[j].1;
+                let bits = if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{hi}:{lo}")
+                };
+                self.push(ctx.error(*at, format!("field `{}` ({}) overlaps field `{}` ({}) at bit{} {bits}", f.name, f.bits_text(), other.name, other.bits_text(), if lo == hi { "" } else { "s" }), "each bit belongs to exactly one field; where the source table lists a range twice, decide which row is right and record a <note kind=\"erratum\">"));
+            }
+        }
+        for (msb, lsb) in rejected_bits {
+            for b in lsb..=msb {
+                owner[b as usize].get_or_insert(usize::MAX);
+            }
+        }
+        let mut bit = 0;
+        while bit < width {
+            if owner[bit as usize].is_none() {
+                let start = bit;
+                while bit < width && owner[bit as usize].is_none() {
+                    bit += 1;
+                }
+                let end = bit - 1;
+                let bits = if start == end {
+                    format!("bit {start} is")
+                } else {
+                    format!("bits {end}:{start} are")
+                };
+                self.push(ctx.error(r.at, format!("{bits} not covered by any field"), "describe every bit; reserved bits are fields too (access=\"rsv\", \"rv\" or \"ig\")"));
+            }
+            bit += 1;
+        }
+        let mut fields: Vec<Field> = fields.into_iter().map(|(_, f)| f).collect();
+        fields.sort_by_key(|f| std::cmp::Reverse(f.lsb));
+        fields
+    }
+
+    fn check_address_collisions(&mut self, p: &Processor, raw: &RawSpec) {
+        let mut seen: HashMap<Location, (String, String)> = HashMap::new();
+        for u in &p.units {
+            let parsed = raw
+                .units
+                .iter()
+                .find(|pu| relative_spec_path(&pu.file.path) == u.file);
+            for r in &u.registers {
+                let Addresses::Known(addrs) = &r.addresses else {
+                    continue;
+                };
+                for a in addrs {
+                    // A 64-bit PCI register covers two dwords; both must be free.
+                    let mut locations = vec![a.location];
+                    if let (
+                        Location::Pci {
+                            device_id,
+                            device,
+                            function,
+                            offset,
+                        },
+                        64,
+                    ) = (a.location, r.width)
+                    {
+                        locations.push(Location::Pci {
+                            device_id,
+                            device,
+                            function,
+                            offset: offset + 4,
+                        });
+                    }
+                    for loc in locations {
+                        if let Some((other, other_file)) = seen.get(&loc) {
+                            if let Some(pu) = parsed {
+                                let rr = pu.raw.register.iter().find(|x| x.name == r.name);
+                                let ctx = Ctx {
+                                    file: &pu.file,
+                                    register: Some(&r.name),
+                                };
+                                self.push(ctx.error(rr.map_or(0, |x| x.at), format!("{} is at {loc}, which {other} ({other_file}) already uses", a.name), "two registers cannot share an address in one space; check both sources"));
+                            }
+                        } else {
+                            seen.insert(loc, (a.name.clone(), u.file.clone()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Collapses runs of whitespace (XML text is indented) into single spaces.
+pub fn normalize_text(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `W_MSR_PMON_EVT_SEL` -> `WMsrPmonEvtSel`.
+pub fn camel_case(s: &str) -> String {
+    s.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let lower = p.to_ascii_lowercase();
+            let mut c = lower.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `PERFEVTSEL_InUse` -> `perfevtsel_in_use`; `FW_WRITE` -> `fw_write`.
+pub fn snake_case(s: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1);
+            let boundary = prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+                || (prev.is_some_and(|p| p.is_ascii_uppercase())
+                    && next.is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    let collapsed: Vec<&str> = out.split('_').filter(|p| !p.is_empty()).collect();
+    collapsed.join("_")
+}
+
+/// The path of a unit file relative to the spec directory: its last two components.
+fn relative_spec_path(path: &std::path::Path) -> String {
+    let parts: Vec<String> = path
+        .components()
+        .rev()
+        .take(2)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}

@@ -1,0 +1,495 @@
+//! Types every generated register shares: typed addresses, errors, the [`Register`] trait and
+//! the metadata tables that describe each register for tools.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+/// A register layout: a newtype over the register's integer, with its metadata.
+///
+/// Implemented by every generated layout type. Backends use it to read and write any register
+/// generically; `from_raw` drops bits that software must keep zero, so a value obtained this way
+/// can always be written back.
+pub trait Register: Copy + Eq + fmt::Debug + 'static {
+    /// Everything the spec says about this register.
+    const INFO: &'static RegisterInfo;
+    /// Builds the value from raw bits, clearing reserved (must-write-zero) bits and anything
+    /// above the register width.
+    fn from_raw(raw: u64) -> Self;
+    /// The raw bits, zero-extended to 64.
+    fn to_raw(self) -> u64;
+}
+
+/// The address of an MSR whose layout is `R`.
+///
+/// The layout type parameter means an MSR address cannot be used where a PCI register is
+/// expected, nor read as the wrong layout.
+pub struct Msr<R> {
+    address: u32,
+    name: &'static str,
+    layout: PhantomData<fn() -> R>,
+}
+
+impl<R> Msr<R> {
+    /// An MSR at `address`, called `name` in the guide.
+    pub const fn new(address: u32, name: &'static str) -> Self {
+        Self {
+            address,
+            name,
+            layout: PhantomData,
+        }
+    }
+    /// The MSR number (the `ECX` operand of `RDMSR`, the offset in `/dev/cpu/N/msr`).
+    pub const fn address(self) -> u32 {
+        self.address
+    }
+    /// The register's name for this instance (`W_MSR_PMON_EVT_SEL2`).
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<R> Clone for Msr<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for Msr<R> {}
+impl<R> PartialEq for Msr<R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.address == other.address
+    }
+}
+impl<R> Eq for Msr<R> {}
+impl<R> fmt::Debug for Msr<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (MSR {:#X})", self.name, self.address)
+    }
+}
+
+/// A register in PCI configuration space whose layout is `R`.
+///
+/// The bus is not part of the address: each socket's uncore devices sit on a bus of their own,
+/// which the runtime discovers by device id.
+pub struct PciRegister<R> {
+    device_id: u16,
+    device: u8,
+    function: u8,
+    offset: u16,
+    name: &'static str,
+    layout: PhantomData<fn() -> R>,
+}
+
+impl<R> PciRegister<R> {
+    /// A register at `offset` in the config space of device `device`, function `function`,
+    /// whose vendor-8086 device id is `device_id`.
+    pub const fn new(
+        device_id: u16,
+        device: u8,
+        function: u8,
+        offset: u16,
+        name: &'static str,
+    ) -> Self {
+        Self {
+            device_id,
+            device,
+            function,
+            offset,
+            name,
+            layout: PhantomData,
+        }
+    }
+    /// PCI device id (vendor 0x8086).
+    pub const fn device_id(self) -> u16 {
+        self.device_id
+    }
+    /// Device (slot) number on the socket's uncore bus.
+    pub const fn device(self) -> u8 {
+        self.device
+    }
+    /// Function number.
+    pub const fn function(self) -> u8 {
+        self.function
+    }
+    /// Byte offset in configuration space.
+    pub const fn offset(self) -> u16 {
+        self.offset
+    }
+    /// The register's name for this instance (`Q_P1_PCI_PMON_CTL0`).
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<R> Clone for PciRegister<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for PciRegister<R> {}
+impl<R> PartialEq for PciRegister<R> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.device_id, self.function, self.offset) == (other.device_id, other.function, other.offset)
+    }
+}
+impl<R> Eq for PciRegister<R> {}
+impl<R> fmt::Debug for PciRegister<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (PCI {:04x} dev {} fn {} offset {:#x})",
+            self.name, self.device_id, self.device, self.function, self.offset
+        )
+    }
+}
+
+/// A value does not fit in the field it was meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldTooWide {
+    /// The register layout (`W_MSR_PMON_EVT_SEL{n}`).
+    pub register: &'static str,
+    /// The field.
+    pub field: &'static str,
+    /// The field's width in bits.
+    pub width: u32,
+    /// The value that was given.
+    pub value: u64,
+}
+
+impl fmt::Display for FieldTooWide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:#x} does not fit in {}.{}, which is {} bit{} wide (largest value {:#x})",
+            self.value,
+            self.register,
+            self.field,
+            self.width,
+            if self.width == 1 { "" } else { "s" },
+            if self.width >= 64 { u64::MAX } else { (1u64 << self.width) - 1 }
+        )
+    }
+}
+
+impl core::error::Error for FieldTooWide {}
+
+/// A raw value sets bits that software must write as zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReservedBitsSet {
+    /// The register layout.
+    pub register: &'static str,
+    /// The offending bits.
+    pub bits: u64,
+}
+
+impl fmt::Display for ReservedBitsSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:#x} sets reserved bits {:#x} of {}, which must be written as zero",
+            self.bits, self.bits, self.register
+        )?;
+        f.write_str("; clear them, or start from the register's RESET value")
+    }
+}
+
+impl core::error::Error for ReservedBitsSet {}
+
+/// Address space of a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Model-specific register.
+    Msr,
+    /// PCI configuration space.
+    Pci,
+}
+
+impl Space {
+    /// `"msr"` or `"pci"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Space::Msr => "msr",
+            Space::Pci => "pci",
+        }
+    }
+}
+
+/// How software may access a field. See spec/README.md for how the guides' attributes map here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read/write.
+    Rw,
+    /// Read/write; hardware also changes it.
+    RwV,
+    /// Read only.
+    Ro,
+    /// Read only; hardware changes it.
+    RoV,
+    /// Write only.
+    Wo,
+    /// Write 1 to clear.
+    W1c,
+    /// Reserved: software must write zero.
+    Rsv,
+    /// Reserved value: reads undefined; written as zero.
+    Rv,
+    /// Reads zero; writes ignored.
+    Ig,
+}
+
+impl Access {
+    /// The spec's spelling (`"rw-v"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Access::Rw => "rw",
+            Access::RwV => "rw-v",
+            Access::Ro => "ro",
+            Access::RoV => "ro-v",
+            Access::Wo => "wo",
+            Access::W1c => "w1c",
+            Access::Rsv => "rsv",
+            Access::Rv => "rv",
+            Access::Ig => "ig",
+        }
+    }
+    /// Software must keep these bits zero.
+    pub const fn is_reserved(self) -> bool {
+        matches!(self, Access::Rsv | Access::Rv)
+    }
+    /// Software may write the field.
+    pub const fn is_writable(self) -> bool {
+        matches!(self, Access::Rw | Access::RwV | Access::Wo | Access::W1c)
+    }
+    /// Reading the field tells something.
+    pub const fn is_readable(self) -> bool {
+        matches!(self, Access::Rw | Access::RwV | Access::Ro | Access::RoV)
+    }
+}
+
+/// A processor family and its units.
+#[derive(Debug)]
+pub struct ProcessorInfo {
+    /// Identifier (`xeon-7500`).
+    pub id: &'static str,
+    /// Rust module (`xeon_7500`).
+    pub module: &'static str,
+    /// Full name.
+    pub name: &'static str,
+    /// Intel documents the tables come from: (title, reference number).
+    pub documents: &'static [(&'static str, &'static str)],
+    /// Units (boxes).
+    pub units: &'static [&'static UnitInfo],
+}
+
+/// A unit (box).
+#[derive(Debug)]
+pub struct UnitInfo {
+    /// Processor id.
+    pub processor: &'static str,
+    /// Name as the guide uses it (`W`, `HA`).
+    pub name: &'static str,
+    /// Rust module (`wbox`).
+    pub module: &'static str,
+    /// One line.
+    pub title: &'static str,
+    /// What the unit does.
+    pub description: &'static str,
+    /// Instance names (`S0`, `S1`).
+    pub instances: &'static [&'static str],
+    /// Registers.
+    pub registers: &'static [&'static RegisterInfo],
+}
+
+/// A register layout and every address that uses it.
+#[derive(Debug)]
+pub struct RegisterInfo {
+    /// Processor id.
+    pub processor: &'static str,
+    /// Unit name.
+    pub unit: &'static str,
+    /// Name template: `{i}` is the instance, `{n}` the array index.
+    pub name: &'static str,
+    /// Rust layout type.
+    pub type_name: &'static str,
+    /// Width in bits (32 or 64).
+    pub width: u32,
+    /// Address space.
+    pub space: Space,
+    /// Array length.
+    pub count: u32,
+    /// CPUID bits that say how many of `count` a processor implements.
+    pub count_cpuid: Option<&'static str>,
+    /// Reset value.
+    pub reset: u64,
+    /// Bits that must be written as zero.
+    pub reserved_mask: u64,
+    /// Bits that read zero and ignore writes.
+    pub ignored_mask: u64,
+    /// Bits software may write.
+    pub writable_mask: u64,
+    /// What the register does.
+    pub description: &'static str,
+    /// Where the layout comes from.
+    pub sources: &'static [&'static str],
+    /// Addresses, or why none is known.
+    pub addresses: Addresses,
+    /// Fields, most significant first, covering every bit once.
+    pub fields: &'static [FieldInfo],
+    /// Errata and source conflicts, and how they were resolved.
+    pub notes: &'static [NoteInfo],
+}
+
+impl RegisterInfo {
+    /// The field called `name` (case-insensitive), ignoring reserved fields.
+    pub fn field(&self, name: &str) -> Option<&'static FieldInfo> {
+        self.fields
+            .iter()
+            .find(|f| !f.is_placeholder() && f.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The known addresses (empty when unknown).
+    pub fn known_addresses(&self) -> &'static [AddressInfo] {
+        match self.addresses {
+            Addresses::Known(a) => a,
+            Addresses::Unknown(_) => &[],
+        }
+    }
+}
+
+/// Addresses of a register.
+#[derive(Debug, Clone, Copy)]
+pub enum Addresses {
+    /// One per instance and index.
+    Known(&'static [AddressInfo]),
+    /// No source gives the address; the text says why.
+    Unknown(&'static str),
+}
+
+/// One instance and index of a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressInfo {
+    /// Concrete name (`S1_MSR_PMON_SUMMARY`).
+    pub name: &'static str,
+    /// Instance name.
+    pub instance: &'static str,
+    /// Array index.
+    pub index: u32,
+    /// Where it is.
+    pub location: Location,
+    /// Public source of the address.
+    pub source: &'static str,
+}
+
+/// A location in an address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// MSR number.
+    Msr(u32),
+    /// PCI config-space register.
+    Pci {
+        /// Vendor-8086 device id.
+        device_id: u16,
+        /// Device (slot) number.
+        device: u8,
+        /// Function.
+        function: u8,
+        /// Config-space offset.
+        offset: u16,
+    },
+}
+
+/// A bit field.
+#[derive(Debug)]
+pub struct FieldInfo {
+    /// Name as in the guide (`{n}` for bit arrays).
+    pub name: &'static str,
+    /// Least significant bit.
+    pub lsb: u32,
+    /// Most significant bit.
+    pub msb: u32,
+    /// Access kind.
+    pub access: Access,
+    /// Reset value, in field position (not shifted).
+    pub reset: u64,
+    /// What it does.
+    pub description: &'static str,
+    /// Named values.
+    pub values: &'static [ValueInfo],
+    /// For CPUID-sized bit arrays.
+    pub repeat: Option<RepeatInfo>,
+}
+
+impl FieldInfo {
+    /// Width in bits.
+    pub const fn width(&self) -> u32 {
+        self.msb - self.lsb + 1
+    }
+    /// Largest value the field holds.
+    pub const fn max(&self) -> u64 {
+        if self.width() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width()) - 1
+        }
+    }
+    /// The field's bits in register position.
+    pub const fn mask(&self) -> u64 {
+        self.max() << self.lsb
+    }
+    /// The field's value within `raw`.
+    pub const fn extract(&self, raw: u64) -> u64 {
+        (raw >> self.lsb) & self.max()
+    }
+    /// `raw` with this field replaced by `value`, or an error naming the field.
+    pub fn insert(&self, register: &'static str, raw: u64, value: u64) -> Result<u64, FieldTooWide> {
+        if value > self.max() {
+            return Err(FieldTooWide {
+                register,
+                field: self.name,
+                width: self.width(),
+                value,
+            });
+        }
+        Ok((raw & !self.mask()) | (value << self.lsb))
+    }
+    /// Reserved or ignored bits: no accessors, and the name may repeat.
+    pub const fn is_placeholder(&self) -> bool {
+        matches!(self.access, Access::Rsv | Access::Rv | Access::Ig)
+    }
+    /// The named value `value`, if the guide defines one.
+    pub fn value_name(&self, value: u64) -> Option<&'static ValueInfo> {
+        self.values.iter().find(|v| v.value == value)
+    }
+}
+
+/// A named value of a field.
+#[derive(Debug)]
+pub struct ValueInfo {
+    /// The value.
+    pub value: u64,
+    /// Name.
+    pub name: &'static str,
+    /// Meaning.
+    pub description: &'static str,
+}
+
+/// A bit array whose length depends on CPUID.
+#[derive(Debug, Clone, Copy)]
+pub struct RepeatInfo {
+    /// Bits per element.
+    pub element_width: u32,
+    /// Elements the bit range can hold.
+    pub max_count: u32,
+    /// CPUID bits giving the implemented count.
+    pub count_cpuid: Option<&'static str>,
+}
+
+/// An erratum, source conflict or remark recorded in the spec.
+#[derive(Debug)]
+pub struct NoteInfo {
+    /// `erratum`, `source-conflict` or `info`.
+    pub kind: &'static str,
+    /// One line.
+    pub title: &'static str,
+    /// What the sources say, what was decided, and why.
+    pub text: &'static str,
+}

@@ -1,0 +1,77 @@
+//! Every class of spec error the validator must reject, one fixture each, with the exact
+//! message (file:line:column, the names involved, and what to do) kept as an insta snapshot.
+//!
+//! Each fixture in `fixtures/errors/` is one unit file; the test places it beside the valid
+//! `fixtures/ok/processors.xml` in a temporary spec directory.
+
+use std::path::Path;
+
+fn diagnostics_for(case: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(
+        root.join("ok/processors.xml"),
+        dir.path().join("processors.xml"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("demo")).unwrap();
+    std::fs::copy(
+        root.join(format!("errors/{case}.xml")),
+        dir.path().join("demo/x.xml"),
+    )
+    .unwrap();
+    match codegen::load_spec(dir.path()) {
+        Ok(_) => panic!("fixture {case} was accepted, but it must be rejected"),
+        Err(e) => e
+            .to_string()
+            .replace(&dir.path().display().to_string(), "SPEC"),
+    }
+}
+
+macro_rules! error_cases {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                insta::assert_snapshot!(diagnostics_for(stringify!($case)));
+            }
+        )*
+
+        /// A fixture without a test would never be checked.
+        #[test]
+        fn every_fixture_has_a_test() {
+            let known = [$(stringify!($case)),*];
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/errors");
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+                assert!(known.contains(&stem.as_str()), "fixtures/errors/{stem}.xml has no test");
+            }
+        }
+    };
+}
+
+error_cases!(
+    overlap,
+    gap,
+    bit_outside_width,
+    bits_wrong_order,
+    field_reset_too_wide,
+    register_reset_mismatch,
+    duplicate_field_name,
+    duplicate_register,
+    unknown_attribute,
+    unknown_element,
+    unknown_access,
+    address_collision,
+    missing_address,
+    unknown_instance,
+    unknown_source,
+    unknown_processor,
+    missing_placeholder,
+    enum_value_outside,
+    malformed_xml,
+    missing_description,
+    xeon7500_table_2_98_as_printed,
+    sdm_inuse_text_bit_32,
+);

@@ -54,11 +54,15 @@ pub fn register_svg(reg: &Register) -> String {
                 Access::Wo | Access::W1c => "#fbe5c8",
                 Access::Rw | Access::RwV => "#e2f0d9",
             };
+            // The title shows the full name on hover when the label had to be cut.
             s.push_str(&format!(
-                "<rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\" fill=\"{fill}\" stroke=\"black\"/>\n",
-                y + 18
+                "<rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\" fill=\"{fill}\" stroke=\"black\"><title>{} ({}, {})</title></rect>\n",
+                y + 18,
+                escape(&f.name),
+                f.bits_phrase(),
+                f.access.as_str()
             ));
-            // Long names get a smaller font or are cut to fit the box.
+            // Long names are cut to fit the box.
             let max_chars = (w / 7).max(1) as usize;
             let label: String = if f.name.len() > max_chars {
                 f.name

@@ -142,7 +142,7 @@ impl Register for CGlobalCtl {
 /// | 5:0 | `ov` | rw-v | 0x0 | Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit. |
 ///
 /// Sources:
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -263,7 +263,7 @@ impl Register for CGlobalStatus {
 /// | 5:0 | `clr_ov` | w1c | 0x0 | Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect. |
 ///
 /// Sources:
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -1376,7 +1376,9 @@ static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ignored_mask: 0x0000_0000_0000_0000_u64,
     writable_mask: 0x0000_0000_0000_003f_u64,
     description: "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["likwid, src/includes/registers.h and perfmon_*.h"],
+    sources: &[
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    ],
     addresses: Addresses::Known(
         &[
             AddressInfo {
@@ -1491,7 +1493,9 @@ static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     ignored_mask: 0x0000_0000_0000_0000_u64,
     writable_mask: 0x0000_0000_0000_003f_u64,
     description: "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["likwid, src/includes/registers.h and perfmon_*.h"],
+    sources: &[
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    ],
     addresses: Addresses::Known(
         &[
             AddressInfo {

@@ -143,7 +143,7 @@ impl Register for MGlobalCtl {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -263,7 +263,7 @@ impl Register for MGlobalStatus {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -1101,7 +1101,7 @@ static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1172,7 +1172,7 @@ static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[

@@ -111,7 +111,7 @@ impl Register for RGlobalCtlLo {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -199,7 +199,7 @@ impl Register for RGlobalStatusLo {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -371,7 +371,7 @@ impl Register for RGlobalCtlHi {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -459,7 +459,7 @@ impl Register for RGlobalStatusHi {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -1034,7 +1034,7 @@ static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1098,7 +1098,7 @@ static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1230,7 +1230,7 @@ static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1294,7 +1294,7 @@ static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[

@@ -143,7 +143,7 @@ impl Register for SGlobalCtl {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -263,7 +263,7 @@ impl Register for SGlobalStatus {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Upper bits not listed in the guide's table (info):** The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
 ///
@@ -533,7 +533,7 @@ impl SEvtSelInvert {
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Layout from Linux; guide table not reachable (info):** The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv).
 ///
@@ -762,7 +762,7 @@ impl Register for SEvtSel {
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Width and addresses (info):** Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -1090,7 +1090,7 @@ static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1161,7 +1161,7 @@ static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1358,7 +1358,7 @@ static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &[
         "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1572,7 +1572,7 @@ static S_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "S-box counter n (48-bit).",
     sources: &[
         "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[

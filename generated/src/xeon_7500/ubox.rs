@@ -229,7 +229,7 @@ impl Register for UGlobalCtl {
 /// | 0 | `ov_u` | rw-v | 0x0 | The U-box counter overflowed. |
 ///
 /// Sources:
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2
 ///
@@ -376,7 +376,7 @@ impl Register for UGlobalStatus {
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Address and bits (info):** Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_\* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -1019,7 +1019,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     writable_mask: 0x0000_0000_0000_000f_u64,
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
     sources: &[
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3",
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2",
     ],
@@ -1115,7 +1115,7 @@ static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[

@@ -163,7 +163,7 @@ impl Register for WGlobalCtl {
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Field positions inferred (info):** Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -301,7 +301,7 @@ impl Register for WGlobalStatus {
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
-/// - likwid, src/includes/registers.h and perfmon_*.h
+/// - likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c
 ///
 /// **Field positions inferred (info):** Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1\<\<n for counter n and 1\<\<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -1205,7 +1205,7 @@ static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125",
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[
@@ -1275,7 +1275,7 @@ static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     sources: &[
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125",
         "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125",
-        "likwid, src/includes/registers.h and perfmon_*.h",
+        "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
     ],
     addresses: Addresses::Known(
         &[

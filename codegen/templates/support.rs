@@ -380,7 +380,7 @@ pub struct AddressInfo {
 }
 
 /// A location in an address space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Location {
     /// MSR number.
     Msr(u32),

@@ -1123,10 +1123,10 @@ mod cases {
         prop_assert_eq!(w.any_thread(), x); prop_assert_eq!((w.bits() as u64) & !
         2097152, (base.bits() as u64) & ! 2097152); prop_assert_eq!(w.bits() &
         T::RESERVED_MASK, 0); let v = vals[4usize] & 1; let x = v != 0; let w = base
-        .with_int_(x); prop_assert_eq!(((w.bits() as u64) >> 20u32) & 1, x as u64);
-        prop_assert_eq!(w.int_(), x); prop_assert_eq!((w.bits() as u64) & ! 1048576,
-        (base.bits() as u64) & ! 1048576); prop_assert_eq!(w.bits() & T::RESERVED_MASK,
-        0); let v = vals[5usize] & 1; let x = v != 0; let w = base.with_pc(x);
+        .with_int(x); prop_assert_eq!(((w.bits() as u64) >> 20u32) & 1, x as u64);
+        prop_assert_eq!(w.int(), x); prop_assert_eq!((w.bits() as u64) & ! 1048576, (base
+        .bits() as u64) & ! 1048576); prop_assert_eq!(w.bits() & T::RESERVED_MASK, 0);
+        let v = vals[5usize] & 1; let x = v != 0; let w = base.with_pc(x);
         prop_assert_eq!(((w.bits() as u64) >> 19u32) & 1, x as u64); prop_assert_eq!(w
         .pc(), x); prop_assert_eq!((w.bits() as u64) & ! 524288, (base.bits() as u64) & !
         524288); prop_assert_eq!(w.bits() & T::RESERVED_MASK, 0); let v = vals[6usize] &

@@ -1,34 +1,40 @@
-//! Runtime support for the registers in [`pmu_regs`]: backends and sampling logic.
+//! Runtime support for the registers of [`pmu_regs`]: backends that reach them and a
+//! simulated PMU that behaves like them.
 //!
-//! This crate is the home of the MSR (`/dev/cpu/N/msr`), PCI-config-space and simulated-PMU
-//! backends and of the guides' sampling procedures; they arrive with the runtime issue. For now
-//! it offers register lookup by name over the generated metadata, which every later part uses.
+//! - [`MsrAccess`] / [`PciAccess`]: the two raw interfaces, 64-bit MSRs by CPU and 32-bit PCI
+//!   config dwords by device. [`MsrAccessExt::on_cpu`] and [`PciAccessExt::on_device`] give
+//!   typed access with the generated register types: `read`, `write` (refuses read-only
+//!   registers and reserved bits before anything is written) and `modify` (never writes
+//!   reserved bits back).
+//! - [`msr::MsrDev`]: `/dev/cpu/N/msr`. [`pci::PciSysfs`]: `/sys/bus/pci/devices/<BDF>/config`,
+//!   with discovery of each socket's uncore devices. Both roots are configurable.
+//! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
+//! - [`sim::Sim`]: the simulated PMU.
+//! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
+//! - [`lookup`]: registers by name.
+//!
+//! ```
+//! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
+//! use pmu_runtime::{sim::Sim, MsrAccessExt};
+//!
+//! let sim = Sim::new(Default::default());
+//! let cpu = sim.on_cpu(1);
+//! cpu.write(IA32_PERFEVTSEL[0], Ia32PerfEvtSel::RESET.with_ev_sel(0x3c).with_usr(true).with_en(true))?;
+//! let sel = cpu.modify(IA32_PERFEVTSEL[0], |s| s.with_os(true))?;
+//! assert!(sel.os() && sel.usr());
+//! // Raw bits that set a reserved bit are refused before anything reaches the backend.
+//! assert!(cpu.write_raw(IA32_PERFEVTSEL[0], 1 << 40).is_err());
+//! # Ok::<(), pmu_runtime::Error>(())
+//! ```
 
-use pmu_regs::{AddressInfo, RegisterInfo, PROCESSORS};
+pub mod access;
+pub mod error;
+pub mod hierarchy;
+pub mod lookup;
+pub mod msr;
+pub mod pci;
+pub mod sim;
+pub mod topology;
 
-/// Finds a register instance by its concrete name (`W_MSR_PMON_EVT_SEL2`), ignoring case.
-pub fn find_register(name: &str) -> Option<(&'static RegisterInfo, &'static AddressInfo)> {
-    PROCESSORS
-        .iter()
-        .flat_map(|p| p.units.iter())
-        .flat_map(|u| u.registers.iter())
-        .find_map(|r| {
-            r.known_addresses()
-                .iter()
-                .find(|a| a.name.eq_ignore_ascii_case(name))
-                .map(|a| (*r, a))
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_instances_case_insensitively() {
-        let (reg, addr) = find_register("w_msr_pmon_evt_sel2").expect("W-box event select 2");
-        assert_eq!(reg.type_name, "WEvtSel");
-        assert_eq!(addr.location, pmu_regs::Location::Msr(0xC94));
-        assert!(find_register("W_MSR_PMON_EVT_SEL9").is_none());
-    }
-}
+pub use access::{MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess, PciAccessExt};
+pub use error::{AccessError, Error, Op, Result, Target};

@@ -122,7 +122,7 @@ pub fn field_ident(field: &Field) -> String {
     match name.as_str() {
         // Keywords and names that clash with the layout's own methods.
         "type" | "match" | "ref" | "mod" | "fn" | "in" | "loop" | "move" | "self" | "static"
-        | "use" | "where" | "bits" | "int" | "from_bits" | "try_from_bits" => format!("{name}_"),
+        | "use" | "where" | "bits" | "from_bits" | "try_from_bits" => format!("{name}_"),
         _ => name,
     }
 }
@@ -658,7 +658,7 @@ fn address_consts(unit: &Unit, reg: &Register) -> TokenStream {
         }),
     };
     let mut out = TokenStream::new();
-    let count = reg.count as usize;
+    let count = Literal::usize_unsuffixed(reg.count as usize);
     let mut per_instance = Vec::new();
     for (ii, inst) in unit.instances.iter().enumerate() {
         let mine: Vec<&Address> = addrs.iter().filter(|a| a.instance == ii).collect();
@@ -691,7 +691,7 @@ fn address_consts(unit: &Unit, reg: &Register) -> TokenStream {
     }
     if unit.instances.len() > 1 {
         let all = format_ident!("{}", reg.generic_name());
-        let n = unit.instances.len();
+        let n = Literal::usize_unsuffixed(unit.instances.len());
         let doc = format!(
             "`{}` of every instance, in instance order ({}).",
             reg.name,

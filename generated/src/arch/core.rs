@@ -315,21 +315,21 @@ impl Ia32PerfEvtSel {
         *self = self.with_any_thread(v);
     }
     /// `int` (bit 20, rw, reset 0x0): Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
-    pub const fn int_(self) -> bool {
+    pub const fn int(self) -> bool {
         let bits = (self.0 >> 20) & 0x0000_0000_0000_0001_u64;
         bits != 0
     }
     /// This value with `int` set to `v`.
     ///
     /// `int` (bit 20, rw, reset 0x0): Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
-    pub const fn with_int_(self, v: bool) -> Self {
+    pub const fn with_int(self, v: bool) -> Self {
         Self((self.0 & !0x0000_0000_0010_0000_u64) | ((v as u64) << 20))
     }
     /// Sets `int` to `v`.
     ///
     /// `int` (bit 20, rw, reset 0x0): Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
-    pub const fn set_int_(&mut self, v: bool) {
-        *self = self.with_int_(v);
+    pub const fn set_int(&mut self, v: bool) {
+        *self = self.with_int(v);
     }
     /// `pc` (bit 19, rw, reset 0x0): Pin control: toggle the PMi pin on event occurrences or counter overflow.
     pub const fn pc(self) -> bool {
@@ -1970,7 +1970,7 @@ impl Register for Ia32PerfGlobalInuse {
 /// - `IA32_PMC5`: MSR 0xC6 (source: linux-msr-index)
 /// - `IA32_PMC6`: MSR 0xC7 (source: linux-msr-index)
 /// - `IA32_PMC7`: MSR 0xC8 (source: linux-msr-index)
-pub const IA32_PMC: [Msr<Ia32Pmc>; 8usize] = [
+pub const IA32_PMC: [Msr<Ia32Pmc>; 8] = [
     Msr::new(0xC1, "IA32_PMC0"),
     Msr::new(0xC2, "IA32_PMC1"),
     Msr::new(0xC3, "IA32_PMC2"),
@@ -1990,7 +1990,7 @@ pub const IA32_PMC: [Msr<Ia32Pmc>; 8usize] = [
 /// - `IA32_A_PMC5`: MSR 0x4C6 (source: linux-msr-index)
 /// - `IA32_A_PMC6`: MSR 0x4C7 (source: linux-msr-index)
 /// - `IA32_A_PMC7`: MSR 0x4C8 (source: linux-msr-index)
-pub const IA32_A_PMC: [Msr<Ia32APmc>; 8usize] = [
+pub const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [
     Msr::new(0x4C1, "IA32_A_PMC0"),
     Msr::new(0x4C2, "IA32_A_PMC1"),
     Msr::new(0x4C3, "IA32_A_PMC2"),
@@ -2010,7 +2010,7 @@ pub const IA32_A_PMC: [Msr<Ia32APmc>; 8usize] = [
 /// - `IA32_PERFEVTSEL5`: MSR 0x18B (source: linux-msr-index)
 /// - `IA32_PERFEVTSEL6`: MSR 0x18C (source: linux-msr-index)
 /// - `IA32_PERFEVTSEL7`: MSR 0x18D (source: linux-msr-index)
-pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8usize] = [
+pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [
     Msr::new(0x186, "IA32_PERFEVTSEL0"),
     Msr::new(0x187, "IA32_PERFEVTSEL1"),
     Msr::new(0x188, "IA32_PERFEVTSEL2"),
@@ -2025,7 +2025,7 @@ pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8usize] = [
 /// - `IA32_FIXED_CTR0`: MSR 0x309 (source: linux-msr-index)
 /// - `IA32_FIXED_CTR1`: MSR 0x30A (source: linux-msr-index)
 /// - `IA32_FIXED_CTR2`: MSR 0x30B (source: linux-msr-index)
-pub const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3usize] = [
+pub const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [
     Msr::new(0x309, "IA32_FIXED_CTR0"),
     Msr::new(0x30A, "IA32_FIXED_CTR1"),
     Msr::new(0x30B, "IA32_FIXED_CTR2"),

@@ -677,7 +677,7 @@ pub const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(
     "B1_MSR_PMON_GLOBAL_CTL",
 );
 /// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (B0, B1).
-pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2usize] = [
+pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [
     B0_MSR_PMON_GLOBAL_CTL,
     B1_MSR_PMON_GLOBAL_CTL,
 ];
@@ -696,7 +696,7 @@ pub const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(
     "B1_MSR_PMON_GLOBAL_STATUS",
 );
 /// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (B0, B1).
-pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2usize] = [
+pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [
     B0_MSR_PMON_GLOBAL_STATUS,
     B1_MSR_PMON_GLOBAL_STATUS,
 ];
@@ -715,7 +715,7 @@ pub const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(
     "B1_MSR_PMON_GLOBAL_OVF_CTL",
 );
 /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (B0, B1).
-pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2usize] = [
+pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [
     B0_MSR_PMON_GLOBAL_OVF_CTL,
     B1_MSR_PMON_GLOBAL_OVF_CTL,
 ];
@@ -725,7 +725,7 @@ pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2usize] = [
 /// - `B0_MSR_PMON_EVT_SEL1`: MSR 0xC32 (source: linux-nhmex)
 /// - `B0_MSR_PMON_EVT_SEL2`: MSR 0xC34 (source: linux-nhmex)
 /// - `B0_MSR_PMON_EVT_SEL3`: MSR 0xC36 (source: linux-nhmex)
-pub const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4usize] = [
+pub const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [
     Msr::new(0xC30, "B0_MSR_PMON_EVT_SEL0"),
     Msr::new(0xC32, "B0_MSR_PMON_EVT_SEL1"),
     Msr::new(0xC34, "B0_MSR_PMON_EVT_SEL2"),
@@ -737,14 +737,14 @@ pub const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4usize] = [
 /// - `B1_MSR_PMON_EVT_SEL1`: MSR 0xC72 (source: linux-nhmex)
 /// - `B1_MSR_PMON_EVT_SEL2`: MSR 0xC74 (source: linux-nhmex)
 /// - `B1_MSR_PMON_EVT_SEL3`: MSR 0xC76 (source: linux-nhmex)
-pub const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4usize] = [
+pub const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [
     Msr::new(0xC70, "B1_MSR_PMON_EVT_SEL0"),
     Msr::new(0xC72, "B1_MSR_PMON_EVT_SEL1"),
     Msr::new(0xC74, "B1_MSR_PMON_EVT_SEL2"),
     Msr::new(0xC76, "B1_MSR_PMON_EVT_SEL3"),
 ];
 /// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (B0, B1).
-pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4usize]; 2usize] = [
+pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [
     B0_MSR_PMON_EVT_SEL,
     B1_MSR_PMON_EVT_SEL,
 ];
@@ -754,7 +754,7 @@ pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4usize]; 2usize] = [
 /// - `B0_MSR_PMON_CNT1`: MSR 0xC33 (source: linux-nhmex)
 /// - `B0_MSR_PMON_CNT2`: MSR 0xC35 (source: linux-nhmex)
 /// - `B0_MSR_PMON_CNT3`: MSR 0xC37 (source: linux-nhmex)
-pub const B0_MSR_PMON_CNT: [Msr<BCnt>; 4usize] = [
+pub const B0_MSR_PMON_CNT: [Msr<BCnt>; 4] = [
     Msr::new(0xC31, "B0_MSR_PMON_CNT0"),
     Msr::new(0xC33, "B0_MSR_PMON_CNT1"),
     Msr::new(0xC35, "B0_MSR_PMON_CNT2"),
@@ -766,17 +766,14 @@ pub const B0_MSR_PMON_CNT: [Msr<BCnt>; 4usize] = [
 /// - `B1_MSR_PMON_CNT1`: MSR 0xC73 (source: linux-nhmex)
 /// - `B1_MSR_PMON_CNT2`: MSR 0xC75 (source: linux-nhmex)
 /// - `B1_MSR_PMON_CNT3`: MSR 0xC77 (source: linux-nhmex)
-pub const B1_MSR_PMON_CNT: [Msr<BCnt>; 4usize] = [
+pub const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [
     Msr::new(0xC71, "B1_MSR_PMON_CNT0"),
     Msr::new(0xC73, "B1_MSR_PMON_CNT1"),
     Msr::new(0xC75, "B1_MSR_PMON_CNT2"),
     Msr::new(0xC77, "B1_MSR_PMON_CNT3"),
 ];
 /// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order (B0, B1).
-pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4usize]; 2usize] = [
-    B0_MSR_PMON_CNT,
-    B1_MSR_PMON_CNT,
-];
+pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",

@@ -814,7 +814,7 @@ pub const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(
     "C7_MSR_PMON_GLOBAL_CTL",
 );
 /// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
-pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8usize] = [
+pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [
     C0_MSR_PMON_GLOBAL_CTL,
     C1_MSR_PMON_GLOBAL_CTL,
     C2_MSR_PMON_GLOBAL_CTL,
@@ -881,7 +881,7 @@ pub const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(
     "C7_MSR_PMON_GLOBAL_STATUS",
 );
 /// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
-pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8usize] = [
+pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [
     C0_MSR_PMON_GLOBAL_STATUS,
     C1_MSR_PMON_GLOBAL_STATUS,
     C2_MSR_PMON_GLOBAL_STATUS,
@@ -948,7 +948,7 @@ pub const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(
     "C7_MSR_PMON_GLOBAL_OVF_CTL",
 );
 /// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
-pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8usize] = [
+pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [
     C0_MSR_PMON_GLOBAL_OVF_CTL,
     C1_MSR_PMON_GLOBAL_OVF_CTL,
     C2_MSR_PMON_GLOBAL_OVF_CTL,
@@ -966,7 +966,7 @@ pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8usize] = [
 /// - `C0_MSR_PMON_EVT_SEL3`: MSR 0xD16 (source: linux-nhmex)
 /// - `C0_MSR_PMON_EVT_SEL4`: MSR 0xD18 (source: linux-nhmex)
 /// - `C0_MSR_PMON_EVT_SEL5`: MSR 0xD1A (source: linux-nhmex)
-pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"),
     Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"),
     Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"),
@@ -982,7 +982,7 @@ pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C1_MSR_PMON_EVT_SEL3`: MSR 0xD96 (source: linux-nhmex)
 /// - `C1_MSR_PMON_EVT_SEL4`: MSR 0xD98 (source: linux-nhmex)
 /// - `C1_MSR_PMON_EVT_SEL5`: MSR 0xD9A (source: linux-nhmex)
-pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"),
     Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"),
     Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"),
@@ -998,7 +998,7 @@ pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C2_MSR_PMON_EVT_SEL3`: MSR 0xD56 (source: linux-nhmex)
 /// - `C2_MSR_PMON_EVT_SEL4`: MSR 0xD58 (source: linux-nhmex)
 /// - `C2_MSR_PMON_EVT_SEL5`: MSR 0xD5A (source: linux-nhmex)
-pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"),
     Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"),
     Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"),
@@ -1014,7 +1014,7 @@ pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C3_MSR_PMON_EVT_SEL3`: MSR 0xDD6 (source: linux-nhmex)
 /// - `C3_MSR_PMON_EVT_SEL4`: MSR 0xDD8 (source: linux-nhmex)
 /// - `C3_MSR_PMON_EVT_SEL5`: MSR 0xDDA (source: linux-nhmex)
-pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"),
     Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"),
     Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"),
@@ -1030,7 +1030,7 @@ pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C4_MSR_PMON_EVT_SEL3`: MSR 0xD36 (source: linux-nhmex)
 /// - `C4_MSR_PMON_EVT_SEL4`: MSR 0xD38 (source: linux-nhmex)
 /// - `C4_MSR_PMON_EVT_SEL5`: MSR 0xD3A (source: linux-nhmex)
-pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"),
     Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"),
     Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"),
@@ -1046,7 +1046,7 @@ pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C5_MSR_PMON_EVT_SEL3`: MSR 0xDB6 (source: linux-nhmex)
 /// - `C5_MSR_PMON_EVT_SEL4`: MSR 0xDB8 (source: linux-nhmex)
 /// - `C5_MSR_PMON_EVT_SEL5`: MSR 0xDBA (source: linux-nhmex)
-pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"),
     Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"),
     Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"),
@@ -1062,7 +1062,7 @@ pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C6_MSR_PMON_EVT_SEL3`: MSR 0xD76 (source: linux-nhmex)
 /// - `C6_MSR_PMON_EVT_SEL4`: MSR 0xD78 (source: linux-nhmex)
 /// - `C6_MSR_PMON_EVT_SEL5`: MSR 0xD7A (source: linux-nhmex)
-pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"),
     Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"),
     Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"),
@@ -1078,7 +1078,7 @@ pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
 /// - `C7_MSR_PMON_EVT_SEL3`: MSR 0xDF6 (source: linux-nhmex)
 /// - `C7_MSR_PMON_EVT_SEL4`: MSR 0xDF8 (source: linux-nhmex)
 /// - `C7_MSR_PMON_EVT_SEL5`: MSR 0xDFA (source: linux-nhmex)
-pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
+pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [
     Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"),
     Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"),
     Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"),
@@ -1087,7 +1087,7 @@ pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6usize] = [
     Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5"),
 ];
 /// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
-pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6usize]; 8usize] = [
+pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [
     C0_MSR_PMON_EVT_SEL,
     C1_MSR_PMON_EVT_SEL,
     C2_MSR_PMON_EVT_SEL,
@@ -1105,7 +1105,7 @@ pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6usize]; 8usize] = [
 /// - `C0_MSR_PMON_CTR3`: MSR 0xD17 (source: linux-nhmex)
 /// - `C0_MSR_PMON_CTR4`: MSR 0xD19 (source: linux-nhmex)
 /// - `C0_MSR_PMON_CTR5`: MSR 0xD1B (source: linux-nhmex)
-pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xD11, "C0_MSR_PMON_CTR0"),
     Msr::new(0xD13, "C0_MSR_PMON_CTR1"),
     Msr::new(0xD15, "C0_MSR_PMON_CTR2"),
@@ -1121,7 +1121,7 @@ pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C1_MSR_PMON_CTR3`: MSR 0xD97 (source: linux-nhmex)
 /// - `C1_MSR_PMON_CTR4`: MSR 0xD99 (source: linux-nhmex)
 /// - `C1_MSR_PMON_CTR5`: MSR 0xD9B (source: linux-nhmex)
-pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xD91, "C1_MSR_PMON_CTR0"),
     Msr::new(0xD93, "C1_MSR_PMON_CTR1"),
     Msr::new(0xD95, "C1_MSR_PMON_CTR2"),
@@ -1137,7 +1137,7 @@ pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C2_MSR_PMON_CTR3`: MSR 0xD57 (source: linux-nhmex)
 /// - `C2_MSR_PMON_CTR4`: MSR 0xD59 (source: linux-nhmex)
 /// - `C2_MSR_PMON_CTR5`: MSR 0xD5B (source: linux-nhmex)
-pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xD51, "C2_MSR_PMON_CTR0"),
     Msr::new(0xD53, "C2_MSR_PMON_CTR1"),
     Msr::new(0xD55, "C2_MSR_PMON_CTR2"),
@@ -1153,7 +1153,7 @@ pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C3_MSR_PMON_CTR3`: MSR 0xDD7 (source: linux-nhmex)
 /// - `C3_MSR_PMON_CTR4`: MSR 0xDD9 (source: linux-nhmex)
 /// - `C3_MSR_PMON_CTR5`: MSR 0xDDB (source: linux-nhmex)
-pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xDD1, "C3_MSR_PMON_CTR0"),
     Msr::new(0xDD3, "C3_MSR_PMON_CTR1"),
     Msr::new(0xDD5, "C3_MSR_PMON_CTR2"),
@@ -1169,7 +1169,7 @@ pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C4_MSR_PMON_CTR3`: MSR 0xD37 (source: linux-nhmex)
 /// - `C4_MSR_PMON_CTR4`: MSR 0xD39 (source: linux-nhmex)
 /// - `C4_MSR_PMON_CTR5`: MSR 0xD3B (source: linux-nhmex)
-pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xD31, "C4_MSR_PMON_CTR0"),
     Msr::new(0xD33, "C4_MSR_PMON_CTR1"),
     Msr::new(0xD35, "C4_MSR_PMON_CTR2"),
@@ -1185,7 +1185,7 @@ pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C5_MSR_PMON_CTR3`: MSR 0xDB7 (source: linux-nhmex)
 /// - `C5_MSR_PMON_CTR4`: MSR 0xDB9 (source: linux-nhmex)
 /// - `C5_MSR_PMON_CTR5`: MSR 0xDBB (source: linux-nhmex)
-pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xDB1, "C5_MSR_PMON_CTR0"),
     Msr::new(0xDB3, "C5_MSR_PMON_CTR1"),
     Msr::new(0xDB5, "C5_MSR_PMON_CTR2"),
@@ -1201,7 +1201,7 @@ pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C6_MSR_PMON_CTR3`: MSR 0xD77 (source: linux-nhmex)
 /// - `C6_MSR_PMON_CTR4`: MSR 0xD79 (source: linux-nhmex)
 /// - `C6_MSR_PMON_CTR5`: MSR 0xD7B (source: linux-nhmex)
-pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xD71, "C6_MSR_PMON_CTR0"),
     Msr::new(0xD73, "C6_MSR_PMON_CTR1"),
     Msr::new(0xD75, "C6_MSR_PMON_CTR2"),
@@ -1217,7 +1217,7 @@ pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
 /// - `C7_MSR_PMON_CTR3`: MSR 0xDF7 (source: linux-nhmex)
 /// - `C7_MSR_PMON_CTR4`: MSR 0xDF9 (source: linux-nhmex)
 /// - `C7_MSR_PMON_CTR5`: MSR 0xDFB (source: linux-nhmex)
-pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
+pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [
     Msr::new(0xDF1, "C7_MSR_PMON_CTR0"),
     Msr::new(0xDF3, "C7_MSR_PMON_CTR1"),
     Msr::new(0xDF5, "C7_MSR_PMON_CTR2"),
@@ -1226,7 +1226,7 @@ pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6usize] = [
     Msr::new(0xDFB, "C7_MSR_PMON_CTR5"),
 ];
 /// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
-pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6usize]; 8usize] = [
+pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [
     C0_MSR_PMON_CTR,
     C1_MSR_PMON_CTR,
     C2_MSR_PMON_CTR,

@@ -883,7 +883,7 @@ pub const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(
     "M1_MSR_PERF_GLOBAL_CTL",
 );
 /// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order (M0, M1).
-pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2usize] = [
+pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [
     M0_MSR_PERF_GLOBAL_CTL,
     M1_MSR_PERF_GLOBAL_CTL,
 ];
@@ -902,7 +902,7 @@ pub const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(
     "M1_MSR_PERF_GLOBAL_STATUS",
 );
 /// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order (M0, M1).
-pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2usize] = [
+pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [
     M0_MSR_PERF_GLOBAL_STATUS,
     M1_MSR_PERF_GLOBAL_STATUS,
 ];
@@ -921,7 +921,7 @@ pub const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(
     "M1_MSR_PERF_GLOBAL_OVF_CTL",
 );
 /// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order (M0, M1).
-pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2usize] = [
+pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [
     M0_MSR_PERF_GLOBAL_OVF_CTL,
     M1_MSR_PERF_GLOBAL_OVF_CTL,
 ];
@@ -933,7 +933,7 @@ pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2usize] = [
 /// - `M0_MSR_PMU_CNT_CTL3`: MSR 0xCB6 (source: linux-nhmex)
 /// - `M0_MSR_PMU_CNT_CTL4`: MSR 0xCB8 (source: linux-nhmex)
 /// - `M0_MSR_PMU_CNT_CTL5`: MSR 0xCBA (source: linux-nhmex)
-pub const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6usize] = [
+pub const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [
     Msr::new(0xCB0, "M0_MSR_PMU_CNT_CTL0"),
     Msr::new(0xCB2, "M0_MSR_PMU_CNT_CTL1"),
     Msr::new(0xCB4, "M0_MSR_PMU_CNT_CTL2"),
@@ -949,7 +949,7 @@ pub const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6usize] = [
 /// - `M1_MSR_PMU_CNT_CTL3`: MSR 0xCF6 (source: linux-nhmex)
 /// - `M1_MSR_PMU_CNT_CTL4`: MSR 0xCF8 (source: linux-nhmex)
 /// - `M1_MSR_PMU_CNT_CTL5`: MSR 0xCFA (source: linux-nhmex)
-pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6usize] = [
+pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [
     Msr::new(0xCF0, "M1_MSR_PMU_CNT_CTL0"),
     Msr::new(0xCF2, "M1_MSR_PMU_CNT_CTL1"),
     Msr::new(0xCF4, "M1_MSR_PMU_CNT_CTL2"),
@@ -958,7 +958,7 @@ pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6usize] = [
     Msr::new(0xCFA, "M1_MSR_PMU_CNT_CTL5"),
 ];
 /// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order (M0, M1).
-pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6usize]; 2usize] = [
+pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [
     M0_MSR_PMU_CNT_CTL,
     M1_MSR_PMU_CNT_CTL,
 ];
@@ -970,7 +970,7 @@ pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6usize]; 2usize] = [
 /// - `M0_MSR_PMU_CNT3`: MSR 0xCB7 (source: linux-nhmex)
 /// - `M0_MSR_PMU_CNT4`: MSR 0xCB9 (source: linux-nhmex)
 /// - `M0_MSR_PMU_CNT5`: MSR 0xCBB (source: linux-nhmex)
-pub const M0_MSR_PMU_CNT: [Msr<MCnt>; 6usize] = [
+pub const M0_MSR_PMU_CNT: [Msr<MCnt>; 6] = [
     Msr::new(0xCB1, "M0_MSR_PMU_CNT0"),
     Msr::new(0xCB3, "M0_MSR_PMU_CNT1"),
     Msr::new(0xCB5, "M0_MSR_PMU_CNT2"),
@@ -986,7 +986,7 @@ pub const M0_MSR_PMU_CNT: [Msr<MCnt>; 6usize] = [
 /// - `M1_MSR_PMU_CNT3`: MSR 0xCF7 (source: linux-nhmex)
 /// - `M1_MSR_PMU_CNT4`: MSR 0xCF9 (source: linux-nhmex)
 /// - `M1_MSR_PMU_CNT5`: MSR 0xCFB (source: linux-nhmex)
-pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6usize] = [
+pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [
     Msr::new(0xCF1, "M1_MSR_PMU_CNT0"),
     Msr::new(0xCF3, "M1_MSR_PMU_CNT1"),
     Msr::new(0xCF5, "M1_MSR_PMU_CNT2"),
@@ -995,10 +995,7 @@ pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6usize] = [
     Msr::new(0xCFB, "M1_MSR_PMU_CNT5"),
 ];
 /// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order (M0, M1).
-pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6usize]; 2usize] = [
-    M0_MSR_PMU_CNT,
-    M1_MSR_PMU_CNT,
-];
+pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",

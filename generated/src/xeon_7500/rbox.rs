@@ -882,7 +882,7 @@ pub const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = Msr::new(
 /// - `R_MSR_PMON_CTL13`: MSR 0xE3A (source: linux-nhmex)
 /// - `R_MSR_PMON_CTL14`: MSR 0xE3C (source: linux-nhmex)
 /// - `R_MSR_PMON_CTL15`: MSR 0xE3E (source: linux-nhmex)
-pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16usize] = [
+pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [
     Msr::new(0xE10, "R_MSR_PMON_CTL0"),
     Msr::new(0xE12, "R_MSR_PMON_CTL1"),
     Msr::new(0xE14, "R_MSR_PMON_CTL2"),
@@ -918,7 +918,7 @@ pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16usize] = [
 /// - `R_MSR_PMON_CTR13`: MSR 0xE3B (source: linux-nhmex)
 /// - `R_MSR_PMON_CTR14`: MSR 0xE3D (source: linux-nhmex)
 /// - `R_MSR_PMON_CTR15`: MSR 0xE3F (source: linux-nhmex)
-pub const R_MSR_PMON_CTR: [Msr<RCtr>; 16usize] = [
+pub const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [
     Msr::new(0xE11, "R_MSR_PMON_CTR0"),
     Msr::new(0xE13, "R_MSR_PMON_CTR1"),
     Msr::new(0xE15, "R_MSR_PMON_CTR2"),

@@ -887,7 +887,7 @@ pub const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(
     "S1_MSR_PMON_GLOBAL_CTL",
 );
 /// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (S0, S1).
-pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2usize] = [
+pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [
     S0_MSR_PMON_GLOBAL_CTL,
     S1_MSR_PMON_GLOBAL_CTL,
 ];
@@ -906,7 +906,7 @@ pub const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(
     "S1_MSR_PMON_GLOBAL_STATUS",
 );
 /// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (S0, S1).
-pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2usize] = [
+pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [
     S0_MSR_PMON_GLOBAL_STATUS,
     S1_MSR_PMON_GLOBAL_STATUS,
 ];
@@ -925,7 +925,7 @@ pub const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(
     "S1_MSR_PMON_GLOBAL_OVF_CTL",
 );
 /// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (S0, S1).
-pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2usize] = [
+pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [
     S0_MSR_PMON_GLOBAL_OVF_CTL,
     S1_MSR_PMON_GLOBAL_OVF_CTL,
 ];
@@ -935,7 +935,7 @@ pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2usize] = [
 /// - `S0_MSR_PMON_EVT_SEL1`: MSR 0xC52 (source: linux-nhmex)
 /// - `S0_MSR_PMON_EVT_SEL2`: MSR 0xC54 (source: linux-nhmex)
 /// - `S0_MSR_PMON_EVT_SEL3`: MSR 0xC56 (source: linux-nhmex)
-pub const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4usize] = [
+pub const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [
     Msr::new(0xC50, "S0_MSR_PMON_EVT_SEL0"),
     Msr::new(0xC52, "S0_MSR_PMON_EVT_SEL1"),
     Msr::new(0xC54, "S0_MSR_PMON_EVT_SEL2"),
@@ -947,14 +947,14 @@ pub const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4usize] = [
 /// - `S1_MSR_PMON_EVT_SEL1`: MSR 0xCD2 (source: linux-nhmex)
 /// - `S1_MSR_PMON_EVT_SEL2`: MSR 0xCD4 (source: linux-nhmex)
 /// - `S1_MSR_PMON_EVT_SEL3`: MSR 0xCD6 (source: linux-nhmex)
-pub const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4usize] = [
+pub const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [
     Msr::new(0xCD0, "S1_MSR_PMON_EVT_SEL0"),
     Msr::new(0xCD2, "S1_MSR_PMON_EVT_SEL1"),
     Msr::new(0xCD4, "S1_MSR_PMON_EVT_SEL2"),
     Msr::new(0xCD6, "S1_MSR_PMON_EVT_SEL3"),
 ];
 /// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (S0, S1).
-pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4usize]; 2usize] = [
+pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [
     S0_MSR_PMON_EVT_SEL,
     S1_MSR_PMON_EVT_SEL,
 ];
@@ -964,7 +964,7 @@ pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4usize]; 2usize] = [
 /// - `S0_MSR_PMON_CTR1`: MSR 0xC53 (source: linux-nhmex)
 /// - `S0_MSR_PMON_CTR2`: MSR 0xC55 (source: linux-nhmex)
 /// - `S0_MSR_PMON_CTR3`: MSR 0xC57 (source: linux-nhmex)
-pub const S0_MSR_PMON_CTR: [Msr<SCtr>; 4usize] = [
+pub const S0_MSR_PMON_CTR: [Msr<SCtr>; 4] = [
     Msr::new(0xC51, "S0_MSR_PMON_CTR0"),
     Msr::new(0xC53, "S0_MSR_PMON_CTR1"),
     Msr::new(0xC55, "S0_MSR_PMON_CTR2"),
@@ -976,17 +976,14 @@ pub const S0_MSR_PMON_CTR: [Msr<SCtr>; 4usize] = [
 /// - `S1_MSR_PMON_CTR1`: MSR 0xCD3 (source: linux-nhmex)
 /// - `S1_MSR_PMON_CTR2`: MSR 0xCD5 (source: linux-nhmex)
 /// - `S1_MSR_PMON_CTR3`: MSR 0xCD7 (source: linux-nhmex)
-pub const S1_MSR_PMON_CTR: [Msr<SCtr>; 4usize] = [
+pub const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [
     Msr::new(0xCD1, "S1_MSR_PMON_CTR0"),
     Msr::new(0xCD3, "S1_MSR_PMON_CTR1"),
     Msr::new(0xCD5, "S1_MSR_PMON_CTR2"),
     Msr::new(0xCD7, "S1_MSR_PMON_CTR3"),
 ];
 /// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order (S0, S1).
-pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4usize]; 2usize] = [
-    S0_MSR_PMON_CTR,
-    S1_MSR_PMON_CTR,
-];
+pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",

@@ -1072,7 +1072,7 @@ pub const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = Msr::new(
 /// - `W_MSR_PMON_EVT_SEL1`: MSR 0xC92 (source: likwid)
 /// - `W_MSR_PMON_EVT_SEL2`: MSR 0xC94 (source: likwid)
 /// - `W_MSR_PMON_EVT_SEL3`: MSR 0xC96 (source: likwid)
-pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4usize] = [
+pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [
     Msr::new(0xC90, "W_MSR_PMON_EVT_SEL0"),
     Msr::new(0xC92, "W_MSR_PMON_EVT_SEL1"),
     Msr::new(0xC94, "W_MSR_PMON_EVT_SEL2"),
@@ -1084,7 +1084,7 @@ pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4usize] = [
 /// - `W_MSR_PMON_CTR1`: MSR 0xC93 (source: likwid)
 /// - `W_MSR_PMON_CTR2`: MSR 0xC95 (source: likwid)
 /// - `W_MSR_PMON_CTR3`: MSR 0xC97 (source: likwid)
-pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4usize] = [
+pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [
     Msr::new(0xC91, "W_MSR_PMON_CTR0"),
     Msr::new(0xC93, "W_MSR_PMON_CTR1"),
     Msr::new(0xC95, "W_MSR_PMON_CTR2"),

@@ -496,7 +496,7 @@ pub const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(
 /// - `HA_PCI_PMON_CTL1`: PCI 0x3C46 (dev 14 fn 1) offset 0xDC (source: likwid)
 /// - `HA_PCI_PMON_CTL2`: PCI 0x3C46 (dev 14 fn 1) offset 0xE0 (source: likwid)
 /// - `HA_PCI_PMON_CTL3`: PCI 0x3C46 (dev 14 fn 1) offset 0xE4 (source: likwid)
-pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4usize] = [
+pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [
     PciRegister::new(0x3C46, 14, 1, 0x0D8, "HA_PCI_PMON_CTL0"),
     PciRegister::new(0x3C46, 14, 1, 0x0DC, "HA_PCI_PMON_CTL1"),
     PciRegister::new(0x3C46, 14, 1, 0x0E0, "HA_PCI_PMON_CTL2"),
@@ -508,7 +508,7 @@ pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4usize] = [
 /// - `HA_PCI_PMON_CTR1`: PCI 0x3C46 (dev 14 fn 1) offset 0xA8 (source: likwid)
 /// - `HA_PCI_PMON_CTR2`: PCI 0x3C46 (dev 14 fn 1) offset 0xB0 (source: likwid)
 /// - `HA_PCI_PMON_CTR3`: PCI 0x3C46 (dev 14 fn 1) offset 0xB8 (source: likwid)
-pub const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4usize] = [
+pub const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [
     PciRegister::new(0x3C46, 14, 1, 0x0A0, "HA_PCI_PMON_CTR0"),
     PciRegister::new(0x3C46, 14, 1, 0x0A8, "HA_PCI_PMON_CTR1"),
     PciRegister::new(0x3C46, 14, 1, 0x0B0, "HA_PCI_PMON_CTR2"),

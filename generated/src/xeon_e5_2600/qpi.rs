@@ -1482,7 +1482,7 @@ pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(
     "Q_P1_PCI_PMON_BOX_CTL",
 );
 /// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2usize] = [
+pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [
     Q_P0_PCI_PMON_BOX_CTL,
     Q_P1_PCI_PMON_BOX_CTL,
 ];
@@ -1492,7 +1492,7 @@ pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2usize] = [
 /// - `Q_P0_PCI_PMON_CTL1`: PCI 0x3C41 (dev 8 fn 2) offset 0xDC (source: likwid)
 /// - `Q_P0_PCI_PMON_CTL2`: PCI 0x3C41 (dev 8 fn 2) offset 0xE0 (source: likwid)
 /// - `Q_P0_PCI_PMON_CTL3`: PCI 0x3C41 (dev 8 fn 2) offset 0xE4 (source: likwid)
-pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4usize] = [
+pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [
     PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"),
     PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"),
     PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"),
@@ -1504,14 +1504,14 @@ pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4usize] = [
 /// - `Q_P1_PCI_PMON_CTL1`: PCI 0x3C42 (dev 9 fn 2) offset 0xDC (source: likwid)
 /// - `Q_P1_PCI_PMON_CTL2`: PCI 0x3C42 (dev 9 fn 2) offset 0xE0 (source: likwid)
 /// - `Q_P1_PCI_PMON_CTL3`: PCI 0x3C42 (dev 9 fn 2) offset 0xE4 (source: likwid)
-pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4usize] = [
+pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [
     PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"),
     PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"),
     PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"),
     PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3"),
 ];
 /// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4usize]; 2usize] = [
+pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [
     Q_P0_PCI_PMON_CTL,
     Q_P1_PCI_PMON_CTL,
 ];
@@ -1521,7 +1521,7 @@ pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4usize]; 2usize] = [
 /// - `Q_P0_PCI_PMON_CTR1`: PCI 0x3C41 (dev 8 fn 2) offset 0xA8 (source: likwid)
 /// - `Q_P0_PCI_PMON_CTR2`: PCI 0x3C41 (dev 8 fn 2) offset 0xB0 (source: likwid)
 /// - `Q_P0_PCI_PMON_CTR3`: PCI 0x3C41 (dev 8 fn 2) offset 0xB8 (source: likwid)
-pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4usize] = [
+pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [
     PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"),
     PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"),
     PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"),
@@ -1533,14 +1533,14 @@ pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4usize] = [
 /// - `Q_P1_PCI_PMON_CTR1`: PCI 0x3C42 (dev 9 fn 2) offset 0xA8 (source: likwid)
 /// - `Q_P1_PCI_PMON_CTR2`: PCI 0x3C42 (dev 9 fn 2) offset 0xB0 (source: likwid)
 /// - `Q_P1_PCI_PMON_CTR3`: PCI 0x3C42 (dev 9 fn 2) offset 0xB8 (source: likwid)
-pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4usize] = [
+pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [
     PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"),
     PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"),
     PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"),
     PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3"),
 ];
 /// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4usize]; 2usize] = [
+pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [
     Q_P0_PCI_PMON_CTR,
     Q_P1_PCI_PMON_CTR,
 ];
@@ -1565,7 +1565,7 @@ pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new
     "Q_P1_PCI_PMON_PKT_MATCH0",
 );
 /// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2usize] = [
+pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [
     Q_P0_PCI_PMON_PKT_MATCH0,
     Q_P1_PCI_PMON_PKT_MATCH0,
 ];
@@ -1590,7 +1590,7 @@ pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new
     "Q_P1_PCI_PMON_PKT_MATCH1",
 );
 /// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2usize] = [
+pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [
     Q_P0_PCI_PMON_PKT_MATCH1,
     Q_P1_PCI_PMON_PKT_MATCH1,
 ];
@@ -1615,7 +1615,7 @@ pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(
     "Q_P1_PCI_PMON_PKT_MASK0",
 );
 /// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2usize] = [
+pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [
     Q_P0_PCI_PMON_PKT_MASK0,
     Q_P1_PCI_PMON_PKT_MASK0,
 ];
@@ -1640,7 +1640,7 @@ pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(
     "Q_P1_PCI_PMON_PKT_MASK1",
 );
 /// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order (P0, P1).
-pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2usize] = [
+pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [
     Q_P0_PCI_PMON_PKT_MASK1,
     Q_P1_PCI_PMON_PKT_MASK1,
 ];

@@ -1,0 +1,248 @@
+//! The backend traits (raw 64-bit MSRs and 32-bit PCI config dwords) and the typed layer over
+//! them that takes the generated register types and addresses.
+//!
+//! A typed access is bound to a place first: [`OnCpu`] for MSRs, [`OnDevice`] for PCI
+//! registers. Their methods accept only the matching address type, so passing a PCI register
+//! where an MSR is expected does not compile.
+
+use pmu_regs::{Msr, PciRegister, Register};
+
+use crate::error::{AccessError, Error, Op, Result, Target};
+use crate::pci::Bdf;
+
+/// Raw MSR access: 64-bit values by CPU and MSR number.
+pub trait MsrAccess: Send + Sync {
+    /// Reads MSR `address` on logical CPU `cpu`.
+    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64>;
+    /// Writes MSR `address` on logical CPU `cpu`.
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()>;
+}
+
+/// Raw PCI configuration-space access: 32-bit dwords by device and offset.
+pub trait PciAccess: Send + Sync {
+    /// Reads the dword at `offset` (a multiple of 4).
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32>;
+    /// Writes the dword at `offset` (a multiple of 4).
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()>;
+}
+
+impl<T: MsrAccess + ?Sized> MsrAccess for &T {
+    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+        (**self).read_msr(cpu, address)
+    }
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+        (**self).write_msr(cpu, address, value)
+    }
+}
+
+impl<T: PciAccess + ?Sized> PciAccess for &T {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        (**self).read_dword(bdf, offset)
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        (**self).write_dword(bdf, offset, value)
+    }
+}
+
+/// Checks a raw value before it is written to a register of layout `R`: it must fit, set no
+/// reserved bit, and the register must have something writable.
+fn check_write<R: Register>(op_target: Target, raw: u64) -> Result<()> {
+    let info = R::INFO;
+    // The caller names the register instance (`W_MSR_PMON_EVT_SEL2`), not the layout.
+    let refuse = |kind| Err(Error::access(Op::Write, op_target, kind));
+    if info.writable_mask == 0 {
+        return refuse(AccessError::ReadOnly);
+    }
+    if info.width < 64 && raw >> info.width != 0 {
+        return refuse(AccessError::TooWide {
+            value: raw,
+            width: info.width,
+        });
+    }
+    let bits = raw & info.reserved_mask;
+    if bits != 0 {
+        return refuse(AccessError::ReservedBits { value: raw, bits });
+    }
+    Ok(())
+}
+
+/// Typed MSR access on one CPU.
+#[derive(Clone, Copy)]
+pub struct OnCpu<'a, B: MsrAccess + ?Sized> {
+    backend: &'a B,
+    cpu: u32,
+}
+
+impl<'a, B: MsrAccess + ?Sized> OnCpu<'a, B> {
+    /// Binds `backend` to logical CPU `cpu`.
+    pub fn new(backend: &'a B, cpu: u32) -> Self {
+        Self { backend, cpu }
+    }
+
+    /// The CPU.
+    pub fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    /// Reads a register. Reserved bits the hardware returns are dropped (see
+    /// [`Register::from_raw`]); use [`Self::read_raw`] to see them.
+    pub fn read<R: Register>(&self, reg: Msr<R>) -> Result<R> {
+        self.read_raw(reg).map(R::from_raw)
+    }
+
+    /// Reads a register's raw 64 bits.
+    pub fn read_raw<R: Register>(&self, reg: Msr<R>) -> Result<u64> {
+        self.backend
+            .read_msr(self.cpu, reg.address())
+            .map_err(|e| e.with_register(reg.name()))
+    }
+
+    /// Writes a register. Refused, before anything is written, if the register is read-only.
+    pub fn write<R: Register>(&self, reg: Msr<R>, value: R) -> Result<()> {
+        self.write_raw(reg, value.to_raw())
+    }
+
+    /// Writes raw bits. Refused, before anything is written, if they set a reserved bit, do not
+    /// fit, or the register is read-only.
+    pub fn write_raw<R: Register>(&self, reg: Msr<R>, raw: u64) -> Result<()> {
+        check_write::<R>(
+            Target::Msr {
+                cpu: self.cpu,
+                address: reg.address(),
+            },
+            raw,
+        )
+        .map_err(|e| e.with_register(reg.name()))?;
+        self.backend
+            .write_msr(self.cpu, reg.address(), raw)
+            .map_err(|e| e.with_register(reg.name()))
+    }
+
+    /// Read-modify-write. Reserved bits read back are cleared before `f` sees the value, so
+    /// they are never written back. Returns the value written.
+    pub fn modify<R: Register>(&self, reg: Msr<R>, f: impl FnOnce(R) -> R) -> Result<R> {
+        let new = f(self.read(reg)?);
+        self.write(reg, new)?;
+        Ok(new)
+    }
+}
+
+/// Typed PCI configuration-space access on one device.
+#[derive(Clone, Copy)]
+pub struct OnDevice<'a, B: PciAccess + ?Sized> {
+    backend: &'a B,
+    bdf: Bdf,
+}
+
+/// How many times a 64-bit read retries when the high dword changes under it.
+const TEAR_RETRIES: usize = 8;
+
+impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
+    /// Binds `backend` to device `bdf`.
+    pub fn new(backend: &'a B, bdf: Bdf) -> Self {
+        Self { backend, bdf }
+    }
+
+    /// The device.
+    pub fn bdf(&self) -> Bdf {
+        self.bdf
+    }
+
+    /// Reads a register (reserved bits dropped; see [`Register::from_raw`]).
+    pub fn read<R: Register>(&self, reg: PciRegister<R>) -> Result<R> {
+        self.read_raw(reg).map(R::from_raw)
+    }
+
+    /// Reads a register's raw bits. A 64-bit register (a 48-bit counter in two dwords) is read
+    /// high, low, high again, and retried if the high half moved, so a carry between the two
+    /// halves cannot produce a torn value.
+    pub fn read_raw<R: Register>(&self, reg: PciRegister<R>) -> Result<u64> {
+        let name = reg.name();
+        let off = reg.offset();
+        let dword = |o: u16| {
+            self.backend
+                .read_dword(self.bdf, o)
+                .map_err(|e| e.with_register(name))
+        };
+        if R::INFO.width == 32 {
+            return dword(off).map(u64::from);
+        }
+        let mut high = dword(off + 4)?;
+        for _ in 0..TEAR_RETRIES {
+            let low = dword(off)?;
+            let again = dword(off + 4)?;
+            if again == high {
+                return Ok((u64::from(high) << 32) | u64::from(low));
+            }
+            high = again;
+        }
+        // Still moving after several tries: the counter is advancing by 2^32 between reads,
+        // which a 48-bit counter cannot do; report it rather than return a torn value.
+        Err(Error::access(
+            Op::Read,
+            Target::Pci {
+                bdf: self.bdf,
+                offset: off,
+            },
+            AccessError::Unstable {
+                reads: TEAR_RETRIES,
+            },
+        )
+        .with_register(name))
+    }
+
+    /// Writes a register, refusing read-only registers.
+    pub fn write<R: Register>(&self, reg: PciRegister<R>, value: R) -> Result<()> {
+        self.write_raw(reg, value.to_raw())
+    }
+
+    /// Writes raw bits, refusing reserved bits, too-wide values and read-only registers before
+    /// anything is written. A 64-bit register is written low dword first.
+    pub fn write_raw<R: Register>(&self, reg: PciRegister<R>, raw: u64) -> Result<()> {
+        let name = reg.name();
+        let off = reg.offset();
+        check_write::<R>(
+            Target::Pci {
+                bdf: self.bdf,
+                offset: off,
+            },
+            raw,
+        )
+        .map_err(|e| e.with_register(name))?;
+        let write = |o: u16, v: u32| {
+            self.backend
+                .write_dword(self.bdf, o, v)
+                .map_err(|e| e.with_register(name))
+        };
+        write(off, raw as u32)?;
+        if R::INFO.width == 64 {
+            write(off + 4, (raw >> 32) as u32)?;
+        }
+        Ok(())
+    }
+
+    /// Read-modify-write; reserved bits are never written back. Returns the value written.
+    pub fn modify<R: Register>(&self, reg: PciRegister<R>, f: impl FnOnce(R) -> R) -> Result<R> {
+        let new = f(self.read(reg)?);
+        self.write(reg, new)?;
+        Ok(new)
+    }
+}
+
+/// `backend.on_cpu(3).read(REG)`: binds any MSR backend to a CPU.
+pub trait MsrAccessExt: MsrAccess {
+    /// Typed access to this backend's MSRs on `cpu`.
+    fn on_cpu(&self, cpu: u32) -> OnCpu<'_, Self> {
+        OnCpu::new(self, cpu)
+    }
+}
+impl<T: MsrAccess + ?Sized> MsrAccessExt for T {}
+
+/// `backend.on_device(bdf).read(REG)`: binds any PCI backend to a device.
+pub trait PciAccessExt: PciAccess {
+    /// Typed access to this backend's PCI config space of `bdf`.
+    fn on_device(&self, bdf: Bdf) -> OnDevice<'_, Self> {
+        OnDevice::new(self, bdf)
+    }
+}
+impl<T: PciAccess + ?Sized> PciAccessExt for T {}

@@ -1,0 +1,124 @@
+//! Finding registers by name in the generated metadata.
+
+use pmu_regs::{AddressInfo, Addresses, RegisterInfo, PROCESSORS};
+
+use crate::error::{Error, Result};
+
+/// A register found by name: its layout, and the instance when the name was concrete.
+#[derive(Debug, Clone, Copy)]
+pub struct Found {
+    /// The register layout.
+    pub info: &'static RegisterInfo,
+    /// The instance and index, when the name named one (`W_MSR_PMON_EVT_SEL2`); `None` for a
+    /// layout name (`W_MSR_PMON_EVT_SEL{n}`, `WEvtSel`) or a register with no known address.
+    pub address: Option<&'static AddressInfo>,
+}
+
+fn registers() -> impl Iterator<Item = &'static RegisterInfo> {
+    PROCESSORS
+        .iter()
+        .flat_map(|p| p.units.iter())
+        .flat_map(|u| u.registers.iter().copied())
+}
+
+/// Every name a user may type for a register: each concrete instance name, the template, and
+/// the Rust layout type.
+fn names(r: &'static RegisterInfo) -> impl Iterator<Item = &'static str> {
+    let concrete = match r.addresses {
+        Addresses::Known(a) => a.iter().map(|a| a.name).collect::<Vec<_>>(),
+        Addresses::Unknown(_) => Vec::new(),
+    };
+    concrete.into_iter().chain([r.name, r.type_name])
+}
+
+/// Finds a register by concrete name (`W_MSR_PMON_EVT_SEL2`), template (`W_MSR_PMON_EVT_SEL{n}`)
+/// or layout type (`WEvtSel`), ignoring case. An unknown name gets the closest names suggested.
+pub fn find(name: &str) -> Result<Found> {
+    for info in registers() {
+        if let Some(a) = info
+            .known_addresses()
+            .iter()
+            .find(|a| a.name.eq_ignore_ascii_case(name))
+        {
+            return Ok(Found {
+                info,
+                address: Some(a),
+            });
+        }
+        if info.name.eq_ignore_ascii_case(name) || info.type_name.eq_ignore_ascii_case(name) {
+            return Ok(Found {
+                info,
+                address: None,
+            });
+        }
+    }
+    Err(Error::UnknownRegister {
+        name: name.to_string(),
+        suggestions: suggest(name, registers().flat_map(names), 3),
+    })
+}
+
+/// The `max` candidates closest to `name` by edit distance (case-insensitive), closest first;
+/// only those close enough to be a plausible typo.
+pub fn suggest(
+    name: &str,
+    candidates: impl Iterator<Item = &'static str>,
+    max: usize,
+) -> Vec<&'static str> {
+    let target = name.to_ascii_uppercase();
+    let limit = (target.len() / 3).max(2);
+    let mut scored: Vec<(usize, &'static str)> = candidates
+        .map(|c| (edit_distance(&target, &c.to_ascii_uppercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(max).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmu_regs::Location;
+
+    #[test]
+    fn finds_instances_templates_and_types_case_insensitively() {
+        let f = find("w_msr_pmon_evt_sel2").unwrap();
+        assert_eq!(f.info.type_name, "WEvtSel");
+        assert_eq!(f.address.unwrap().location, Location::Msr(0xC94));
+        let f = find("WEvtSel").unwrap();
+        assert!(f.address.is_none());
+        let f = find("Q_P1_PCI_PMON_CTL3").unwrap();
+        assert_eq!(f.address.unwrap().instance, "P1");
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_names() {
+        let Err(Error::UnknownRegister { suggestions, .. }) = find("W_MSR_PMON_EVT_SLE2") else {
+            panic!("a typo must not match");
+        };
+        assert_eq!(suggestions.first(), Some(&"W_MSR_PMON_EVT_SEL2"));
+        let msg = find("W_MSR_PMON_EVT_SEL9").unwrap_err().to_string();
+        assert!(msg.contains("did you mean"), "{msg}");
+        let Err(Error::UnknownRegister { suggestions, .. }) = find("completely different") else {
+            panic!()
+        };
+        assert!(suggestions.is_empty());
+    }
+}

@@ -1,0 +1,382 @@
+//! PCI configuration space through sysfs: `/sys/bus/pci/devices/<BDF>/config`, read and written
+//! a dword at a time, and discovery of each socket's uncore devices by vendor and device id.
+//!
+//! The ids looked for come from the generated metadata (every PCI register's device id, device
+//! and function), never from a second list here.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+use pmu_regs::{Location, PciRegister, ProcessorInfo, Space};
+
+use crate::access::PciAccess;
+use crate::error::{AccessError, Error, Op, Result, Target};
+
+/// Intel's PCI vendor id.
+pub const INTEL_VENDOR_ID: u16 = 0x8086;
+
+/// A PCI device address: segment (domain), bus, device, function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bdf {
+    /// PCI segment (domain).
+    pub segment: u16,
+    /// Bus.
+    pub bus: u8,
+    /// Device (slot), 0-31.
+    pub device: u8,
+    /// Function, 0-7.
+    pub function: u8,
+}
+
+impl Bdf {
+    /// A device on segment 0.
+    pub const fn new(bus: u8, device: u8, function: u8) -> Self {
+        Self {
+            segment: 0,
+            bus,
+            device,
+            function,
+        }
+    }
+}
+
+impl fmt::Display for Bdf {
+    /// The sysfs spelling, `0000:3f:08.2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            self.segment, self.bus, self.device, self.function
+        )
+    }
+}
+
+/// A BDF that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadBdf(pub String);
+
+impl fmt::Display for BadBdf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` is not a PCI address; write it as [segment:]bus:device.function in hex, e.g. 0000:3f:08.2 or 3f:08.2",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BadBdf {}
+
+impl FromStr for Bdf {
+    type Err = BadBdf;
+
+    /// Parses `SSSS:BB:DD.F` or `BB:DD.F` (hex).
+    fn from_str(s: &str) -> Result<Self, BadBdf> {
+        let bad = || BadBdf(s.to_string());
+        let (rest, function) = s.rsplit_once('.').ok_or_else(bad)?;
+        let parts: Vec<&str> = rest.split(':').collect();
+        let (segment, bus, device) = match parts.as_slice() {
+            [b, d] => ("0", *b, *d),
+            [s, b, d] => (*s, *b, *d),
+            _ => return Err(bad()),
+        };
+        let hex = |t: &str, max: u32| {
+            u32::from_str_radix(t, 16)
+                .ok()
+                .filter(|v| *v <= max && !t.is_empty())
+        };
+        Ok(Bdf {
+            segment: hex(segment, 0xFFFF).ok_or_else(bad)? as u16,
+            bus: hex(bus, 0xFF).ok_or_else(bad)? as u8,
+            device: hex(device, 31).ok_or_else(bad)? as u8,
+            function: hex(function, 7).ok_or_else(bad)? as u8,
+        })
+    }
+}
+
+/// The sysfs PCI backend.
+#[derive(Debug)]
+pub struct PciSysfs {
+    root: PathBuf,
+    files: Mutex<HashMap<(Bdf, bool), Arc<File>>>,
+}
+
+impl Default for PciSysfs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PciSysfs {
+    /// The real devices under `/sys/bus/pci/devices`.
+    pub fn new() -> Self {
+        Self::with_root("/sys/bus/pci/devices")
+    }
+
+    /// Devices under `root` (`root/<BDF>/config`).
+    pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The directory of device directories.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The config file of `bdf`.
+    pub fn config_path(&self, bdf: Bdf) -> PathBuf {
+        self.root.join(bdf.to_string()).join("config")
+    }
+
+    fn file(&self, op: Op, bdf: Bdf, offset: u16) -> Result<Arc<File>> {
+        let write = op == Op::Write;
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = files.get(&(bdf, write)) {
+            return Ok(Arc::clone(f));
+        }
+        let path = self.config_path(bdf);
+        let file = OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .open(&path)
+            .map_err(|e| Error::from_io(op, Target::Pci { bdf, offset }, path, e))?;
+        let file = Arc::new(file);
+        files.insert((bdf, write), Arc::clone(&file));
+        Ok(file)
+    }
+
+    /// Finds the uncore devices of `processor` under the root, one group per socket.
+    ///
+    /// Devices are grouped by bus; sockets are numbered in (segment, bus) order, which is
+    /// how the firmware of these platforms assigns uncore buses (socket 0 lowest).
+    pub fn discover(&self, processor: &'static ProcessorInfo) -> Result<UncoreDevices> {
+        let wanted = wanted_devices(processor);
+        let looked_for = || {
+            wanted
+                .iter()
+                .map(|(id, dev, func, unit)| {
+                    format!("{INTEL_VENDOR_ID:04x}:{id:04x} ({unit}, dev {dev} fn {func})")
+                })
+                .collect::<Vec<_>>()
+        };
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(e) => e,
+            Err(_) => {
+                return Err(Error::NoUncoreDevices {
+                    root: self.root.clone(),
+                    looked_for: looked_for(),
+                })
+            }
+        };
+        let mut by_bus: BTreeMap<(u16, u8), Vec<(u16, Bdf)>> = BTreeMap::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(bdf) = name.parse::<Bdf>() else {
+                continue;
+            };
+            let Some((vendor, device_id)) = read_ids(&entry.path()) else {
+                continue;
+            };
+            if vendor != INTEL_VENDOR_ID {
+                continue;
+            }
+            if wanted.iter().any(|(id, dev, func, _)| {
+                *id == device_id && *dev == bdf.device && *func == bdf.function
+            }) {
+                by_bus
+                    .entry((bdf.segment, bdf.bus))
+                    .or_default()
+                    .push((device_id, bdf));
+            }
+        }
+        if by_bus.is_empty() {
+            return Err(Error::NoUncoreDevices {
+                root: self.root.clone(),
+                looked_for: looked_for(),
+            });
+        }
+        Ok(UncoreDevices {
+            processor,
+            sockets: by_bus
+                .into_iter()
+                .map(|((segment, bus), mut devices)| {
+                    devices.sort();
+                    SocketDevices {
+                        segment,
+                        bus,
+                        devices,
+                    }
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Vendor and device id of a sysfs device directory: from its `vendor`/`device` files, or the
+/// first four bytes of `config` when those are absent.
+fn read_ids(dir: &Path) -> Option<(u16, u16)> {
+    let attr = |name: &str| {
+        let text = std::fs::read_to_string(dir.join(name)).ok()?;
+        u16::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok()
+    };
+    if let (Some(v), Some(d)) = (attr("vendor"), attr("device")) {
+        return Some((v, d));
+    }
+    let file = File::open(dir.join("config")).ok()?;
+    let mut buf = [0u8; 4];
+    file.read_exact_at(&mut buf, 0).ok()?;
+    Some((
+        u16::from_le_bytes([buf[0], buf[1]]),
+        u16::from_le_bytes([buf[2], buf[3]]),
+    ))
+}
+
+/// Every (device id, device, function, unit) the processor's PCI registers live in.
+pub fn wanted_devices(processor: &ProcessorInfo) -> Vec<(u16, u8, u8, &'static str)> {
+    let mut set = BTreeSet::new();
+    for unit in processor.units {
+        for reg in unit.registers.iter().filter(|r| r.space == Space::Pci) {
+            for a in reg.known_addresses() {
+                if let Location::Pci {
+                    device_id,
+                    device,
+                    function,
+                    ..
+                } = a.location
+                {
+                    set.insert((device_id, device, function, unit.name));
+                }
+            }
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// The uncore devices found, by socket.
+#[derive(Debug, Clone)]
+pub struct UncoreDevices {
+    /// The processor whose devices these are.
+    pub processor: &'static ProcessorInfo,
+    /// Socket 0 first.
+    pub sockets: Vec<SocketDevices>,
+}
+
+/// One socket's uncore devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketDevices {
+    /// PCI segment.
+    pub segment: u16,
+    /// The socket's uncore bus.
+    pub bus: u8,
+    /// (device id, address), sorted.
+    pub devices: Vec<(u16, Bdf)>,
+}
+
+impl UncoreDevices {
+    /// Every device of `processor` on each of the given (segment, bus) pairs: what discovery
+    /// finds on a complete machine. For the simulator and tests.
+    pub fn complete(processor: &'static ProcessorInfo, buses: &[(u16, u8)]) -> Self {
+        let wanted = wanted_devices(processor);
+        UncoreDevices {
+            processor,
+            sockets: buses
+                .iter()
+                .map(|&(segment, bus)| {
+                    let mut devices: Vec<(u16, Bdf)> = wanted
+                        .iter()
+                        .map(|&(id, device, function, _)| {
+                            (
+                                id,
+                                Bdf {
+                                    segment,
+                                    bus,
+                                    device,
+                                    function,
+                                },
+                            )
+                        })
+                        .collect();
+                    devices.sort();
+                    devices.dedup();
+                    SocketDevices {
+                        segment,
+                        bus,
+                        devices,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The device that holds `reg` on `socket`.
+    pub fn bdf<R>(&self, socket: usize, reg: PciRegister<R>) -> Result<Bdf> {
+        let device = || {
+            format!(
+                "{INTEL_VENDOR_ID:04x}:{:04x} dev {} fn {}",
+                reg.device_id(),
+                reg.device(),
+                reg.function()
+            )
+        };
+        let s = self
+            .sockets
+            .get(socket)
+            .ok_or_else(|| Error::DeviceNotFound {
+                register: reg.name(),
+                socket,
+                device: format!("{} (only {} socket(s) found)", device(), self.sockets.len()),
+            })?;
+        s.devices
+            .iter()
+            .find(|(id, bdf)| {
+                *id == reg.device_id()
+                    && bdf.device == reg.device()
+                    && bdf.function == reg.function()
+            })
+            .map(|(_, bdf)| *bdf)
+            .ok_or_else(|| Error::DeviceNotFound {
+                register: reg.name(),
+                socket,
+                device: device(),
+            })
+    }
+}
+
+impl PciAccess for PciSysfs {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        let target = Target::Pci { bdf, offset };
+        let file = self.file(Op::Read, bdf, offset)?;
+        let mut buf = [0u8; 4];
+        match file.read_at(&mut buf, u64::from(offset)) {
+            Ok(4) => Ok(u32::from_le_bytes(buf)),
+            Ok(n) => Err(Error::access(
+                Op::Read,
+                target,
+                AccessError::Short { done: n, wanted: 4 },
+            )),
+            Err(e) => Err(Error::from_io(Op::Read, target, self.config_path(bdf), e)),
+        }
+    }
+
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        let target = Target::Pci { bdf, offset };
+        let file = self.file(Op::Write, bdf, offset)?;
+        match file.write_at(&value.to_le_bytes(), u64::from(offset)) {
+            Ok(4) => Ok(()),
+            Ok(n) => Err(Error::access(
+                Op::Write,
+                target,
+                AccessError::Short { done: n, wanted: 4 },
+            )),
+            Err(e) => Err(Error::from_io(Op::Write, target, self.config_path(bdf), e)),
+        }
+    }
+}

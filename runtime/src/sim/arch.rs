@@ -1,0 +1,329 @@
+//! The simulated architectural PMU of one logical CPU (Intel SDM Vol. 3B chapter 18): general
+//! and fixed counters as wide as the simulated CPUID says, legacy sign-extending writes to
+//! IA32_PMCx and full-width writes to IA32_A_PMCx when FW_WRITE is set, global control and
+//! status, and IA32_PERF_GLOBAL_INUSE derived from the registers it reflects.
+
+use super::regs::{self, Reg, RegFile};
+use super::{Journal, PmiRecord, PmiSource};
+
+/// What the simulated processor reports through CPUID leaf 0AH and IA32_PERF_CAPABILITIES.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchConfig {
+    /// Architectural performance-monitoring version (`CPUID.0AH:EAX[7:0]`).
+    pub version: u8,
+    /// General-purpose counters per logical CPU (`CPUID.0AH:EAX[15:8]`), at most 8 here.
+    pub gp_counters: u8,
+    /// Their width in bits (`CPUID.0AH:EAX[23:16]`).
+    pub gp_width: u8,
+    /// Fixed counters (`CPUID.0AH:EDX[4:0]`), at most 3 here.
+    pub fixed_counters: u8,
+    /// Their width (`CPUID.0AH:EDX[12:5]`).
+    pub fixed_width: u8,
+    /// IA32_PERF_CAPABILITIES.FW_WRITE: IA32_A_PMCx exist.
+    pub fw_write: bool,
+}
+
+impl Default for ArchConfig {
+    /// A Sandy Bridge-like core: version 3, 4 counters of 48 bits, 3 fixed, full-width writes.
+    fn default() -> Self {
+        Self {
+            version: 3,
+            gp_counters: 4,
+            gp_width: 48,
+            fixed_counters: 3,
+            fixed_width: 48,
+            fw_write: true,
+        }
+    }
+}
+
+/// CPUID leaf 0AH as the four registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cpuid0A {
+    /// EAX.
+    pub eax: u32,
+    /// EBX (event availability; all zero: every architectural event available).
+    pub ebx: u32,
+    /// ECX.
+    pub ecx: u32,
+    /// EDX.
+    pub edx: u32,
+}
+
+impl ArchConfig {
+    /// The CPUID leaf 0AH a processor with this configuration returns.
+    pub fn cpuid(&self) -> Cpuid0A {
+        Cpuid0A {
+            eax: u32::from(self.version)
+                | u32::from(self.gp_counters) << 8
+                | u32::from(self.gp_width) << 16
+                | 7 << 24,
+            ebx: 0,
+            ecx: 0,
+            edx: u32::from(self.fixed_counters) | u32::from(self.fixed_width) << 5,
+        }
+    }
+}
+
+fn width_mask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Which architectural register an MSR is.
+enum Kind {
+    Pmc(u32),
+    APmc(u32),
+    EvtSel(u32),
+    FixedCtr(u32),
+    FixedCtrl,
+    GlobalStatus,
+    GlobalCtrl,
+    GlobalOvf,
+    Capabilities,
+    InUse,
+}
+
+fn kind(reg: &Reg) -> Option<Kind> {
+    let n = reg.addr.index;
+    Some(match reg.info.type_name {
+        "Ia32Pmc" => Kind::Pmc(n),
+        "Ia32APmc" => Kind::APmc(n),
+        "Ia32PerfEvtSel" => Kind::EvtSel(n),
+        "Ia32FixedCtr" => Kind::FixedCtr(n),
+        "Ia32FixedCtrCtrl" => Kind::FixedCtrl,
+        "Ia32PerfGlobalStatus" => Kind::GlobalStatus,
+        "Ia32PerfGlobalCtrl" => Kind::GlobalCtrl,
+        "Ia32PerfGlobalOvfCtrl" => Kind::GlobalOvf,
+        "Ia32PerfCapabilities" => Kind::Capabilities,
+        "Ia32PerfGlobalInuse" => Kind::InUse,
+        _ => return None,
+    })
+}
+
+/// One logical CPU's PMU.
+#[derive(Debug, Clone)]
+pub(crate) struct CpuState {
+    config: ArchConfig,
+    regs: RegFile,
+    gp: Vec<u64>,
+    fixed: Vec<u64>,
+}
+
+/// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
+fn absent_counter_bits(c: &ArchConfig) -> u64 {
+    let gp = width_mask(c.gp_counters) ^ 0xFFFF_FFFF;
+    let fixed = (width_mask(c.fixed_counters) ^ 0b111) << 32;
+    gp | fixed
+}
+
+impl CpuState {
+    pub fn new(config: ArchConfig) -> Self {
+        Self {
+            config,
+            regs: RegFile::default(),
+            gp: vec![0; usize::from(config.gp_counters)],
+            fixed: vec![0; usize::from(config.fixed_counters)],
+        }
+    }
+
+    fn exists(&self, k: &Kind) -> bool {
+        let c = &self.config;
+        match *k {
+            Kind::Pmc(n) | Kind::EvtSel(n) => n < u32::from(c.gp_counters),
+            Kind::APmc(n) => c.fw_write && n < u32::from(c.gp_counters),
+            Kind::FixedCtr(n) => n < u32::from(c.fixed_counters),
+            Kind::InUse => c.version >= 4,
+            Kind::GlobalStatus | Kind::GlobalCtrl | Kind::GlobalOvf => c.version >= 2,
+            Kind::FixedCtrl => c.fixed_counters > 0,
+            Kind::Capabilities => true,
+        }
+    }
+
+    /// A read, or `None` where the processor faults.
+    pub fn read(&self, reg: &Reg) -> Option<u64> {
+        let k = kind(reg)?;
+        if !self.exists(&k) {
+            return None;
+        }
+        Some(match k {
+            Kind::Pmc(n) | Kind::APmc(n) => self.gp[n as usize],
+            Kind::FixedCtr(n) => self.fixed[n as usize],
+            Kind::Capabilities => {
+                regs::set(reg.info, 0, "fw_write", u64::from(self.config.fw_write))
+            }
+            Kind::InUse => self.in_use(reg),
+            _ => self.regs.get(reg),
+        })
+    }
+
+    /// IA32_PERF_GLOBAL_INUSE as the SDM lists it: a counter is in use when its event select
+    /// (bits 7:0) is non-zero, a fixed counter when its enable field is non-zero, and PMI when
+    /// any INT or ENi_PMI bit is set.
+    fn in_use(&self, reg: &Reg) -> u64 {
+        let mut v = 0u64;
+        let mut pmi = false;
+        for n in 0..u32::from(self.config.gp_counters) {
+            let sel = self.evtsel(n);
+            if sel & 0xFF != 0 {
+                v |= 1 << n;
+            }
+            pmi |= sel >> 20 & 1 != 0;
+        }
+        let fc = self.fixed_ctrl();
+        for i in 0..u32::from(self.config.fixed_counters) {
+            if fc >> (4 * i) & 0b11 != 0 {
+                v |= 1 << (32 + i);
+            }
+            pmi |= fc >> (4 * i + 3) & 1 != 0;
+        }
+        regs::set(reg.info, v, "pmi_in_use", u64::from(pmi))
+    }
+
+    fn evtsel(&self, n: u32) -> u64 {
+        self.reg_value("Ia32PerfEvtSel", n)
+    }
+
+    fn fixed_ctrl(&self) -> u64 {
+        self.reg_value("Ia32FixedCtrCtrl", 0)
+    }
+
+    fn reg_value(&self, type_name: &str, index: u32) -> u64 {
+        super::arch_reg(type_name, index).map_or(0, |r| self.regs.get(&r))
+    }
+
+    /// A write, or `false` where the processor faults (#GP).
+    pub fn write(&mut self, reg: &Reg, raw: u64) -> bool {
+        let Some(k) = kind(reg) else { return false };
+        if !self.exists(&k) {
+            return false;
+        }
+        let c = self.config;
+        match k {
+            Kind::Pmc(n) => {
+                // WRMSR to IA32_PMCx stores the sign extension of EAX (SDM 18.2.5).
+                let extended = raw as u32 as i32 as i64 as u64;
+                self.gp[n as usize] = extended & width_mask(c.gp_width);
+                true
+            }
+            Kind::APmc(n) => {
+                if raw & !width_mask(c.gp_width) != 0 {
+                    return false;
+                }
+                self.gp[n as usize] = raw;
+                true
+            }
+            Kind::FixedCtr(n) => {
+                if raw & !width_mask(c.fixed_width) != 0 {
+                    return false;
+                }
+                self.fixed[n as usize] = raw;
+                true
+            }
+            Kind::Capabilities | Kind::InUse => false,
+            Kind::GlobalCtrl | Kind::GlobalOvf if raw & absent_counter_bits(&c) != 0 => false,
+            Kind::GlobalOvf => {
+                let Some(w) = regs::write(reg.info, 0, raw) else {
+                    return false;
+                };
+                // Each clear bit sits at the position of the status bit it clears.
+                if let Some(status) = super::arch_reg("Ia32PerfGlobalStatus", 0) {
+                    let s = self.regs.get(&status) & !w.actions;
+                    self.regs.put(&status, s);
+                }
+                true
+            }
+            _ => {
+                let old = self.regs.get(reg);
+                match regs::write(reg.info, old, raw) {
+                    Some(w) => {
+                        self.regs.put(reg, w.stored);
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
+
+    fn global_enabled(&self, bit: u32) -> bool {
+        self.config.version < 2 || self.reg_value("Ia32PerfGlobalCtrl", 0) >> bit & 1 != 0
+    }
+
+    fn set_status(&mut self, bit: u32) {
+        if let Some(status) = super::arch_reg("Ia32PerfGlobalStatus", 0) {
+            let s = self.regs.get(&status) | 1 << bit;
+            self.regs.put(&status, s);
+        }
+    }
+
+    /// Counts `count` events with this event select and umask in every enabled counter that
+    /// selects them.
+    pub fn inject(&mut self, cpu: u32, ev_sel: u8, umask: u8, count: u64, journal: &mut Journal) {
+        let width = self.config.gp_width;
+        for n in 0..u32::from(self.config.gp_counters) {
+            let sel = self.evtsel(n);
+            let matches = sel & 0xFF == u64::from(ev_sel) && sel >> 8 & 0xFF == u64::from(umask);
+            if matches && sel >> 22 & 1 != 0 && self.global_enabled(n) {
+                let int = sel >> 20 & 1 != 0;
+                let overflows = advance(&mut self.gp[n as usize], width, count, journal.seq.0);
+                for at in overflows {
+                    self.set_status(n);
+                    if int {
+                        journal.pmis.push(PmiRecord {
+                            event: at,
+                            source: PmiSource::Core {
+                                cpu,
+                                counter: format!("IA32_PMC{n}"),
+                            },
+                            core: Some(cpu),
+                        });
+                    }
+                }
+            }
+        }
+        journal.seq.0 += count;
+    }
+
+    /// Counts `count` events in fixed counter `i` if it is enabled.
+    pub fn inject_fixed(&mut self, cpu: u32, i: u32, count: u64, journal: &mut Journal) {
+        if i < u32::from(self.config.fixed_counters) {
+            let fc = self.fixed_ctrl();
+            if fc >> (4 * i) & 0b11 != 0 && self.global_enabled(32 + i) {
+                let width = self.config.fixed_width;
+                let overflows = advance(&mut self.fixed[i as usize], width, count, journal.seq.0);
+                for at in overflows {
+                    self.set_status(32 + i);
+                    if fc >> (4 * i + 3) & 1 != 0 {
+                        journal.pmis.push(PmiRecord {
+                            event: at,
+                            source: PmiSource::Core {
+                                cpu,
+                                counter: format!("IA32_FIXED_CTR{i}"),
+                            },
+                            core: Some(cpu),
+                        });
+                    }
+                }
+            }
+        }
+        journal.seq.0 += count;
+    }
+}
+
+/// Adds `count` to a `width`-bit counter; returns the injected-event numbers at which it
+/// wrapped (at most a few are listed: a caller injecting 2^48 events at once does not need
+/// every one).
+fn advance(value: &mut u64, width: u8, count: u64, seq: u64) -> Vec<u64> {
+    let modulus = width_mask(width) as u128 + 1;
+    let old = u128::from(*value);
+    let sum = old + u128::from(count);
+    let wraps = (sum / modulus) as u64;
+    *value = (sum % modulus) as u64;
+    (0..wraps.min(4))
+        .map(|k| seq + (modulus - old) as u64 + k * modulus as u64)
+        .collect()
+}

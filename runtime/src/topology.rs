@@ -1,0 +1,97 @@
+//! Which logical CPUs belong to which socket, from sysfs
+//! (`/sys/devices/system/cpu/cpuN/topology/physical_package_id`). Uncore MSRs are per
+//! socket; reading them through any one CPU of the socket is enough, and this picks it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Sockets and their online CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    /// Socket (physical package id) -> online CPUs, ascending.
+    sockets: BTreeMap<u32, Vec<u32>>,
+}
+
+impl Topology {
+    /// Reads the topology under `sys_root` (normally `/sys`).
+    pub fn read(sys_root: &Path) -> Result<Self> {
+        let dir = sys_root.join("devices/system/cpu");
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::Topology {
+            path: dir.clone(),
+            problem: format!("{e}; is sysfs mounted, or does --root point at the right tree?"),
+        })?;
+        let mut sockets: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(cpu) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let path = entry.path();
+            // `online` is absent for CPUs that cannot be taken offline (usually CPU 0).
+            if let Ok(online) = std::fs::read_to_string(path.join("online")) {
+                if online.trim() == "0" {
+                    continue;
+                }
+            }
+            let package = path.join("topology/physical_package_id");
+            let Ok(text) = std::fs::read_to_string(&package) else {
+                continue; // offline CPUs have no topology directory
+            };
+            let socket = text.trim().parse::<u32>().map_err(|_| Error::Topology {
+                path: package.clone(),
+                problem: format!("`{}` is not a package id", text.trim()),
+            })?;
+            sockets.entry(socket).or_default().push(cpu);
+        }
+        if sockets.is_empty() {
+            return Err(Error::Topology {
+                path: dir,
+                problem: "no online CPU with a topology/physical_package_id was found".into(),
+            });
+        }
+        for cpus in sockets.values_mut() {
+            cpus.sort_unstable();
+        }
+        Ok(Self { sockets })
+    }
+
+    /// The topology of the running system.
+    pub fn system() -> Result<Self> {
+        Self::read(&PathBuf::from("/sys"))
+    }
+
+    /// A topology given directly: socket -> CPUs.
+    pub fn from_sockets(sockets: impl IntoIterator<Item = (u32, Vec<u32>)>) -> Self {
+        let mut sockets: BTreeMap<u32, Vec<u32>> = sockets.into_iter().collect();
+        for cpus in sockets.values_mut() {
+            cpus.sort_unstable();
+        }
+        Self { sockets }
+    }
+
+    /// Socket ids, ascending.
+    pub fn sockets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.sockets.keys().copied()
+    }
+
+    /// The CPU through which to access `socket`'s uncore MSRs: its lowest online CPU.
+    pub fn cpu_for_socket(&self, socket: u32) -> Result<u32> {
+        self.sockets
+            .get(&socket)
+            .and_then(|cpus| cpus.first().copied())
+            .ok_or_else(|| Error::NoCpuForSocket {
+                socket,
+                present: self.sockets.keys().copied().collect(),
+            })
+    }
+
+    /// The socket of `cpu`.
+    pub fn socket_of(&self, cpu: u32) -> Option<u32> {
+        self.sockets
+            .iter()
+            .find(|(_, cpus)| cpus.contains(&cpu))
+            .map(|(s, _)| *s)
+    }
+}

@@ -1,0 +1,378 @@
+//! The MSR and PCI backends and the topology reader against file trees the tests make: a
+//! regular file read with pread at the MSR number behaves like `/dev/cpu/N/msr`, and a
+//! directory of `<BDF>/{vendor,device,config}` like sysfs.
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use pmu_regs::arch::core::{IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_STATUS};
+use pmu_regs::xeon_7500::wbox::{WEvtSel, W_MSR_PMON_EVT_SEL};
+use pmu_regs::xeon_e5_2600::ha::{HaCtl, HA_PCI_PMON_BOX_CTL, HA_PCI_PMON_CTL, HA_PCI_PMON_CTR};
+use pmu_regs::xeon_e5_2600::qpi::Q_P1_PCI_PMON_CTL;
+use pmu_regs::PROCESSORS;
+use pmu_runtime::msr::MsrDev;
+use pmu_runtime::pci::{Bdf, PciSysfs};
+use pmu_runtime::topology::Topology;
+use pmu_runtime::{AccessError, Error, MsrAccess, MsrAccessExt, PciAccess, PciAccessExt};
+
+/// A tree with `/dev/cpu/N/msr` for each CPU: sparse files covering MSRs 0..0x1000.
+fn msr_tree(cpus: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for cpu in 0..cpus {
+        let d = dir.path().join(cpu.to_string());
+        fs::create_dir(&d).unwrap();
+        fs::File::create(d.join("msr"))
+            .unwrap()
+            .set_len(0x1000 + 8)
+            .unwrap();
+    }
+    dir
+}
+
+fn peek(path: &Path, offset: u64) -> u64 {
+    let mut b = [0u8; 8];
+    fs::File::open(path)
+        .unwrap()
+        .read_exact_at(&mut b, offset)
+        .unwrap();
+    u64::from_le_bytes(b)
+}
+
+fn poke(path: &Path, offset: u64, value: u64) {
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .write_all_at(&value.to_le_bytes(), offset)
+        .unwrap();
+}
+
+/// The message without the temporary directory's name, for snapshots.
+fn redact(e: &Error, dir: &Path) -> String {
+    e.to_string().replace(&dir.display().to_string(), "ROOT")
+}
+
+#[test]
+fn msr_round_trip_at_the_msr_number() {
+    let tree = msr_tree(2);
+    let dev = MsrDev::with_root(tree.path());
+    let cpu = dev.on_cpu(1);
+    let sel = WEvtSel::RESET
+        .with_ev_sel(0x12)
+        .with_umask(0x0f)
+        .with_en(true);
+    cpu.write(W_MSR_PMON_EVT_SEL[2], sel).unwrap();
+    // The 8 bytes sit at offset 0xC94, little-endian, in CPU 1's file only.
+    assert_eq!(peek(&tree.path().join("1/msr"), 0xC94), sel.bits());
+    assert_eq!(peek(&tree.path().join("0/msr"), 0xC94), 0);
+    assert_eq!(cpu.read(W_MSR_PMON_EVT_SEL[2]).unwrap(), sel);
+    assert_eq!(dev.read_msr(1, 0xC94).unwrap(), sel.bits());
+}
+
+#[test]
+fn modify_never_writes_reserved_bits_back() {
+    let tree = msr_tree(1);
+    let file = tree.path().join("0/msr");
+    // Hardware returned a value with reserved bit 50 and ignored bit 63 set.
+    poke(&file, 0xC90, 1 << 50 | 1 << 63 | 0x05);
+    let dev = MsrDev::with_root(tree.path());
+    let written = dev
+        .on_cpu(0)
+        .modify(W_MSR_PMON_EVT_SEL[0], |s| s.with_en(true))
+        .unwrap();
+    assert!(written.en());
+    assert_eq!(written.ev_sel(), 0x05);
+    let raw = peek(&file, 0xC90);
+    assert_eq!(
+        raw & WEvtSel::RESERVED_MASK,
+        0,
+        "a reserved bit was written back"
+    );
+    assert_eq!(raw, written.bits());
+}
+
+#[test]
+fn writes_with_reserved_bits_or_to_read_only_registers_are_refused_before_io() {
+    let tree = msr_tree(1);
+    let file = tree.path().join("0/msr");
+    let dev = MsrDev::with_root(tree.path());
+    let cpu = dev.on_cpu(0);
+
+    let err = cpu
+        .write_raw(W_MSR_PMON_EVT_SEL[0], 1 << 61 | 0x01)
+        .unwrap_err();
+    assert!(
+        matches!(err.access_kind(), Some(AccessError::ReservedBits { bits, .. }) if *bits == 1 << 61)
+    );
+    assert_eq!(peek(&file, 0xC90), 0, "nothing may be written");
+    insta::assert_snapshot!("reserved_bits", err.to_string());
+
+    let err = cpu.write_raw(IA32_PERF_CAPABILITIES, 0).unwrap_err();
+    assert!(matches!(err.access_kind(), Some(AccessError::ReadOnly)));
+    insta::assert_snapshot!("read_only", err.to_string());
+    let err = cpu.write_raw(IA32_PERF_GLOBAL_STATUS, 1).unwrap_err();
+    assert!(matches!(err.access_kind(), Some(AccessError::ReadOnly)));
+}
+
+#[test]
+fn a_missing_device_file_says_to_load_the_module() {
+    let tree = msr_tree(1);
+    let dev = MsrDev::with_root(tree.path());
+    let err = dev.on_cpu(7).read(W_MSR_PMON_EVT_SEL[0]).unwrap_err();
+    assert!(matches!(
+        err.access_kind(),
+        Some(AccessError::NoMsrDevice { .. })
+    ));
+    insta::assert_snapshot!("no_msr_device", redact(&err, tree.path()));
+}
+
+#[test]
+fn a_read_past_the_end_is_a_short_transfer() {
+    let tree = tempfile::tempdir().unwrap();
+    fs::create_dir(tree.path().join("0")).unwrap();
+    fs::File::create(tree.path().join("0/msr"))
+        .unwrap()
+        .set_len(0x100)
+        .unwrap();
+    let dev = MsrDev::with_root(tree.path());
+    let err = dev.read_msr(0, 0xC90).unwrap_err();
+    assert!(matches!(
+        err.access_kind(),
+        Some(AccessError::Short { done: 0, wanted: 8 })
+    ));
+    insta::assert_snapshot!("short_read", err.to_string());
+}
+
+#[test]
+fn os_errors_are_classified_with_advice() {
+    // EACCES and EIO cannot be provoked with files when tests run as root, so the mapping
+    // from the OS error to the kind (and its message) is checked directly.
+    use pmu_runtime::{Op, Target};
+    let target = Target::Msr {
+        cpu: 2,
+        address: 0x345,
+    };
+    let denied = Error::Access {
+        op: Op::Read,
+        target,
+        register: Some("IA32_PERF_CAPABILITIES"),
+        kind: AccessError::PermissionDenied {
+            path: "/dev/cpu/2/msr".into(),
+        },
+        source: Some(std::io::Error::from_raw_os_error(13)),
+    };
+    insta::assert_snapshot!("permission_denied", denied.to_string());
+    let rejected = Error::Access {
+        op: Op::Write,
+        target,
+        register: Some("IA32_PERF_CAPABILITIES"),
+        kind: AccessError::Rejected,
+        source: Some(std::io::Error::from_raw_os_error(5)),
+    };
+    insta::assert_snapshot!("rejected", rejected.to_string());
+}
+
+/// A sysfs-like tree: each device a directory with `vendor`, `device` and a 4 KiB `config`.
+fn pci_tree(devices: &[(&str, u16, u16)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (bdf, vendor, device) in devices {
+        let d = dir.path().join(bdf);
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join("vendor"), format!("{vendor:#06x}\n")).unwrap();
+        fs::write(d.join("device"), format!("{device:#06x}\n")).unwrap();
+        fs::File::create(d.join("config"))
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+    }
+    dir
+}
+
+fn e5() -> &'static pmu_regs::ProcessorInfo {
+    PROCESSORS.iter().find(|p| p.id == "xeon-e5-2600").unwrap()
+}
+
+#[test]
+fn discovery_finds_each_sockets_devices_by_id_from_the_metadata() {
+    let tree = pci_tree(&[
+        ("0000:7f:0e.1", 0x8086, 0x3c46), // HA, socket 1
+        ("0000:3f:0e.1", 0x8086, 0x3c46), // HA, socket 0
+        ("0000:3f:08.2", 0x8086, 0x3c41), // QPI port 0
+        ("0000:3f:09.2", 0x8086, 0x3c42), // QPI port 1
+        ("0000:7f:09.2", 0x8086, 0x3c42),
+        ("0000:00:1f.0", 0x8086, 0x1d41), // an Intel device that is not uncore
+        ("0000:3f:0e.2", 0x10de, 0x3c46), // right id, wrong vendor
+        ("0000:3f:0d.1", 0x8086, 0x3c46), // right id, wrong device number
+    ]);
+    let pci = PciSysfs::with_root(tree.path());
+    let found = pci.discover(e5()).unwrap();
+    assert_eq!(found.sockets.len(), 2);
+    assert_eq!(found.sockets[0].bus, 0x3f);
+    assert_eq!(found.sockets[0].devices.len(), 3);
+    assert_eq!(
+        found.bdf(1, HA_PCI_PMON_BOX_CTL).unwrap(),
+        "0000:7f:0e.1".parse().unwrap()
+    );
+    assert_eq!(
+        found.bdf(1, Q_P1_PCI_PMON_CTL[0]).unwrap(),
+        "0000:7f:09.2".parse().unwrap()
+    );
+    let missing = found
+        .bdf(1, pmu_regs::xeon_e5_2600::qpi::Q_P0_PCI_PMON_CTL[0])
+        .unwrap_err();
+    insta::assert_snapshot!("device_not_found", missing.to_string());
+}
+
+#[test]
+fn discovery_falls_back_to_the_config_header() {
+    let tree = tempfile::tempdir().unwrap();
+    let d = tree.path().join("0000:3f:0e.1");
+    fs::create_dir(&d).unwrap();
+    let mut config = vec![0u8; 256];
+    config[..4].copy_from_slice(&[0x86, 0x80, 0x46, 0x3c]);
+    fs::write(d.join("config"), config).unwrap();
+    let found = PciSysfs::with_root(tree.path()).discover(e5()).unwrap();
+    assert_eq!(
+        found.sockets[0].devices,
+        vec![(0x3c46, "3f:0e.1".parse().unwrap())]
+    );
+}
+
+#[test]
+fn no_uncore_devices_lists_what_was_looked_for() {
+    let tree = pci_tree(&[("0000:00:02.0", 0x8086, 0x0166)]);
+    let err = PciSysfs::with_root(tree.path()).discover(e5()).unwrap_err();
+    let msg = redact(&err, tree.path());
+    assert!(msg.contains("8086:3c46 (HA, dev 14 fn 1)"), "{msg}");
+    insta::assert_snapshot!("no_uncore_devices", msg);
+}
+
+#[test]
+fn pci_round_trip_and_48_bit_counter_across_two_dwords() {
+    let tree = pci_tree(&[("0000:3f:0e.1", 0x8086, 0x3c46)]);
+    let pci = PciSysfs::with_root(tree.path());
+    let bdf: Bdf = "0000:3f:0e.1".parse().unwrap();
+    let dev = pci.on_device(bdf);
+    let ctl = HaCtl::RESET
+        .with_ev_sel(0x01)
+        .with_umask(0x03)
+        .with_en(true);
+    dev.write(HA_PCI_PMON_CTL[2], ctl).unwrap();
+    assert_eq!(pci.read_dword(bdf, 0xD8 + 8).unwrap(), ctl.bits());
+    assert_eq!(dev.read(HA_PCI_PMON_CTL[2]).unwrap(), ctl);
+    // A counter value with both halves populated.
+    let config = tree.path().join("0000:3f:0e.1/config");
+    poke(&config, 0xA8, 0x0000_1234_8765_4321);
+    assert_eq!(
+        dev.read(HA_PCI_PMON_CTR[1]).unwrap().event_count(),
+        0x1234_8765_4321
+    );
+    // A write is two dwords, low first.
+    dev.write_raw(HA_PCI_PMON_CTR[0], 0x0000_ABCD_0000_0001)
+        .unwrap();
+    assert_eq!(peek(&config, 0xA0), 0x0000_ABCD_0000_0001);
+    // Bits 63:48 of a counter are reserved.
+    assert!(dev.write_raw(HA_PCI_PMON_CTR[0], 1 << 50).is_err());
+}
+
+#[test]
+fn a_missing_pci_device_says_so() {
+    let tree = pci_tree(&[]);
+    let pci = PciSysfs::with_root(tree.path());
+    let err = pci
+        .on_device("0000:3f:0e.1".parse().unwrap())
+        .read(HA_PCI_PMON_BOX_CTL)
+        .unwrap_err();
+    assert!(matches!(
+        err.access_kind(),
+        Some(AccessError::NoPciDevice { .. })
+    ));
+    insta::assert_snapshot!("no_pci_device", redact(&err, tree.path()));
+}
+
+/// A PCI backend whose counter's high dword changes under the reader a few times.
+struct Moving {
+    reads: std::sync::Mutex<Vec<u32>>,
+}
+
+impl PciAccess for Moving {
+    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::Result<u32> {
+        Ok(self.reads.lock().unwrap().remove(0))
+    }
+    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::Result<()> {
+        unreachable!("the test only reads")
+    }
+}
+
+#[test]
+fn a_48_bit_read_retries_until_the_high_half_is_stable() {
+    // high=1, low=0xFFFF_FFFF, high=2 (a carry happened): retry; low=5, high=2: done.
+    let m = Moving {
+        reads: std::sync::Mutex::new(vec![1, 0xFFFF_FFFF, 2, 5, 2]),
+    };
+    let v = m
+        .on_device(Bdf::new(0x3f, 14, 1))
+        .read_raw(HA_PCI_PMON_CTR[0])
+        .unwrap();
+    assert_eq!(v, 2 << 32 | 5);
+    assert!(m.reads.lock().unwrap().is_empty());
+    // Never stable: an error, not a torn value.
+    let m = Moving {
+        reads: std::sync::Mutex::new((0..100).collect()),
+    };
+    let err = m
+        .on_device(Bdf::new(0x3f, 14, 1))
+        .read_raw(HA_PCI_PMON_CTR[0])
+        .unwrap_err();
+    assert!(matches!(
+        err.access_kind(),
+        Some(AccessError::Unstable { .. })
+    ));
+}
+
+#[test]
+fn bdf_parses_and_prints_the_sysfs_form() {
+    let b: Bdf = "0000:7f:09.2".parse().unwrap();
+    assert_eq!(b, Bdf::new(0x7f, 9, 2));
+    assert_eq!(b.to_string(), "0000:7f:09.2");
+    assert_eq!("7f:09.2".parse::<Bdf>().unwrap(), b);
+    for bad in ["", "7f:09", "7f:20.1", "7f:09.8", "zz:09.1", "1:2:3:4.5"] {
+        let e = bad.parse::<Bdf>().unwrap_err();
+        assert!(e.to_string().contains("bus:device.function"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn topology_picks_the_lowest_online_cpu_of_each_socket() {
+    let sys = tempfile::tempdir().unwrap();
+    for (cpu, pkg, online) in [
+        (0, 0, None),
+        (1, 0, Some("1")),
+        (2, 1, Some("0")),
+        (3, 1, Some("1")),
+    ] {
+        let d = sys.path().join(format!("devices/system/cpu/cpu{cpu}"));
+        fs::create_dir_all(d.join("topology")).unwrap();
+        fs::write(d.join("topology/physical_package_id"), format!("{pkg}\n")).unwrap();
+        if let Some(o) = online {
+            fs::write(d.join("online"), o).unwrap();
+        }
+    }
+    // Not CPUs.
+    fs::create_dir_all(sys.path().join("devices/system/cpu/cpufreq")).unwrap();
+    let t = Topology::read(sys.path()).unwrap();
+    assert_eq!(t.sockets().collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(t.cpu_for_socket(0).unwrap(), 0);
+    assert_eq!(t.cpu_for_socket(1).unwrap(), 3, "CPU 2 is offline");
+    assert_eq!(t.socket_of(3), Some(1));
+    let err = t.cpu_for_socket(4).unwrap_err();
+    insta::assert_snapshot!("socket_without_cpu", err.to_string());
+}
+
+#[test]
+fn a_missing_sysfs_tree_is_a_clear_error() {
+    let sys = tempfile::tempdir().unwrap();
+    let err = Topology::read(sys.path()).unwrap_err();
+    insta::assert_snapshot!("no_topology", redact(&err, sys.path()));
+}

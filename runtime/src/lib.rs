@@ -28,6 +28,7 @@
 //! ```
 
 pub mod access;
+mod catalog;
 pub mod error;
 pub mod hierarchy;
 pub mod lookup;

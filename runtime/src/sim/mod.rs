@@ -35,13 +35,14 @@ mod snbep;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use pmu_regs::{Location, ProcessorInfo, PROCESSORS};
+use pmu_regs::Location;
 
 pub use arch::{ArchConfig, Cpuid0A};
 pub use nhmex::UncoreEvent;
 pub use snbep::{PciEvent, QpiPacket, CTO_COUNT};
 
 use crate::access::{MsrAccess, PciAccess};
+use crate::catalog::processor;
 use crate::error::{AccessError, Error, Op, Result, Target};
 use crate::pci::{Bdf, UncoreDevices};
 use crate::topology::Topology;
@@ -136,14 +137,6 @@ pub struct Sim {
     state: Mutex<State>,
 }
 
-fn processor(id: &str) -> &'static ProcessorInfo {
-    PROCESSORS
-        .iter()
-        .copied()
-        .find(|p| p.id == id)
-        .unwrap_or_else(|| panic!("processor {id} is in the generated metadata"))
-}
-
 /// The architectural register of layout `type_name` and array index `index`.
 pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
     static ARCH: OnceLock<Vec<Reg>> = OnceLock::new();
@@ -176,8 +169,7 @@ impl Sim {
         for id in ["xeon-7500", "architectural", "xeon-e5-2600"] {
             index.add_processor(processor(id));
         }
-        let nhm = nhmex::Model::new(processor("xeon-7500"), &index)
-            .expect("the Xeon 7500 spec has the U-box global registers");
+        let nhm = nhmex::Model::new();
         let snb = snbep::Model::new(processor("xeon-e5-2600"), &index);
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;

@@ -1,47 +1,9 @@
 //! The simulated Xeon 7500 (Nehalem-EX) uncore: counters, three levels of enable, the
 //! overflow hierarchy, PMIs to the U-box, and the freeze that clears `en_all`.
 
-use pmu_regs::{ProcessorInfo, Space};
-
-use super::regs::{self, Index, Reg, RegFile};
+use super::regs::{self, Reg, RegFile};
 use super::{Journal, PmiRecord, PmiSource, COUNTER_MODULUS_48};
-use crate::hierarchy::{self, Route};
-
-/// One counter with its control register.
-#[derive(Debug, Clone)]
-struct Counter {
-    /// Index within the box (the bit in the box's ctr_en/ov fields).
-    index: u32,
-    ctl: Reg,
-    ctr: Reg,
-    /// The W-box fixed counter: enabled by `fixed_en`, reported in `ov_fixed`, counts
-    /// uncore clocks (event select 0xFF).
-    fixed: bool,
-    route: Route,
-}
-
-/// One box instance.
-#[derive(Debug, Clone)]
-struct BoxModel {
-    unit: &'static str,
-    instance: &'static str,
-    /// GLOBAL_CTL, GLOBAL_STATUS, GLOBAL_OVF_CTL; the R-box has two of each (counters 0-7
-    /// and 8-15).
-    ctl: Vec<Reg>,
-    status: Vec<Reg>,
-    ovf: Vec<Reg>,
-    counters: Vec<Counter>,
-}
-
-impl BoxModel {
-    /// The register and field bit that holds counter `c`'s box-level bit (`ctr_en` or `ov`).
-    fn half(&self, regs: &[Reg], c: &Counter) -> Option<(Reg, u32)> {
-        let half = (c.index / 8) as usize;
-        regs.get(half)
-            .or_else(|| regs.first())
-            .map(|r| (*r, c.index % 8))
-    }
-}
+use crate::catalog::{self, Nhm, NhmBox as BoxModel, NhmCounter as Counter};
 
 /// An event to inject into a Xeon 7500 box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,13 +17,10 @@ pub struct UncoreEvent {
     pub umask: Option<u8>,
 }
 
-/// The model shared by all sockets: which registers play which part.
+/// The simulated Xeon 7500 uncore, over the shared catalog of its registers.
 #[derive(Debug)]
 pub(crate) struct Model {
-    boxes: Vec<BoxModel>,
-    u_ctl: Reg,
-    u_status: Reg,
-    u_ovf: Reg,
+    nhm: &'static Nhm,
 }
 
 /// Per-socket state beyond register values.
@@ -74,92 +33,11 @@ pub(crate) struct SocketState {
     pub pmi: bool,
 }
 
-/// Registers whose role comes from the guide's naming, which every box follows.
-fn is_named(reg: &Reg, part: &str) -> bool {
-    reg.info.name.contains(part)
-}
-
 impl Model {
-    pub fn new(processor: &'static ProcessorInfo, index: &Index) -> Option<Self> {
-        let find = |name: &str| index.named(name);
-        let (u_ctl, u_status, u_ovf) = (
-            find("U_MSR_PMON_GLOBAL_CTL")?,
-            find("U_MSR_PMON_GLOBAL_STATUS")?,
-            find("U_MSR_PMON_GLOBAL_OVF_CTL")?,
-        );
-        let mut boxes = Vec::new();
-        for unit in processor.units {
-            for &instance in unit.instances {
-                let regs: Vec<Reg> = unit
-                    .registers
-                    .iter()
-                    .filter(|r| r.space == Space::Msr)
-                    .flat_map(|info| {
-                        info.known_addresses()
-                            .iter()
-                            .filter(move |a| a.instance == instance)
-                            .map(move |addr| Reg { info, addr })
-                    })
-                    .collect();
-                let pick = |part: &str| -> Vec<Reg> {
-                    let mut v: Vec<Reg> =
-                        regs.iter().filter(|r| is_named(r, part)).copied().collect();
-                    v.sort_by_key(|r| r.addr.location);
-                    v
-                };
-                let ctl = pick("GLOBAL_CTL");
-                let status = pick("GLOBAL_STATUS");
-                let ovf = pick("GLOBAL_OVF_CTL");
-                let counter_regs: Vec<Reg> = regs
-                    .iter()
-                    .filter(|r| r.field("event_count").is_some())
-                    .copied()
-                    .collect();
-                let control_regs: Vec<Reg> = regs
-                    .iter()
-                    .filter(|r| {
-                        !is_named(r, "GLOBAL")
-                            && r.field("en").is_some()
-                            && r.field("pmi_en").is_some()
-                    })
-                    .copied()
-                    .collect();
-                let counters = control_regs
-                    .iter()
-                    .zip(&counter_regs)
-                    .map(|(ctl, ctr)| {
-                        let fixed = is_named(ctr, "FIXED");
-                        let index = if fixed { 0 } else { ctr.addr.index };
-                        Counter {
-                            index,
-                            ctl: *ctl,
-                            ctr: *ctr,
-                            fixed,
-                            route: hierarchy::route(instance, index).unwrap_or(Route {
-                                s_box: None,
-                                summary_field: None,
-                                u_status_field: "ov_u",
-                                documented: false,
-                            }),
-                        }
-                    })
-                    .collect();
-                boxes.push(BoxModel {
-                    unit: unit.name,
-                    instance,
-                    ctl,
-                    status,
-                    ovf,
-                    counters,
-                });
-            }
+    pub fn new() -> Self {
+        Self {
+            nhm: catalog::nhm(),
         }
-        Some(Self {
-            boxes,
-            u_ctl,
-            u_status,
-            u_ovf,
-        })
     }
 
     fn counter_enabled(&self, st: &SocketState, b: &BoxModel, c: &Counter) -> bool {
@@ -167,12 +45,12 @@ impl Model {
         if regs::get(c.ctl.info, ctl, "en") == 0 {
             return false;
         }
-        let u = st.regs.get(&self.u_ctl);
-        if regs::get(self.u_ctl.info, u, "en_all") == 0 {
+        let u = st.regs.get(&self.nhm.u_ctl);
+        if regs::get(self.nhm.u_ctl.info, u, "en_all") == 0 {
             return false;
         }
         if b.unit == "U" {
-            return regs::get(self.u_ctl.info, u, "en") != 0;
+            return regs::get(self.nhm.u_ctl.info, u, "en") != 0;
         }
         if c.fixed {
             return b
@@ -214,7 +92,7 @@ impl Model {
         skew: u64,
         journal: &mut Journal,
     ) -> bool {
-        let Some(b) = self.boxes.iter().find(|b| b.instance == ev.instance) else {
+        let Some(b) = self.nhm.boxed(ev.instance) else {
             return false;
         };
         let mut remaining = count;
@@ -271,9 +149,11 @@ impl Model {
         journal: &mut Journal,
     ) {
         if b.unit == "U" {
-            let v = st.regs.get(&self.u_status);
-            st.regs
-                .put(&self.u_status, regs::set(self.u_status.info, v, "ov_u", 1));
+            let v = st.regs.get(&self.nhm.u_status);
+            st.regs.put(
+                &self.nhm.u_status,
+                regs::set(self.nhm.u_status.info, v, "ov_u", 1),
+            );
         } else if c.fixed {
             if let Some(r) = b.status.first() {
                 let v = st.regs.get(r);
@@ -288,7 +168,7 @@ impl Model {
         if regs::get(c.ctl.info, ctl, "pmi_en") == 0 {
             return;
         }
-        let u = st.regs.get(&self.u_ctl);
+        let u = st.regs.get(&self.nhm.u_ctl);
         st.pmi = true;
         journal.pmis.push(PmiRecord {
             event: journal.seq.0,
@@ -297,23 +177,25 @@ impl Model {
                 instance: b.instance,
                 counter: c.ctr.addr.name,
             },
-            core: Some(regs::get(self.u_ctl.info, u, "pmi_core_sel") as u32),
+            core: Some(regs::get(self.nhm.u_ctl.info, u, "pmi_core_sel") as u32),
         });
-        if regs::get(self.u_ctl.info, u, "frz_all") != 0 && st.pending_freeze.is_none() {
+        if regs::get(self.nhm.u_ctl.info, u, "frz_all") != 0 && st.pending_freeze.is_none() {
             st.pending_freeze = Some(skew);
         }
     }
 
     fn freeze(&self, st: &mut SocketState) {
-        let u = st.regs.get(&self.u_ctl);
-        st.regs
-            .put(&self.u_ctl, regs::set(self.u_ctl.info, u, "en_all", 0));
+        let u = st.regs.get(&self.nhm.u_ctl);
+        st.regs.put(
+            &self.nhm.u_ctl,
+            regs::set(self.nhm.u_ctl.info, u, "en_all", 0),
+        );
         st.pending_freeze = None;
     }
 
     /// Whether any status bit routed through S-box `s` is set (the S-box summary's view).
     fn s_pending(&self, st: &SocketState, s: u8, field: Option<&str>) -> bool {
-        self.boxes.iter().any(|b| {
+        self.nhm.boxes.iter().any(|b| {
             b.counters.iter().any(|c| {
                 c.route.s_box == Some(s)
                     && field.is_none_or(|f| c.route.summary_field == Some(f))
@@ -324,7 +206,11 @@ impl Model {
 
     fn counter_overflowed(&self, st: &SocketState, b: &BoxModel, c: &Counter) -> bool {
         if b.unit == "U" {
-            return regs::get(self.u_status.info, st.regs.get(&self.u_status), "ov_u") != 0;
+            return regs::get(
+                self.nhm.u_status.info,
+                st.regs.get(&self.nhm.u_status),
+                "ov_u",
+            ) != 0;
         }
         if c.fixed {
             return b
@@ -348,13 +234,13 @@ impl Model {
     /// The value a read returns, for registers whose value is derived rather than stored.
     pub fn read(&self, st: &SocketState, reg: &Reg) -> u64 {
         let v = st.regs.get(reg);
-        if reg.addr.location != self.u_status.addr.location {
+        if reg.addr.location != self.nhm.u_status.addr.location {
             return v;
         }
         // ov_w, ov_s0 and ov_s1 reflect the boxes below them: clearing a box's overflow
         // clears them too (guide p. 2-3). ov_u is the U-box counter's own latch.
-        let info = self.u_status.info;
-        let w = self.boxes.iter().any(|b| {
+        let info = self.nhm.u_status.info;
+        let w = self.nhm.boxes.iter().any(|b| {
             b.instance == "W" && b.counters.iter().any(|c| self.counter_overflowed(st, b, c))
         });
         let v = regs::set(info, v, "ov_w", u64::from(w));
@@ -365,16 +251,18 @@ impl Model {
     /// Side effects of a write whose stored value and action bits are known.
     pub fn after_write(&self, st: &mut SocketState, reg: &Reg, actions: u64) {
         let loc = reg.addr.location;
-        if loc == self.u_ovf.addr.location {
+        if loc == self.nhm.u_ovf.addr.location {
             let info = reg.info;
             let set = |f: &str| regs::get(info, actions, f) != 0;
             if set("clr_ov_u") {
-                let v = st.regs.get(&self.u_status);
-                st.regs
-                    .put(&self.u_status, regs::set(self.u_status.info, v, "ov_u", 0));
+                let v = st.regs.get(&self.nhm.u_status);
+                st.regs.put(
+                    &self.nhm.u_status,
+                    regs::set(self.nhm.u_status.info, v, "ov_u", 0),
+                );
             }
             // Clearing at the top clears the boxes below, so the hierarchy stays consistent.
-            for b in &self.boxes {
+            for b in &self.nhm.boxes {
                 let clear = match b.counters.first().map(|c| c.route) {
                     Some(r) if r.u_status_field == "ov_w" => set("clr_ov_w"),
                     Some(r) if r.s_box == Some(0) => set("clr_ov_s0"),
@@ -389,12 +277,12 @@ impl Model {
             }
             return;
         }
-        if loc == self.u_ctl.addr.location {
+        if loc == self.nhm.u_ctl.addr.location {
             let v = st.regs.get(reg);
             if regs::get(reg.info, v, "rst_all") != 0 {
                 // rst_all resets every counter and control of the uncore; the U-box control
                 // itself keeps what was just written.
-                for b in &self.boxes {
+                for b in &self.nhm.boxes {
                     for c in &b.counters {
                         st.regs.put(&c.ctr, 0);
                         st.regs.put(&c.ctl, 0);
@@ -405,13 +293,13 @@ impl Model {
                         }
                     }
                 }
-                st.regs.put(&self.u_status, 0);
+                st.regs.put(&self.nhm.u_status, 0);
                 st.pending_freeze = None;
                 st.pmi = false;
             }
             return;
         }
-        for b in &self.boxes {
+        for b in &self.nhm.boxes {
             for (i, ovf) in b.ovf.iter().enumerate() {
                 if ovf.addr.location != loc {
                     continue;
@@ -438,6 +326,6 @@ impl Model {
 
     /// Every box instance name.
     pub fn instances(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.boxes.iter().map(|b| b.instance)
+        self.nhm.boxes.iter().map(|b| b.instance)
     }
 }

@@ -3,21 +3,9 @@
 
 use std::collections::HashMap;
 
-use pmu_regs::{Access, AddressInfo, FieldInfo, Location, RegisterInfo};
+use pmu_regs::{Access, Location, RegisterInfo};
 
-/// A register as the simulator finds it by address.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Reg {
-    pub info: &'static RegisterInfo,
-    pub addr: &'static AddressInfo,
-}
-
-impl Reg {
-    /// The field called `name`, if the layout has one.
-    pub fn field(&self, name: &str) -> Option<&'static FieldInfo> {
-        self.info.field(name)
-    }
-}
+pub(crate) use crate::catalog::{Index, Reg};
 
 fn mask_of(info: &RegisterInfo, keep: impl Fn(Access) -> bool) -> u64 {
     info.fields
@@ -82,34 +70,5 @@ impl RegFile {
 
     pub fn put(&mut self, reg: &Reg, value: u64) {
         self.values.insert(reg.addr.location, value);
-    }
-}
-
-/// Every register of some processors by location.
-#[derive(Debug, Default)]
-pub(crate) struct Index {
-    by_location: HashMap<Location, Reg>,
-    by_name: HashMap<&'static str, Reg>,
-}
-
-impl Index {
-    pub fn add_processor(&mut self, processor: &'static pmu_regs::ProcessorInfo) {
-        for unit in processor.units {
-            for info in unit.registers.iter().copied() {
-                for addr in info.known_addresses() {
-                    self.by_location.insert(addr.location, Reg { info, addr });
-                    self.by_name.insert(addr.name, Reg { info, addr });
-                }
-            }
-        }
-    }
-
-    pub fn get(&self, location: &Location) -> Option<Reg> {
-        self.by_location.get(location).copied()
-    }
-
-    /// The register with concrete name `name`.
-    pub fn named(&self, name: &str) -> Option<Reg> {
-        self.by_name.get(name).copied()
     }
 }

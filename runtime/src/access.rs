@@ -5,7 +5,7 @@
 //! registers. Their methods accept only the matching address type, so passing a PCI register
 //! where an MSR is expected does not compile.
 
-use pmu_regs::{Msr, PciRegister, Register};
+use pmu_regs::{Msr, PciRegister, Register, RegisterInfo};
 
 use crate::error::{AccessError, Error, Op, Result, Target};
 use crate::pci::Bdf;
@@ -47,7 +47,11 @@ impl<T: PciAccess + ?Sized> PciAccess for &T {
 /// Checks a raw value before it is written to a register of layout `R`: it must fit, set no
 /// reserved bit, and the register must have something writable.
 fn check_write<R: Register>(op_target: Target, raw: u64) -> Result<()> {
-    let info = R::INFO;
+    check_write_info(R::INFO, op_target, raw)
+}
+
+/// [`check_write`] for a register known only by its metadata.
+pub(crate) fn check_write_info(info: &RegisterInfo, op_target: Target, raw: u64) -> Result<()> {
     // The caller names the register instance (`W_MSR_PMON_EVT_SEL2`), not the layout.
     let refuse = |kind| Err(Error::access(Op::Write, op_target, kind));
     if info.writable_mask == 0 {
@@ -157,38 +161,13 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
     /// high, low, high again, and retried if the high half moved, so a carry between the two
     /// halves cannot produce a torn value.
     pub fn read_raw<R: Register>(&self, reg: PciRegister<R>) -> Result<u64> {
-        let name = reg.name();
-        let off = reg.offset();
-        let dword = |o: u16| {
-            self.backend
-                .read_dword(self.bdf, o)
-                .map_err(|e| e.with_register(name))
-        };
-        if R::INFO.width == 32 {
-            return dword(off).map(u64::from);
-        }
-        let mut high = dword(off + 4)?;
-        for _ in 0..TEAR_RETRIES {
-            let low = dword(off)?;
-            let again = dword(off + 4)?;
-            if again == high {
-                return Ok((u64::from(high) << 32) | u64::from(low));
-            }
-            high = again;
-        }
-        // Still moving after several tries: the counter is advancing by 2^32 between reads,
-        // which a 48-bit counter cannot do; report it rather than return a torn value.
-        Err(Error::access(
-            Op::Read,
-            Target::Pci {
-                bdf: self.bdf,
-                offset: off,
-            },
-            AccessError::Unstable {
-                reads: TEAR_RETRIES,
-            },
+        read_pci_raw(
+            self.backend,
+            self.bdf,
+            reg.offset(),
+            R::INFO.width,
+            reg.name(),
         )
-        .with_register(name))
     }
 
     /// Writes a register, refusing read-only registers.
@@ -227,6 +206,45 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
         self.write(reg, new)?;
         Ok(new)
     }
+}
+
+/// Reads a `width`-bit register at `offset`: one dword, or for 64 bits (a 48-bit counter in
+/// two dwords) high, low, high again, retried if the high half moved, so that a carry between
+/// the halves cannot produce a torn value.
+pub(crate) fn read_pci_raw<B: PciAccess + ?Sized>(
+    backend: &B,
+    bdf: Bdf,
+    off: u16,
+    width: u32,
+    name: &'static str,
+) -> Result<u64> {
+    let dword = |o: u16| {
+        backend
+            .read_dword(bdf, o)
+            .map_err(|e| e.with_register(name))
+    };
+    if width == 32 {
+        return dword(off).map(u64::from);
+    }
+    let mut high = dword(off + 4)?;
+    for _ in 0..TEAR_RETRIES {
+        let low = dword(off)?;
+        let again = dword(off + 4)?;
+        if again == high {
+            return Ok((u64::from(high) << 32) | u64::from(low));
+        }
+        high = again;
+    }
+    // Still moving after several tries: a 48-bit counter cannot advance by 2^32 between two
+    // reads, so report it rather than return a torn value.
+    Err(Error::access(
+        Op::Read,
+        Target::Pci { bdf, offset: off },
+        AccessError::Unstable {
+            reads: TEAR_RETRIES,
+        },
+    )
+    .with_register(name))
 }
 
 /// `backend.on_cpu(3).read(REG)`: binds any MSR backend to a CPU.

@@ -167,6 +167,50 @@ pub enum Error {
     },
     /// A simulator-only operation was given something the simulator does not model.
     Sim(String),
+    /// The register has no such field, so the requested setting cannot be made.
+    UnsupportedField {
+        /// The register.
+        register: &'static str,
+        /// The setting asked for.
+        field: &'static str,
+    },
+    /// A value does not fit its field.
+    FieldTooWide(pmu_regs::FieldTooWide),
+    /// No such counter.
+    NoSuchCounter {
+        /// What was asked for (`C3 counter 9`, `IA32_PMC6`).
+        counter: String,
+        /// What exists.
+        available: String,
+    },
+    /// A sample interval outside what the counter can count.
+    BadInterval {
+        /// The interval asked for.
+        n: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// The counters are not frozen by a PMI, so there is no sample to read.
+    NotFrozen {
+        /// What was found.
+        reason: String,
+    },
+    /// A counter (or the PMI) is already used by someone else.
+    InUse {
+        /// The resource (`IA32_PMC2`, `IA32_FIXED_CTR1`, `the PMI`).
+        counter: String,
+        /// Who holds it, as IA32_PERF_GLOBAL_INUSE reports.
+        holder: String,
+    },
+    /// A value a legacy (sign-extending) counter write cannot produce.
+    NotRepresentable {
+        /// The counter.
+        counter: String,
+        /// The value.
+        value: u64,
+        /// Counter width.
+        width: u32,
+    },
 }
 
 impl Error {
@@ -277,7 +321,20 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Sim(msg) => f.write_str(msg),
+            Error::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
+            Error::FieldTooWide(e) => write!(f, "{e}"),
+            Error::NoSuchCounter { counter, available } => write!(f, "there is no {counter}; available: {available}"),
+            Error::BadInterval { n, max } => write!(f, "a sample interval of {n} events cannot be counted; choose 1 to {max}"),
+            Error::NotFrozen { reason } => write!(f, "no frozen sample to read: {reason}"),
+            Error::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
+            Error::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value"),
         }
+    }
+}
+
+impl From<pmu_regs::FieldTooWide> for Error {
+    fn from(e: pmu_regs::FieldTooWide) -> Self {
+        Error::FieldTooWide(e)
     }
 }
 

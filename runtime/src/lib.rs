@@ -10,6 +10,8 @@
 //!   with discovery of each socket's uncore devices. Both roots are configurable.
 //! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
 //! - [`sim::Sim`]: the simulated PMU.
+//! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
+//!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
 //! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
 //! - [`lookup`]: registers by name.
 //!
@@ -34,6 +36,7 @@ pub mod hierarchy;
 pub mod lookup;
 pub mod msr;
 pub mod pci;
+pub mod sampling;
 pub mod sim;
 pub mod topology;
 

@@ -535,3 +535,15 @@ impl Sim {
         )
     }
 }
+
+impl crate::sampling::uncore::UncoreSummary for Sim {
+    fn global_pmi(&self, socket: usize) -> Option<bool> {
+        self.uncore_pmi_pending(socket).ok()
+    }
+    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
+        Sim::s_summary(self, socket, s).ok()
+    }
+    fn acknowledge_pmi(&self, socket: usize) {
+        let _ = self.acknowledge_uncore_pmi(socket);
+    }
+}

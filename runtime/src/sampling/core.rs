@@ -1,0 +1,283 @@
+//! The architectural counters of one logical CPU (Intel SDM Vol. 3B chapter 18): how many
+//! and how wide (CPUID leaf 0AH), taking a counter only when IA32_PERF_GLOBAL_INUSE says it is
+//! free, and writing counters the way the processor allows.
+//!
+//! ```
+//! use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
+//! use pmu_runtime::sim::{Sim, SimConfig};
+//!
+//! let sim = Sim::new(SimConfig::default());
+//! let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a())?;
+//! pmu.take(0, false)?;                       // refuses a counter someone else holds
+//! pmu.arm(0, &CoreEventSelect::user(0x3C, 0x00), 1000)?;
+//! sim.inject_core(0, 0x3C, 0x00, 1000)?;
+//! assert_eq!(sim.pmis()[0].event, 1000);
+//! # Ok::<(), pmu_runtime::Error>(())
+//! ```
+
+use pmu_regs::arch::core::{
+    Ia32PerfEvtSel, IA32_A_PMC, IA32_PERFEVTSEL, IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_CTRL,
+    IA32_PERF_GLOBAL_INUSE, IA32_PMC,
+};
+
+use crate::access::{MsrAccess, MsrAccessExt, OnCpu};
+use crate::error::{Error, Result};
+use crate::sampling::preload;
+pub use crate::sim::Cpuid0A;
+
+/// CPUID leaf 0AH of the processor this code runs on, or `None` if it has none (not x86, or
+/// no architectural performance monitoring).
+pub fn host_cpuid_0a() -> Option<Cpuid0A> {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        let id = raw_cpuid::CpuId::new();
+        if id.get_vendor_info()?.as_str() != "GenuineIntel" {
+            return None;
+        }
+        let leaf = raw_cpuid::cpuid!(0x0A);
+        Some(Cpuid0A {
+            eax: leaf.eax,
+            ebx: leaf.ebx,
+            ecx: leaf.ecx,
+            edx: leaf.edx,
+        })
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        None
+    }
+}
+
+impl Cpuid0A {
+    /// Architectural performance-monitoring version (`EAX[7:0]`).
+    pub fn version(&self) -> u8 {
+        self.eax as u8
+    }
+    /// General-purpose counters per logical CPU (`EAX[15:8]`).
+    pub fn counters(&self) -> u8 {
+        (self.eax >> 8) as u8
+    }
+    /// Width of the general-purpose counters (`EAX[23:16]`).
+    pub fn width(&self) -> u8 {
+        (self.eax >> 16) as u8
+    }
+    /// Fixed counters (`EDX[4:0]`).
+    pub fn fixed_counters(&self) -> u8 {
+        (self.edx & 0x1F) as u8
+    }
+}
+
+/// What an architectural counter counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CoreEventSelect {
+    /// Event select.
+    pub ev_sel: u8,
+    /// Unit mask.
+    pub umask: u8,
+    /// Count at privilege levels above 0.
+    pub usr: bool,
+    /// Count at privilege level 0.
+    pub os: bool,
+    /// Count rising edges.
+    pub edge: bool,
+    /// Invert the counter-mask comparison.
+    pub inv: bool,
+    /// Counter mask.
+    pub cmask: u8,
+}
+
+impl CoreEventSelect {
+    /// An event counted in user mode only.
+    pub const fn user(ev_sel: u8, umask: u8) -> Self {
+        Self {
+            ev_sel,
+            umask,
+            usr: true,
+            os: false,
+            edge: false,
+            inv: false,
+            cmask: 0,
+        }
+    }
+}
+
+/// The architectural PMU of one logical CPU.
+pub struct CorePmu<'a, B: MsrAccess + ?Sized> {
+    cpu: OnCpu<'a, B>,
+    cpuid: Cpuid0A,
+    fw_write: bool,
+}
+
+impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
+    /// The PMU of `cpu`, as `cpuid` (leaf 0AH of that CPU) describes it; reads
+    /// IA32_PERF_CAPABILITIES to learn whether full-width writes are available.
+    pub fn new(backend: &'a B, cpu: u32, cpuid: Cpuid0A) -> Result<Self> {
+        let on = backend.on_cpu(cpu);
+        let fw_write = on.read(IA32_PERF_CAPABILITIES)?.fw_write();
+        Ok(Self {
+            cpu: on,
+            cpuid,
+            fw_write,
+        })
+    }
+
+    /// CPUID leaf 0AH as given.
+    pub fn cpuid(&self) -> Cpuid0A {
+        self.cpuid
+    }
+
+    /// Whether counters are written through IA32_A_PMCx (FW_WRITE).
+    pub fn full_width_writes(&self) -> bool {
+        self.fw_write
+    }
+
+    fn check(&self, n: u32) -> Result<()> {
+        let count = u32::from(self.cpuid.counters()).min(IA32_PMC.len() as u32);
+        if n < count {
+            Ok(())
+        } else {
+            Err(Error::NoSuchCounter {
+                counter: format!("IA32_PMC{n}"),
+                available: format!(
+                    "IA32_PMC0-{} (CPUID.0AH:EAX[15:8] = {})",
+                    count.saturating_sub(1),
+                    self.cpuid.counters()
+                ),
+            })
+        }
+    }
+
+    fn width_mask(&self) -> u64 {
+        let w = u32::from(self.cpuid.width());
+        if w >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << w) - 1
+        }
+    }
+
+    /// Claims general-purpose counter `n`: refused if IA32_PERF_GLOBAL_INUSE (or, before
+    /// version 4, the counter's event select) shows another user, unless `force`.
+    pub fn take(&self, n: u32, force: bool) -> Result<()> {
+        self.check(n)?;
+        if force {
+            return Ok(());
+        }
+        let busy = if self.cpuid.version() >= 4 {
+            self.cpu.read(IA32_PERF_GLOBAL_INUSE)?.perfevtsel_in_use(n)
+        } else {
+            // The same test INUSE makes: event select bits 7:0 non-zero.
+            self.cpu.read(IA32_PERFEVTSEL[n as usize])?.ev_sel() != 0
+        };
+        if busy {
+            return Err(Error::InUse {
+                counter: format!("IA32_PMC{n}"),
+                holder: format!("its event select IA32_PERFEVTSEL{n} has a non-zero event; choose another counter"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Claims fixed counter `i` (refused if its IA32_FIXED_CTR_CTRL field is non-zero).
+    pub fn take_fixed(&self, i: u32, force: bool) -> Result<()> {
+        if i >= u32::from(self.cpuid.fixed_counters()).min(3) {
+            return Err(Error::NoSuchCounter {
+                counter: format!("IA32_FIXED_CTR{i}"),
+                available: format!("{} fixed counters", self.cpuid.fixed_counters()),
+            });
+        }
+        if force || self.cpuid.version() < 4 {
+            return Ok(());
+        }
+        let inuse = self.cpu.read(IA32_PERF_GLOBAL_INUSE)?;
+        let busy = [inuse.fc0_in_use(), inuse.fc1_in_use(), inuse.fc2_in_use()][i as usize];
+        if busy {
+            return Err(Error::InUse {
+                counter: format!("IA32_FIXED_CTR{i}"),
+                holder: format!("IA32_FIXED_CTR_CTRL.en{i} is non-zero"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Claims the PMI: refused if some counter already interrupts on overflow (PMI_InUse).
+    pub fn take_pmi(&self, force: bool) -> Result<()> {
+        if force || self.cpuid.version() < 4 {
+            return Ok(());
+        }
+        if self.cpu.read(IA32_PERF_GLOBAL_INUSE)?.pmi_in_use() {
+            return Err(Error::InUse {
+                counter: "the PMI".into(),
+                holder:
+                    "an IA32_PERFEVTSELx.INT, IA32_FIXED_CTR_CTRL.ENi_PMI or PEBS enable bit is set"
+                        .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Sets counter `n` to `value`: through IA32_A_PMCn when full-width writes exist, else
+    /// through IA32_PMCn, whose write keeps only the sign extension of bits 31:0; a value that
+    /// cannot be made that way is refused before anything is written.
+    pub fn write_counter(&self, n: u32, value: u64) -> Result<()> {
+        self.check(n)?;
+        let width = u32::from(self.cpuid.width());
+        let name = || format!("IA32_PMC{n}");
+        if value & !self.width_mask() != 0 {
+            return Err(Error::NotRepresentable {
+                counter: name(),
+                value,
+                width,
+            });
+        }
+        if self.fw_write {
+            return self.cpu.write_raw(IA32_A_PMC[n as usize], value);
+        }
+        let stored = (value as u32 as i32 as i64 as u64) & self.width_mask();
+        if stored != value {
+            return Err(Error::NotRepresentable {
+                counter: name(),
+                value,
+                width,
+            });
+        }
+        self.cpu.write_raw(IA32_PMC[n as usize], value)
+    }
+
+    /// Reads counter `n`.
+    pub fn read_counter(&self, n: u32) -> Result<u64> {
+        self.check(n)?;
+        Ok(self.cpu.read(IA32_PMC[n as usize])?.count() & self.width_mask())
+    }
+
+    /// Programs counter `n` for `sel` and enables it in its event select and in
+    /// IA32_PERF_GLOBAL_CTRL.
+    pub fn program(&self, n: u32, sel: &CoreEventSelect, interrupt: bool) -> Result<()> {
+        self.check(n)?;
+        let v = Ia32PerfEvtSel::RESET
+            .with_ev_sel(sel.ev_sel)
+            .with_umask(sel.umask)
+            .with_usr(sel.usr)
+            .with_os(sel.os)
+            .with_edge(sel.edge)
+            .with_inv(sel.inv)
+            .with_cmask(sel.cmask)
+            .with_int(interrupt)
+            .with_en(true);
+        self.cpu.write(IA32_PERFEVTSEL[n as usize], v)?;
+        if self.cpuid.version() >= 2 {
+            self.cpu
+                .modify(IA32_PERF_GLOBAL_CTRL, |g| g.with_pmc_en(n, true))?;
+        }
+        Ok(())
+    }
+
+    /// Interrupts after exactly `n_events` events on counter `n`: preloads `2^width - N` and
+    /// programs the counter with INT set.
+    pub fn arm(&self, n: u32, sel: &CoreEventSelect, n_events: u64) -> Result<()> {
+        self.check(n)?;
+        let start = preload(n_events, u32::from(self.cpuid.width()))?;
+        self.write_counter(n, start)?;
+        self.program(n, sel, true)
+    }
+}

@@ -5,7 +5,7 @@
 //! registers. Their methods accept only the matching address type, so passing a PCI register
 //! where an MSR is expected does not compile.
 
-use pmu_regs::{Msr, PciRegister, Register, RegisterInfo};
+use pmu_regs::{AddressInfo, Location, Msr, PciRegister, Register, RegisterInfo};
 
 use crate::error::{AccessError, Error, Op, Result, Target};
 use crate::pci::Bdf;
@@ -264,3 +264,81 @@ pub trait PciAccessExt: PciAccess {
     }
 }
 impl<T: PciAccess + ?Sized> PciAccessExt for T {}
+
+/// Where one register instance is reached on a machine: the CPU for an MSR, the device for a
+/// PCI register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Through this logical CPU.
+    Cpu(u32),
+    /// In this device's configuration space.
+    Device(Bdf),
+}
+
+fn place_mismatch(addr: &AddressInfo, place: Place) -> Error {
+    Error::BadValue {
+        text: format!("{place:?}"),
+        expected: format!(
+            "{} for {}",
+            match addr.location {
+                Location::Msr(_) => "a CPU (it is an MSR)",
+                Location::Pci { .. } => "a PCI device (it is in PCI config space)",
+            },
+            addr.name
+        ),
+    }
+}
+
+/// Reads a register instance known only by its metadata (what tools that take register names
+/// use); 64-bit PCI registers are read tear-free.
+pub fn read_by_info<B: MsrAccess + PciAccess + ?Sized>(
+    backend: &B,
+    info: &RegisterInfo,
+    addr: &'static AddressInfo,
+    place: Place,
+) -> Result<u64> {
+    match (addr.location, place) {
+        (Location::Msr(a), Place::Cpu(cpu)) => backend
+            .read_msr(cpu, a)
+            .map_err(|e| e.with_register(addr.name)),
+        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+            read_pci_raw(backend, bdf, offset, info.width, addr.name)
+        }
+        _ => Err(place_mismatch(addr, place)),
+    }
+}
+
+/// Writes a register instance known only by its metadata, with the typed layer's checks
+/// (read-only register, value too wide, reserved bits) made before anything is written.
+pub fn write_by_info<B: MsrAccess + PciAccess + ?Sized>(
+    backend: &B,
+    info: &RegisterInfo,
+    addr: &'static AddressInfo,
+    place: Place,
+    raw: u64,
+) -> Result<()> {
+    let name = addr.name;
+    match (addr.location, place) {
+        (Location::Msr(a), Place::Cpu(cpu)) => {
+            check_write_info(info, Target::Msr { cpu, address: a }, raw)
+                .map_err(|e| e.with_register(name))?;
+            backend
+                .write_msr(cpu, a, raw)
+                .map_err(|e| e.with_register(name))
+        }
+        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+            check_write_info(info, Target::Pci { bdf, offset }, raw)
+                .map_err(|e| e.with_register(name))?;
+            backend
+                .write_dword(bdf, offset, raw as u32)
+                .map_err(|e| e.with_register(name))?;
+            if info.width == 64 {
+                backend
+                    .write_dword(bdf, offset + 4, (raw >> 32) as u32)
+                    .map_err(|e| e.with_register(name))?;
+            }
+            Ok(())
+        }
+        _ => Err(place_mismatch(addr, place)),
+    }
+}

@@ -163,7 +163,41 @@ pub enum Error {
         /// The name given.
         name: String,
         /// Close matches.
-        suggestions: Vec<&'static str>,
+        suggestions: Vec<String>,
+    },
+    /// A register has no field of that name.
+    UnknownField {
+        /// The register.
+        register: &'static str,
+        /// The name given.
+        field: String,
+        /// Close matches.
+        suggestions: Vec<String>,
+        /// Every field name, for the message.
+        fields: String,
+    },
+    /// The field cannot be written.
+    ReadOnlyField {
+        /// The register.
+        register: &'static str,
+        /// The field.
+        field: &'static str,
+        /// Its access kind.
+        access: &'static str,
+    },
+    /// A value that could not be parsed.
+    BadValue {
+        /// What was given.
+        text: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// A register name without an instance where one is needed.
+    NeedsInstance {
+        /// The name given.
+        name: String,
+        /// The instances there are.
+        instances: String,
     },
     /// A simulator-only operation was given something the simulator does not model.
     Sim(String),
@@ -321,6 +355,17 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Sim(msg) => f.write_str(msg),
+            Error::UnknownField { register, field, suggestions, fields } => {
+                write!(f, "{register} has no field {field}")?;
+                if suggestions.is_empty() {
+                    write!(f, "; its fields are: {fields}")
+                } else {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))
+                }
+            }
+            Error::ReadOnlyField { register, field, access } => write!(f, "{register}.{field} is {access} (read-only) and cannot be set; leave it out"),
+            Error::BadValue { text, expected } => write!(f, "`{text}` is not valid here: expected {expected}"),
+            Error::NeedsInstance { name, instances } => write!(f, "{name} names a register layout, not one register; name an instance: {instances}"),
             Error::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
             Error::FieldTooWide(e) => write!(f, "{e}"),
             Error::NoSuchCounter { counter, available } => write!(f, "there is no {counter}; available: {available}"),

@@ -13,7 +13,7 @@
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
 //!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
 //! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
-//! - [`lookup`]: registers by name.
+//! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //!
 //! ```
 //! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
@@ -31,6 +31,7 @@
 
 pub mod access;
 mod catalog;
+pub mod codec;
 pub mod error;
 pub mod hierarchy;
 pub mod lookup;
@@ -40,5 +41,8 @@ pub mod sampling;
 pub mod sim;
 pub mod topology;
 
-pub use access::{MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess, PciAccessExt};
+pub use access::{
+    read_by_info, write_by_info, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess, PciAccessExt,
+    Place,
+};
 pub use error::{AccessError, Error, Op, Result, Target};

@@ -60,20 +60,24 @@ pub fn find(name: &str) -> Result<Found> {
 
 /// The `max` candidates closest to `name` by edit distance (case-insensitive), closest first;
 /// only those close enough to be a plausible typo.
-pub fn suggest(
+pub fn suggest<'a>(
     name: &str,
-    candidates: impl Iterator<Item = &'static str>,
+    candidates: impl Iterator<Item = &'a str>,
     max: usize,
-) -> Vec<&'static str> {
+) -> Vec<String> {
     let target = name.to_ascii_uppercase();
     let limit = (target.len() / 3).max(2);
-    let mut scored: Vec<(usize, &'static str)> = candidates
+    let mut scored: Vec<(usize, &'a str)> = candidates
         .map(|c| (edit_distance(&target, &c.to_ascii_uppercase()), c))
         .filter(|(d, _)| *d <= limit)
         .collect();
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(max).map(|(_, c)| c).collect()
+    scored
+        .into_iter()
+        .take(max)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 /// Levenshtein distance.
@@ -113,7 +117,10 @@ mod tests {
         let Err(Error::UnknownRegister { suggestions, .. }) = find("W_MSR_PMON_EVT_SLE2") else {
             panic!("a typo must not match");
         };
-        assert_eq!(suggestions.first(), Some(&"W_MSR_PMON_EVT_SEL2"));
+        assert_eq!(
+            suggestions.first().map(String::as_str),
+            Some("W_MSR_PMON_EVT_SEL2")
+        );
         let msg = find("W_MSR_PMON_EVT_SEL9").unwrap_err().to_string();
         assert!(msg.contains("did you mean"), "{msg}");
         let Err(Error::UnknownRegister { suggestions, .. }) = find("completely different") else {

@@ -318,34 +318,42 @@ impl UncoreDevices {
 
     /// The device that holds `reg` on `socket`.
     pub fn bdf<R>(&self, socket: usize, reg: PciRegister<R>) -> Result<Bdf> {
-        let device = || {
-            format!(
-                "{INTEL_VENDOR_ID:04x}:{:04x} dev {} fn {}",
-                reg.device_id(),
-                reg.device(),
-                reg.function()
-            )
-        };
+        self.bdf_at(
+            socket,
+            reg.device_id(),
+            reg.device(),
+            reg.function(),
+            reg.name(),
+        )
+    }
+
+    /// The device with this id, device number and function on `socket`; `name` is the
+    /// register asked about, for the error.
+    pub fn bdf_at(
+        &self,
+        socket: usize,
+        device_id: u16,
+        device: u8,
+        function: u8,
+        name: &'static str,
+    ) -> Result<Bdf> {
+        let wanted = || format!("{INTEL_VENDOR_ID:04x}:{device_id:04x} dev {device} fn {function}");
         let s = self
             .sockets
             .get(socket)
             .ok_or_else(|| Error::DeviceNotFound {
-                register: reg.name(),
+                register: name,
                 socket,
-                device: format!("{} (only {} socket(s) found)", device(), self.sockets.len()),
+                device: format!("{} (only {} socket(s) found)", wanted(), self.sockets.len()),
             })?;
         s.devices
             .iter()
-            .find(|(id, bdf)| {
-                *id == reg.device_id()
-                    && bdf.device == reg.device()
-                    && bdf.function == reg.function()
-            })
+            .find(|(id, bdf)| *id == device_id && bdf.device == device && bdf.function == function)
             .map(|(_, bdf)| *bdf)
             .ok_or_else(|| Error::DeviceNotFound {
-                register: reg.name(),
+                register: name,
                 socket,
-                device: device(),
+                device: wanted(),
             })
     }
 }

@@ -235,6 +235,41 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         write_pci_reg(self.backend, self.bdf, &ctl, raw)
     }
 
+    /// Saves the control registers of counters `counters`, to put back with [`Self::restore`].
+    pub fn save(&self, counters: &[usize]) -> Result<Vec<(usize, u64)>> {
+        counters
+            .iter()
+            .map(|&i| {
+                let (ctl, _) = self.counter_regs(i)?;
+                let Location::Pci { offset, .. } = ctl.addr.location else {
+                    return Err(Error::Sim(format!("{} is not in PCI space", ctl.addr.name)));
+                };
+                let v = read_pci_raw(
+                    self.backend,
+                    self.bdf,
+                    offset,
+                    ctl.info.width,
+                    ctl.addr.name,
+                )?;
+                Ok((i, v & !ctl.info.reserved_mask))
+            })
+            .collect()
+    }
+
+    /// Writes saved control registers back; every write is attempted, the first error returned.
+    pub fn restore(&self, saved: &[(usize, u64)]) -> Result<()> {
+        let mut first_error = None;
+        for &(i, v) in saved {
+            let r = self
+                .counter_regs(i)
+                .and_then(|(ctl, _)| write_pci_reg(self.backend, self.bdf, &ctl, v));
+            if let Err(e) = r {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
     /// Reads counter `i` (48 bits, read tear-free).
     pub fn read_counter(&self, i: usize) -> Result<u64> {
         let (_, ctr) = self.counter_regs(i)?;
@@ -287,6 +322,11 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
                 ..E5EventSelect::default()
             },
         )
+    }
+
+    /// The name of counter `i` (`HA_PCI_PMON_CTR0`).
+    pub fn counter_name(&self, i: usize) -> Option<&'static str> {
+        self.counters.get(i).map(|r| r.addr.name)
     }
 
     /// The instance name (`HA`, `P0`, `P1`).

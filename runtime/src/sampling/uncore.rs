@@ -188,6 +188,13 @@ pub struct Sample {
     u_status: u64,
 }
 
+/// Register values saved before programming counters, to put back afterwards.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    /// Registers and their values, in the order they were saved.
+    values: Vec<(Reg, u64)>,
+}
+
 /// The Xeon 7500 uncore of one socket, reached through one of its CPUs.
 pub struct Uncore<'a, B: MsrAccess + UncoreSummary + ?Sized> {
     backend: &'a B,
@@ -310,6 +317,41 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         })?;
         let value = f.extract(old) | 1 << bit;
         self.write(&reg, f.insert(reg.addr.name, old, value)?)
+    }
+
+    /// Saves what programming `counters` would change: the U-box global control, their
+    /// boxes' GLOBAL_CTL, and their control registers.
+    pub fn save(&self, counters: &[UncoreCounter]) -> Result<Saved> {
+        let mut regs: Vec<Reg> = vec![self.nhm.u_ctl];
+        for c in counters {
+            let (b, counter) = lookup(*c)?;
+            regs.extend(b.ctl.iter().copied());
+            regs.push(counter.ctl);
+        }
+        let mut values: Vec<(Reg, u64)> = Vec::new();
+        for r in regs {
+            if values
+                .iter()
+                .any(|(v, _)| v.addr.location == r.addr.location)
+            {
+                continue;
+            }
+            values.push((r, self.read(&r)? & !r.info.reserved_mask));
+        }
+        Ok(Saved { values })
+    }
+
+    /// Puts saved registers back: the global control first (so counting stops, or resumes,
+    /// before anything else changes), then box controls, then counter controls. Every write is
+    /// attempted; the first error is returned.
+    pub fn restore(&self, saved: &Saved) -> Result<()> {
+        let mut first_error = None;
+        for (r, v) in &saved.values {
+            if let Err(e) = self.write(r, *v) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Starts counting: sets U_MSR_PMON_GLOBAL_CTL.en_all and clears rst_all in the same

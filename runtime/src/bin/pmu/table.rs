@@ -1,0 +1,60 @@
+//! Aligned text tables.
+
+/// A table: a header row and data rows, columns padded to the widest cell. Columns listed in
+/// `right` are right-aligned (numbers).
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    right: Vec<usize>,
+}
+
+impl Table {
+    pub fn new(header: &[&str]) -> Self {
+        Self {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            right: Vec::new(),
+        }
+    }
+
+    pub fn right_align(mut self, columns: &[usize]) -> Self {
+        self.right = columns.to_vec();
+        self
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let columns = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(columns) {
+                widths[i] = widths[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, c) in r.iter().enumerate().take(columns) {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                let pad = widths[i] - c.chars().count();
+                if self.right.contains(&i) {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(c);
+                } else {
+                    line.push_str(c);
+                    if i + 1 < columns {
+                        line.push_str(&" ".repeat(pad));
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}

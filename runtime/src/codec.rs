@@ -1,0 +1,314 @@
+//! Register values to named fields and back, for any register, from the metadata: what
+//! `pmu decode` and `pmu encode` print and parse.
+
+use pmu_regs::{Access, FieldInfo, RegisterInfo};
+
+use crate::error::{Error, Result};
+use crate::lookup::suggest;
+
+/// One field of a decoded value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedField {
+    /// Field name; for an element of a CPUID-sized bit array, the concrete name (`PMC3_EN`).
+    pub name: String,
+    /// Most significant bit.
+    pub msb: u32,
+    /// Least significant bit.
+    pub lsb: u32,
+    /// Access kind.
+    pub access: Access,
+    /// The field's value.
+    pub value: u64,
+    /// The name of the value, where the guide defines one.
+    pub meaning: Option<&'static str>,
+    /// What the value means, where the guide defines it.
+    pub meaning_description: Option<&'static str>,
+}
+
+/// A register value split into fields.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// The register.
+    pub register: &'static RegisterInfo,
+    /// The raw value.
+    pub raw: u64,
+    /// Every named field, most significant first (reserved and ignored bits are reported in
+    /// the masks below instead).
+    pub fields: Vec<DecodedField>,
+    /// Bits that must be written as zero but are set.
+    pub reserved_set: u64,
+    /// Ignored bits that are set (they read as zero on hardware).
+    pub ignored_set: u64,
+    /// Bits above the register width that are set.
+    pub beyond_width: u64,
+}
+
+impl Decoded {
+    /// Whether the value could be written as it is.
+    pub fn is_clean(&self) -> bool {
+        self.reserved_set == 0 && self.beyond_width == 0
+    }
+}
+
+/// Splits `raw` into the fields of `info`.
+pub fn decode(info: &'static RegisterInfo, raw: u64) -> Decoded {
+    let mut fields = Vec::new();
+    for f in info.fields.iter().filter(|f| !f.is_placeholder()) {
+        match f.repeat {
+            Some(rep) => {
+                for n in (0..rep.max_count).rev() {
+                    let lsb = f.lsb + n * rep.element_width;
+                    let msb = lsb + rep.element_width - 1;
+                    let mask = if rep.element_width >= 64 {
+                        u64::MAX
+                    } else {
+                        (1 << rep.element_width) - 1
+                    };
+                    fields.push(DecodedField {
+                        name: f.name.replace("{n}", &n.to_string()),
+                        msb,
+                        lsb,
+                        access: f.access,
+                        value: (raw >> lsb) & mask,
+                        meaning: None,
+                        meaning_description: None,
+                    });
+                }
+            }
+            None => {
+                let value = f.extract(raw);
+                let named = f.value_name(value);
+                fields.push(DecodedField {
+                    name: f.name.to_string(),
+                    msb: f.msb,
+                    lsb: f.lsb,
+                    access: f.access,
+                    value,
+                    meaning: named.map(|v| v.name),
+                    meaning_description: named.map(|v| v.description),
+                });
+            }
+        }
+    }
+    let beyond_width = if info.width >= 64 {
+        0
+    } else {
+        raw >> info.width << info.width
+    };
+    Decoded {
+        register: info,
+        raw,
+        fields,
+        reserved_set: raw & info.reserved_mask,
+        ignored_set: raw & info.ignored_mask,
+        beyond_width,
+    }
+}
+
+/// Parses a number as users type it: `0x1F`, `31`, `0b11111`, with optional `_` separators.
+pub fn parse_number(text: &str) -> Result<u64> {
+    let t = text.trim().replace('_', "");
+    let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        u64::from_str_radix(b, 2)
+    } else {
+        t.parse::<u64>()
+    };
+    parsed.map_err(|_| Error::BadValue {
+        text: text.to_string(),
+        expected: "a number: hex (0x1f), decimal (31) or binary (0b11111), at most 64 bits".into(),
+    })
+}
+
+/// A field to set: the field, the element index for bit arrays, and its position.
+struct Target {
+    field: &'static FieldInfo,
+    lsb: u32,
+    width: u32,
+}
+
+/// Finds field `name` of `info`: a field name (case-insensitive), or for a CPUID-sized bit
+/// array its element's concrete name (`PMC3_EN` for `PMC{n}_EN`).
+fn find_field(info: &'static RegisterInfo, name: &str) -> Option<Target> {
+    for f in info.fields.iter().filter(|f| !f.is_placeholder()) {
+        match f.repeat {
+            None if f.name.eq_ignore_ascii_case(name) => {
+                return Some(Target {
+                    field: f,
+                    lsb: f.lsb,
+                    width: f.width(),
+                })
+            }
+            Some(rep) => {
+                for n in 0..rep.max_count {
+                    if f.name
+                        .replace("{n}", &n.to_string())
+                        .eq_ignore_ascii_case(name)
+                    {
+                        return Some(Target {
+                            field: f,
+                            lsb: f.lsb + n * rep.element_width,
+                            width: rep.element_width,
+                        });
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    None
+}
+
+/// Every name `find_field` accepts, for suggestions.
+fn field_names(info: &'static RegisterInfo) -> Vec<String> {
+    let mut names = Vec::new();
+    for f in info.fields.iter().filter(|f| !f.is_placeholder()) {
+        match f.repeat {
+            None => names.push(f.name.to_string()),
+            Some(rep) => {
+                names.extend((0..rep.max_count).map(|n| f.name.replace("{n}", &n.to_string())))
+            }
+        }
+    }
+    names
+}
+
+/// Sets fields of `base` from `field=value` assignments. A value is a number or, where the
+/// guide names the field's values, one of those names. Refused: an unknown field (the nearest
+/// names are suggested), a read-only field, a value too wide for its field.
+pub fn encode(
+    info: &'static RegisterInfo,
+    base: u64,
+    assignments: &[(String, String)],
+) -> Result<u64> {
+    let mut raw = base;
+    for (name, text) in assignments {
+        let Some(t) = find_field(info, name) else {
+            let names = field_names(info);
+            return Err(Error::UnknownField {
+                register: info.name,
+                field: name.clone(),
+                suggestions: suggest(name, names.iter().map(String::as_str), 3),
+                fields: names.join(", "),
+            });
+        };
+        if !t.field.access.is_writable() {
+            return Err(Error::ReadOnlyField {
+                register: info.name,
+                field: t.field.name,
+                access: t.field.access.as_str(),
+            });
+        }
+        let value = match t
+            .field
+            .values
+            .iter()
+            .find(|v| v.name.eq_ignore_ascii_case(text))
+        {
+            Some(v) => v.value,
+            None => parse_number(text).map_err(|_| Error::BadValue {
+                text: text.clone(),
+                expected: if t.field.values.is_empty() {
+                    format!("a number for {}", t.field.name)
+                } else {
+                    format!(
+                        "a number or one of {} for {}",
+                        t.field
+                            .values
+                            .iter()
+                            .map(|v| v.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        t.field.name
+                    )
+                },
+            })?,
+        };
+        let max = if t.width >= 64 {
+            u64::MAX
+        } else {
+            (1 << t.width) - 1
+        };
+        if value > max {
+            return Err(Error::FieldTooWide(pmu_regs::FieldTooWide {
+                register: info.name,
+                field: t.field.name,
+                width: t.width,
+                value,
+            }));
+        }
+        raw = (raw & !(max << t.lsb)) | (value << t.lsb);
+    }
+    Ok(raw)
+}
+
+/// Splits `field=value` words.
+pub fn parse_assignments(words: &[String]) -> Result<Vec<(String, String)>> {
+    words
+        .iter()
+        .map(|w| {
+            w.split_once('=')
+                .map(|(f, v)| (f.trim().to_string(), v.trim().to_string()))
+                .filter(|(f, v)| !f.is_empty() && !v.is_empty())
+                .ok_or_else(|| Error::BadValue {
+                    text: w.clone(),
+                    expected: "field=value, e.g. ev_sel=0x3c".into(),
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lookup::find;
+
+    #[test]
+    fn decode_names_values_and_flags_reserved_bits() {
+        let info = find("W_MSR_PMON_EVT_SEL2").unwrap().info;
+        let d = decode(info, 1 << 50 | 1 << 23 | 0x0f01);
+        assert_eq!(d.reserved_set, 1 << 50);
+        let inv = d.fields.iter().find(|f| f.name == "invert").unwrap();
+        assert_eq!((inv.value, inv.meaning), (1, Some("lt")));
+        assert!(!d.is_clean());
+        let info = find("IA32_PERF_GLOBAL_CTRL").unwrap().info;
+        let d = decode(info, 1 << 3);
+        assert!(d.fields.iter().any(|f| f.name == "PMC3_EN" && f.value == 1));
+    }
+
+    #[test]
+    fn encode_accepts_numbers_and_value_names_and_refuses_bad_input() {
+        let info = find("W_MSR_PMON_EVT_SEL0").unwrap().info;
+        let a =
+            parse_assignments(&["ev_sel=0x3c".into(), "INVERT=lt".into(), "en=1".into()]).unwrap();
+        assert_eq!(
+            encode(info, info.reset, &a).unwrap(),
+            0x3c | 1 << 23 | 1 << 22
+        );
+        let e = encode(info, 0, &[("ev_sle".into(), "1".into())]).unwrap_err();
+        assert!(e.to_string().contains("did you mean ev_sel"), "{e}");
+        let e = encode(info, 0, &[("umask".into(), "0x100".into())]).unwrap_err();
+        assert!(matches!(e, Error::FieldTooWide(_)), "{e}");
+        let e = encode(info, 0, &[("invert".into(), "maybe".into())]).unwrap_err();
+        assert!(e.to_string().contains("ge, lt"), "{e}");
+        let status = find("IA32_PERF_GLOBAL_STATUS").unwrap().info;
+        let e = encode(status, 0, &[("cond_chgd".into(), "1".into())]).unwrap_err();
+        assert!(matches!(e, Error::ReadOnlyField { .. }), "{e}");
+        let ctrl = find("IA32_PERF_GLOBAL_CTRL").unwrap().info;
+        assert_eq!(
+            encode(ctrl, 0, &[("pmc2_en".into(), "1".into())]).unwrap(),
+            1 << 2
+        );
+        assert!(parse_assignments(&["ev_sel".into()]).is_err());
+    }
+
+    #[test]
+    fn numbers_parse_in_hex_decimal_and_binary() {
+        assert_eq!(parse_number("0x1F").unwrap(), 31);
+        assert_eq!(parse_number("31").unwrap(), 31);
+        assert_eq!(parse_number("0b1_1111").unwrap(), 31);
+        assert!(parse_number("0x1_0000_0000_0000_0000").is_err());
+        assert!(parse_number("thirty").is_err());
+    }
+}

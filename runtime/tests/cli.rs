@@ -1,0 +1,480 @@
+//! End-to-end tests of the `pmu` command: every subcommand and its error paths, against
+//! temporary file trees and `--sim`, with the human output kept as insta snapshots.
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn pmu() -> Command {
+    Command::cargo_bin("pmu").expect("the pmu binary is built")
+}
+
+/// Runs `pmu args...` and returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = pmu().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A machine root: ROOT/dev/cpu/{0,1}/msr, ROOT/sys CPU topology (CPU 0 socket 0, CPU 1
+/// socket 1), and an HA device on bus 0x3f.
+fn machine() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for cpu in 0..2 {
+        let d = root.path().join(format!("dev/cpu/{cpu}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::File::create(d.join("msr"))
+            .unwrap()
+            .set_len(0x1000)
+            .unwrap();
+        let t = root
+            .path()
+            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
+        fs::create_dir_all(&t).unwrap();
+        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
+    }
+    let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
+    fs::create_dir_all(&ha).unwrap();
+    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
+    fs::write(ha.join("device"), "0x3c46\n").unwrap();
+    fs::File::create(ha.join("config"))
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    root
+}
+
+fn peek(path: &Path, offset: u64) -> u64 {
+    let mut b = [0u8; 8];
+    fs::File::open(path)
+        .unwrap()
+        .read_exact_at(&mut b, offset)
+        .unwrap();
+    u64::from_le_bytes(b)
+}
+
+fn poke(path: &Path, offset: u64, value: u64) {
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .write_all_at(&value.to_le_bytes(), offset)
+        .unwrap();
+}
+
+fn redact(text: &str, root: &Path) -> String {
+    text.replace(&root.display().to_string(), "ROOT")
+}
+
+#[test]
+fn list_prints_a_table_per_instance() {
+    let (code, out, _) = run(&["list", "--processor", "xeon-e5-2600", "--unit", "HA"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("list_ha", out);
+}
+
+#[test]
+fn list_json_follows_the_documented_schema() {
+    let (code, out, _) = run(&["list", "--json"]);
+    assert_eq!(code, 0);
+    let items: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items = items.as_array().unwrap();
+    assert!(
+        items.len() > 300,
+        "every register instance: {}",
+        items.len()
+    );
+    for item in items {
+        for key in [
+            "name",
+            "processor",
+            "unit",
+            "space",
+            "address",
+            "width",
+            "fields",
+        ] {
+            assert!(item.get(key).is_some(), "{key} missing in {item}");
+        }
+        for f in item["fields"].as_array().unwrap() {
+            for key in ["name", "lsb", "msb", "access", "reset"] {
+                assert!(f.get(key).is_some(), "{key} missing in {f}");
+            }
+        }
+    }
+    let sel2 = items
+        .iter()
+        .find(|i| i["name"] == "W_MSR_PMON_EVT_SEL2")
+        .unwrap();
+    assert_eq!(sel2["address"], 0xC94);
+    assert_eq!(sel2["space"], "msr");
+    let q = items
+        .iter()
+        .find(|i| i["name"] == "Q_P1_PCI_PMON_CTL3")
+        .unwrap();
+    assert_eq!(
+        (
+            q["offset"].as_u64(),
+            q["device_id"].as_u64(),
+            q["function"].as_u64()
+        ),
+        (Some(0xE4), Some(0x3C42), Some(2))
+    );
+    let summary = items
+        .iter()
+        .find(|i| i["name"] == "U_MSR_PMON_GLOBAL_SUMMARY")
+        .unwrap();
+    assert!(summary["address"].is_null() && summary["address_unknown"].is_string());
+}
+
+#[test]
+fn list_with_an_unknown_unit_is_a_usage_error() {
+    let (code, _, err) = run(&["list", "--unit", "Z"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unit ("), "{err}");
+}
+
+#[test]
+fn decode_splits_fields_and_flags_reserved_bits_loudly() {
+    let (code, out, err) = run(&["decode", "w_msr_pmon_evt_sel2", "0x4000000d00f01"]);
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("reserved bits 0x4000000000000 are set"),
+        "{err}"
+    );
+    insta::assert_snapshot!("decode_w_evt_sel", out);
+    let (_, json, _) = run(&["decode", "WEvtSel", "1234", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["value"], 1234);
+    assert_eq!(
+        v["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "ev_sel")
+            .unwrap()["value"],
+        1234 & 0xff
+    );
+}
+
+#[test]
+fn decode_errors_are_usage_errors_with_suggestions() {
+    let (code, _, err) = run(&["decode", "W_MSR_PMON_EVT_SLE2", "1"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("decode_typo", err);
+    let (code, _, err) = run(&["decode", "W_MSR_PMON_EVT_SEL2", "12g"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("hex (0x1f)"), "{err}");
+}
+
+#[test]
+fn encode_starts_from_reset_and_refuses_bad_fields() {
+    let (code, out, _) = run(&[
+        "encode",
+        "IA32_FIXED_CTR_CTRL",
+        "en1=usr",
+        "en1_pmi=1",
+        "en2=3",
+    ]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("encode_fixed_ctrl", out);
+    let (code, _, err) = run(&["encode", "IA32_PERFEVTSEL0", "evsel=1"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("encode_unknown_field", err);
+    let (code, _, err) = run(&["encode", "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel=16"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("encode_too_wide", err);
+    let (code, _, err) = run(&["encode", "IA32_PERF_CAPABILITIES", "fw_write=1"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("encode_read_only", err);
+    let (code, _, _) = run(&["encode", "IA32_PERFEVTSEL0"]);
+    assert_eq!(code, 2, "fields are required");
+}
+
+#[test]
+fn read_decodes_an_msr_from_the_tree() {
+    let root = machine();
+    poke(&root.path().join("dev/cpu/1/msr"), 0xC00, 0x9000_0003);
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "read",
+        "U_MSR_PMON_GLOBAL_CTL",
+        "--socket",
+        "1",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("read_u_global_ctl", out);
+    let (code, out, _) = run(&[
+        "read",
+        "U_MSR_PMON_GLOBAL_CTL",
+        "--cpu",
+        "0",
+        "--root",
+        r,
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["value"].as_u64(), v["place"]["cpu"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn read_finds_the_pci_device_of_the_socket() {
+    let root = machine();
+    poke(
+        &root.path().join("sys/bus/pci/devices/0000:3f:0e.1/config"),
+        0xA8,
+        0x0000_0001_0000_0002,
+    );
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&["read", "HA_PCI_PMON_CTR1", "--root", r]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("event_count  rw-v    0x100000002"), "{out}");
+    let (code, _, err) = run(&["read", "HA_PCI_PMON_CTR1", "--root", r, "--socket", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("was not found on socket 1"), "{err}");
+    let (code, out, _) = run(&[
+        "read",
+        "HA_PCI_PMON_CTR1",
+        "--root",
+        r,
+        "--device",
+        "0000:3f:0e.1",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("on device 0000:3f:0e.1"), "{out}");
+}
+
+#[test]
+fn read_errors_say_what_to_do() {
+    let root = machine();
+    let r = root.path().to_str().unwrap();
+    let (code, _, err) = run(&["read", "W_MSR_PMON_EVT_SEL0", "--cpu", "5", "--root", r]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("read_no_msr_device", redact(&err, root.path()));
+    let (code, _, err) = run(&["read", "Q_P0_PCI_PMON_CTL0", "--root", r]);
+    assert_eq!(code, 1);
+    assert!(err.contains("was not found on socket 0"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&[
+        "read",
+        "HA_PCI_PMON_CTL0",
+        "--root",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no uncore PCI devices found"), "{err}");
+    let (code, _, err) = run(&["read", "W_MSR_PMON_EVT_SEL{n}", "--sim"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("read_needs_instance", err);
+    let (code, _, err) = run(&["read", "U_MSR_PMON_GLOBAL_SUMMARY", "--sim"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("its address is unknown"), "{err}");
+    let (code, _, err) = run(&["read", "HA_PCI_PMON_CTL0", "--cpu", "0", "--sim"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a PCI register"), "{err}");
+    let (code, _, _) = run(&["read", "HA_PCI_PMON_CTL0", "--sim", "--root", "/"]);
+    assert_eq!(code, 2, "--sim and --root conflict");
+}
+
+#[test]
+fn write_applies_fields_to_the_current_value() {
+    let root = machine();
+    let msr = root.path().join("dev/cpu/0/msr");
+    // Current value: umask 0x0f, with reserved bit 50 set by "hardware".
+    poke(&msr, 0xC90, 1 << 50 | 0x0f00);
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "write",
+        "W_MSR_PMON_EVT_SEL0",
+        "ev_sel=0x02",
+        "en=1",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        peek(&msr, 0xC90),
+        0x0040_0f02,
+        "fields applied, reserved bit dropped"
+    );
+    insta::assert_snapshot!("write_fields", out);
+}
+
+#[test]
+fn write_dry_run_writes_nothing() {
+    let root = machine();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let r = root.path().to_str().unwrap();
+    let (code, out, _) = run(&[
+        "write",
+        "W_MSR_PMON_EVT_SEL1",
+        "0x400001",
+        "--dry-run",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("would write W_MSR_PMON_EVT_SEL1 = 0x0000000000400001"),
+        "{out}"
+    );
+    assert_eq!(peek(&msr, 0xC92), 0);
+}
+
+#[test]
+fn write_refuses_reserved_bits_and_read_only_registers() {
+    let root = machine();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let r = root.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "write",
+        "W_MSR_PMON_EVT_SEL1",
+        "0x4000000000001",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("write_reserved", err);
+    assert_eq!(peek(&msr, 0xC92), 0, "nothing written");
+    let (code, _, err) = run(&["write", "IA32_PERF_GLOBAL_STATUS", "0", "--root", r]);
+    assert_eq!(code, 2);
+    assert!(err.contains("read-only"), "{err}");
+    let (code, _, err) = run(&["write", "W_MSR_PMON_EVT_SEL1", "umask=0x100", "--root", r]);
+    assert_eq!(code, 2);
+    assert!(err.contains("8 bits wide"), "{err}");
+}
+
+#[test]
+fn write_through_the_simulator_faults_like_hardware() {
+    // 32-bit register, value too wide: refused before reaching the backend.
+    let (code, _, err) = run(&["write", "U_MSR_PMON_GLOBAL_CTL", "0x100000000", "--sim"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("does not fit in the 32-bit register"), "{err}");
+    // IA32_A_PMC4 does not exist on the simulated CPU (4 counters): EIO.
+    let (code, _, err) = run(&["write", "IA32_A_PMC4", "1", "--sim"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("#GP"), "{err}");
+}
+
+#[test]
+fn watch_prints_counts_per_interval() {
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "C3",
+        "--event",
+        "ev_sel=0x01",
+        "--event",
+        "ev_sel=0x02,umask=0x04",
+        "--count",
+        "3",
+        "--interval",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("watch_c3", out);
+    let (code, out, _) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "P1",
+        "--event",
+        "ev_sel=0x14",
+        "--count",
+        "2",
+        "--interval",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["counts"][0]["counter"], "Q_P1_PCI_PMON_CTR0");
+    assert_eq!(lines[1]["counts"][0]["count"], 1074);
+}
+
+#[test]
+fn watch_puts_the_registers_back() {
+    let root = machine();
+    let msr = root.path().join("dev/cpu/0/msr");
+    poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
+    let r = root.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "W",
+        "--event",
+        "ev_sel=0x05",
+        "--count",
+        "1",
+        "--interval",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(peek(&msr, 0xC00), 0x1, "U_MSR_PMON_GLOBAL_CTL restored");
+    assert_eq!(peek(&msr, 0xC80), 0, "W_MSR_PMON_GLOBAL_CTL restored");
+    assert_eq!(peek(&msr, 0xC90), 0, "W_MSR_PMON_EVT_SEL0 restored");
+}
+
+#[test]
+fn watch_rejects_bad_events_and_units() {
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "C3", "--event", "umask=1", "--count", "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ev_sel"), "{err}");
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "Q9", "--event", "ev_sel=1", "--count", "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("HA, P0 or P1"), "{err}");
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "B0",
+        "--event",
+        "ev_sel=1,umask=2",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no umask field"), "{err}");
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "U", "--event", "ev_sel=1", "--event", "ev_sel=2", "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("counter 1 in box U"), "{err}");
+}
+
+#[test]
+fn help_has_an_example_per_command_and_usage_errors_exit_2() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("help", out);
+    for cmd in ["list", "decode", "encode", "read", "write", "watch"] {
+        let (code, out, _) = run(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        assert!(out.contains("Example: pmu"), "{cmd} --help has no example");
+    }
+    let (code, _, _) = run(&["frobnicate"]);
+    assert_eq!(code, 2);
+}

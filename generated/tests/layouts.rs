@@ -14,9 +14,10 @@ mod cases {
     use proptest::prelude::*;
     use pmu_regs::Register;
     proptest! {
-        #[test] fn xeon_7500_bbox_b_global_ctl(raw in any:: < u32 > (), vals in
-        proptest::collection::vec(any:: < u64 > (), 1usize)) { type T =
-        pmu_regs::xeon_7500::bbox::BGlobalCtl; let base = T::from_bits(raw);
+        #![proptest_config(ProptestConfig { failure_persistence : None,
+        ..ProptestConfig::default() })] #[test] fn xeon_7500_bbox_b_global_ctl(raw in
+        any:: < u32 > (), vals in proptest::collection::vec(any:: < u64 > (), 1usize)) {
+        type T = pmu_regs::xeon_7500::bbox::BGlobalCtl; let base = T::from_bits(raw);
         prop_assert_eq!(base.bits() & T::RESERVED_MASK, 0);
         prop_assert_eq!(T::try_from_bits(raw).is_ok(), raw & T::RESERVED_MASK == 0);
         prop_assert_eq!(T::from_raw(raw as u64).to_raw(), base.bits() as u64);

@@ -31,6 +31,8 @@ pub fn layouts_test(spec: &Spec) -> TokenStream {
             use pmu_regs::Register;
 
             proptest! {
+                // No regression files: they would land in generated/, which only codegen writes.
+                #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
                 #(#tests)*
             }
         }

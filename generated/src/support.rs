@@ -495,3 +495,423 @@ pub struct NoteInfo {
     /// What the sources say, what was decided, and why.
     pub text: &'static str,
 }
+
+/// The bits of a field `width` wide at `lsb`.
+pub const fn field_mask(lsb: u32, width: u32) -> u64 {
+    (if width >= 64 { u64::MAX } else { (1u64 << width) - 1 }) << lsb
+}
+
+/// The bits of `fields` that are reserved (must be written as zero).
+pub const fn reserved_mask(fields: &[FieldInfo]) -> u64 {
+    let (mut mask, mut i) = (0, 0);
+    while i < fields.len() {
+        if fields[i].access.is_reserved() {
+            mask |= fields[i].mask();
+        }
+        i += 1;
+    }
+    mask
+}
+
+/// The bits of `fields` that read zero and ignore writes.
+pub const fn ignored_mask(fields: &[FieldInfo]) -> u64 {
+    let (mut mask, mut i) = (0, 0);
+    while i < fields.len() {
+        if matches!(fields[i].access, Access::Ig) {
+            mask |= fields[i].mask();
+        }
+        i += 1;
+    }
+    mask
+}
+
+/// The bits of `fields` software may write.
+pub const fn writable_mask(fields: &[FieldInfo]) -> u64 {
+    let (mut mask, mut i) = (0, 0);
+    while i < fields.len() {
+        if fields[i].access.is_writable() {
+            mask |= fields[i].mask();
+        }
+        i += 1;
+    }
+    mask
+}
+
+/// The reset value the fields add up to.
+pub const fn reset_of(fields: &[FieldInfo]) -> u64 {
+    let mut value = 0;
+    let mut i = 0;
+    while i < fields.len() {
+        value |= fields[i].reset << fields[i].lsb;
+        i += 1;
+    }
+    value
+}
+
+/// Writes `raw` field by field, for the layouts' `Debug`.
+pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[FieldInfo], raw: u64) -> fmt::Result {
+    let mut s = f.debug_struct(type_name);
+    for field in fields.iter().filter(|x| !x.is_placeholder()) {
+        s.field(field.name, &format_args!("{:#x}", field.extract(raw)));
+    }
+    s.finish()
+}
+
+// The macros below are what each generated unit module is written in: one `register!` per
+// register layout, one line per field and per instance, so the generated source stays a
+// readable table while the expansion gives every accessor its own const fn and rustdoc.
+
+/// An enum for a field whose values the guide names.
+macro_rules! field_enum {
+    ($ty:ident, $doc:literal, $([$variant:ident = $value:literal, $name:literal, $vdoc:literal]),+) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum $ty {
+            $(#[doc = $vdoc] $variant = $value,)+
+        }
+
+        impl $ty {
+            /// The values with their names and meanings, for tools.
+            pub const VALUES: &'static [ValueInfo] = &[$(ValueInfo { value: $value, name: $name, description: $vdoc }),+];
+
+            /// The variant for a field value. Every value of the field is named, so the last
+            /// arm only ever sees the last value.
+            pub const fn from_bits(v: u8) -> Self {
+                field_enum!(@match v, $($variant = $value),+)
+            }
+
+            /// The field value.
+            pub const fn bits(self) -> u8 {
+                self as u8
+            }
+        }
+    };
+    (@match $v:ident, $($variant:ident = $value:literal),+) => {
+        match $v {
+            $($value => Self::$variant,)+
+            _ => field_enum!(@last $($variant)+),
+        }
+    };
+    (@last $first:ident $($rest:ident)+) => { field_enum!(@last $($rest)+) };
+    (@last $last:ident) => { Self::$last };
+}
+
+/// Field metadata values: `[]` for none, `[Path]` for a `VALUES` list.
+macro_rules! field_values {
+    ([]) => { &[] };
+    ([$values:path]) => { $values };
+}
+
+/// Field metadata for CPUID-sized bit arrays.
+macro_rules! field_repeat {
+    (rep($($g:ident)?, $($w:ident, $s:ident)?: $t:ident, $ew:literal, $max:literal, $cpuid:expr)) => {
+        Some(RepeatInfo { element_width: $ew, max_count: $max, count_cpuid: $cpuid })
+    };
+    ($kind:ident $args:tt) => { None };
+}
+
+/// Converts raw field bits to a value type.
+macro_rules! field_from_raw {
+    (bool, $bits:expr) => { $bits != 0 };
+    ($t:ident, $bits:expr) => { $bits as $t };
+}
+
+/// The accessors of one field, as its kind says (see `register!`).
+macro_rules! field_methods {
+    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, none()) => {};
+    // Plain values (bool, or an integer exactly as wide as its type).
+    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, val($($g:ident)?, $($w:ident, $s:ident)?: $t:ident)) => {
+        $(
+            #[doc = field_doc!($fname, $bits, $accs, $reset, $fdesc)]
+            #[inline]
+            pub const fn $g(self) -> $t {
+                field_from_raw!($t, (self.0 >> $lsb) & (field_mask(0, $width) as $raw))
+            }
+        )?
+        $(
+            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
+            #[inline]
+            pub const fn $w(self, v: $t) -> Self {
+                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb))
+            }
+            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
+            #[inline]
+            pub const fn $s(&mut self, v: $t) {
+                *self = self.$w(v);
+            }
+        )?
+    };
+    // Integers narrower than their type: the plain setter panics on a too-wide value (a
+    // compile error in const context); the checked one returns an error.
+    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, narrow($($g:ident)?, $($w:ident, $s:ident, $tw:ident)?: $t:ident)) => {
+        field_methods!($raw, [$fname, $bits, $accs, $reset, $fdesc], $lsb, $width, $reg, val($($g)?,: $t));
+        $(
+            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `v` does not fit in ", stringify!($width), " bits (a compile error in const context); [`Self::", stringify!($tw), "`] returns an error instead.")]
+            #[inline]
+            pub const fn $w(self, v: $t) -> Self {
+                assert!((v as u64) <= field_mask(0, $width), "{}", concat!("value too wide for ", $reg, ".", $fname, " (", stringify!($width), " bits)"));
+                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb))
+            }
+            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `v` does not fit in ", stringify!($width), " bits.")]
+            #[inline]
+            pub const fn $s(&mut self, v: $t) {
+                *self = self.$w(v);
+            }
+            #[doc = concat!("This value with `", $fname, "` set to `v`, or an error if `v` does not fit in ", stringify!($width), " bits.")]
+            #[inline]
+            pub const fn $tw(self, v: $t) -> Result<Self, FieldTooWide> {
+                if (v as u64) > field_mask(0, $width) {
+                    return Err(FieldTooWide { register: $reg, field: $fname, width: $width, value: v as u64 });
+                }
+                Ok(Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb)))
+            }
+        )?
+    };
+    // Fields whose values are all named: the enum is the value type.
+    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, named($($g:ident)?, $($w:ident, $s:ident)?: $t:ident)) => {
+        $(
+            #[doc = field_doc!($fname, $bits, $accs, $reset, $fdesc)]
+            #[inline]
+            pub const fn $g(self) -> $t {
+                $t::from_bits(((self.0 >> $lsb) & (field_mask(0, $width) as $raw)) as u8)
+            }
+        )?
+        $(
+            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
+            #[inline]
+            pub const fn $w(self, v: $t) -> Self {
+                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v.bits() as $raw) << $lsb))
+            }
+            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
+            #[inline]
+            pub const fn $s(&mut self, v: $t) {
+                *self = self.$w(v);
+            }
+        )?
+    };
+    // CPUID-sized bit arrays: the accessors take the element index.
+    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, rep($($g:ident)?, $($w:ident, $s:ident)?: $t:ident, $ew:literal, $max:literal, $cpuid:expr)) => {
+        $(
+            #[doc = concat!("Element `n` of ", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
+            #[inline]
+            pub const fn $g(self, n: u32) -> $t {
+                assert!(n < $max, "{}", concat!("index out of range for ", $reg, ".", $fname));
+                field_from_raw!($t, (self.0 >> ($lsb + n * $ew)) & (field_mask(0, $ew) as $raw))
+            }
+        )?
+        $(
+            #[doc = concat!("This value with element `n` of `", $fname, "` set to `v`.\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
+            #[inline]
+            pub const fn $w(self, n: u32, v: $t) -> Self {
+                assert!(n < $max, "{}", concat!("index out of range for ", $reg, ".", $fname));
+                let shift = $lsb + n * $ew;
+                Self((self.0 & !((field_mask(0, $ew) as $raw) << shift)) | (((v as $raw) & (field_mask(0, $ew) as $raw)) << shift))
+            }
+            #[doc = concat!("Sets element `n` of `", $fname, "` to `v`.\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
+            #[inline]
+            pub const fn $s(&mut self, n: u32, v: $t) {
+                *self = self.$w(n, v);
+            }
+        )?
+    };
+}
+
+/// One address constant: a single register, or an array of them.
+macro_rules! register_addresses {
+    ($(#[$m:meta])* one, $cname:ident, $addr:ty, $ctor:expr) => {
+        $(#[$m])*
+        pub const $cname: $addr = $ctor;
+    };
+    ($(#[$m:meta])* many, $cname:ident, $addr:ty, $($ctor:expr),+) => {
+        $(#[$m])*
+        pub const $cname: $addr = [$($ctor),+];
+    };
+}
+
+/// The rustdoc summary of one field.
+macro_rules! field_doc {
+    ($fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal) => {
+        concat!("`", $fname, "` (bits ", $bits, ", ", $accs, ", reset ", stringify!($reset), "): ", $fdesc)
+    };
+}
+
+/// Declares one register layout: the newtype, its masks, reset value, accessors, `Debug`,
+/// [`Register`] impl, rustdoc (with the bit table), metadata, and typed address constants.
+///
+/// Input, written by codegen: a header (type, raw integer, name template, width, space,
+/// array length, CPUID count, processor, unit, metadata static, and the all-instances
+/// constant), the description, the sources, the notes, one `field` line per field (reserved
+/// ones included) and one `at` line per instance.
+macro_rules! register {
+    (
+        $ty:ident($raw:ident, $bits_width:literal) $name:literal $space:ident[$count:literal] $cpuid:expr, $proc:literal $unit:literal $info:ident $(all $all:ident: $all_ty:ty = [$($all_items:ident),*])?;
+        $desc:literal;
+        $(source $src:literal;)*
+        $(note $nkind:literal $ntitle:literal $ntext:literal;)*
+        $(unknown $reason:literal;)?
+        $(field $acc:ident $accs:literal $fname:literal $bits:literal [$lsb:literal, $width:literal] $reset:literal $fdesc:literal $vals:tt $kind:ident $args:tt;)+
+        $(at $shape:ident $cname:ident $inst:literal: $addr_ty:ty = [$($idx:literal $loc:tt $aname:literal $asrc:literal),+];)*
+    ) => {
+        #[doc = $desc]
+        #[doc = ""]
+        #[doc = concat!("`", $name, "`: ", stringify!($bits_width), "-bit ", register!(@space $space), " register of the ", $unit, " unit (", $proc, ").")]
+        #[doc = ""]
+        #[doc = "| Bits | Field | Access | Reset | Description |"]
+        #[doc = "|---|---|---|---|---|"]
+        $(#[doc = concat!("| ", $bits, " | `", $fname, "` | ", $accs, " | ", stringify!($reset), " | ", $fdesc, " |")])+
+        #[doc = ""]
+        #[doc = "Sources:"]
+        $(#[doc = concat!("- ", $src)])*
+        $(#[doc = ""] #[doc = concat!("**", $ntitle, "** (", $nkind, "): ", $ntext)])*
+        $(#[doc = ""] #[doc = concat!("**Address unknown:** ", $reason)])?
+        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(transparent)]
+        pub struct $ty($raw);
+
+        // Every field gets the same shapes (shift, mask, cast); for a field at bit 0, or a
+        // layout without reserved bits, some are no-ops that the optimiser removes.
+        #[allow(clippy::bad_bit_mask, clippy::identity_op, clippy::erasing_op, clippy::unnecessary_cast)]
+        impl $ty {
+            /// The fields, most significant first, reserved ones included.
+            pub const FIELDS: &'static [FieldInfo] = &[$(FieldInfo {
+                name: $fname,
+                lsb: $lsb,
+                msb: $lsb + $width - 1,
+                access: Access::$acc,
+                reset: $reset,
+                description: $fdesc,
+                values: field_values!($vals),
+                repeat: field_repeat!($kind $args),
+            }),+];
+            /// The value after reset.
+            pub const RESET: Self = Self(reset_of(Self::FIELDS) as $raw);
+            /// Bits software must write as zero (`rsv` and `rv` fields). No safe method sets them.
+            pub const RESERVED_MASK: $raw = reserved_mask(Self::FIELDS) as $raw;
+            /// Bits that read as zero and ignore writes (`ig` fields).
+            pub const IGNORED_MASK: $raw = ignored_mask(Self::FIELDS) as $raw;
+            /// Bits software may write (`rw`, `rw-v`, `wo` and `w1c` fields).
+            pub const WRITABLE_MASK: $raw = writable_mask(Self::FIELDS) as $raw;
+
+            /// The value of `raw` with the reserved bits cleared, so that it is always safe
+            /// to write. Use [`Self::try_from_bits`] to reject such bits instead.
+            #[inline]
+            pub const fn from_bits(raw: $raw) -> Self {
+                Self(raw & !Self::RESERVED_MASK)
+            }
+
+            /// `raw` as it is, or an error if it sets any reserved bit.
+            #[inline]
+            pub const fn try_from_bits(raw: $raw) -> Result<Self, ReservedBitsSet> {
+                if raw & Self::RESERVED_MASK != 0 {
+                    Err(ReservedBitsSet { register: $name, bits: (raw & Self::RESERVED_MASK) as u64 })
+                } else {
+                    Ok(Self(raw))
+                }
+            }
+
+            /// The raw register value.
+            #[inline]
+            pub const fn bits(self) -> $raw {
+                self.0
+            }
+
+            $(field_methods!($raw, [$fname, $bits, $accs, $reset, $fdesc], $lsb, $width, $name, $kind $args);)+
+        }
+
+        impl Default for $ty {
+            /// The reset value.
+            fn default() -> Self {
+                Self::RESET
+            }
+        }
+
+        impl core::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                debug_fields(f, stringify!($ty), Self::FIELDS, self.0 as u64)
+            }
+        }
+
+        impl Register for $ty {
+            const INFO: &'static RegisterInfo = &$info;
+            fn from_raw(raw: u64) -> Self {
+                Self::from_bits(raw as $raw)
+            }
+            fn to_raw(self) -> u64 {
+                self.0 as u64
+            }
+        }
+
+        $(
+            register_addresses!(
+                #[doc = concat!("`", $name, "` of instance ", $inst, "; addresses and their sources:")]
+                $(#[doc = concat!("- `", $aname, "`: ", register!(@loc_doc $space $loc), " (", $asrc, ")")])+
+                $shape, $cname, $addr_ty, $(register!(@ctor $space $loc $aname)),+
+            );
+        )*
+        $(
+            #[doc = concat!("`", $name, "` of every instance, in instance order.")]
+            pub const $all: $all_ty = [$($all_items),*];
+        )?
+
+        static $info: RegisterInfo = RegisterInfo {
+            processor: $proc,
+            unit: $unit,
+            name: $name,
+            type_name: stringify!($ty),
+            width: $bits_width,
+            space: register!(@space_value $space),
+            count: $count,
+            count_cpuid: $cpuid,
+            reset: $ty::RESET.0 as u64,
+            reserved_mask: $ty::RESERVED_MASK as u64,
+            ignored_mask: $ty::IGNORED_MASK as u64,
+            writable_mask: $ty::WRITABLE_MASK as u64,
+            description: $desc,
+            sources: &[$($src),*],
+            addresses: register!(@addresses $space [$($reason)?] [$($($inst $idx $loc $aname $asrc),+),*]),
+            fields: $ty::FIELDS,
+            notes: &[$(NoteInfo { kind: $nkind, title: $ntitle, text: $ntext }),*],
+        };
+    };
+    (@space msr) => { "MSR" };
+    (@space pci) => { "PCI" };
+    (@space_value msr) => { Space::Msr };
+    (@space_value pci) => { Space::Pci };
+    (@ctor msr $addr:literal $aname:literal) => { Msr::new($addr, $aname) };
+    (@ctor pci ($id:literal, $dev:literal, $func:literal, $off:literal) $aname:literal) => { PciRegister::new($id, $dev, $func, $off, $aname) };
+    (@loc_doc msr $addr:literal) => { concat!("MSR ", stringify!($addr)) };
+    (@loc_doc pci ($id:literal, $dev:literal, $func:literal, $off:literal)) => {
+        concat!("PCI ", stringify!($id), " dev ", stringify!($dev), " fn ", stringify!($func), " offset ", stringify!($off))
+    };
+    (@location msr $addr:literal) => { Location::Msr($addr) };
+    (@location pci ($id:literal, $dev:literal, $func:literal, $off:literal)) => {
+        Location::Pci { device_id: $id, device: $dev, function: $func, offset: $off }
+    };
+    (@addresses $space:ident [$reason:literal] []) => { Addresses::Unknown($reason) };
+    (@addresses $space:ident [] [$($inst:literal $idx:literal $loc:tt $aname:literal $asrc:literal),*]) => {
+        Addresses::Known(&[$(AddressInfo {
+            name: $aname,
+            instance: $inst,
+            index: $idx,
+            location: register!(@location $space $loc),
+            source: $asrc,
+        }),*])
+    };
+}
+
+/// A unit's metadata: its registers' metadata statics, in order.
+macro_rules! unit_info {
+    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*]) => {
+        /// Metadata of this unit and its registers.
+        pub static UNIT: UnitInfo = UnitInfo {
+            processor: $proc,
+            name: $name,
+            module: $module,
+            title: $title,
+            description: $desc,
+            instances: &[$($inst),+],
+            registers: &[$(&$info),*],
+        };
+    };
+}

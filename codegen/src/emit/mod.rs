@@ -50,14 +50,12 @@ pub fn generate(spec: &Spec) -> Result<Tree, tera::Error> {
         for u in &p.units {
             tree.insert(
                 format!("src/{}/{}.rs", p.module, u.module),
-                rust::format_file(rust::unit_module(p, u)),
+                rust::unit_module_text(p, u),
             );
         }
     }
-    tree.insert(
-        "tests/layouts.rs".into(),
-        rust::format_file(tests::layouts_test(spec)),
-    );
+    tree.insert("tests/layouts.rs".into(), tests::LAYOUTS_ROOT.into());
+    tree.insert("tests/cases/mod.rs".into(), tests::layouts_test(spec));
     for (path, content) in docs::render(spec)? {
         tree.insert(format!("docs/{path}"), content);
     }

@@ -1,8 +1,11 @@
-//! Rust emitter: one module per unit with a layout type per register, its address constants
-//! and its metadata; a module per processor; the crate root.
+//! Rust emitter: one module per unit, a module per processor, the crate root.
 //!
-//! Every layout is emitted once however many instances and array elements share it; the
-//! addresses are data (`Msr<Layout>` constants), not code.
+//! A unit module is a sequence of `register!` invocations (the macros live in
+//! `templates/support.rs`): one line per field and one per instance, so the source reads as the
+//! guide's table and stays small, while the expansion gives every field its own `const fn`
+//! accessors and rustdoc. Every layout is emitted once however many instances and array
+//! elements share it; the addresses are data (`Msr<Layout>` constants), not code. The small
+//! crate-root and processor modules are built as token streams and pretty-printed.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -24,15 +27,6 @@ pub fn format_file(tokens: TokenStream) -> String {
     format!("{HEADER}{}", prettyplease::unparse(&file))
 }
 
-/// The Rust integer type of a register of `width` bits.
-fn raw_type(width: u32) -> TokenStream {
-    if width == 32 {
-        quote!(u32)
-    } else {
-        quote!(u64)
-    }
-}
-
 /// The narrowest unsigned type that holds `width` bits.
 fn int_type(width: u32) -> TokenStream {
     match width {
@@ -50,27 +44,6 @@ fn int_bits(width: u32) -> u32 {
         17..=32 => 32,
         _ => 64,
     }
-}
-
-/// A hex literal of the register's raw type.
-fn raw_lit(width: u32, v: u64) -> TokenStream {
-    let s = if width == 32 {
-        format!("{:#010x}", v as u32)
-    } else {
-        format!("{v:#018x}")
-    };
-    // Underscores every four digits keep long masks readable.
-    let digits = &s[2..];
-    let grouped: Vec<String> = digits
-        .as_bytes()
-        .rchunks(4)
-        .rev()
-        .map(|c| String::from_utf8_lossy(c).into_owned())
-        .collect();
-    let suffix = if width == 32 { "u32" } else { "u64" };
-    format!("0x{}_{suffix}", grouped.join("_"))
-        .parse()
-        .expect("a hex literal always parses")
 }
 
 /// Outer doc attributes, one per line, so the formatted output reads as `/// text`.
@@ -162,17 +135,250 @@ pub fn field_table(reg: &Register) -> String {
     s
 }
 
-/// The citations of a register, one per line.
-fn sources_text(reg: &Register) -> String {
-    reg.sources
-        .iter()
-        .map(|s| format!("- {}", s.citation()))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// A Rust string literal for `s`, escaped by proc-macro2.
+fn lit(s: &str) -> String {
+    Literal::string(s).to_string()
 }
 
-/// Emits one unit's module.
-pub fn unit_module(proc: &Processor, unit: &Unit) -> TokenStream {
+/// A hex literal for a reset value or address.
+fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}
+
+/// The accessor kind of a field and its arguments, as `field_methods!` takes them.
+fn field_kind(reg: &Register, f: &Field) -> String {
+    if f.access.is_placeholder() {
+        return "none()".into();
+    }
+    let id = field_ident(f);
+    let get = if f.access.is_readable() {
+        id.clone()
+    } else {
+        String::new()
+    };
+    let set = |extra: &str| {
+        if f.access.is_writable() {
+            format!(", with_{id}, set_{id}{extra}")
+        } else {
+            ",".to_string()
+        }
+    };
+    if let Some(rep) = &f.repeat {
+        let t = if rep.element_width == 1 {
+            "bool".to_string()
+        } else {
+            int_type(rep.element_width).to_string()
+        };
+        let cpuid = rep
+            .count_cpuid
+            .as_deref()
+            .map_or("None".to_string(), |c| format!("Some({})", lit(c)));
+        return format!(
+            "rep({get}{}: {t}, {}, {}, {cpuid})",
+            set(""),
+            rep.element_width,
+            rep.max_count
+        );
+    }
+    let width = f.width();
+    if f.has_enum() {
+        return format!("named({get}{}: {})", set(""), enum_ident(reg, f));
+    }
+    if width == 1 {
+        return format!("val({get}{}: bool)", set(""));
+    }
+    let t = int_type(width).to_string();
+    if int_bits(width) != width {
+        return format!("narrow({get}{}: {t})", set(&format!(", try_with_{id}")));
+    }
+    format!("val({get}{}: {t})", set(""))
+}
+
+/// The description a field shows in the bit table.
+fn field_description(f: &Field) -> String {
+    if !f.description.is_empty() {
+        return f.description.clone();
+    }
+    match f.access {
+        Access::Ig => "Reads zero; writes ignored.".into(),
+        _ => "Reserved; write zero.".into(),
+    }
+}
+
+/// The name of a field's partial value list constant (values that do not name every value).
+fn values_const(reg: &Register, f: &Field) -> String {
+    format!(
+        "{}_{}_VALUES",
+        snake_case(&reg.type_name).to_ascii_uppercase(),
+        snake_case(&f.name.replace("{n}", "")).to_ascii_uppercase()
+    )
+}
+
+/// One register as a `register!` invocation, preceded by its field enums.
+fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
+    let raw = if reg.width == 32 { "u32" } else { "u64" };
+    let space = reg.space.as_str();
+    for f in reg
+        .fields
+        .iter()
+        .filter(|f| !f.values.is_empty() && !f.access.is_placeholder())
+    {
+        if f.has_enum() {
+            let variants: Vec<String> = f
+                .values
+                .iter()
+                .map(|v| {
+                    format!(
+                        "[{} = {}, {}, {}]",
+                        camel_case(&v.name),
+                        v.value,
+                        lit(&v.name),
+                        lit(&v.description)
+                    )
+                })
+                .collect();
+            let doc = format!("Values of `{}.{}` ({}).", reg.name, f.name, f.bits_phrase());
+            out.push_str(&format!(
+                "field_enum!({}, {}, {});\n",
+                enum_ident(reg, f),
+                lit(&doc),
+                variants.join(", ")
+            ));
+        } else {
+            let values: Vec<String> = f
+                .values
+                .iter()
+                .map(|v| {
+                    format!(
+                        "ValueInfo {{ value: {}, name: {}, description: {} }}",
+                        v.value,
+                        lit(&v.name),
+                        lit(&v.description)
+                    )
+                })
+                .collect();
+            out.push_str(&format!(
+                "/// Named values of `{}.{}`.\nconst {}: &[ValueInfo] = &[{}];\n",
+                reg.name,
+                f.name,
+                values_const(reg, f),
+                values.join(", ")
+            ));
+        }
+    }
+
+    let addr_ty = match reg.space {
+        Space::Msr => format!("Msr<{}>", reg.type_name),
+        Space::Pci => format!("PciRegister<{}>", reg.type_name),
+    };
+    let one_ty = if reg.count > 1 {
+        format!("[{addr_ty}; {}]", reg.count)
+    } else {
+        addr_ty.clone()
+    };
+    let all = match &reg.addresses {
+        Addresses::Known(_) if unit.instances.len() > 1 => {
+            let items: Vec<String> = unit
+                .instances
+                .iter()
+                .map(|i| reg.instance_name(i))
+                .collect();
+            format!(
+                " all {}: [{one_ty}; {}] = [{}]",
+                reg.generic_name(),
+                unit.instances.len(),
+                items.join(", ")
+            )
+        }
+        _ => String::new(),
+    };
+    let cpuid = reg
+        .count_cpuid
+        .as_deref()
+        .map_or("None".to_string(), |c| format!("Some({})", lit(c)));
+    out.push_str("register! {\n");
+    out.push_str(&format!(
+        "    {}({raw}, {}) {} {space}[{}] {cpuid}, {} {} {}{all};\n",
+        reg.type_name,
+        reg.width,
+        lit(&reg.name),
+        reg.count,
+        lit(&proc.id),
+        lit(&unit.name),
+        info_ident(reg)
+    ));
+    out.push_str(&format!("    {};\n", lit(&reg.description)));
+    for s in &reg.sources {
+        out.push_str(&format!("    source {};\n", lit(&s.citation())));
+    }
+    for n in &reg.notes {
+        out.push_str(&format!(
+            "    note {} {} {};\n",
+            lit(&n.kind),
+            lit(&n.title),
+            lit(&n.text)
+        ));
+    }
+    if let Addresses::Unknown { reason } = &reg.addresses {
+        out.push_str(&format!("    unknown {};\n", lit(reason)));
+    }
+    for f in &reg.fields {
+        let values = if f.values.is_empty() || f.access.is_placeholder() {
+            "[]".to_string()
+        } else if f.has_enum() {
+            format!("[{}::VALUES]", enum_ident(reg, f))
+        } else {
+            format!("[{}]", values_const(reg, f))
+        };
+        out.push_str(&format!(
+            "    field {} {} {} {} [{}, {}] {} {} {values} {};\n",
+            f.access.variant(),
+            lit(f.access.as_str()),
+            lit(&f.name),
+            lit(&f.bits_text()),
+            f.lsb,
+            f.width(),
+            hex(f.reset),
+            lit(&field_description(f)),
+            field_kind(reg, f)
+        ));
+    }
+    if let Addresses::Known(addrs) = &reg.addresses {
+        for (ii, inst) in unit.instances.iter().enumerate() {
+            let items: Vec<String> = addrs
+                .iter()
+                .filter(|a| a.instance == ii)
+                .map(|a| {
+                    let loc = match a.location {
+                        Location::Msr(m) => format!("{m:#X}").replace("0X", "0x"),
+                        Location::Pci {
+                            device_id,
+                            device,
+                            function,
+                            offset,
+                        } => {
+                            format!("(0x{device_id:04X}, {device}, {function}, 0x{offset:03X})")
+                        }
+                    };
+                    format!("{} {loc} {} {}", a.index, lit(&a.name), lit(&a.source))
+                })
+                .collect();
+            let shape = if reg.count > 1 { "many" } else { "one" };
+            out.push_str(&format!(
+                "    at {shape} {} {}: {one_ty} = [{}];\n",
+                reg.instance_name(inst),
+                lit(&inst.name),
+                items.join(", ")
+            ));
+        }
+    }
+    out.push_str("}\n\n");
+}
+
+/// Emits one unit's module as text: `register!` invocations laid out one field and one
+/// instance per line, then the unit's metadata. Literals are escaped by proc-macro2.
+pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
+    let mut out = String::from(HEADER);
     let doc = format!(
         "{} ({}).\n\n{}\n\nInstances: {}.",
         prose(&unit.title),
@@ -184,644 +390,34 @@ pub fn unit_module(proc: &Processor, unit: &Unit) -> TokenStream {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let layouts = unit.registers.iter().map(|r| layout(proc, unit, r));
-    let addresses = unit.registers.iter().map(|r| address_consts(unit, r));
-    let infos = unit.registers.iter().map(|r| register_info(proc, unit, r));
-    let info_refs = unit.registers.iter().map(info_ident);
-    let instances = unit.instances.iter().map(|i| str_lit(&i.name));
-    let (pid, name, module, title, description) = (
-        str_lit(&proc.id),
-        str_lit(&unit.name),
-        str_lit(&unit.module),
-        str_lit(&unit.title),
-        str_lit(&unit.description),
-    );
-    let doc_attrs = inner_docs(&doc);
-    quote! {
-        #doc_attrs
-        // Every field gets the same shapes (shift, mask, cast) so the generator stays simple;
-        // for full-width or bit-0 fields some are no-ops, which the optimiser removes.
-        #![allow(clippy::identity_op, clippy::erasing_op, clippy::bad_bit_mask, clippy::unnecessary_cast)]
-        #[allow(unused_imports)]
-        use crate::support::*;
-
-        #(#layouts)*
-        #(#addresses)*
-
-        /// Metadata of this unit and its registers.
-        pub static UNIT: UnitInfo = UnitInfo {
-            processor: #pid,
-            name: #name,
-            module: #module,
-            title: #title,
-            description: #description,
-            instances: &[#(#instances),*],
-            registers: &[#(&#info_refs),*],
-        };
-
-        #(#infos)*
-    }
-}
-
-/// The layout type of one register, its field enums, and its trait impls.
-fn layout(proc: &Processor, unit: &Unit, reg: &Register) -> TokenStream {
-    let ty = format_ident!("{}", reg.type_name);
-    let raw = raw_type(reg.width);
-    let name = str_lit(&reg.name);
-    let mut doc = format!("{}\n\n", prose(&reg.description));
-    doc.push_str(&format!(
-        "`{}`: {}-bit, {} space, {} of {}.",
-        reg.name,
-        reg.width,
-        reg.space.as_str().to_uppercase(),
-        unit.name,
-        proc.name
-    ));
-    if reg.count > 1 {
-        doc.push_str(&format!(" An array of {}", reg.count));
-        if let Some(c) = &reg.count_cpuid {
-            doc.push_str(&format!(" (`CPUID.{c}` says how many exist)"));
-        }
-        doc.push('.');
-    }
-    doc.push_str(&format!(
-        "\n\n{}\nSources:\n{}\n",
-        field_table(reg),
-        sources_text(reg)
-    ));
-    if let Addresses::Unknown { reason } = &reg.addresses {
-        doc.push_str(&format!("\n**Address unknown:** {}\n", prose(reason)));
-    }
-    for n in &reg.notes {
-        doc.push_str(&format!(
-            "\n**{} ({}):** {}\n",
-            prose(&n.title),
-            n.kind,
-            prose(&n.text)
-        ));
-    }
-
-    let reset = raw_lit(reg.width, reg.reset);
-    let reserved = raw_lit(reg.width, reg.reserved_mask());
-    let ignored = raw_lit(reg.width, reg.ignored_mask());
-    let writable = raw_lit(reg.width, reg.writable_mask());
-    let reset_doc = format!("Value after reset: {:#x}.", reg.reset);
-
-    let mut enums = Vec::new();
-    let mut accessors = Vec::new();
-    let mut debug_fields = Vec::new();
-    for f in reg.fields.iter().filter(|f| !f.access.is_placeholder()) {
-        if f.has_enum() {
-            enums.push(field_enum(reg, f));
-        }
-        accessors.push(field_accessors(reg, f));
-        let fname = str_lit(&f.name);
-        let lsb = Literal::u32_unsuffixed(f.lsb);
-        let max = raw_lit(reg.width, f.max());
-        debug_fields.push(quote! {
-            .field(#fname, &format_args!("{:#x}", (self.0 >> #lsb) & #max))
-        });
-    }
-    let info = info_ident(reg);
-    let ty_name = str_lit(&reg.type_name);
-
-    let doc_attrs = outer_docs(&doc);
-    let reset_doc_attrs = outer_docs(&reset_doc);
-    quote! {
-        #(#enums)*
-
-        #doc_attrs
-        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-        #[repr(transparent)]
-        pub struct #ty(#raw);
-
-        impl #ty {
-            #reset_doc_attrs
-            pub const RESET: Self = Self(#reset);
-            /// Bits software must write as zero (`rsv` and `rv` fields). No safe method sets them.
-            pub const RESERVED_MASK: #raw = #reserved;
-            /// Bits that read as zero and ignore writes (`ig` fields).
-            pub const IGNORED_MASK: #raw = #ignored;
-            /// Bits software may write (`rw`, `rw-v`, `wo` and `w1c` fields).
-            pub const WRITABLE_MASK: #raw = #writable;
-
-            /// The value of `raw` with the reserved bits cleared, so that it is always safe to
-            /// write. Use [`Self::try_from_bits`] to reject such bits instead.
-            pub const fn from_bits(raw: #raw) -> Self {
-                Self(raw & !Self::RESERVED_MASK)
-            }
-
-            /// `raw` as it is, or an error if it sets any reserved bit.
-            pub const fn try_from_bits(raw: #raw) -> Result<Self, ReservedBitsSet> {
-                if raw & Self::RESERVED_MASK != 0 {
-                    Err(ReservedBitsSet { register: #name, bits: (raw & Self::RESERVED_MASK) as u64 })
-                } else {
-                    Ok(Self(raw))
-                }
-            }
-
-            /// The raw register value.
-            pub const fn bits(self) -> #raw {
-                self.0
-            }
-
-            #(#accessors)*
-        }
-
-        impl Default for #ty {
-            /// The reset value.
-            fn default() -> Self {
-                Self::RESET
-            }
-        }
-
-        impl core::fmt::Debug for #ty {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.debug_struct(#ty_name)
-                    #(#debug_fields)*
-                    .finish()
-            }
-        }
-
-        impl Register for #ty {
-            const INFO: &'static RegisterInfo = &#info;
-            fn from_raw(raw: u64) -> Self {
-                Self::from_bits(raw as #raw)
-            }
-            fn to_raw(self) -> u64 {
-                self.0 as u64
-            }
+    for line in doc.lines() {
+        if line.is_empty() {
+            out.push_str("//!\n");
+        } else {
+            out.push_str(&format!("//! {line}\n"));
         }
     }
-}
-
-/// A Rust enum for a field whose values are all named.
-fn field_enum(reg: &Register, f: &Field) -> TokenStream {
-    let ety = format_ident!("{}", enum_ident(reg, f));
-    let doc = format!("Values of `{}.{}` ({}).", reg.name, f.name, f.bits_phrase());
-    let variants: Vec<_> = f
-        .values
+    out.push_str("use crate::support::*;\n\n");
+    for reg in &unit.registers {
+        register_text(proc, unit, reg, &mut out);
+    }
+    let instances: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
+    let infos: Vec<String> = unit
+        .registers
         .iter()
-        .map(|v| {
-            let id = format_ident!("{}", camel_case(&v.name));
-            let d = prose(&v.description);
-            let val = Literal::u8_unsuffixed(v.value as u8);
-            (id, d, val)
-        })
+        .map(|r| info_ident(r).to_string())
         .collect();
-    let decl = variants.iter().map(|(id, d, val)| {
-        let d = outer_docs(d);
-        quote!(#d #id = #val,)
-    });
-    let n = variants.len();
-    let field_mask = Literal::u8_unsuffixed((n - 1) as u8);
-    let arms = variants.iter().enumerate().map(|(i, (id, _, val))| {
-        if i + 1 == n {
-            // The field's mask leaves no other value; the last arm takes what remains.
-            quote!(_ => Self::#id,)
-        } else {
-            quote!(#val => Self::#id,)
-        }
-    });
-    let doc_attrs = outer_docs(&doc);
-    quote! {
-        #doc_attrs
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[repr(u8)]
-        pub enum #ety {
-            #(#decl)*
-        }
-
-        impl #ety {
-            /// The variant for a field value (only the field's low bits are looked at).
-            pub const fn from_bits(v: u8) -> Self {
-                match v & #field_mask {
-                    #(#arms)*
-                }
-            }
-            /// The field value.
-            pub const fn bits(self) -> u8 {
-                self as u8
-            }
-        }
-    }
-}
-
-/// Getters and setters of one field, as its access allows.
-fn field_accessors(reg: &Register, f: &Field) -> TokenStream {
-    let getter = format_ident!("{}", field_ident(f));
-    let raw = raw_type(reg.width);
-    let reg_name = str_lit(&reg.name);
-    let fname = str_lit(&f.name);
-    let values_doc = if f.values.is_empty() {
-        String::new()
-    } else {
-        let mut s = String::from("\n\nValues:\n");
-        for v in &f.values {
-            s.push_str(&format!(
-                "- {:#x} `{}`: {}\n",
-                v.value,
-                v.name,
-                prose(&v.description)
-            ));
-        }
-        s
-    };
-    let summary = format!(
-        "`{}` ({}, {}, reset {:#x}): {}{}",
-        f.name,
-        f.bits_phrase(),
-        f.access.as_str(),
-        f.reset,
-        prose(&f.description),
-        values_doc
-    );
-    if let Some(rep) = &f.repeat {
-        return repeat_accessors(reg, f, rep, &summary);
-    }
-    let lsb = Literal::u32_unsuffixed(f.lsb);
-    let width = f.width();
-    let mask = raw_lit(reg.width, f.mask());
-    let max = raw_lit(reg.width, f.max());
-    let mut out = TokenStream::new();
-
-    // Value type and conversions between it and the raw field bits.
-    // Named values win over bool: `invert` reads better as `Ge`/`Lt` than as true/false.
-    let (vty, to_val, from_val, narrow): (TokenStream, TokenStream, TokenStream, bool) =
-        if f.has_enum() {
-            let e = format_ident!("{}", enum_ident(reg, f));
-            (
-                quote!(#e),
-                quote!(#e::from_bits(bits as u8)),
-                quote!(v.bits() as #raw),
-                false,
-            )
-        } else if width == 1 {
-            (quote!(bool), quote!(bits != 0), quote!(v as #raw), false)
-        } else {
-            let it = int_type(width);
-            (
-                quote!(#it),
-                quote!(bits as #it),
-                quote!(v as #raw),
-                int_bits(width) != width,
-            )
-        };
-
-    if f.access.is_readable() {
-        let summary_attrs = outer_docs(&summary);
-        out.extend(quote! {
-            #summary_attrs
-            pub const fn #getter(self) -> #vty {
-                let bits = (self.0 >> #lsb) & #max;
-                #to_val
-            }
-        });
-    }
-    if f.access.is_writable() {
-        let with = format_ident!("with_{}", field_ident(f));
-        let set = format_ident!("set_{}", field_ident(f));
-        let with_doc = format!("This value with `{}` set to `v`.\n\n{summary}", f.name);
-        let set_doc = format!("Sets `{}` to `v`.\n\n{summary}", f.name);
-        if narrow {
-            let it = int_type(width);
-            let try_with = format_ident!("try_with_{}", field_ident(f));
-            let try_set = format_ident!("try_set_{}", field_ident(f));
-            let panic_msg = format!("value too wide for {}.{} ({width} bits)", reg.name, f.name)
-                .replace('{', "{{")
-                .replace('}', "}}");
-            let panics = format!("\n\n# Panics\nIf `v` does not fit in {width} bits (a compile error in const context). [`Self::{try_with}`] returns an error instead.");
-            let with_doc = format!("{with_doc}{panics}");
-            let set_doc = format!("{set_doc}{panics}");
-            let try_doc = format!(
-                "This value with `{}` set to `v`, or an error if `v` does not fit in {width} bits.",
-                f.name
-            );
-            let try_set_doc = format!("Sets `{}` to `v`, or returns an error (leaving the value unchanged) if `v` does not fit in {width} bits.", f.name);
-            let w = Literal::u32_unsuffixed(width);
-            let with_doc_attrs = outer_docs(&with_doc);
-            let try_doc_attrs = outer_docs(&try_doc);
-            let set_doc_attrs = outer_docs(&set_doc);
-            let try_set_doc_attrs = outer_docs(&try_set_doc);
-            out.extend(quote! {
-                #with_doc_attrs
-                pub const fn #with(self, v: #it) -> Self {
-                    assert!((v as u64) <= (#max as u64), #panic_msg);
-                    Self((self.0 & !#mask) | ((v as #raw) << #lsb))
-                }
-                #try_doc_attrs
-                pub const fn #try_with(self, v: #it) -> Result<Self, FieldTooWide> {
-                    if (v as u64) > (#max as u64) {
-                        return Err(FieldTooWide { register: #reg_name, field: #fname, width: #w, value: v as u64 });
-                    }
-                    Ok(Self((self.0 & !#mask) | ((v as #raw) << #lsb)))
-                }
-                #set_doc_attrs
-                pub const fn #set(&mut self, v: #it) {
-                    *self = self.#with(v);
-                }
-                #try_set_doc_attrs
-                pub const fn #try_set(&mut self, v: #it) -> Result<(), FieldTooWide> {
-                    match self.#try_with(v) {
-                        Ok(n) => {
-                            *self = n;
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            });
-        } else {
-            let with_doc_attrs = outer_docs(&with_doc);
-            let set_doc_attrs = outer_docs(&set_doc);
-            out.extend(quote! {
-                #with_doc_attrs
-                pub const fn #with(self, v: #vty) -> Self {
-                    Self((self.0 & !#mask) | ((#from_val) << #lsb))
-                }
-                #set_doc_attrs
-                pub const fn #set(&mut self, v: #vty) {
-                    *self = self.#with(v);
-                }
-            });
-        }
-    }
+    out.push_str(&format!(
+        "unit_info!({}, {}, {}, {}, {}, [{}], [{}]);\n",
+        lit(&proc.id),
+        lit(&unit.name),
+        lit(&unit.module),
+        lit(&unit.title),
+        lit(&unit.description),
+        instances.join(", "),
+        infos.join(", ")
+    ));
     out
-}
-
-/// Accessors of a CPUID-sized bit array: they take the element index.
-fn repeat_accessors(reg: &Register, f: &Field, rep: &Repeat, summary: &str) -> TokenStream {
-    let getter = format_ident!("{}", field_ident(f));
-    let raw = raw_type(reg.width);
-    let ew = rep.element_width;
-    let count = rep.max_count;
-    let lsb = f.lsb;
-    let emask = raw_lit(reg.width, low_mask(ew));
-    let (vty, to_val, from_val) = if ew == 1 {
-        (quote!(bool), quote!(bits != 0), quote!(v as #raw))
-    } else {
-        let it = int_type(ew);
-        (quote!(#it), quote!(bits as #it), quote!(v as #raw))
-    };
-    let count_note = match &rep.count_cpuid {
-        Some(c) => format!(
-            " A processor implements the first `CPUID.{c}` of them; the rest are reserved there."
-        ),
-        None => String::new(),
-    };
-    let panic_msg = format!(
-        "index out of range for {}.{} ({count} elements)",
-        reg.name, f.name
-    )
-    .replace('{', "{{")
-    .replace('}', "}}");
-    let panics = format!("\n\n# Panics\nIf `n` is {count} or more.");
-    let get_doc = format!("Element `n` of {summary}\n\nThe bit array holds {count} elements of {ew} bit(s).{count_note}{panics}");
-    let mut out = TokenStream::new();
-    let shift = quote!((#lsb + n * #ew));
-    if f.access.is_readable() {
-        let get_doc_attrs = outer_docs(&get_doc);
-        out.extend(quote! {
-            #get_doc_attrs
-            pub const fn #getter(self, n: u32) -> #vty {
-                assert!(n < #count, #panic_msg);
-                let bits = (self.0 >> #shift) & #emask;
-                #to_val
-            }
-        });
-    }
-    if f.access.is_writable() {
-        let with = format_ident!("with_{}", field_ident(f));
-        let set = format_ident!("set_{}", field_ident(f));
-        let with_doc = format!(
-            "This value with element `n` of `{}` set to `v`.{count_note}{panics}",
-            f.name
-        );
-        let set_doc = format!(
-            "Sets element `n` of `{}` to `v`.{count_note}{panics}",
-            f.name
-        );
-        let with_doc_attrs = outer_docs(&with_doc);
-        let set_doc_attrs = outer_docs(&set_doc);
-        out.extend(quote! {
-            #with_doc_attrs
-            pub const fn #with(self, n: u32, v: #vty) -> Self {
-                assert!(n < #count, #panic_msg);
-                Self((self.0 & !(#emask << #shift)) | (((#from_val) & #emask) << #shift))
-            }
-            #set_doc_attrs
-            pub const fn #set(&mut self, n: u32, v: #vty) {
-                *self = self.#with(n, v);
-            }
-        });
-    }
-    out
-}
-
-/// Typed address constants: one per instance (an array for register arrays), plus, for units
-/// with several instances, one array over all instances.
-fn address_consts(unit: &Unit, reg: &Register) -> TokenStream {
-    let Addresses::Known(addrs) = &reg.addresses else {
-        return TokenStream::new();
-    };
-    let ty = format_ident!("{}", reg.type_name);
-    let (addr_ty, ctor): (TokenStream, fn(&Address) -> TokenStream) = match reg.space {
-        Space::Msr => (quote!(Msr<#ty>), |a| {
-            let Location::Msr(n) = a.location else {
-                unreachable!("validated: MSR space")
-            };
-            let lit: TokenStream = format!("{n:#X}")
-                .replace("0X", "0x")
-                .parse()
-                .expect("hex literal");
-            let name = str_lit(&a.name);
-            quote!(Msr::new(#lit, #name))
-        }),
-        Space::Pci => (quote!(PciRegister<#ty>), |a| {
-            let Location::Pci {
-                device_id,
-                device,
-                function,
-                offset,
-            } = a.location
-            else {
-                unreachable!("validated: PCI space")
-            };
-            let id: TokenStream = format!("0x{device_id:04X}").parse().expect("hex literal");
-            let off: TokenStream = format!("0x{offset:03X}").parse().expect("hex literal");
-            let (dev, func) = (
-                Literal::u8_unsuffixed(device),
-                Literal::u8_unsuffixed(function),
-            );
-            let name = str_lit(&a.name);
-            quote!(PciRegister::new(#id, #dev, #func, #off, #name))
-        }),
-    };
-    let mut out = TokenStream::new();
-    let count = Literal::usize_unsuffixed(reg.count as usize);
-    let mut per_instance = Vec::new();
-    for (ii, inst) in unit.instances.iter().enumerate() {
-        let mine: Vec<&Address> = addrs.iter().filter(|a| a.instance == ii).collect();
-        let cname = format_ident!("{}", reg.instance_name(inst));
-        let listing: Vec<String> = mine
-            .iter()
-            .map(|a| format!("- `{}`: {} (source: {})", a.name, a.location, a.source))
-            .collect();
-        let doc = format!(
-            "`{}` of instance {}.\n\n{}",
-            reg.name,
-            inst.name,
-            listing.join("\n")
-        );
-        let values = mine.iter().map(|a| ctor(a));
-        if reg.count > 1 {
-            let doc_attrs = outer_docs(&doc);
-            out.extend(quote! {
-                #doc_attrs
-                pub const #cname: [#addr_ty; #count] = [#(#values),*];
-            });
-        } else {
-            let doc_attrs = outer_docs(&doc);
-            out.extend(quote! {
-                #doc_attrs
-                pub const #cname: #addr_ty = #(#values)*;
-            });
-        }
-        per_instance.push(cname);
-    }
-    if unit.instances.len() > 1 {
-        let all = format_ident!("{}", reg.generic_name());
-        let n = Literal::usize_unsuffixed(unit.instances.len());
-        let doc = format!(
-            "`{}` of every instance, in instance order ({}).",
-            reg.name,
-            unit.instances
-                .iter()
-                .map(|i| i.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let elem = if reg.count > 1 {
-            quote!([#addr_ty; #count])
-        } else {
-            addr_ty
-        };
-        let doc_attrs = outer_docs(&doc);
-        out.extend(quote! {
-            #doc_attrs
-            pub const #all: [#elem; #n] = [#(#per_instance),*];
-        });
-    }
-    out
-}
-
-/// The private metadata static of one register.
-fn register_info(proc: &Processor, unit: &Unit, reg: &Register) -> TokenStream {
-    let ident = info_ident(reg);
-    let (pid, uname, name, ty) = (
-        str_lit(&proc.id),
-        str_lit(&unit.name),
-        str_lit(&reg.name),
-        str_lit(&reg.type_name),
-    );
-    let width = reg.width;
-    let space = match reg.space {
-        Space::Msr => quote!(Space::Msr),
-        Space::Pci => quote!(Space::Pci),
-    };
-    let count = reg.count;
-    let count_cpuid = opt_str(reg.count_cpuid.as_deref());
-    let reset = raw_lit(64, reg.reset);
-    let reserved = raw_lit(64, reg.reserved_mask());
-    let ignored = raw_lit(64, reg.ignored_mask());
-    let writable = raw_lit(64, reg.writable_mask());
-    let description = str_lit(&reg.description);
-    let sources = reg.sources.iter().map(|s| str_lit(&s.citation()));
-    let addresses = match &reg.addresses {
-        Addresses::Unknown { reason } => {
-            let r = str_lit(reason);
-            quote!(Addresses::Unknown(#r))
-        }
-        Addresses::Known(addrs) => {
-            let items = addrs.iter().map(|a| {
-                let (n, inst, idx, src) = (
-                    str_lit(&a.name),
-                    str_lit(&unit.instances[a.instance].name),
-                    a.index,
-                    str_lit(&a.source),
-                );
-                let loc = match a.location {
-                    Location::Msr(m) => quote!(Location::Msr(#m)),
-                    Location::Pci { device_id, device, function, offset } => {
-                        quote!(Location::Pci { device_id: #device_id, device: #device, function: #function, offset: #offset })
-                    }
-                };
-                quote!(AddressInfo { name: #n, instance: #inst, index: #idx, location: #loc, source: #src })
-            });
-            quote!(Addresses::Known(&[#(#items),*]))
-        }
-    };
-    let fields = reg.fields.iter().map(|f| {
-        let (fname, desc) = (str_lit(&f.name), str_lit(&f.description));
-        let (lsb, msb) = (f.lsb, f.msb);
-        let access = format_ident!("{}", f.access.variant());
-        let reset = raw_lit(64, f.reset);
-        let values = f.values.iter().map(|v| {
-            let (val, n, d) = (
-                raw_lit(64, v.value),
-                str_lit(&v.name),
-                str_lit(&v.description),
-            );
-            quote!(ValueInfo { value: #val, name: #n, description: #d })
-        });
-        let repeat = match &f.repeat {
-            None => quote!(None),
-            Some(r) => {
-                let (ew, mc) = (r.element_width, r.max_count);
-                let c = opt_str(r.count_cpuid.as_deref());
-                quote!(Some(RepeatInfo { element_width: #ew, max_count: #mc, count_cpuid: #c }))
-            }
-        };
-        quote!(FieldInfo {
-            name: #fname, lsb: #lsb, msb: #msb, access: Access::#access, reset: #reset,
-            description: #desc, values: &[#(#values),*], repeat: #repeat,
-        })
-    });
-    let notes = reg.notes.iter().map(|n| {
-        let (k, t, x) = (str_lit(&n.kind), str_lit(&n.title), str_lit(&n.text));
-        quote!(NoteInfo { kind: #k, title: #t, text: #x })
-    });
-    quote! {
-        static #ident: RegisterInfo = RegisterInfo {
-            processor: #pid,
-            unit: #uname,
-            name: #name,
-            type_name: #ty,
-            width: #width,
-            space: #space,
-            count: #count,
-            count_cpuid: #count_cpuid,
-            reset: #reset,
-            reserved_mask: #reserved,
-            ignored_mask: #ignored,
-            writable_mask: #writable,
-            description: #description,
-            sources: &[#(#sources),*],
-            addresses: #addresses,
-            fields: &[#(#fields),*],
-            notes: &[#(#notes),*],
-        };
-    }
-}
-
-fn opt_str(s: Option<&str>) -> TokenStream {
-    match s {
-        Some(s) => {
-            let l = str_lit(s);
-            quote!(Some(#l))
-        }
-        None => quote!(None),
-    }
 }
 
 /// A processor's module: its units and its metadata.

@@ -486,6 +486,8 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
                 .is_some_and(|f| f.extract(u_status) != 0)
         };
         let mut found = Vec::new();
+        // Each S-box summary is asked for once, when the U-box first points below it.
+        let mut summaries: [Option<Option<Vec<&'static str>>>; 2] = [None, None];
         for b in &self.nhm.boxes {
             let Some(route) = b.counters.first().map(|c| c.route) else {
                 continue;
@@ -501,7 +503,9 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
             // Below an S-box, its summary narrows the boxes to read when the backend can
             // read it; otherwise every box reporting to that S-box is read.
             if let Some(s) = route.s_box {
-                if let Some(fields) = self.backend.s_summary(self.socket, s) {
+                let summary = summaries[usize::from(s & 1)]
+                    .get_or_insert_with(|| self.backend.s_summary(self.socket, s));
+                if let Some(fields) = summary {
                     let any = b
                         .counters
                         .iter()

@@ -40,11 +40,23 @@ pub enum Error {
 
 /// Parses and validates the spec directory.
 pub fn load_spec(spec_dir: &Path) -> Result<model::Spec, Error> {
-    let raw = parse::parse_spec_dir(spec_dir).map_err(Error::Spec)?;
-    validate::validate(&raw).map_err(Error::Spec)
+    validate::load_dir(spec_dir).map_err(Error::Spec)
 }
 
-/// Everything `generated/` should contain for the spec in `spec_dir`.
+impl From<emit::EmitError> for Error {
+    fn from(e: emit::EmitError) -> Self {
+        match e {
+            emit::EmitError::Docs(e) => Error::Docs(e),
+            emit::EmitError::Io(source) => Error::Io {
+                action: "cannot write",
+                path: "the staging directory".into(),
+                source,
+            },
+        }
+    }
+}
+
+/// Everything `generated/` should contain for the spec in `spec_dir`, in memory.
 pub fn render(spec_dir: &Path) -> Result<emit::Tree, Error> {
     let spec = load_spec(spec_dir)?;
     Ok(emit::generate(&spec)?)
@@ -54,47 +66,41 @@ pub fn render(spec_dir: &Path) -> Result<emit::Tree, Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// `generated/` already matched the spec; nothing was written.
-    UpToDate {
-        /// Number of files.
-        files: usize,
-    },
+    UpToDate,
     /// `generated/` was replaced.
     Written {
-        /// Number of files.
-        files: usize,
         /// The files that changed.
         changed: Vec<output::Stale>,
     },
 }
 
-/// Regenerates `out_dir` from `spec_dir`. On any error `out_dir` is left exactly as it was.
+fn run(spec_dir: &Path, out_dir: &Path, write: bool) -> Result<Vec<output::Stale>, Error> {
+    let spec = load_spec(spec_dir)?;
+    let mut staged = output::Staged::new(out_dir, write);
+    // On failure the staging directory is removed by `finish`; `out_dir` is untouched.
+    let emitted = emit::generate_into(&spec, &mut staged);
+    let finished = staged.finish();
+    emitted?;
+    finished.map_err(|source| Error::Io {
+        action: if write { "cannot write" } else { "cannot read" },
+        path: out_dir.display().to_string(),
+        source,
+    })
+}
+
+/// Regenerates `out_dir` from `spec_dir`, atomically: on any error `out_dir` is left exactly
+/// as it was, and it is replaced only when something differs.
 pub fn generate(spec_dir: &Path, out_dir: &Path) -> Result<Outcome, Error> {
-    let tree = render(spec_dir)?;
-    let io = |action, path: &Path| {
-        let path = path.display().to_string();
-        move |source| Error::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    let changed = output::compare(&tree, out_dir).map_err(io("cannot read", out_dir))?;
-    if changed.is_empty() {
-        return Ok(Outcome::UpToDate { files: tree.len() });
-    }
-    output::write_atomically(&tree, out_dir).map_err(io("cannot write", out_dir))?;
-    Ok(Outcome::Written {
-        files: tree.len(),
-        changed,
+    let changed = run(spec_dir, out_dir, true)?;
+    Ok(if changed.is_empty() {
+        Outcome::UpToDate
+    } else {
+        Outcome::Written { changed }
     })
 }
 
 /// The files of `out_dir` that differ from what `spec_dir` produces (empty: up to date).
+/// Writes nothing.
 pub fn check(spec_dir: &Path, out_dir: &Path) -> Result<Vec<output::Stale>, Error> {
-    let tree = render(spec_dir)?;
-    output::compare(&tree, out_dir).map_err(|source| Error::Io {
-        action: "cannot read",
-        path: out_dir.display().to_string(),
-        source,
-    })
+    run(spec_dir, out_dir, false)
 }

@@ -62,13 +62,13 @@ fn main() -> ExitCode {
         }
     } else {
         match codegen::generate(&args.spec, &args.out) {
-            Ok(codegen::Outcome::UpToDate { files }) => {
-                println!("{} is up to date ({files} files)", args.out.display());
+            Ok(codegen::Outcome::UpToDate) => {
+                println!("{} is up to date", args.out.display());
                 ExitCode::SUCCESS
             }
-            Ok(codegen::Outcome::Written { files, changed }) => {
+            Ok(codegen::Outcome::Written { changed }) => {
                 println!(
-                    "wrote {} ({files} files, {} changed)",
+                    "wrote {} ({} files changed)",
                     args.out.display(),
                     changed.len()
                 );

@@ -48,6 +48,33 @@ pub struct Document {
     pub reference: String,
 }
 
+/// Where something is in a spec file, for errors found after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position {
+    /// The file (shared by everything in it).
+    pub path: std::sync::Arc<std::path::Path>,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl Position {
+    /// The position of byte `offset` of `file`, whose path is `path`.
+    pub fn of(
+        file: &crate::diagnostics::SourceFile,
+        path: &std::sync::Arc<std::path::Path>,
+        offset: usize,
+    ) -> Self {
+        let (line, column) = file.position(offset);
+        Self {
+            path: std::sync::Arc::clone(path),
+            line,
+            column,
+        }
+    }
+}
+
 /// A unit (box) of a processor.
 #[derive(Debug, Clone)]
 pub struct Unit {
@@ -65,6 +92,8 @@ pub struct Unit {
     pub registers: Vec<Register>,
     /// Spec file it came from, relative to the spec directory (`xeon-7500/wbox.xml`).
     pub file: String,
+    /// Where the unit element is.
+    pub at: Position,
 }
 
 /// One instance of a unit.
@@ -122,6 +151,8 @@ pub struct Register {
     pub fields: Vec<Field>,
     /// Errata and source conflicts, with how they were resolved.
     pub notes: Vec<Note>,
+    /// Where the register element is.
+    pub at: Position,
 }
 
 impl Register {
@@ -153,6 +184,11 @@ impl Register {
         strip_placeholders(&self.name)
     }
 
+    /// The concrete name of an address of this register in `unit`.
+    pub fn address_name(&self, unit: &Unit, a: &Address) -> String {
+        self.concrete_name(&unit.instances[a.instance], a.index)
+    }
+
     /// The name of one instance and index (`S1_MSR_PMON_SUMMARY`, `W_MSR_PMON_EVT_SEL2`).
     pub fn concrete_name(&self, instance: &Instance, index: u32) -> String {
         self.name
@@ -177,8 +213,8 @@ pub fn strip_placeholders(name: &str) -> String {
 /// Where a register's layout is documented.
 #[derive(Debug, Clone)]
 pub struct SourceRef {
-    /// An Intel document id, or a public source id.
-    pub origin: SourceOrigin,
+    /// An Intel document or a public source (shared by every register that cites it).
+    pub origin: std::sync::Arc<SourceOrigin>,
     /// Table number.
     pub table: Option<String>,
     /// Page.
@@ -211,7 +247,7 @@ pub enum SourceOrigin {
 impl SourceRef {
     /// One line for documentation: "Title (ref), Table 2-98, p. 2-127".
     pub fn citation(&self) -> String {
-        let mut s = match &self.origin {
+        let mut s = match &*self.origin {
             SourceOrigin::Document {
                 title, reference, ..
             } => format!("{title} ({reference})"),
@@ -249,12 +285,10 @@ pub struct Address {
     pub instance: usize,
     /// Array index.
     pub index: u32,
-    /// Concrete register name.
-    pub name: String,
     /// Where it is.
     pub location: Location,
-    /// Public source id of the address.
-    pub source: String,
+    /// Public source id of the address (shared by every element of one address element).
+    pub source: std::sync::Arc<str>,
 }
 
 /// A location in an address space.

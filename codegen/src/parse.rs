@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use quick_xml::events::{BytesStart, Event};
-use quick_xml::{Reader, Writer};
+use quick_xml::Reader;
 use serde::Deserialize;
 
 use crate::diagnostics::{Diagnostic, SourceFile};
@@ -317,7 +317,7 @@ pub fn parse_spec_dir(dir: &Path) -> Result<RawSpec, Vec<Diagnostic>> {
 }
 
 /// Unit files: `DIR/<processor>/*.xml`, sorted.
-fn unit_paths(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+pub(crate) fn unit_paths(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let io_err = |path: &Path, e: std::io::Error| {
         Diagnostic::file(path, format!("cannot read the spec directory: {e}"))
             .help("pass the directory that holds processors.xml with --spec")
@@ -355,7 +355,7 @@ pub fn parse_document<T: for<'de> Deserialize<'de>>(
     file: &SourceFile,
     root: &str,
 ) -> Result<T, Diagnostic> {
-    let (annotated, sites, root_seen) = annotate_offsets(file)?;
+    let (annotated, root_seen) = annotate_offsets(file)?;
     if root_seen.as_deref() != Some(root) {
         return Err(file
             .error_at(
@@ -367,19 +367,21 @@ pub fn parse_document<T: for<'de> Deserialize<'de>>(
             )
             .help("unit files start with <unit>, and spec/processors.xml with <processors>"));
     }
-    quick_xml::de::from_str::<T>(&annotated).map_err(|e| serde_error(file, &e.to_string(), &sites))
+    quick_xml::de::from_str::<T>(&annotated)
+        .map_err(|e| serde_error(file, &e.to_string(), &name_sites(file)))
 }
 
 /// Copies the document with an `_at="<byte offset>"` attribute added to every start tag.
-fn annotate_offsets(
-    file: &SourceFile,
-) -> Result<(String, Vec<NameSite>, Option<String>), Diagnostic> {
-    let mut reader = Reader::from_str(&file.text);
+///
+/// The attribute is spliced into the original text just before each tag's `>` (or `/>`), so
+/// everything else, comments and entities included, is copied byte for byte.
+fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagnostic> {
+    let text = file.text.as_str();
+    let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(false);
-    let mut writer = Writer::new(Vec::with_capacity(file.text.len() + file.text.len() / 4));
-    let mut sites = Vec::new();
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut copied = 0;
     let mut root = None;
-    let mut open: Vec<String> = Vec::new();
     loop {
         let offset = reader.buffer_position() as usize;
         let event = reader.read_event().map_err(|e| {
@@ -389,45 +391,69 @@ fn annotate_offsets(
             )
             .help("fix the XML syntax; `xmllint --noout FILE` shows the same problem")
         })?;
-        // The offset before read_event() can sit on whitespace before the tag; step to the '<'.
-        let tag_offset = file.text[offset..].find('<').map_or(offset, |i| offset + i);
-        match event {
+        let end = reader.buffer_position() as usize;
+        let (start, closing) = match &event {
             Event::Eof => break,
-            Event::Start(start) => {
-                let parent = open.last().cloned().unwrap_or_default();
-                let (tag, name) = annotate(file, &start, tag_offset, &parent, &mut sites)?;
-                root.get_or_insert(name.clone());
-                open.push(name);
-                writer.write_event(Event::Start(tag))
-            }
-            Event::Empty(start) => {
-                let parent = open.last().cloned().unwrap_or_default();
-                let (tag, name) = annotate(file, &start, tag_offset, &parent, &mut sites)?;
-                root.get_or_insert(name);
-                writer.write_event(Event::Empty(tag))
-            }
-            Event::End(end) => {
-                open.pop();
-                writer.write_event(Event::End(end))
-            }
-            // Comments, declarations and processing instructions carry no data.
-            Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => Ok(()),
-            other => writer.write_event(other),
+            Event::Start(start) => (start, 1),
+            Event::Empty(start) => (start, 2),
+            _ => continue,
+        };
+        // The offset before read_event() can sit on whitespace before the tag; step to the '<'.
+        let tag_offset = text[offset..].find('<').map_or(offset, |i| offset + i);
+        if root.is_none() {
+            root = Some(String::from_utf8_lossy(start.name().as_ref()).into_owned());
         }
-        .map_err(|e| file.error_at(tag_offset, format!("cannot re-encode XML: {e}")))?;
+        if start.try_get_attribute("_at").ok().flatten().is_some() {
+            return Err(file.error_at(tag_offset, "the attribute `_at` is reserved".to_string()));
+        }
+        let insert_at = end - closing;
+        out.push_str(&text[copied..insert_at]);
+        out.push_str(" _at=\"");
+        out.push_str(&tag_offset.to_string());
+        out.push('"');
+        copied = insert_at;
     }
-    let text = String::from_utf8(writer.into_inner())
-        .map_err(|_| file.error_at(0, "the file is not valid UTF-8".to_string()))?;
-    Ok((text, sites, root))
+    out.push_str(&text[copied..]);
+    Ok((out, root))
 }
 
-fn annotate(
+/// Every element and attribute name with where it is: read again only when serde reports an
+/// error, to point at the line that caused it.
+fn name_sites(file: &SourceFile) -> Vec<NameSite> {
+    let mut reader = Reader::from_str(&file.text);
+    let mut sites = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    loop {
+        let offset = reader.buffer_position() as usize;
+        let (start, push) = match reader.read_event() {
+            Ok(Event::Start(s)) => (s, true),
+            Ok(Event::Empty(s)) => (s, false),
+            Ok(Event::End(_)) => {
+                open.pop();
+                continue;
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        let tag_offset = file.text[offset..].find('<').map_or(offset, |i| offset + i);
+        let parent = open.last().cloned().unwrap_or_default();
+        if let Ok(name) = record_sites(file, &start, tag_offset, &parent, &mut sites) {
+            if push {
+                open.push(name);
+            }
+        }
+    }
+    sites
+}
+
+/// Records an element's name and its attributes' names, refusing the reserved `_at`.
+fn record_sites(
     file: &SourceFile,
     start: &BytesStart<'_>,
     offset: usize,
     parent: &str,
     sites: &mut Vec<NameSite>,
-) -> Result<(BytesStart<'static>, String), Diagnostic> {
+) -> Result<String, Diagnostic> {
     let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
     sites.push(NameSite {
         name: name.clone(),
@@ -435,7 +461,6 @@ fn annotate(
         offset,
         owner: parent.to_string(),
     });
-    let mut tag = BytesStart::new(name.clone());
     for attr in start.attributes() {
         let attr = attr.map_err(|e| file.error_at(offset, format!("malformed attribute: {e}")))?;
         let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
@@ -448,10 +473,8 @@ fn annotate(
             offset,
             owner: name.clone(),
         });
-        tag.push_attribute(attr);
     }
-    tag.push_attribute(("_at", offset.to_string().as_str()));
-    Ok((tag, name))
+    Ok(name)
 }
 
 /// Turns a serde error into a diagnostic with the best position we can find.

@@ -4,6 +4,8 @@
 //! validator keeps going after an error so one run lists every problem in every file.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::diagnostics::{Diagnostic, SourceFile};
 use crate::model::*;
@@ -12,12 +14,80 @@ use crate::parse::*;
 /// Validates a parsed spec directory.
 pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {
     let mut v = Validator::default();
-    let spec = v.spec(raw);
-    if v.errors.is_empty() {
-        Ok(spec)
-    } else {
-        Err(v.errors)
+    let mut ctx = v.processors(&raw.processors);
+    let units: Vec<Option<(usize, Unit)>> =
+        raw.units.iter().map(|u| v.resolve_unit(u, &ctx)).collect();
+    v.assemble(&mut ctx, units);
+    v.finish(ctx)
+}
+
+/// Parses and validates the spec directory one unit file at a time, on all cores: a unit's
+/// raw structs and text are dropped as soon as it is validated, so memory holds the model,
+/// not every file twice.
+pub fn load_dir(dir: &std::path::Path) -> Result<Spec, Vec<Diagnostic>> {
+    let processors_path = dir.join("processors.xml");
+    let processors = SourceFile::read(&processors_path)
+        .and_then(|file| {
+            parse_document::<RawProcessors>(&file, "processors")
+                .map(|raw| ParsedProcessors { file, raw })
+        })
+        .map_err(|e| vec![e])?;
+    let mut v = Validator::default();
+    let mut ctx = v.processors(&processors);
+    let paths = unit_paths(dir).map_err(|e| vec![e])?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len().max(1));
+    // (unit, its errors) per path, in path order.
+    let mut results: Vec<UnitResult> = (0..paths.len()).map(|_| (None, Vec::new())).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (paths, ctx) = (&paths, &ctx);
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    for (i, path) in paths.iter().enumerate().skip(w).step_by(workers) {
+                        let mut v = Validator::default();
+                        let unit = match SourceFile::read(path).and_then(|file| {
+                            parse_document::<RawUnit>(&file, "unit")
+                                .map(|raw| ParsedUnit { file, raw })
+                        }) {
+                            Ok(parsed) => v.resolve_unit(&parsed, ctx),
+                            Err(e) => {
+                                v.push(e);
+                                None
+                            }
+                        };
+                        out.push((i, unit, v.errors));
+                    }
+                    out
+                })
+            })
+            .collect();
+        for h in handles {
+            // A worker only panics on a bug in the validator; surface it as such.
+            for (i, unit, errors) in h.join().expect("a validator thread panicked") {
+                results[i] = (unit, errors);
+            }
+        }
+    });
+    let mut units = Vec::with_capacity(results.len());
+    for (unit, errors) in results {
+        v.errors.extend(errors);
+        units.push(unit);
     }
+    v.assemble(&mut ctx, units);
+    v.finish(ctx)
+}
+
+/// A validated unit (with its processor's index), or none, and the errors found in its file.
+type UnitResult = (Option<(usize, Unit)>, Vec<Diagnostic>);
+
+/// What the processors file declares, which every unit is checked against.
+struct SpecContext {
+    processors: Vec<Processor>,
+    public_sources: Vec<PublicSource>,
+    catalogue: Catalogue,
 }
 
 #[derive(Default)]
@@ -88,9 +158,9 @@ fn is_cpuid_bits(s: &str) -> bool {
 
 /// Lookup tables built from processors.xml.
 struct Catalogue {
-    /// document id -> (processor id, document)
-    documents: HashMap<String, (String, Document)>,
-    public: HashMap<String, PublicSource>,
+    /// document id -> (processor id, document, the origin registers share)
+    documents: HashMap<String, (String, Document, Arc<SourceOrigin>)>,
+    public: HashMap<String, (PublicSource, Arc<SourceOrigin>)>,
 }
 
 impl Validator {
@@ -98,8 +168,8 @@ impl Validator {
         self.errors.push(d);
     }
 
-    fn spec(&mut self, raw: &RawSpec) -> Spec {
-        let pf = &raw.processors.file;
+    fn processors(&mut self, parsed: &ParsedProcessors) -> SpecContext {
+        let pf = &parsed.file;
         let ctx = Ctx {
             file: pf,
             register: None,
@@ -110,7 +180,7 @@ impl Validator {
             public: HashMap::new(),
         };
         let mut modules = HashSet::new();
-        for p in &raw.processors.raw.processor {
+        for p in &parsed.raw.processor {
             if processors.iter().any(|q| q.id == p.id) {
                 self.push(ctx.error(
                     p.at,
@@ -135,9 +205,14 @@ impl Validator {
                     title: d.title.clone(),
                     reference: d.reference.clone(),
                 };
+                let origin = Arc::new(SourceOrigin::Document {
+                    id: doc.id.clone(),
+                    title: doc.title.clone(),
+                    reference: doc.reference.clone(),
+                });
                 if catalogue
                     .documents
-                    .insert(d.id.clone(), (p.id.clone(), doc.clone()))
+                    .insert(d.id.clone(), (p.id.clone(), doc.clone(), origin))
                     .is_some()
                 {
                     self.push(ctx.error(
@@ -157,12 +232,19 @@ impl Validator {
             });
         }
         let mut public_sources = Vec::new();
-        for s in &raw.processors.raw.source {
+        for s in &parsed.raw.source {
             let src = PublicSource {
                 id: s.id.clone(),
                 title: s.title.clone(),
             };
-            if catalogue.public.insert(s.id.clone(), src.clone()).is_some()
+            let origin = Arc::new(SourceOrigin::Public {
+                id: src.id.clone(),
+                title: src.title.clone(),
+            });
+            if catalogue
+                .public
+                .insert(s.id.clone(), (src.clone(), origin))
+                .is_some()
                 || catalogue.documents.contains_key(&s.id)
             {
                 self.push(ctx.error(
@@ -173,60 +255,84 @@ impl Validator {
             }
             public_sources.push(src);
         }
-
-        for unit in &raw.units {
-            let Some(pi) = processors.iter().position(|p| p.id == unit.raw.processor) else {
-                let known: Vec<&str> = processors.iter().map(|p| p.id.as_str()).collect();
-                self.push(
-                    unit.file
-                        .error_at(
-                            unit.raw.at,
-                            format!(
-                                "unit `{}` names unknown processor `{}`",
-                                unit.raw.name, unit.raw.processor
-                            ),
-                        )
-                        .help(format!(
-                            "use one of the processors in processors.xml: {}",
-                            known.join(", ")
-                        )),
-                );
-                continue;
-            };
-            if let Some(u) = self.unit(unit, &processors[pi], &catalogue) {
-                let dup = processors[pi]
-                    .units
-                    .iter()
-                    .any(|o| o.name == u.name || o.module == u.module);
-                if dup {
-                    self.push(
-                        unit.file
-                            .error_at(
-                                unit.raw.at,
-                                format!(
-                                    "unit `{}` (module `{}`) is defined twice for processor `{}`",
-                                    u.name, u.module, processors[pi].id
-                                ),
-                            )
-                            .help("each unit has one file; merge the two or rename one"),
-                    );
-                } else {
-                    processors[pi].units.push(u);
-                }
-            }
-        }
-
-        for p in &processors {
-            self.check_address_collisions(p, raw);
-        }
-        Spec {
+        SpecContext {
             processors,
             public_sources,
+            catalogue,
+        }
+    }
+
+    /// Validates one unit file against the processors; `None` if it has errors.
+    fn resolve_unit(&mut self, unit: &ParsedUnit, ctx: &SpecContext) -> Option<(usize, Unit)> {
+        let processors = &ctx.processors;
+        let Some(pi) = processors.iter().position(|p| p.id == unit.raw.processor) else {
+            let known: Vec<&str> = processors.iter().map(|p| p.id.as_str()).collect();
+            self.push(
+                unit.file
+                    .error_at(
+                        unit.raw.at,
+                        format!(
+                            "unit `{}` names unknown processor `{}`",
+                            unit.raw.name, unit.raw.processor
+                        ),
+                    )
+                    .help(format!(
+                        "use one of the processors in processors.xml: {}",
+                        known.join(", ")
+                    )),
+            );
+            return None;
+        };
+        self.unit(unit, &processors[pi], &ctx.catalogue)
+            .map(|u| (pi, u))
+    }
+
+    /// Adds validated units to their processors (refusing a unit defined twice), then checks
+    /// what spans units: addresses.
+    fn assemble(&mut self, ctx: &mut SpecContext, units: Vec<Option<(usize, Unit)>>) {
+        for (pi, u) in units.into_iter().flatten() {
+            let processor = &mut ctx.processors[pi];
+            if processor
+                .units
+                .iter()
+                .any(|o| o.name == u.name || o.module == u.module)
+            {
+                self.push(
+                    Diagnostic {
+                        path: u.at.path.to_path_buf(),
+                        line: u.at.line,
+                        column: u.at.column,
+                        message: format!(
+                            "unit `{}` (module `{}`) is defined twice for processor `{}`",
+                            u.name, u.module, processor.id
+                        ),
+                        help: None,
+                    }
+                    .help("each unit has one file; merge the two or rename one"),
+                );
+            } else {
+                processor.units.push(u);
+            }
+        }
+        for p in &ctx.processors {
+            self.check_address_collisions(p);
+        }
+    }
+
+    fn finish(self, ctx: SpecContext) -> Result<Spec, Vec<Diagnostic>> {
+        if self.errors.is_empty() {
+            Ok(Spec {
+                processors: ctx.processors,
+                public_sources: ctx.public_sources,
+            })
+        } else {
+            Err(self.errors)
         }
     }
 
     fn unit(&mut self, parsed: &ParsedUnit, proc: &Processor, cat: &Catalogue) -> Option<Unit> {
         let raw = &parsed.raw;
+        let path: Arc<Path> = Arc::from(parsed.file.path.as_path());
         let ctx = Ctx {
             file: &parsed.file,
             register: None,
@@ -282,7 +388,7 @@ impl Validator {
                 continue;
             }
             first_at.insert(&r.name, r.at);
-            if let Some(reg) = self.register(&parsed.file, r, &instances, proc, cat) {
+            if let Some(reg) = self.register(&parsed.file, &path, r, &instances, proc, cat) {
                 let ctx = Ctx {
                     file: &parsed.file,
                     register: Some(&r.name),
@@ -312,12 +418,14 @@ impl Validator {
             instances,
             registers,
             file: relative_spec_path(&parsed.file.path),
+            at: Position::of(&parsed.file, &path, raw.at),
         })
     }
 
     fn register(
         &mut self,
         file: &SourceFile,
+        path: &Arc<Path>,
         r: &RawRegister,
         instances: &[Instance],
         proc: &Processor,
@@ -420,12 +528,8 @@ impl Validator {
         for s in &r.source {
             let origin = match (&s.document, &s.source) {
                 (Some(d), None) => match cat.documents.get(d) {
-                    Some((pid, doc)) if *pid == proc.id => Some(SourceOrigin::Document {
-                        id: doc.id.clone(),
-                        title: doc.title.clone(),
-                        reference: doc.reference.clone(),
-                    }),
-                    Some((pid, _)) => {
+                    Some((pid, _, origin)) if *pid == proc.id => Some(Arc::clone(origin)),
+                    Some((pid, _, _)) => {
                         self.push(ctx.error(
                             s.at,
                             format!(
@@ -446,10 +550,7 @@ impl Validator {
                     }
                 },
                 (None, Some(id)) => match cat.public.get(id) {
-                    Some(p) => Some(SourceOrigin::Public {
-                        id: p.id.clone(),
-                        title: p.title.clone(),
-                    }),
+                    Some((_, origin)) => Some(Arc::clone(origin)),
                     None => {
                         self.push(ctx.error(
                             s.at,
@@ -532,6 +633,7 @@ impl Validator {
             addresses,
             fields,
             notes,
+            at: Position::of(file, path, r.at),
         })
     }
 
@@ -711,6 +813,7 @@ impl Validator {
                 }
             };
             let Some(base) = e.base else { continue };
+            let source: Arc<str> = Arc::from(e.source);
             for n in indices {
                 if let Some(_prev) = seen.insert((inst, n), e.at) {
                     self.push(ctx.error(
@@ -745,16 +848,11 @@ impl Validator {
                         }
                     }
                 };
-                let instance = &instances[inst];
                 addresses.push(Address {
                     instance: inst,
                     index: n,
-                    name: r
-                        .name
-                        .replace("{i}", &instance.key)
-                        .replace("{n}", &n.to_string()),
                     location,
-                    source: e.source.to_string(),
+                    source: Arc::clone(&source),
                 });
             }
         }
@@ -1074,13 +1172,9 @@ impl Validator {
         fields
     }
 
-    fn check_address_collisions(&mut self, p: &Processor, raw: &RawSpec) {
+    fn check_address_collisions(&mut self, p: &Processor) {
         let mut seen: HashMap<Location, (String, String)> = HashMap::new();
         for u in &p.units {
-            let parsed = raw
-                .units
-                .iter()
-                .find(|pu| relative_spec_path(&pu.file.path) == u.file);
             for r in &u.registers {
                 let Addresses::Known(addrs) = &r.addresses else {
                     continue;
@@ -1107,16 +1201,18 @@ impl Validator {
                     }
                     for loc in locations {
                         if let Some((other, other_file)) = seen.get(&loc) {
-                            if let Some(pu) = parsed {
-                                let rr = pu.raw.register.iter().find(|x| x.name == r.name);
-                                let ctx = Ctx {
-                                    file: &pu.file,
-                                    register: Some(&r.name),
-                                };
-                                self.push(ctx.error(rr.map_or(0, |x| x.at), format!("{} is at {loc}, which {other} ({other_file}) already uses", a.name), "two registers cannot share an address in one space; check both sources"));
-                            }
+                            self.push(
+                                Diagnostic {
+                                    path: r.at.path.to_path_buf(),
+                                    line: r.at.line,
+                                    column: r.at.column,
+                                    message: format!("register {}: {} is at {loc}, which {other} ({other_file}) already uses", r.name, r.address_name(u, a)),
+                                    help: None,
+                                }
+                                .help("two registers cannot share an address in one space; check both sources"),
+                            );
                         } else {
-                            seen.insert(loc, (a.name.clone(), u.file.clone()));
+                            seen.insert(loc, (r.address_name(u, a), u.file.clone()));
                         }
                     }
                 }

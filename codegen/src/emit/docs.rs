@@ -1,11 +1,13 @@
 //! Markdown reference pages rendered with tera: an index, and one page per unit with a bit
 //! table and an SVG diagram for every register.
 
+use std::fmt::Write;
+
 use serde::Serialize;
 use tera::{Context, Tera};
 
 use super::rust::field_table;
-use super::svg::register_svg;
+use super::svg::unit_svg;
 use crate::model::*;
 
 const INDEX: &str = include_str!("../../templates/index.md.tera");
@@ -26,6 +28,7 @@ struct UnitView {
     instances: String,
     file: String,
     page: String,
+    svg: String,
     register_count: usize,
 }
 
@@ -47,17 +50,11 @@ struct RegisterView {
     writable_mask: String,
     address_summary: String,
     address_unknown: Option<String>,
-    addresses: Vec<AddressView>,
+    /// The addresses as a Markdown table, built here: tera's per-row loop was the slowest part
+    /// of documentation for specs with many instances.
+    address_table: String,
     sources: Vec<String>,
     notes: Vec<NoteView>,
-}
-
-#[derive(Serialize)]
-struct AddressView {
-    name: String,
-    instance: String,
-    location: String,
-    source: String,
 }
 
 #[derive(Serialize)]
@@ -89,13 +86,14 @@ fn unit_view(proc: &Processor, unit: &Unit) -> UnitView {
             .join(", "),
         file: unit.file.clone(),
         page: format!("{}/{}.md", proc.module, unit.module),
+        svg: format!("{}.svg", unit.module),
         register_count: unit.registers.len(),
     }
 }
 
-/// Path of a register's diagram relative to `docs/`.
-pub fn svg_path(proc: &Processor, unit: &Unit, reg: &Register) -> String {
-    format!("{}/{}/{}.svg", proc.module, unit.module, reg.type_name)
+/// Path of a unit's diagrams relative to `docs/`.
+pub fn svg_path(proc: &Processor, unit: &Unit) -> String {
+    format!("{}/{}.svg", proc.module, unit.module)
 }
 
 fn address_summary(reg: &Register) -> String {
@@ -106,61 +104,91 @@ fn address_summary(reg: &Register) -> String {
     }
 }
 
+/// The documentation renderer: the templates, parsed once.
+pub struct Docs {
+    tera: Tera,
+}
+
+impl Default for Docs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Docs {
+    /// Parses the built-in templates.
+    pub fn new() -> Self {
+        Self { tera: templates() }
+    }
+
+    /// `docs/README.md`: every processor and unit.
+    pub fn index(&self, spec: &Spec) -> Result<String, tera::Error> {
+        let processors: Vec<ProcessorView> = spec
+            .processors
+            .iter()
+            .map(|p| ProcessorView {
+                name: p.name.clone(),
+                documents: p
+                    .documents
+                    .iter()
+                    .map(|d| format!("{} ({})", d.title, d.reference))
+                    .collect(),
+                units: p.units.iter().map(|u| unit_view(p, u)).collect(),
+            })
+            .collect();
+        let mut ctx = Context::new();
+        ctx.insert("processors", &processors);
+        self.tera.render("index.md", &ctx)
+    }
+
+    /// One unit's page and its registers' diagrams: `(path relative to docs/, content)`.
+    pub fn unit(&self, p: &Processor, u: &Unit) -> Result<Vec<(String, String)>, tera::Error> {
+        let registers: Vec<RegisterView> =
+            u.registers.iter().map(|r| register_view(p, u, r)).collect();
+        let mut ctx = Context::new();
+        ctx.insert("processor", &p.name);
+        ctx.insert("unit", &unit_view(p, u));
+        ctx.insert("registers", &registers);
+        Ok(vec![
+            (
+                format!("{}/{}.md", p.module, u.module),
+                self.tera.render("unit.md", &ctx)?,
+            ),
+            (svg_path(p, u), unit_svg(&u.registers)),
+        ])
+    }
+}
+
 /// Renders every documentation file: `(path relative to docs/, content)`.
 pub fn render(spec: &Spec) -> Result<Vec<(String, String)>, tera::Error> {
-    let tera = templates();
-    let mut out = Vec::new();
-    let processors: Vec<ProcessorView> = spec
-        .processors
-        .iter()
-        .map(|p| ProcessorView {
-            name: p.name.clone(),
-            documents: p
-                .documents
-                .iter()
-                .map(|d| format!("{} ({})", d.title, d.reference))
-                .collect(),
-            units: p.units.iter().map(|u| unit_view(p, u)).collect(),
-        })
-        .collect();
-    let mut ctx = Context::new();
-    ctx.insert("processors", &processors);
-    out.push(("README.md".to_string(), tera.render("index.md", &ctx)?));
-
+    let docs = Docs::new();
+    let mut out = vec![("README.md".to_string(), docs.index(spec)?)];
     for p in &spec.processors {
         for u in &p.units {
-            let registers: Vec<RegisterView> =
-                u.registers.iter().map(|r| register_view(p, u, r)).collect();
-            let mut ctx = Context::new();
-            ctx.insert("processor", &p.name);
-            ctx.insert("unit", &unit_view(p, u));
-            ctx.insert("registers", &registers);
-            out.push((
-                format!("{}/{}.md", p.module, u.module),
-                tera.render("unit.md", &ctx)?,
-            ));
-            for r in &u.registers {
-                out.push((svg_path(p, u, r), register_svg(r)));
-            }
+            out.extend(docs.unit(p, u)?);
         }
     }
     Ok(out)
 }
 
 fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
-    let (address_unknown, addresses) = match &r.addresses {
-        Addresses::Unknown { reason } => (Some(reason.clone()), Vec::new()),
-        Addresses::Known(a) => (
-            None,
-            a.iter()
-                .map(|a| AddressView {
-                    name: a.name.clone(),
-                    instance: u.instances[a.instance].name.clone(),
-                    location: a.location.to_string(),
-                    source: a.source.clone(),
-                })
-                .collect(),
-        ),
+    let (address_unknown, address_table) = match &r.addresses {
+        Addresses::Unknown { reason } => (Some(reason.clone()), String::new()),
+        Addresses::Known(a) => {
+            let mut table =
+                String::from("| Name | Instance | Address | Source |\n|---|---|---|---|\n");
+            for a in a {
+                let _ = writeln!(
+                    table,
+                    "| `{}` | {} | {} | {} |",
+                    r.address_name(u, a),
+                    u.instances[a.instance].name,
+                    a.location,
+                    a.source
+                );
+            }
+            (None, table)
+        }
     };
     RegisterView {
         name: r.name.clone(),
@@ -172,14 +200,14 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
         count_cpuid: r.count_cpuid.clone(),
         reset: format!("{:#x}", r.reset),
         description: r.description.clone(),
-        svg: format!("{}/{}.svg", u.module, r.type_name),
+        svg: format!("{}.svg#view-{}", u.module, r.type_name),
         table: field_table(r),
         reserved_mask: format!("{:#x}", r.reserved_mask()),
         ignored_mask: format!("{:#x}", r.ignored_mask()),
         writable_mask: format!("{:#x}", r.writable_mask()),
         address_summary: address_summary(r),
         address_unknown,
-        addresses,
+        address_table,
         sources: r.sources.iter().map(SourceRef::citation).collect(),
         notes: r
             .notes

@@ -1,6 +1,9 @@
-//! Stage 3: the validated model -> every file of `generated/`, in memory.
+//! Stage 3: the validated model -> every file of `generated/`, handed one by one to a
+//! [`Sink`].
 //!
-//! Nothing here touches the disk; `output` decides whether and how to write.
+//! Nothing here touches the disk; `output` decides whether and how to write. Units are
+//! rendered on all cores, and each unit's files go to the sink as soon as they are ready, so
+//! memory holds the model and a few units' output, not the whole tree.
 
 pub mod docs;
 pub mod rust;
@@ -8,8 +11,9 @@ pub mod svg;
 pub mod tests;
 
 use std::collections::BTreeMap;
+use std::sync::mpsc;
 
-use crate::model::Spec;
+use crate::model::{Processor, Spec, Unit};
 
 const SUPPORT: &str = include_str!("../../templates/support.rs");
 const LIB_HEADER: &str = include_str!("../../templates/lib_header.rs");
@@ -18,17 +22,73 @@ const CARGO_TOML: &str = include_str!("../../templates/Cargo.toml.generated");
 /// The generated crate: paths relative to `generated/`, and contents.
 pub type Tree = BTreeMap<String, String>;
 
-/// Renders every file of the generated crate and its documentation.
-pub fn generate(spec: &Spec) -> Result<Tree, tera::Error> {
+/// Receives the rendered files.
+pub trait Sink {
+    /// Takes one file: its path relative to `generated/`, and its content.
+    fn put(&mut self, path: String, content: String) -> std::io::Result<()>;
+}
+
+impl Sink for Tree {
+    fn put(&mut self, path: String, content: String) -> std::io::Result<()> {
+        self.insert(path, content);
+        Ok(())
+    }
+}
+
+/// Why rendering failed.
+#[derive(Debug)]
+pub enum EmitError {
+    /// A documentation template failed (a bug in codegen).
+    Docs(tera::Error),
+    /// The sink could not take a file.
+    Io(std::io::Error),
+}
+
+impl From<tera::Error> for EmitError {
+    fn from(e: tera::Error) -> Self {
+        EmitError::Docs(e)
+    }
+}
+
+impl From<std::io::Error> for EmitError {
+    fn from(e: std::io::Error) -> Self {
+        EmitError::Io(e)
+    }
+}
+
+/// Renders every file of the generated crate and its documentation into a tree in memory.
+pub fn generate(spec: &Spec) -> Result<Tree, EmitError> {
     let mut tree = Tree::new();
-    tree.insert("Cargo.toml".into(), CARGO_TOML.into());
-    tree.insert(
+    generate_into(spec, &mut tree)?;
+    Ok(tree)
+}
+
+/// A unit's files: its Rust module, its reference page and its diagrams.
+fn unit_files(
+    docs: &docs::Docs,
+    p: &Processor,
+    u: &Unit,
+) -> Result<Vec<(String, String)>, tera::Error> {
+    let mut files = vec![(
+        format!("src/{}/{}.rs", p.module, u.module),
+        rust::unit_module_text(p, u),
+    )];
+    for (path, content) in docs.unit(p, u)? {
+        files.push((format!("docs/{path}"), content));
+    }
+    Ok(files)
+}
+
+/// Renders every file of the generated crate and its documentation into `sink`.
+pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
+    sink.put("Cargo.toml".into(), CARGO_TOML.into())?;
+    sink.put(
         "src/support.rs".into(),
         format!(
             "{}{SUPPORT}",
             rust::HEADER.replace("from spec/", "from codegen/templates/support.rs")
         ),
-    );
+    )?;
 
     let lib_items = rust::format_file({
         let mods = rust::processor_mods(spec);
@@ -37,27 +97,52 @@ pub fn generate(spec: &Spec) -> Result<Tree, tera::Error> {
     });
     // The header's inner attributes must come first, so the generated items follow them.
     let lib_body = lib_items.strip_prefix(rust::HEADER).unwrap_or(&lib_items);
-    tree.insert(
+    sink.put(
         "src/lib.rs".into(),
         format!("{}{LIB_HEADER}\n{lib_body}", rust::HEADER),
-    );
-
+    )?;
     for p in &spec.processors {
-        tree.insert(
+        sink.put(
             format!("src/{}/mod.rs", p.module),
             rust::format_file(rust::processor_module(p)),
-        );
-        for u in &p.units {
-            tree.insert(
-                format!("src/{}/{}.rs", p.module, u.module),
-                rust::unit_module_text(p, u),
-            );
+        )?;
+    }
+    sink.put("tests/layouts.rs".into(), tests::LAYOUTS_ROOT.into())?;
+    sink.put("tests/cases/mod.rs".into(), tests::layouts_test(spec))?;
+    let docs = docs::Docs::new();
+    sink.put("docs/README.md".into(), docs.index(spec)?)?;
+
+    // Units in parallel: each worker takes every n-th unit and sends its files back.
+    let units: Vec<(&Processor, &Unit)> = spec
+        .processors
+        .iter()
+        .flat_map(|p| p.units.iter().map(move |u| (p, u)))
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(units.len().max(1));
+    std::thread::scope(|scope| -> Result<(), EmitError> {
+        let (tx, rx) =
+            mpsc::sync_channel::<Result<Vec<(String, String)>, tera::Error>>(workers * 2);
+        for w in 0..workers {
+            let tx = tx.clone();
+            let units = &units;
+            scope.spawn(move || {
+                let docs = docs::Docs::new();
+                for (p, u) in units.iter().skip(w).step_by(workers) {
+                    // A closed channel means the receiver stopped on an error: stop too.
+                    if tx.send(unit_files(&docs, p, u)).is_err() {
+                        return;
+                    }
+                }
+            });
         }
-    }
-    tree.insert("tests/layouts.rs".into(), tests::LAYOUTS_ROOT.into());
-    tree.insert("tests/cases/mod.rs".into(), tests::layouts_test(spec));
-    for (path, content) in docs::render(spec)? {
-        tree.insert(format!("docs/{path}"), content);
-    }
-    Ok(tree)
+        drop(tx);
+        for files in rx {
+            for (path, content) in files? {
+                sink.put(path, content)?;
+            }
+        }
+        Ok(())
+    })
 }

@@ -7,6 +7,8 @@
 //! elements share it; the addresses are data (`Msr<Layout>` constants), not code. The small
 //! crate-root and processor modules are built as token streams and pretty-printed.
 
+use std::fmt::Write;
+
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -238,12 +240,13 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
                 })
                 .collect();
             let doc = format!("Values of `{}.{}` ({}).", reg.name, f.name, f.bits_phrase());
-            out.push_str(&format!(
-                "field_enum!({}, {}, {});\n",
+            let _ = writeln!(
+                out,
+                "field_enum!({}, {}, {});",
                 enum_ident(reg, f),
                 lit(&doc),
                 variants.join(", ")
-            ));
+            );
         } else {
             let values: Vec<String> = f
                 .values
@@ -257,13 +260,14 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
                     )
                 })
                 .collect();
-            out.push_str(&format!(
-                "/// Named values of `{}.{}`.\nconst {}: &[ValueInfo] = &[{}];\n",
+            let _ = writeln!(
+                out,
+                "/// Named values of `{}.{}`.\nconst {}: &[ValueInfo] = &[{}];",
                 reg.name,
                 f.name,
                 values_const(reg, f),
                 values.join(", ")
-            ));
+            );
         }
     }
 
@@ -297,8 +301,9 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         .as_deref()
         .map_or("None".to_string(), |c| format!("Some({})", lit(c)));
     out.push_str("register! {\n");
-    out.push_str(&format!(
-        "    {}({raw}, {}) {} {space}[{}] {cpuid}, {} {} {}{all};\n",
+    let _ = writeln!(
+        out,
+        "    {}({raw}, {}) {} {space}[{}] {cpuid}, {} {} {}{all};",
         reg.type_name,
         reg.width,
         lit(&reg.name),
@@ -306,21 +311,22 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         lit(&proc.id),
         lit(&unit.name),
         info_ident(reg)
-    ));
-    out.push_str(&format!("    {};\n", lit(&reg.description)));
+    );
+    let _ = writeln!(out, "    {};", lit(&reg.description));
     for s in &reg.sources {
-        out.push_str(&format!("    source {};\n", lit(&s.citation())));
+        let _ = writeln!(out, "    source {};", lit(&s.citation()));
     }
     for n in &reg.notes {
-        out.push_str(&format!(
-            "    note {} {} {};\n",
+        let _ = writeln!(
+            out,
+            "    note {} {} {};",
             lit(&n.kind),
             lit(&n.title),
             lit(&n.text)
-        ));
+        );
     }
     if let Addresses::Unknown { reason } = &reg.addresses {
-        out.push_str(&format!("    unknown {};\n", lit(reason)));
+        let _ = writeln!(out, "    unknown {};", lit(reason));
     }
     for f in &reg.fields {
         let values = if f.values.is_empty() || f.access.is_placeholder() {
@@ -330,8 +336,9 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         } else {
             format!("[{}]", values_const(reg, f))
         };
-        out.push_str(&format!(
-            "    field {} {} {} {} [{}, {}] {} {} {values} {};\n",
+        let _ = writeln!(
+            out,
+            "    field {} {} {} {} [{}, {}] {} {} {values} {};",
             f.access.variant(),
             lit(f.access.as_str()),
             lit(&f.name),
@@ -341,7 +348,7 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
             hex(f.reset),
             lit(&field_description(f)),
             field_kind(reg, f)
-        ));
+        );
     }
     if let Addresses::Known(addrs) = &reg.addresses {
         for (ii, inst) in unit.instances.iter().enumerate() {
@@ -360,16 +367,22 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
                             format!("(0x{device_id:04X}, {device}, {function}, 0x{offset:03X})")
                         }
                     };
-                    format!("{} {loc} {} {}", a.index, lit(&a.name), lit(&a.source))
+                    format!(
+                        "{} {loc} {} {}",
+                        a.index,
+                        lit(&reg.address_name(unit, a)),
+                        lit(&a.source)
+                    )
                 })
                 .collect();
             let shape = if reg.count > 1 { "many" } else { "one" };
-            out.push_str(&format!(
-                "    at {shape} {} {}: {one_ty} = [{}];\n",
+            let _ = writeln!(
+                out,
+                "    at {shape} {} {}: {one_ty} = [{}];",
                 reg.instance_name(inst),
                 lit(&inst.name),
                 items.join(", ")
-            ));
+            );
         }
     }
     out.push_str("}\n\n");
@@ -394,7 +407,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         if line.is_empty() {
             out.push_str("//!\n");
         } else {
-            out.push_str(&format!("//! {line}\n"));
+            let _ = writeln!(out, "//! {line}");
         }
     }
     out.push_str("use crate::support::*;\n\n");
@@ -407,8 +420,9 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         .iter()
         .map(|r| info_ident(r).to_string())
         .collect();
-    out.push_str(&format!(
-        "unit_info!({}, {}, {}, {}, {}, [{}], [{}]);\n",
+    let _ = writeln!(
+        out,
+        "unit_info!({}, {}, {}, {}, {}, [{}], [{}]);",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),
@@ -416,7 +430,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         lit(&unit.description),
         instances.join(", "),
         infos.join(", ")
-    ));
+    );
     out
 }
 

@@ -1,11 +1,20 @@
-//! SVG bit-field diagrams: one picture per register layout, 32 bits per row, most significant
-//! bit on the left, each field a labelled box, reserved fields shaded.
+//! SVG bit-field diagrams: a picture per register layout, 32 bits per row, most significant
+//! bit on the left, each field a labelled box coloured by access, with the bit numbers of each
+//! field's edges above it. A unit's diagrams share one file, stacked and captioned, with a
+//! `<view>` per register so `unit.svg#view-Type` shows one alone: one file per unit rather than
+//! per register keeps generation fast where creating files is slow.
+
+use std::fmt::Write;
 
 use crate::model::{Access, Register};
 
 const CELL: u32 = 28;
 const ROW_HEIGHT: u32 = 74;
 const MARGIN: u32 = 10;
+
+/// Shared styling, so each element carries only its position and class.
+const STYLE: &str = "<style>text{text-anchor:middle}.n{fill:#555;font-size:10px}.a{fill:#555;font-size:9px}.c{text-anchor:start;font-weight:bold}\
+rect{stroke:#000}.rw{fill:#e2f0d9}.ro{fill:#dbe9f6}.wo{fill:#fbe5c8}.rs{fill:#d9d9d9}.ig{fill:#eee}</style>";
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -14,31 +23,68 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The diagram of one register.
-pub fn register_svg(reg: &Register) -> String {
-    let rows = reg.width / 32;
+fn class(access: Access) -> &'static str {
+    match access {
+        Access::Rsv | Access::Rv => "rs",
+        Access::Ig => "ig",
+        Access::Ro | Access::RoV => "ro",
+        Access::Wo | Access::W1c => "wo",
+        Access::Rw | Access::RwV => "rw",
+    }
+}
+
+/// Height of one register's diagram, caption included.
+fn diagram_height(reg: &Register) -> u32 {
+    24 + ROW_HEIGHT * (reg.width / 32)
+}
+
+/// The diagrams of every register of a unit, in one SVG.
+pub fn unit_svg(registers: &[Register]) -> String {
     let width = MARGIN * 2 + CELL * 32;
-    let height = MARGIN * 2 + ROW_HEIGHT * rows + 18;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"monospace\" font-size=\"11\">\n"
+    let legend = 18;
+    let height = MARGIN * 2 + registers.iter().map(diagram_height).sum::<u32>() + legend;
+    let mut s = String::with_capacity(
+        512 + registers
+            .iter()
+            .map(|r| r.fields.len() * 300)
+            .sum::<usize>(),
     );
-    s.push_str(&format!(
-        "<title>{}</title>\n<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n",
-        escape(&reg.name)
-    ));
+    // Writing to a String cannot fail.
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"monospace\" font-size=\"11\">\n{STYLE}\n<rect width=\"{width}\" height=\"{height}\" fill=\"#fff\" stroke=\"none\"/>\n"
+    );
+    let mut y = MARGIN;
+    for reg in registers {
+        let h = diagram_height(reg);
+        let _ = write!(
+            s,
+            "<view id=\"view-{}\" viewBox=\"0 {} {width} {}\"/>\n<text x=\"{MARGIN}\" y=\"{}\" class=\"c\">{}</text>\n",
+            reg.type_name,
+            y.saturating_sub(MARGIN),
+            h + MARGIN,
+            y + 12,
+            escape(&reg.name)
+        );
+        register_rows(reg, y + 20, &mut s);
+        y += h;
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{MARGIN}\" y=\"{}\" class=\"n\" style=\"text-anchor:start\">green rw · blue ro · orange wo/w1c · grey reserved · light grey ignored</text>\n</svg>",
+        height - 6
+    );
+    s
+}
+
+/// The rows of one register's diagram, starting at `top`.
+fn register_rows(reg: &Register, top: u32, s: &mut String) {
+    let rows = reg.width / 32;
     for row in 0..rows {
         // Row 0 is the top row and shows the highest 32 bits.
         let hi = reg.width - 1 - row * 32;
         let lo = hi - 31;
-        let y = MARGIN + row * ROW_HEIGHT;
-        // Bit numbers above the row.
-        for bit in lo..=hi {
-            let x = MARGIN + (hi - bit) * CELL + CELL / 2;
-            s.push_str(&format!(
-                "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{bit}</text>\n",
-                y + 12
-            ));
-        }
+        let y = top + row * ROW_HEIGHT;
         for f in &reg.fields {
             if f.msb < lo || f.lsb > hi {
                 continue;
@@ -47,24 +93,24 @@ pub fn register_svg(reg: &Register) -> String {
             let (fhi, flo) = (f.msb.min(hi), f.lsb.max(lo));
             let x = MARGIN + (hi - fhi) * CELL;
             let w = (fhi - flo + 1) * CELL;
-            let fill = match f.access {
-                Access::Rsv | Access::Rv => "#d9d9d9",
-                Access::Ig => "#eeeeee",
-                Access::Ro | Access::RoV => "#dbe9f6",
-                Access::Wo | Access::W1c => "#fbe5c8",
-                Access::Rw | Access::RwV => "#e2f0d9",
-            };
-            // The title shows the full name on hover when the label had to be cut.
-            s.push_str(&format!(
-                "<rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\" fill=\"{fill}\" stroke=\"black\"><title>{} ({}, {})</title></rect>\n",
-                y + 18,
-                escape(&f.name),
-                f.bits_phrase(),
-                f.access.as_str()
-            ));
-            // Long names are cut to fit the box.
+            let bit_x = |bit: u32| MARGIN + (hi - bit) * CELL + CELL / 2;
+            let _ = write!(
+                s,
+                "<text class=\"n\" x=\"{}\" y=\"{}\">{fhi}</text>",
+                bit_x(fhi),
+                y + 12
+            );
+            if flo != fhi {
+                let _ = write!(
+                    s,
+                    "<text class=\"n\" x=\"{}\" y=\"{}\">{flo}</text>",
+                    bit_x(flo),
+                    y + 12
+                );
+            }
+            // Long names are cut to fit the box; the title shows the whole name on hover.
             let max_chars = (w / 7).max(1) as usize;
-            let label: String = if f.name.len() > max_chars {
+            let label: String = if f.name.chars().count() > max_chars {
                 f.name
                     .chars()
                     .take(max_chars.saturating_sub(1))
@@ -73,24 +119,21 @@ pub fn register_svg(reg: &Register) -> String {
             } else {
                 f.name.clone()
             };
-            s.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            let _ = write!(
+                s,
+                "\n<rect class=\"{}\" x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\"><title>{} ({}, {})</title></rect><text x=\"{}\" y=\"{}\">{}</text><text class=\"a\" x=\"{}\" y=\"{}\">{}</text>\n",
+                class(f.access),
+                y + 18,
+                escape(&f.name),
+                f.bits_phrase(),
+                f.access.as_str(),
                 x + w / 2,
                 y + 37,
-                escape(&label)
-            ));
-            s.push_str(&format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\" font-size=\"9\">{}</text>\n",
+                escape(&label),
                 x + w / 2,
                 y + 60,
-                escape(f.access.as_str())
-            ));
+                f.access.as_str()
+            );
         }
     }
-    s.push_str(&format!(
-        "<text x=\"{MARGIN}\" y=\"{}\" fill=\"#555\">green rw · blue ro · orange wo/w1c · grey reserved · light grey ignored</text>\n",
-        height - 6
-    ));
-    s.push_str("</svg>\n");
-    s
 }

@@ -415,8 +415,9 @@ impl Access {
 /// A bit field.
 #[derive(Debug, Clone)]
 pub struct Field {
-    /// Name as the guide spells it (may hold `{n}` for bit arrays).
-    pub name: String,
+    /// Name as the guide spells it (may hold `{n}` for bit arrays). Interned: the same names
+    /// recur across registers, and a large spec has hundreds of thousands of fields.
+    pub name: std::sync::Arc<str>,
     /// Least significant bit.
     pub lsb: u32,
     /// Most significant bit.
@@ -426,13 +427,14 @@ pub struct Field {
     /// Reset value of the field (already shifted down to bit 0).
     pub reset: u64,
     /// Our description.
-    pub description: String,
+    pub description: std::sync::Arc<str>,
     /// Enumerated meanings.
     pub values: Vec<EnumValue>,
-    /// For CPUID-sized bit arrays: element width and the CPUID bits giving the count.
-    pub repeat: Option<Repeat>,
+    /// For CPUID-sized bit arrays: element width and the CPUID bits giving the count (boxed:
+    /// rare, and the model of a large spec holds hundreds of thousands of fields).
+    pub repeat: Option<Box<Repeat>>,
     /// Public source of this field, when not the register's first source.
-    pub source: Option<String>,
+    pub source: Option<std::sync::Arc<str>>,
 }
 
 impl Field {

@@ -93,6 +93,8 @@ struct SpecContext {
 #[derive(Default)]
 struct Validator {
     errors: Vec<Diagnostic>,
+    /// Field names and descriptions seen so far, shared rather than copied.
+    strings: HashSet<Arc<str>>,
 }
 
 /// The file being validated and the register (if any) errors are about.
@@ -166,6 +168,16 @@ struct Catalogue {
 impl Validator {
     fn push(&mut self, d: Diagnostic) {
         self.errors.push(d);
+    }
+
+    /// The shared copy of `s`.
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(existing) = self.strings.get(s) {
+            return Arc::clone(existing);
+        }
+        let new: Arc<str> = Arc::from(s);
+        self.strings.insert(Arc::clone(&new));
+        new
     }
 
     fn processors(&mut self, parsed: &ParsedProcessors) -> SpecContext {
@@ -877,6 +889,7 @@ impl Validator {
             }
         }
         addresses.sort_by_key(|a| (a.instance, a.index));
+        addresses.shrink_to_fit();
         Addresses::Known(addresses)
     }
 
@@ -1050,11 +1063,11 @@ impl Validator {
                                 "reserved bits need no repeat",
                             ));
                         }
-                        Some(Repeat {
+                        Some(Box::new(Repeat {
                             element_width: ew as u32,
                             max_count: fwidth / ew as u32,
                             count_cpuid: cpuid.clone(),
-                        })
+                        }))
                     }
                     _ => {
                         self.push(ctx.error(
@@ -1102,19 +1115,20 @@ impl Validator {
             fields.push((
                 f.at,
                 Field {
-                    name: f.name.clone(),
+                    name: self.intern(&f.name),
                     lsb,
                     msb,
                     access,
                     reset,
-                    description: f
-                        .description
-                        .as_deref()
-                        .map(normalize_text)
-                        .unwrap_or_default(),
+                    description: self.intern(
+                        &f.description
+                            .as_deref()
+                            .map(normalize_text)
+                            .unwrap_or_default(),
+                    ),
                     values,
                     repeat,
-                    source: f.source.clone(),
+                    source: f.source.as_deref().map(Arc::from),
                 },
             ));
         }
@@ -1169,6 +1183,7 @@ impl Validator {
         }
         let mut fields: Vec<Field> = fields.into_iter().map(|(_, f)| f).collect();
         fields.sort_by_key(|f| std::cmp::Reverse(f.lsb));
+        fields.shrink_to_fit();
         fields
     }
 

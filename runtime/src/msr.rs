@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::RwLock;
 
 use crate::access::MsrAccess;
 use crate::error::{AccessError, Error, Op, Result, Target};
@@ -18,8 +18,9 @@ use crate::error::{AccessError, Error, Op, Result, Target};
 pub struct MsrDev {
     root: PathBuf,
     /// Open files by (CPU, opened for writing). Opening is far slower than a pread, and a
-    /// sampling loop reads the same few MSRs again and again.
-    files: Mutex<HashMap<(u32, bool), Arc<File>>>,
+    /// sampling loop reads the same few MSRs again and again; the transfer happens under a
+    /// shared read lock, so threads reading different CPUs do not wait for each other.
+    files: RwLock<HashMap<(u32, bool), File>>,
 }
 
 impl Default for MsrDev {
@@ -38,7 +39,7 @@ impl MsrDev {
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
-            files: Mutex::new(HashMap::new()),
+            files: RwLock::new(HashMap::new()),
         }
     }
 
@@ -52,12 +53,21 @@ impl MsrDev {
         self.root.join(cpu.to_string()).join("msr")
     }
 
-    fn file(&self, op: Op, cpu: u32, address: u32) -> Result<Arc<File>> {
+    /// Runs `io` on the open device file of `cpu`, opening it on first use.
+    fn with_file<T>(
+        &self,
+        op: Op,
+        cpu: u32,
+        address: u32,
+        io: impl FnOnce(&File) -> T,
+    ) -> Result<T> {
         let write = op == Op::Write;
-        // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
-        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = files.get(&(cpu, write)) {
-            return Ok(Arc::clone(f));
+        {
+            // A poisoned lock only means another thread panicked mid-insert; the map is valid.
+            let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(f) = files.get(&(cpu, write)) {
+                return Ok(io(f));
+            }
         }
         let path = self.path(cpu);
         let file = OpenOptions::new()
@@ -65,18 +75,19 @@ impl MsrDev {
             .write(write)
             .open(&path)
             .map_err(|e| Error::from_io(op, Target::Msr { cpu, address }, path, e))?;
-        let file = Arc::new(file);
-        files.insert((cpu, write), Arc::clone(&file));
-        Ok(file)
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        let file = files.entry((cpu, write)).or_insert(file);
+        Ok(io(file))
     }
 }
 
 impl MsrAccess for MsrDev {
     fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
         let target = Target::Msr { cpu, address };
-        let file = self.file(Op::Read, cpu, address)?;
         let mut buf = [0u8; 8];
-        match file.read_at(&mut buf, u64::from(address)) {
+        match self.with_file(Op::Read, cpu, address, |f| {
+            f.read_at(&mut buf, u64::from(address))
+        })? {
             Ok(8) => Ok(u64::from_le_bytes(buf)),
             Ok(n) => Err(Error::access(
                 Op::Read,
@@ -89,8 +100,9 @@ impl MsrAccess for MsrDev {
 
     fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
         let target = Target::Msr { cpu, address };
-        let file = self.file(Op::Write, cpu, address)?;
-        match file.write_at(&value.to_le_bytes(), u64::from(address)) {
+        match self.with_file(Op::Write, cpu, address, |f| {
+            f.write_at(&value.to_le_bytes(), u64::from(address))
+        })? {
             Ok(8) => Ok(()),
             Ok(n) => Err(Error::access(
                 Op::Write,

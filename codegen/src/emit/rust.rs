@@ -199,7 +199,7 @@ fn field_kind(reg: &Register, f: &Field) -> String {
 /// The description a field shows in the bit table.
 fn field_description(f: &Field) -> String {
     if !f.description.is_empty() {
-        return f.description.clone();
+        return f.description.to_string();
     }
     match f.access {
         Access::Ig => "Reads zero; writes ignored.".into(),

@@ -117,7 +117,7 @@ fn register_rows(reg: &Register, top: u32, s: &mut String) {
                     .collect::<String>()
                     + "…"
             } else {
-                f.name.clone()
+                f.name.to_string()
             };
             let _ = write!(
                 s,

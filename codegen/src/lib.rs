@@ -8,6 +8,7 @@
 
 pub mod diagnostics;
 pub mod emit;
+pub mod import;
 pub mod model;
 pub mod output;
 pub mod parse;

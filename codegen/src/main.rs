@@ -10,6 +10,8 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Write nothing; exit 1 and name every file of the output directory that is out of date.
     #[arg(long)]
     check: bool,
@@ -19,6 +21,23 @@ struct Args {
     /// The output directory (the generated crate).
     #[arg(long, default_value_os_t = workspace_path("generated"))]
     out: PathBuf,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Import Intel's perfmon event list (JSON) into spec/<processor>/events/: names, codes,
+    /// umasks, counters and filters only. Example:
+    /// cargo run -p codegen -- import-perfmon ../shared/perfmon/Jaketown_uncore.json
+    ImportPerfmon {
+        /// The perfmon JSON file.
+        file: PathBuf,
+        /// The processor the events belong to.
+        #[arg(long, default_value = "xeon-e5-2600")]
+        processor: String,
+        /// Succeed even when some records name units the spec does not have.
+        #[arg(long)]
+        skip_unmapped: bool,
+    },
 }
 
 /// A path in the workspace, wherever cargo is run from.
@@ -31,6 +50,29 @@ fn workspace_path(name: &str) -> PathBuf {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::ImportPerfmon {
+        file,
+        processor,
+        skip_unmapped,
+    }) = &args.command
+    {
+        return match codegen::import::import_perfmon(file, &args.spec, processor) {
+            Ok(report) => {
+                print!("{}", report.render());
+                if report.errors.is_empty() || *skip_unmapped {
+                    println!("run `cargo run -p codegen` to regenerate the crate");
+                    ExitCode::SUCCESS
+                } else {
+                    eprintln!("some records were not imported (see above); pass --skip-unmapped to accept that");
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args.check {
         match codegen::check(&args.spec, &args.out) {
             Ok(stale) if stale.is_empty() => {

@@ -94,6 +94,29 @@ pub struct Unit {
     pub file: String,
     /// Where the unit element is.
     pub at: Position,
+    /// The unit's events (from `<processor>/events/<module>.xml`), in file order.
+    pub events: Vec<Event>,
+}
+
+/// An event a unit's counters can count.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Intel's name (`UNC_H_REQUESTS.READS`).
+    pub name: String,
+    /// The Rust constant name (`REQUESTS_READS`).
+    pub ident: String,
+    /// Event select.
+    pub code: u8,
+    /// Unit mask.
+    pub umask: u8,
+    /// Needs the event-select extension bit (`ev_sel_ext`).
+    pub ext_sel: bool,
+    /// Bit n set: counter n may count it.
+    pub counters: u32,
+    /// Filter fields it uses, as Intel's list names them (empty: none).
+    pub filters: String,
+    /// Public source id.
+    pub source: String,
 }
 
 /// One instance of a unit.

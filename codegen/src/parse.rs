@@ -251,6 +251,41 @@ pub struct RawNote {
     pub text: String,
 }
 
+/// An events file: `<events processor=".." unit="..">` with one `<event>` per event.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvents {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@processor")]
+    pub processor: String,
+    #[serde(rename = "@unit")]
+    pub unit: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(default)]
+    pub event: Vec<RawEvent>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@code")]
+    pub code: String,
+    #[serde(rename = "@umask")]
+    pub umask: String,
+    #[serde(rename = "@counters")]
+    pub counters: String,
+    #[serde(rename = "@ext-sel")]
+    pub ext_sel: Option<String>,
+    #[serde(rename = "@filters")]
+    pub filters: Option<String>,
+}
+
 /// Parsed `processors.xml` together with the text it came from.
 pub struct ParsedProcessors {
     /// The file, for turning offsets into positions.
@@ -314,6 +349,30 @@ pub fn parse_spec_dir(dir: &Path) -> Result<RawSpec, Vec<Diagnostic>> {
         Some(processors) if errors.is_empty() => Ok(RawSpec { processors, units }),
         _ => Err(errors),
     }
+}
+
+/// Events files: `DIR/<processor>/events/*.xml`, sorted.
+pub(crate) fn event_paths(dir: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return paths;
+    };
+    let mut subdirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path().join("events")))
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        if let Ok(entries) = std::fs::read_dir(&sub) {
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+                .collect();
+            files.sort();
+            paths.extend(files);
+        }
+    }
+    paths
 }
 
 /// Unit files: `DIR/<processor>/*.xml`, sorted.

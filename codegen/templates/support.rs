@@ -297,6 +297,8 @@ pub struct UnitInfo {
     pub instances: &'static [&'static str],
     /// Registers.
     pub registers: &'static [&'static RegisterInfo],
+    /// Events the unit's counters can count.
+    pub events: &'static [&'static EventInfo],
 }
 
 /// A register layout and every address that uses it.
@@ -492,6 +494,30 @@ pub struct NoteInfo {
     pub title: &'static str,
     /// What the sources say, what was decided, and why.
     pub text: &'static str,
+}
+
+/// An event a unit's counters can count (from Intel's public event list: facts only).
+#[derive(Debug, PartialEq, Eq)]
+pub struct EventInfo {
+    /// Intel's name (`UNC_H_REQUESTS.READS`).
+    pub name: &'static str,
+    /// Event select.
+    pub code: u8,
+    /// Unit mask.
+    pub umask: u8,
+    /// Needs the event-select extension bit.
+    pub ext_sel: bool,
+    /// Bit n set: counter n may count it.
+    pub counters: u32,
+    /// Filter fields it uses, as Intel names them ("" for none).
+    pub filters: &'static str,
+}
+
+impl EventInfo {
+    /// Whether counter `n` may count this event.
+    pub const fn can_count_on(&self, n: u32) -> bool {
+        n < 32 && self.counters >> n & 1 != 0
+    }
 }
 
 /// The bits of a field `width` wide at `lsb`.
@@ -898,9 +924,79 @@ macro_rules! register {
     };
 }
 
-/// A unit's metadata: its registers' metadata statics, in order.
+/// A unit's typed events: an `Event` type whose values only this unit's counter controls take
+/// (`with_event`), with a constant per event.
+macro_rules! unit_events {
+    ([$($ctl:ident $ext:ident),+], [$($ident:ident = $name:literal $code:literal $umask:literal $ext_sel:literal $counters:literal $filters:literal),* $(,)?]) => {
+        /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+        /// an event of one unit cannot be programmed into another's counter.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Event(&'static EventInfo);
+
+        #[allow(missing_docs)]
+        impl Event {
+            $(pub const $ident: Event = Event(&EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });)*
+        }
+
+        impl Event {
+            /// Every event of the unit.
+            pub const ALL: &'static [Event] = &[$(Event::$ident),*];
+            /// The event's facts.
+            pub const fn info(self) -> &'static EventInfo {
+                self.0
+            }
+            /// Whether counter `n` may count it.
+            pub const fn can_count_on(self, n: u32) -> bool {
+                self.0.can_count_on(n)
+            }
+        }
+
+        const EVENT_INFOS: &[&EventInfo] = &[$(Event::$ident.0),*];
+
+        $(unit_events!(@with $ctl $ext);)+
+    };
+    (@with $ctl:ident ext) => {
+        impl $ctl {
+            /// This value set to count `event`: its event select, umask and extension bit.
+            #[inline]
+            pub const fn with_event(self, event: Event) -> Self {
+                self.with_ev_sel(event.0.code).with_umask(event.0.umask).with_ev_sel_ext(event.0.ext_sel)
+            }
+        }
+    };
+    (@with $ctl:ident ext_noumask) => {
+        impl $ctl {
+            /// This value set to count `event`: its event select and extension bit (this box has
+            /// no unit mask; the events it takes have umask 0).
+            #[inline]
+            pub const fn with_event(self, event: Event) -> Self {
+                self.with_ev_sel(event.0.code).with_ev_sel_ext(event.0.ext_sel)
+            }
+        }
+    };
+    (@with $ctl:ident noext_noumask) => {
+        impl $ctl {
+            /// This value set to count `event`: its event select (this box has no unit mask).
+            #[inline]
+            pub const fn with_event(self, event: Event) -> Self {
+                self.with_ev_sel(event.0.code)
+            }
+        }
+    };
+    (@with $ctl:ident noext) => {
+        impl $ctl {
+            /// This value set to count `event`: its event select and umask.
+            #[inline]
+            pub const fn with_event(self, event: Event) -> Self {
+                self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+            }
+        }
+    };
+}
+
+/// A unit's metadata: its registers' metadata statics, in order, and its events.
 macro_rules! unit_info {
-    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*]) => {
+    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*], $events:expr) => {
         /// Metadata of this unit and its registers.
         pub static UNIT: UnitInfo = UnitInfo {
             processor: $proc,
@@ -910,6 +1006,7 @@ macro_rules! unit_info {
             description: $desc,
             instances: &[$($inst),+],
             registers: &[$(&$info),*],
+            events: $events,
         };
     };
 }

@@ -43,9 +43,15 @@ pub(crate) struct Index {
 }
 
 impl Index {
-    pub fn add_processor(&mut self, processor: &'static ProcessorInfo) {
+    /// Adds the registers of `processor`, or only those in `space`.
+    pub fn add_processor(&mut self, processor: &'static ProcessorInfo, space: Option<Space>) {
         for unit in processor.units {
-            for info in unit.registers.iter().copied() {
+            for info in unit
+                .registers
+                .iter()
+                .copied()
+                .filter(|r| space.is_none_or(|s| r.space == s))
+            {
                 for addr in info.known_addresses() {
                     self.by_location.insert(addr.location, Reg { info, addr });
                     self.by_name.insert(addr.name, Reg { info, addr });
@@ -138,7 +144,7 @@ pub(crate) fn nhm() -> &'static Nhm {
 
 fn build_nhm(processor: &'static ProcessorInfo) -> Nhm {
     let mut index = Index::default();
-    index.add_processor(processor);
+    index.add_processor(processor, None);
     let find = |name: &str| {
         index
             .named(name)

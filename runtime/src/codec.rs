@@ -184,6 +184,10 @@ pub fn encode(
 ) -> Result<u64> {
     let mut raw = base;
     for (name, text) in assignments {
+        if name.eq_ignore_ascii_case("event") {
+            raw = set_event(info, raw, text)?;
+            continue;
+        }
         let Some(t) = find_field(info, name) else {
             let names = field_names(info);
             return Err(Error::UnknownField {
@@ -241,6 +245,78 @@ pub fn encode(
         raw = (raw & !(max << t.lsb)) | (value << t.lsb);
     }
     Ok(raw)
+}
+
+/// The events of the unit `info` belongs to.
+pub fn unit_events(info: &RegisterInfo) -> &'static [&'static pmu_regs::EventInfo] {
+    pmu_regs::PROCESSORS
+        .iter()
+        .filter(|p| p.id == info.processor)
+        .flat_map(|p| p.units.iter())
+        .find(|u| u.name == info.unit)
+        .map_or(&[], |u| u.events)
+}
+
+/// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
+/// bit from the register's unit's event list. NAME is Intel's name or the constant's, in any
+/// case (`UNC_H_REQUESTS.READS`, `requests_reads`).
+fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
+    let events = unit_events(info);
+    let wanted = name.to_ascii_uppercase().replace('.', "_");
+    let found = events.iter().find(|e| {
+        e.name.eq_ignore_ascii_case(name) || {
+            let short = e
+                .name
+                .strip_prefix("UNC_")
+                .and_then(|r| r.split_once('_').map(|(_, rest)| rest))
+                .unwrap_or(e.name);
+            short.to_ascii_uppercase().replace('.', "_") == wanted
+        }
+    });
+    let Some(event) = found else {
+        if events.is_empty() {
+            return Err(Error::BadValue {
+                text: format!("event={name}"),
+                expected: format!(
+                    "field=value pairs: the {} unit has no event list",
+                    info.unit
+                ),
+            });
+        }
+        return Err(Error::BadValue {
+            text: name.to_string(),
+            expected: format!(
+                "an event of the {} unit{}; `pmu list --events --unit {}` lists them",
+                info.unit,
+                {
+                    let near = suggest(name, events.iter().map(|e| e.name), 3);
+                    if near.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (did you mean {}?)", near.join(", "))
+                    }
+                },
+                info.unit
+            ),
+        });
+    };
+    if info.field("ev_sel").is_none() {
+        return Err(Error::UnsupportedField {
+            register: info.name,
+            field: "event (it has no ev_sel: name a counter control register)",
+        });
+    }
+    let mut pairs = vec![("ev_sel".to_string(), event.code.to_string())];
+    if info.field("umask").is_some() {
+        pairs.push(("umask".to_string(), event.umask.to_string()));
+    }
+    if event.ext_sel || info.field("ev_sel_ext").is_some() {
+        pairs.push((
+            "ev_sel_ext".to_string(),
+            u8::from(event.ext_sel).to_string(),
+        ));
+    }
+    encode(info, raw, &pairs)
 }
 
 /// Splits `field=value` words.

@@ -32,30 +32,53 @@ fn names(r: &'static RegisterInfo) -> impl Iterator<Item = &'static str> {
 }
 
 /// Finds a register by concrete name (`W_MSR_PMON_EVT_SEL2`), template (`W_MSR_PMON_EVT_SEL{n}`)
-/// or layout type (`WEvtSel`), ignoring case. An unknown name gets the closest names suggested.
+/// or layout type (`WEvtSel`), ignoring case. A name two processors share (`C0_MSR_PMON_CTR0`
+/// is both a Xeon 7500 and an E5-2600 register) must be prefixed with the processor:
+/// `xeon-e5-2600:C0_MSR_PMON_CTR0`. An unknown name gets the closest names suggested.
 pub fn find(name: &str) -> Result<Found> {
-    for info in registers() {
+    let (processor, bare) = match name.split_once(':') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, name),
+    };
+    let mut matches: Vec<Found> = Vec::new();
+    for info in
+        registers().filter(|r| processor.is_none_or(|p| r.processor.eq_ignore_ascii_case(p)))
+    {
         if let Some(a) = info
             .known_addresses()
             .iter()
-            .find(|a| a.name.eq_ignore_ascii_case(name))
+            .find(|a| a.name.eq_ignore_ascii_case(bare))
         {
-            return Ok(Found {
+            matches.push(Found {
                 info,
                 address: Some(a),
             });
-        }
-        if info.name.eq_ignore_ascii_case(name) || info.type_name.eq_ignore_ascii_case(name) {
-            return Ok(Found {
+        } else if info.name.eq_ignore_ascii_case(bare) || info.type_name.eq_ignore_ascii_case(bare)
+        {
+            matches.push(Found {
                 info,
                 address: None,
             });
         }
     }
-    Err(Error::UnknownRegister {
-        name: name.to_string(),
-        suggestions: suggest(name, registers().flat_map(names), 3),
-    })
+    match matches.len() {
+        1 => Ok(matches[0]),
+        0 => Err(Error::UnknownRegister {
+            name: name.to_string(),
+            suggestions: suggest(bare, registers().flat_map(names), 3),
+        }),
+        _ => Err(Error::BadValue {
+            text: name.to_string(),
+            expected: format!(
+                "one register; several processors have it, so prefix one: {}",
+                matches
+                    .iter()
+                    .map(|m| format!("{}:{bare}", m.info.processor))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
 }
 
 /// The `max` candidates closest to `name` by edit distance (case-insensitive), closest first;
@@ -110,6 +133,21 @@ mod tests {
         assert!(f.address.is_none());
         let f = find("Q_P1_PCI_PMON_CTL3").unwrap();
         assert_eq!(f.address.unwrap().instance, "P1");
+    }
+
+    #[test]
+    fn names_two_processors_share_need_the_processor() {
+        let e = find("C0_MSR_PMON_CTR0").unwrap_err().to_string();
+        assert!(
+            e.contains("xeon-7500:C0_MSR_PMON_CTR0") && e.contains("xeon-e5-2600:C0_MSR_PMON_CTR0"),
+            "{e}"
+        );
+        let f = find("xeon-e5-2600:c0_msr_pmon_ctr0").unwrap();
+        assert_eq!(f.info.processor, "xeon-e5-2600");
+        assert_eq!(
+            find("xeon-7500:C0_MSR_PMON_CTR0").unwrap().info.processor,
+            "xeon-7500"
+        );
     }
 
     #[test]

@@ -478,3 +478,48 @@ fn help_has_an_example_per_command_and_usage_errors_exit_2() {
     let (code, _, _) = run(&["frobnicate"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn list_events_and_summary() {
+    let (code, out, _) = run(&["list", "--events", "--unit", "R3QPI"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().next().unwrap().starts_with("EVENT"), "{out}");
+    assert!(out.contains("UNC_R3_"), "{out}");
+    let (code, out, _) = run(&["list", "--events", "--unit", "QPI", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cto = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "UNC_Q_CTO_COUNT")
+        .unwrap();
+    assert_eq!(
+        (cto["code"].as_u64(), cto["ext_sel"].as_bool()),
+        (Some(0x38), Some(true))
+    );
+    let (code, out, _) = run(&["list", "--summary"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("list_summary", out);
+}
+
+#[test]
+fn encode_takes_an_event_by_name() {
+    let (code, out, err) = run(&[
+        "encode",
+        "Q_P0_PCI_PMON_CTL0",
+        "event=UNC_Q_CTO_COUNT",
+        "en=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Q_P0_PCI_PMON_CTL0 = 0x00600038"), "{out}");
+    let (code, out, _) = run(&["encode", "HA_PCI_PMON_CTL0", "event=requests.reads"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("0x00000301"), "{out}");
+    let (code, _, err) = run(&["encode", "HA_PCI_PMON_CTL0", "event=UNC_H_REQUESTS.READ"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean UNC_H_REQUESTS.READS"), "{err}");
+    let (code, _, err) = run(&["encode", "C0_MSR_PMON_CTR0", "event_count=1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("xeon-e5-2600:C0_MSR_PMON_CTR0"), "{err}");
+}

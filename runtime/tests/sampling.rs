@@ -473,3 +473,38 @@ fn reading_the_cpuid_of_this_machine_does_not_fail() {
         assert!(id.version() == 0 || id.counters() <= 32);
     }
 }
+
+#[test]
+fn events_are_checked_against_their_counters_and_unit() {
+    use pmu_regs::xeon_e5_2600::{qpi, r3qpi};
+    let sim = Sim::new(SimConfig::default());
+    let devices = sim.uncore_devices();
+    let link = E5Box::of(&sim, &devices, 0, "L1").unwrap();
+    // An event Intel's list restricts to counters 0 and 1 is refused on counter 2.
+    let restricted = r3qpi::Event::ALL
+        .iter()
+        .find(|e| !e.can_count_on(2) && e.can_count_on(0))
+        .expect("R3QPI has counter-restricted events");
+    let err = link.configure_event(2, restricted.info()).unwrap_err();
+    assert!(err.to_string().contains("available: counters 0"), "{err}");
+    link.configure_event(0, restricted.info()).unwrap();
+    sim.inject_pci(
+        0,
+        PciEvent {
+            instance: "L1",
+            ev_sel: restricted.info().code,
+            umask: Some(restricted.info().umask),
+        },
+        7,
+    )
+    .unwrap();
+    assert_eq!(link.read_counter(0).unwrap(), 7);
+    // An event of another unit is refused.
+    let err = link
+        .configure_event(0, qpi::Event::CLOCKTICKS.info())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("an event of the R3QPI unit"),
+        "{err}"
+    );
+}

@@ -522,10 +522,19 @@ fn qpi_match_mask_counts_only_matching_packets_with_cto_count() {
             qpi::QpiPktMask0::RESET.with_opc(0xF).with_mc(0xF),
         )
         .unwrap();
+    // Counter 1 selects 0x38 without the extension bit: that is not CTO_COUNT.
+    counters
+        .write(
+            qpi::Q_P0_PCI_PMON_CTL[1],
+            qpi::QpiCtl::RESET.with_ev_sel(CTO_COUNT).with_en(true),
+        )
+        .unwrap();
     counters
         .write(
             qpi::Q_P0_PCI_PMON_CTL[0],
-            qpi::QpiCtl::RESET.with_ev_sel(CTO_COUNT).with_en(true),
+            qpi::QpiCtl::RESET
+                .with_event(qpi::Event::CTO_COUNT)
+                .with_en(true),
         )
         .unwrap();
     let packet = |opc, mc, dnid| QpiPacket {

@@ -388,6 +388,41 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
     out.push_str("}\n\n");
 }
 
+/// The unit's events: one line per event, and `with_event` on every counter control (a
+/// register with an `ev_sel` field).
+fn events_text(unit: &Unit, out: &mut String) {
+    let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
+    let controls: Vec<String> = unit
+        .registers
+        .iter()
+        .filter(|r| has(r, "ev_sel"))
+        .map(|r| {
+            let kind = match (has(r, "ev_sel_ext"), has(r, "umask")) {
+                (true, true) => "ext",
+                (false, true) => "noext",
+                (true, false) => "ext_noumask",
+                (false, false) => "noext_noumask",
+            };
+            format!("{} {kind}", r.type_name)
+        })
+        .collect();
+    let _ = writeln!(out, "unit_events!([{}], [", controls.join(", "));
+    for e in &unit.events {
+        let _ = writeln!(
+            out,
+            "    {} = {} {:#04x} {:#04x} {} {:#b} {},",
+            e.ident,
+            lit(&e.name),
+            e.code,
+            e.umask,
+            e.ext_sel,
+            e.counters,
+            lit(&e.filters)
+        );
+    }
+    let _ = writeln!(out, "]);\n");
+}
+
 /// Emits one unit's module as text: `register!` invocations laid out one field and one
 /// instance per line, then the unit's metadata. Literals are escaped by proc-macro2.
 pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
@@ -414,6 +449,12 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
+    let events_ref = if unit.events.is_empty() {
+        "&[]"
+    } else {
+        events_text(unit, &mut out);
+        "EVENT_INFOS"
+    };
     let instances: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
     let infos: Vec<String> = unit
         .registers
@@ -422,7 +463,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "unit_info!({}, {}, {}, {}, {}, [{}], [{}]);",
+        "unit_info!({}, {}, {}, {}, {}, [{}], [{}], {events_ref});",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),

@@ -78,4 +78,4 @@ register! {
     at many B1_MSR_PMON_CNT "B1": [Msr<BCnt>; 4] = [0 0xC71 "B1_MSR_PMON_CNT0" "linux-nhmex", 1 0xC73 "B1_MSR_PMON_CNT1" "linux-nhmex", 2 0xC75 "B1_MSR_PMON_CNT2" "linux-nhmex", 3 0xC77 "B1_MSR_PMON_CNT3" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus match/mask filtering (not described here).", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO]);
+unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus match/mask filtering (not described here).", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO], &[]);

@@ -83,4 +83,4 @@ register! {
     at many M1_MSR_PMU_CNT "M1": [Msr<MCnt>; 6] = [0 0xCF1 "M1_MSR_PMU_CNT0" "linux-nhmex", 1 0xCF3 "M1_MSR_PMU_CNT1" "linux-nhmex", 2 0xCF5 "M1_MSR_PMU_CNT2" "linux-nhmex", 3 0xCF7 "M1_MSR_PMU_CNT3" "linux-nhmex", 4 0xCF9 "M1_MSR_PMU_CNT4" "linux-nhmex", 5 0xCFB "M1_MSR_PMU_CNT5" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "M", "mbox", "M-box (memory controller)", "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.", ["M0", "M1"], [M_GLOBAL_CTL_INFO, M_GLOBAL_STATUS_INFO, M_GLOBAL_OVF_CTL_INFO, M_CNT_CTL_INFO, M_CNT_INFO]);
+unit_info!("xeon-7500", "M", "mbox", "M-box (memory controller)", "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.", ["M0", "M1"], [M_GLOBAL_CTL_INFO, M_GLOBAL_STATUS_INFO, M_GLOBAL_OVF_CTL_INFO, M_CNT_CTL_INFO, M_CNT_INFO], &[]);

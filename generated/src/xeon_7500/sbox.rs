@@ -99,4 +99,4 @@ register! {
     at many S1_MSR_PMON_CTR "S1": [Msr<SCtr>; 4] = [0 0xCD1 "S1_MSR_PMON_CTR0" "linux-nhmex", 1 0xCD3 "S1_MSR_PMON_CTR1" "linux-nhmex", 2 0xCD5 "S1_MSR_PMON_CTR2" "linux-nhmex", 3 0xCD7 "S1_MSR_PMON_CTR3" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO]);
+unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO], &[]);

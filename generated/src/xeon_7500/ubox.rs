@@ -97,4 +97,4 @@ register! {
     at one U_MSR_PMON_CTR "U": Msr<UCtr> = [0 0xC11 "U_MSR_PMON_CTR" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "U", "ubox", "U-box (system configuration controller, global uncore PMU control)", "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.", ["U"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_GLOBAL_OVF_CTL_INFO, U_GLOBAL_SUMMARY_INFO, U_EVT_SEL_INFO, U_CTR_INFO]);
+unit_info!("xeon-7500", "U", "ubox", "U-box (system configuration controller, global uncore PMU control)", "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.", ["U"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_GLOBAL_OVF_CTL_INFO, U_GLOBAL_SUMMARY_INFO, U_EVT_SEL_INFO, U_CTR_INFO], &[]);

@@ -110,4 +110,4 @@ register! {
     at one W_MSR_PMON_FIXED_CTR "W": Msr<WFixedCtr> = [0 0x394 "W_MSR_PMON_FIXED_CTR" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "W", "wbox", "W-box (power controller)", "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.", ["W"], [W_GLOBAL_CTL_INFO, W_GLOBAL_STATUS_INFO, W_GLOBAL_OVF_CTL_INFO, W_EVT_SEL_INFO, W_CTR_INFO, W_FIXED_CTR_CTL_INFO, W_FIXED_CTR_INFO]);
+unit_info!("xeon-7500", "W", "wbox", "W-box (power controller)", "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.", ["W"], [W_GLOBAL_CTL_INFO, W_GLOBAL_STATUS_INFO, W_GLOBAL_OVF_CTL_INFO, W_EVT_SEL_INFO, W_CTR_INFO, W_FIXED_CTR_CTL_INFO, W_FIXED_CTR_INFO], &[]);

@@ -5,9 +5,21 @@
 //! Source documents:
 //! - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001)
 #[rustfmt::skip]
+pub mod cbox;
+#[rustfmt::skip]
 pub mod ha;
 #[rustfmt::skip]
+pub mod imc;
+#[rustfmt::skip]
+pub mod pcu;
+#[rustfmt::skip]
 pub mod qpi;
+#[rustfmt::skip]
+pub mod r2pcie;
+#[rustfmt::skip]
+pub mod r3qpi;
+#[rustfmt::skip]
+pub mod ubox;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-e5-2600",
@@ -19,5 +31,14 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "327043-001",
         ),
     ],
-    units: &[&ha::UNIT, &qpi::UNIT],
+    units: &[
+        &cbox::UNIT,
+        &ha::UNIT,
+        &imc::UNIT,
+        &pcu::UNIT,
+        &qpi::UNIT,
+        &r2pcie::UNIT,
+        &r3qpi::UNIT,
+        &ubox::UNIT,
+    ],
 };

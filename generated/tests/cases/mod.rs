@@ -397,6 +397,45 @@ layout! {
 }
 }
 
+mod xeon_e5_2600_cbox {
+use super::*;
+use pmu_regs::xeon_e5_2600::cbox::*;
+
+layout! {
+    cbo_box_ctl: CboBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cbo_ctl: CboCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named CboCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cbo_ctr: CboCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+layout! {
+    cbo_box_filter: CboBoxFilter;
+    rw(opc, with_opc, val u16, 23, 9);
+    checked(try_with_opc, u16, 9);
+    rw(state, with_state, val u8, 18, 5);
+    checked(try_with_state, u8, 5);
+    rw(nid, with_nid, val u8, 10, 8);
+    rw(tid, with_tid, val u8, 0, 5);
+    checked(try_with_tid, u8, 5);
+}
+}
+
 mod xeon_e5_2600_ha {
 use super::*;
 use pmu_regs::xeon_e5_2600::ha::*;
@@ -421,6 +460,91 @@ layout! {
     ha_ctr: HaCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+}
+
+mod xeon_e5_2600_imc {
+use super::*;
+use pmu_regs::xeon_e5_2600::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+mod xeon_e5_2600_pcu {
+use super::*;
+use pmu_regs::xeon_e5_2600::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, named PcuCtlOccInvert, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ev_sel_ext, with_ev_sel_ext, val bool, 21, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, val u8, 14, 2);
+    checked(try_with_occ_sel, u8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_core_c6_ctr: PcuCoreC6Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+layout! {
+    pcu_core_c3_ctr: PcuCoreC3Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
 }
 }
 
@@ -488,6 +612,93 @@ layout! {
     checked(try_with_rds, u8, 4);
     rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
     checked(try_with_rnid_3_0, u8, 4);
+}
+}
+
+mod xeon_e5_2600_r2pcie {
+use super::*;
+use pmu_regs::xeon_e5_2600::r2pcie::*;
+
+layout! {
+    r2pcie_box_ctl: R2pcieBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r2pcie_ctl: R2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R2pcieCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r2pcie_ctr: R2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+mod xeon_e5_2600_r3qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600::r3qpi::*;
+
+layout! {
+    r3qpi_box_ctl: R3qpiBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r3qpi_ctl: R3qpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R3qpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r3qpi_ctr: R3qpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+mod xeon_e5_2600_ubox {
+use super::*;
+use pmu_regs::xeon_e5_2600::ubox::*;
+
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
 }
 }
 

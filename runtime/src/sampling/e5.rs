@@ -30,7 +30,8 @@ use crate::error::{Error, Result};
 use crate::pci::{Bdf, UncoreDevices};
 use crate::sampling::{with_fields, write_pci_reg};
 
-/// Event select of CTO_COUNT: counts the packets the match/mask filter accepts.
+/// Event select of CTO_COUNT: counts the packets the match/mask filter accepts (with the
+/// event-select extension bit).
 pub const CTO_COUNT: u8 = 0x38;
 
 /// What to count on an E5-2600 box counter.
@@ -155,6 +156,22 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         })
     }
 
+    /// Any PCI box of the E5-2600 by instance name: `HA`, `P0`/`P1` (QPI), `CH0`-`CH3` (iMC),
+    /// `R2PCIE`, `L0`/`L1` (R3QPI).
+    pub fn of(
+        backend: &'a B,
+        devices: &UncoreDevices,
+        socket: usize,
+        instance: &'static str,
+    ) -> Result<Self> {
+        let port = match instance {
+            "P0" => Some(0),
+            "P1" => Some(1),
+            _ => None,
+        };
+        Self::open(backend, devices, socket, instance, port)
+    }
+
     /// The Home Agent of `socket`.
     pub fn ha(backend: &'a B, devices: &UncoreDevices, socket: usize) -> Result<Self> {
         Self::open(backend, devices, socket, "HA", None)
@@ -270,6 +287,42 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// Programs counter `i` for an event of this box's unit (from `pmu_regs` metadata, e.g.
+    /// `pmu_regs::xeon_e5_2600::ha::Event::REQUESTS_READS.info()`), refusing a counter the
+    /// event cannot be counted on or an event of another unit.
+    pub fn configure_event(&self, i: usize, event: &'static pmu_regs::EventInfo) -> Result<()> {
+        let (ctl, _) = self.counter_regs(i)?;
+        let unit_events = crate::codec::unit_events(ctl.info);
+        if !unit_events.iter().any(|e| **e == *event) {
+            return Err(Error::BadValue {
+                text: event.name.to_string(),
+                expected: format!("an event of the {} unit", ctl.info.unit),
+            });
+        }
+        if !event.can_count_on(i as u32) {
+            let allowed: Vec<String> = (0..32)
+                .filter(|n| event.can_count_on(*n))
+                .map(|n| n.to_string())
+                .collect();
+            return Err(Error::NoSuchCounter {
+                counter: format!(
+                    "counter {i} for {} (it can only be counted on some counters)",
+                    event.name
+                ),
+                available: format!("counters {}", allowed.join(", ")),
+            });
+        }
+        self.configure(
+            i,
+            &E5EventSelect {
+                ev_sel: event.code,
+                umask: event.umask,
+                ev_sel_ext: event.ext_sel,
+                ..E5EventSelect::default()
+            },
+        )
+    }
+
     /// Reads counter `i` (48 bits, read tear-free).
     pub fn read_counter(&self, i: usize) -> Result<u64> {
         let (_, ctr) = self.counter_regs(i)?;
@@ -319,6 +372,8 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
             i,
             &E5EventSelect {
                 ev_sel: CTO_COUNT,
+                // Intel's event list marks UNC_Q_CTO_COUNT as needing the extension bit.
+                ev_sel_ext: true,
                 ..E5EventSelect::default()
             },
         )

@@ -166,9 +166,11 @@ impl Sim {
     /// A simulator with every register at its reset value.
     pub fn new(config: SimConfig) -> Self {
         let mut index = Index::default();
-        for id in ["xeon-7500", "architectural", "xeon-e5-2600"] {
-            index.add_processor(processor(id));
-        }
+        // One simulated machine has the Xeon 7500 uncore's MSRs and the E5-2600's PCI boxes
+        // (their MSR numbers overlap, so the E5-2600's MSR boxes are not simulated).
+        index.add_processor(processor("xeon-7500"), None);
+        index.add_processor(processor("architectural"), None);
+        index.add_processor(processor("xeon-e5-2600"), Some(pmu_regs::Space::Pci));
         let nhm = nhmex::Model::new();
         let snb = snbep::Model::new(processor("xeon-e5-2600"), &index);
         let sockets = config.sockets.max(1) as usize;

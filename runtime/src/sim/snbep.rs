@@ -9,7 +9,8 @@ use pmu_regs::ProcessorInfo;
 use super::regs::{self, Index, Reg, RegFile};
 use super::{Seq, COUNTER_MODULUS_48};
 
-/// Event select of CTO_COUNT, the QPI event that counts packets matching the filter.
+/// Event select of CTO_COUNT, the QPI event that counts packets matching the filter (with
+/// `ev_sel_ext` set, as Intel's event list gives it).
 pub const CTO_COUNT: u8 = 0x38;
 
 #[derive(Debug, Clone)]
@@ -193,9 +194,10 @@ impl Model {
         if matches {
             for c in &b.counters {
                 let ctl = st.regs.get(&c.ctl);
-                if regs::get(c.ctl.info, ctl, "ev_sel") == u64::from(CTO_COUNT)
-                    && Self::enabled(st, b, c)
-                {
+                // CTO_COUNT is event 0x38 with the extension bit set (Intel's event list).
+                let cto = regs::get(c.ctl.info, ctl, "ev_sel") == u64::from(CTO_COUNT)
+                    && regs::get(c.ctl.info, ctl, "ev_sel_ext") == 1;
+                if cto && Self::enabled(st, b, c) {
                     Self::advance(st, c, count, seq.0);
                 }
             }

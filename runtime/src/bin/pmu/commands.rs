@@ -152,6 +152,134 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
     Ok(t.render())
 }
 
+/// The units `list` selects, or a usage error naming what exists.
+fn selected_units(
+    processor: Option<&str>,
+    unit: Option<&str>,
+) -> Result<Vec<(&'static str, &'static pmu_regs::UnitInfo)>, Failure> {
+    let units: Vec<_> = PROCESSORS
+        .iter()
+        .filter(|p| matches(processor, &[p.id, p.module]))
+        .flat_map(|p| {
+            p.units
+                .iter()
+                .filter(|u| matches(unit, &[u.name, u.module]))
+                .map(move |u| (p.id, *u))
+        })
+        .collect();
+    if units.is_empty() {
+        let processors: Vec<&str> = PROCESSORS.iter().map(|p| p.id).collect();
+        let all: Vec<&str> = PROCESSORS
+            .iter()
+            .flat_map(|p| p.units.iter().map(|u| u.name))
+            .collect();
+        return Err(Error::BadValue {
+            text: format!("{} {}", processor.unwrap_or(""), unit.unwrap_or(""))
+                .trim()
+                .to_string(),
+            expected: format!(
+                "a processor ({}) and unit ({})",
+                processors.join(", "),
+                all.join(", ")
+            ),
+        }
+        .into());
+    }
+    Ok(units)
+}
+
+/// `pmu list --events`.
+pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
+    let units = selected_units(processor, unit)?;
+    if json_out {
+        let items: Vec<Value> = units
+            .iter()
+            .flat_map(|(pid, u)| {
+                u.events.iter().map(move |e| {
+                    let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
+                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "umask": e.umask, "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters})
+                })
+            })
+            .collect();
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
+        ));
+    }
+    let mut t = Table::new(&["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"]);
+    for (_, u) in &units {
+        for e in u.events {
+            let counters: Vec<String> = (0..32)
+                .filter(|n| e.can_count_on(*n))
+                .map(|n| n.to_string())
+                .collect();
+            let code = if e.ext_sel {
+                format!("{:#04x}+ext", e.code)
+            } else {
+                format!("{:#04x}", e.code)
+            };
+            t.row(vec![
+                e.name.into(),
+                u.name.into(),
+                code,
+                format!("{:#04x}", e.umask),
+                counters.join(","),
+                e.filters.into(),
+            ]);
+        }
+    }
+    Ok(t.render())
+}
+
+/// `pmu list --summary`: registers (layouts and instances) and events per unit.
+pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
+    let units = selected_units(processor, unit)?;
+    let rows: Vec<(&str, &str, usize, usize, usize)> = units
+        .iter()
+        .map(|(pid, u)| {
+            let instances: usize = u
+                .registers
+                .iter()
+                .map(|r| r.known_addresses().len().max(1))
+                .sum();
+            (*pid, u.name, u.registers.len(), instances, u.events.len())
+        })
+        .collect();
+    if json_out {
+        let items: Vec<Value> = rows
+            .iter()
+            .map(|(p, u, l, i, e)| json!({"processor": p, "unit": u, "layouts": l, "registers": i, "events": e}))
+            .collect();
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
+        ));
+    }
+    let mut t = Table::new(&["PROCESSOR", "UNIT", "LAYOUTS", "REGISTERS", "EVENTS"])
+        .right_align(&[2, 3, 4]);
+    let (mut tl, mut ti, mut te) = (0, 0, 0);
+    for (p, u, l, i, e) in &rows {
+        t.row(vec![
+            p.to_string(),
+            u.to_string(),
+            l.to_string(),
+            i.to_string(),
+            e.to_string(),
+        ]);
+        tl += l;
+        ti += i;
+        te += e;
+    }
+    t.row(vec![
+        "total".into(),
+        String::new(),
+        tl.to_string(),
+        ti.to_string(),
+        te.to_string(),
+    ]);
+    Ok(t.render())
+}
+
 fn decoded_table(d: &Decoded) -> String {
     let mut t = Table::new(&["BITS", "FIELD", "ACCESS", "VALUE", "MEANING"]);
     for f in &d.fields {

@@ -40,9 +40,9 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List registers: processor, unit, instance name, space, address, width.
+    /// List registers (processor, unit, instance, address, width), events, or a summary.
     ///
-    /// Example: pmu list --processor xeon-7500 --unit W
+    /// Example: pmu list --processor xeon-7500 --unit W; pmu list --events --unit HA; pmu list --summary
     List(ListArgs),
     /// Split a value into the register's fields, with their meanings.
     ///
@@ -74,6 +74,12 @@ struct ListArgs {
     /// Only this unit (W, C, HA, QPI, CORE, or its module name such as wbox).
     #[arg(long)]
     unit: Option<String>,
+    /// List events instead of registers.
+    #[arg(long, conflicts_with = "summary")]
+    events: bool,
+    /// Count registers and events per unit.
+    #[arg(long)]
+    summary: bool,
 }
 
 #[derive(Args)]
@@ -88,7 +94,8 @@ struct DecodeArgs {
 struct EncodeArgs {
     /// Register: an instance or a layout name.
     register: String,
-    /// field=value pairs; a value is a number or a named value (invert=lt).
+    /// field=value pairs; a value is a number or a named value (invert=lt); event=NAME sets
+    /// the event select and umask from the unit's event list.
     #[arg(required = true)]
     fields: Vec<String>,
 }
@@ -147,6 +154,12 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        Command::List(a) if a.events => {
+            commands::list_events(a.processor.as_deref(), a.unit.as_deref(), json)
+        }
+        Command::List(a) if a.summary => {
+            commands::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
+        }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, json),
         Command::Encode(a) => commands::encode(&a.register, &a.fields, json),

@@ -935,9 +935,11 @@ macro_rules! unit_events {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct Event(&'static EventInfo);
 
-        #[allow(missing_docs)]
         impl Event {
-            $(pub const $ident: Event = Event(&EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });)*
+            $(
+                #[doc = concat!("`", $name, "`: event select ", stringify!($code), ", umask ", stringify!($umask), ", counters ", stringify!($counters), " (bit n: counter n).")]
+                pub const $ident: Event = Event(&EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });
+            )*
         }
 
         impl Event {

@@ -2,7 +2,7 @@
 
 //! B-box (home agent) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus match/mask filtering (not described here).
+//! The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.
 //!
 //! Instances: B0, B1.
 use crate::support::*;
@@ -78,4 +78,38 @@ register! {
     at many B1_MSR_PMON_CNT "B1": [Msr<BCnt>; 4] = [0 0xC71 "B1_MSR_PMON_CNT0" "linux-nhmex", 1 0xC73 "B1_MSR_PMON_CNT1" "linux-nhmex", 2 0xC75 "B1_MSR_PMON_CNT2" "linux-nhmex", 3 0xC77 "B1_MSR_PMON_CNT3" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus match/mask filtering (not described here).", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO], &[]);
+register! {
+    BMatch(u64, 64) "B{i}_MSR_MATCH" msr[1] None, "xeon-7500" "B" B_MATCH_INFO all B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
+    "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.";
+    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33";
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    note "info" "Fields from Table 2-22; bits 63:60" "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields.";
+    note "info" "Addresses and name" "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1.";
+    field Rv "rv" "rsv" "63:60" [60, 4] 0x0 "Reserved; write zero." [] none();
+    field Rw "rw" "opc_out" "59:56" [56, 4] 0x0 "Opcode of outgoing packets to match." [] narrow(opc_out, with_opc_out, set_opc_out, try_with_opc_out: u8);
+    field Rw "rw" "opc_in" "55:52" [52, 4] 0x0 "Opcode of incoming packets to match." [] narrow(opc_in, with_opc_in, set_opc_in, try_with_opc_in: u8);
+    field Rw "rw" "msg_out" "51:48" [48, 4] 0x0 "QPI message class of outgoing packets to match." [] narrow(msg_out, with_msg_out, set_msg_out, try_with_msg_out: u8);
+    field Rw "rw" "msg_in" "47:44" [44, 4] 0x0 "QPI message class of incoming packets to match." [] narrow(msg_in, with_msg_in, set_msg_in, try_with_msg_in: u8);
+    field Rw "rw" "addr" "43:0" [0, 44] 0x0 "Cache-line address to match: system address bits 49:6." [] narrow(addr, with_addr, set_addr, try_with_addr: u64);
+    at one B0_MSR_MATCH "B0": Msr<BMatch> = [0 0xE45 "B0_MSR_MATCH" "linux-nhmex"];
+    at one B1_MSR_MATCH "B1": Msr<BMatch> = [0 0xE4D "B1_MSR_MATCH" "linux-nhmex"];
+}
+
+register! {
+    BMask(u64, 64) "B{i}_MSR_MASK" msr[1] None, "xeon-7500" "B" B_MASK_INFO all B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
+    "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.";
+    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33";
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    note "info" "Layout" "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.";
+    note "info" "Addresses" "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.";
+    field Rv "rv" "rsv" "63:60" [60, 4] 0x0 "Reserved; write zero." [] none();
+    field Rw "rw" "opc_out" "59:56" [56, 4] 0x0 "Mask for the outgoing-opcode match: set bits take part in the comparison." [] narrow(opc_out, with_opc_out, set_opc_out, try_with_opc_out: u8);
+    field Rw "rw" "opc_in" "55:52" [52, 4] 0x0 "Mask for the incoming-opcode match." [] narrow(opc_in, with_opc_in, set_opc_in, try_with_opc_in: u8);
+    field Rw "rw" "msg_out" "51:48" [48, 4] 0x0 "Mask for the outgoing message-class match." [] narrow(msg_out, with_msg_out, set_msg_out, try_with_msg_out: u8);
+    field Rw "rw" "msg_in" "47:44" [44, 4] 0x0 "Mask for the incoming message-class match." [] narrow(msg_in, with_msg_in, set_msg_in, try_with_msg_in: u8);
+    field Rw "rw" "addr" "43:0" [0, 44] 0x0 "Mask for the address match (system address bits 49:6)." [] narrow(addr, with_addr, set_addr, try_with_addr: u64);
+    at one B0_MSR_MASK "B0": Msr<BMask> = [0 0xE46 "B0_MSR_MASK" "linux-nhmex"];
+    at one B1_MSR_MASK "B1": Msr<BMask> = [0 0xE4E "B1_MSR_MASK" "linux-nhmex"];
+}
+
+unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO, B_MATCH_INFO, B_MASK_INFO], &[]);

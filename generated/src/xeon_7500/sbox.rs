@@ -99,4 +99,38 @@ register! {
     at many S1_MSR_PMON_CTR "S1": [Msr<SCtr>; 4] = [0 0xCD1 "S1_MSR_PMON_CTR0" "linux-nhmex", 1 0xCD3 "S1_MSR_PMON_CTR1" "linux-nhmex", 2 0xCD5 "S1_MSR_PMON_CTR2" "linux-nhmex", 3 0xCD7 "S1_MSR_PMON_CTR3" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO], &[]);
+register! {
+    SMmCfg(u64, 64) "S{i}_MSR_PMON_MM_CFG" msr[1] None, "xeon-7500" "S" S_MM_CFG_INFO all S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
+    "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).";
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    note "info" "Layout from Linux; guide table not read" "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does.";
+    note "source-conflict" "One likwid version gives S0 MM_CFG the MATCH address" "Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow.";
+    field Rw "rw" "en" "63" [63, 1] 0x0 "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards." [] val(en, with_en, set_en: bool);
+    field Rv "rv" "rsv" "62:0" [0, 63] 0x0 "Reserved; write zero." [] none();
+    at one S0_MSR_PMON_MM_CFG "S0": Msr<SMmCfg> = [0 0xE48 "S0_MSR_PMON_MM_CFG" "linux-nhmex"];
+    at one S1_MSR_PMON_MM_CFG "S1": Msr<SMmCfg> = [0 0xE58 "S1_MSR_PMON_MM_CFG" "linux-nhmex"];
+}
+
+register! {
+    SMatch(u64, 64) "S{i}_MSR_PMON_MATCH" msr[1] None, "xeon-7500" "S" S_MATCH_INFO all S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
+    "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.";
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
+    note "info" "One field: the guide's S-box match table was not readable" "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.";
+    field Rw "rw" "match" "63:0" [0, 64] 0x0 "Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison." [] val(match_, with_match_, set_match_: u64);
+    at one S0_MSR_PMON_MATCH "S0": Msr<SMatch> = [0 0xE49 "S0_MSR_PMON_MATCH" "linux-nhmex"];
+    at one S1_MSR_PMON_MATCH "S1": Msr<SMatch> = [0 0xE59 "S1_MSR_PMON_MATCH" "linux-nhmex"];
+}
+
+register! {
+    SMask(u64, 64) "S{i}_MSR_PMON_MASK" msr[1] None, "xeon-7500" "S" S_MASK_INFO all S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
+    "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.";
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
+    note "info" "One field: the guide's S-box mask table was not readable" "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.";
+    field Rw "rw" "mask" "63:0" [0, 64] 0x0 "Per-bit mask for the match register." [] val(mask, with_mask, set_mask: u64);
+    at one S0_MSR_PMON_MASK "S0": Msr<SMask> = [0 0xE4A "S0_MSR_PMON_MASK" "linux-nhmex"];
+    at one S1_MSR_PMON_MASK "S1": Msr<SMask> = [0 0xE5A "S1_MSR_PMON_MASK" "linux-nhmex"];
+}
+
+unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO, S_MM_CFG_INFO, S_MATCH_INFO, S_MASK_INFO], &[]);

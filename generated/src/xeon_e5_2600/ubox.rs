@@ -66,6 +66,36 @@ register! {
     at one U_MSR_PMON_UCLK_FIXED_CTR "UBOX": Msr<UUclkFixedCtr> = [0 0xC09 "U_MSR_PMON_UCLK_FIXED_CTR" "linux-snbep"];
 }
 
+register! {
+    UCpuNodeId(u32, 32) "U_PCI_CPUNODEID" pci[1] None, "xeon-e5-2600" "UBOX" U_CPU_NODE_ID_INFO;
+    "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.";
+    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
+    note "info" "Device and function from public lspci/dmesg listings, not from Linux" "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset.";
+    note "info" "Fields from Linux; the rest is unknown, not known-reserved" "Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock.";
+    note "info" "Reset value" "The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder.";
+    field Rv "rv" "rsv" "31:3" [3, 29] 0x0 "Reserved; write zero." [] none();
+    field Ro "ro" "local_node_id" "2:0" [0, 3] 0x0 "Node ID of this socket (local node ID), as configured by firmware." [] narrow(local_node_id,: u8);
+    at one U_PCI_CPUNODEID "UBOX": PciRegister<UCpuNodeId> = [0 (0x3CE0, 11, 0, 0x040) "U_PCI_CPUNODEID" "linux-snbep"];
+}
+
+register! {
+    UGidNidMap(u32, 32) "U_PCI_GIDNIDMAP" pci[1] None, "xeon-e5-2600" "UBOX" U_GID_NID_MAP_INFO;
+    "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.";
+    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
+    note "info" "Device and function from public lspci/dmesg listings, not from Linux" "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID.";
+    note "info" "Fields from Linux; bits 31:24" "snbep_pci2phy_map_init() compares (config >> 3 * i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0.";
+    field Rv "rv" "rsv" "31:24" [24, 8] 0x0 "Reserved; write zero." [] none();
+    field Ro "ro" "node_id7" "23:21" [21, 3] 0x0 "Node ID of the socket whose group ID is 7." [] narrow(node_id7,: u8);
+    field Ro "ro" "node_id6" "20:18" [18, 3] 0x0 "Node ID of the socket whose group ID is 6." [] narrow(node_id6,: u8);
+    field Ro "ro" "node_id5" "17:15" [15, 3] 0x0 "Node ID of the socket whose group ID is 5." [] narrow(node_id5,: u8);
+    field Ro "ro" "node_id4" "14:12" [12, 3] 0x0 "Node ID of the socket whose group ID is 4." [] narrow(node_id4,: u8);
+    field Ro "ro" "node_id3" "11:9" [9, 3] 0x0 "Node ID of the socket whose group ID is 3." [] narrow(node_id3,: u8);
+    field Ro "ro" "node_id2" "8:6" [6, 3] 0x0 "Node ID of the socket whose group ID is 2." [] narrow(node_id2,: u8);
+    field Ro "ro" "node_id1" "5:3" [3, 3] 0x0 "Node ID of the socket whose group ID is 1." [] narrow(node_id1,: u8);
+    field Ro "ro" "node_id0" "2:0" [0, 3] 0x0 "Node ID of the socket whose group ID is 0." [] narrow(node_id0,: u8);
+    at one U_PCI_GIDNIDMAP "UBOX": PciRegister<UGidNidMap> = [0 (0x3CE0, 11, 0, 0x054) "U_PCI_GIDNIDMAP" "linux-snbep"];
+}
+
 unit_events!([UCtl noext], [
     EVENT_MSG_DOORBELL_RCVD = "UNC_U_EVENT_MSG.DOORBELL_RCVD" 0x42 0x08 false 0b11 "",
     EVENT_MSG_INT_PRIO = "UNC_U_EVENT_MSG.INT_PRIO" 0x42 0x10 false 0b11 "",
@@ -88,4 +118,4 @@ unit_events!([UCtl noext], [
     CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.", ["UBOX"], [U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.", ["UBOX"], [U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS);

@@ -139,6 +139,32 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    b_match: BMatch;
+    rw(opc_out, with_opc_out, val u8, 56, 4);
+    checked(try_with_opc_out, u8, 4);
+    rw(opc_in, with_opc_in, val u8, 52, 4);
+    checked(try_with_opc_in, u8, 4);
+    rw(msg_out, with_msg_out, val u8, 48, 4);
+    checked(try_with_msg_out, u8, 4);
+    rw(msg_in, with_msg_in, val u8, 44, 4);
+    checked(try_with_msg_in, u8, 4);
+    rw(addr, with_addr, val u64, 0, 44);
+    checked(try_with_addr, u64, 44);
+}
+layout! {
+    b_mask: BMask;
+    rw(opc_out, with_opc_out, val u8, 56, 4);
+    checked(try_with_opc_out, u8, 4);
+    rw(opc_in, with_opc_in, val u8, 52, 4);
+    checked(try_with_opc_in, u8, 4);
+    rw(msg_out, with_msg_out, val u8, 48, 4);
+    checked(try_with_msg_out, u8, 4);
+    rw(msg_in, with_msg_in, val u8, 44, 4);
+    checked(try_with_msg_in, u8, 4);
+    rw(addr, with_addr, val u64, 0, 44);
+    checked(try_with_addr, u64, 44);
+}
 }
 
 mod xeon_7500_cbox {
@@ -216,6 +242,62 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    m_pmu_mm_cfg: MPmuMmCfg;
+    rw(en, with_en, val bool, 63, 1);
+}
+layout! {
+    m_pmu_addr_match: MPmuAddrMatch;
+    rw(addr, with_addr, val u64, 0, 34);
+    checked(try_with_addr, u64, 34);
+}
+layout! {
+    m_pmu_addr_mask: MPmuAddrMask;
+    rw(mask, with_mask, val u32, 0, 27);
+    checked(try_with_mask, u32, 27);
+}
+layout! {
+    m_pmu_dsp: MPmuDsp;
+    rw(dsp_cfg, with_dsp_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_iss: MPmuIss;
+    rw(iss_cfg, with_iss_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_map: MPmuMap;
+    rw(map_cfg, with_map_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_msc_thr: MPmuMscThr;
+    rw(thr_cfg, with_thr_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_pgt: MPmuPgt;
+    rw(pgt_cfg, with_pgt_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_pld: MPmuPld;
+    rw(pld_cfg, with_pld_cfg, val u32, 0, 32);
+}
+layout! {
+    m_pmu_zdp_ctl_fvc: MPmuZdpCtlFvc;
+    rw(pbox_init_err, with_pbox_init_err, val bool, 23, 1);
+    rw(evnt3, with_evnt3, val u8, 20, 3);
+    checked(try_with_evnt3, u8, 3);
+    rw(evnt2, with_evnt2, val u8, 17, 3);
+    checked(try_with_evnt2, u8, 3);
+    rw(evnt1, with_evnt1, val u8, 14, 3);
+    checked(try_with_evnt1, u8, 3);
+    rw(evnt0, with_evnt0, val u8, 11, 3);
+    checked(try_with_evnt0, u8, 3);
+    rw(resp, with_resp, val u8, 8, 3);
+    checked(try_with_resp, u8, 3);
+    rw(bcmd, with_bcmd, val u8, 5, 3);
+    checked(try_with_bcmd, u8, 3);
+    rw(fvid, with_fvid, val u8, 0, 5);
+    checked(try_with_fvid, u8, 5);
+}
 }
 
 mod xeon_7500_rbox {
@@ -257,6 +339,43 @@ layout! {
     r_ctr: RCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layout! {
+    r_iperf_cfg0: RIperfCfg0;
+    rw(iperf_cfg, with_iperf_cfg, val u32, 0, 32);
+}
+layout! {
+    r_iperf_cfg1: RIperfCfg1;
+    rw(iperf_cfg, with_iperf_cfg, val u32, 0, 32);
+}
+layout! {
+    r_qlx_cfg: RQlxCfg;
+    rw(qlx_cfg1, with_qlx_cfg1, val u8, 8, 8);
+    rw(qlx_cfg0, with_qlx_cfg0, val u8, 0, 8);
+}
+layout! {
+    r_xbr_set1_mm_cfg: RXbrSet1MmCfg;
+    rw(mm_cfg, with_mm_cfg, val u32, 0, 32);
+}
+layout! {
+    r_xbr_set1_match: RXbrSet1Match;
+    rw(match_, with_match_, val u64, 0, 64);
+}
+layout! {
+    r_xbr_set1_mask: RXbrSet1Mask;
+    rw(mask, with_mask, val u64, 0, 64);
+}
+layout! {
+    r_xbr_set2_mm_cfg: RXbrSet2MmCfg;
+    rw(mm_cfg, with_mm_cfg, val u32, 0, 32);
+}
+layout! {
+    r_xbr_set2_match: RXbrSet2Match;
+    rw(match_, with_match_, val u64, 0, 64);
+}
+layout! {
+    r_xbr_set2_mask: RXbrSet2Mask;
+    rw(mask, with_mask, val u64, 0, 64);
 }
 }
 
@@ -301,6 +420,18 @@ layout! {
     s_ctr: SCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layout! {
+    s_mm_cfg: SMmCfg;
+    rw(en, with_en, val bool, 63, 1);
+}
+layout! {
+    s_match: SMatch;
+    rw(match_, with_match_, val u64, 0, 64);
+}
+layout! {
+    s_mask: SMask;
+    rw(mask, with_mask, val u64, 0, 64);
 }
 }
 
@@ -699,6 +830,21 @@ layout! {
     u_uclk_fixed_ctr: UUclkFixedCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
 }
 }
 

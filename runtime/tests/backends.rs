@@ -376,3 +376,35 @@ fn a_missing_sysfs_tree_is_a_clear_error() {
     let err = Topology::read(sys.path()).unwrap_err();
     insta::assert_snapshot!("no_topology", redact(&err, sys.path()));
 }
+
+#[test]
+fn sockets_are_ordered_by_the_package_their_node_id_registers_name() {
+    // Bus 0x3f belongs to package 1 and bus 0x7f to package 0: the node map's 3-bit slots
+    // hold node 1 for package 0 and node 0 for package 1.
+    let tree = pci_tree(&[
+        ("0000:3f:0e.1", 0x8086, 0x3c46),
+        ("0000:7f:0e.1", 0x8086, 0x3c46),
+        ("0000:3f:0b.0", 0x8086, 0x3ce0),
+        ("0000:7f:0b.0", 0x8086, 0x3ce0),
+    ]);
+    let (package0_node, package1_node) = (1u64, 0u64);
+    let node_map = package0_node | package1_node << 3;
+    for (bdf, local_node) in [("0000:3f:0b.0", 0u64), ("0000:7f:0b.0", 1)] {
+        let config = tree.path().join(bdf).join("config");
+        poke(&config, 0x40, local_node);
+        poke(&config, 0x54, node_map);
+    }
+    let found = PciSysfs::with_root(tree.path()).discover(e5()).unwrap();
+    assert_eq!(
+        found
+            .sockets
+            .iter()
+            .map(|s| (s.bus, s.package))
+            .collect::<Vec<_>>(),
+        vec![(0x7f, Some(0)), (0x3f, Some(1))]
+    );
+    assert_eq!(
+        found.bdf(0, HA_PCI_PMON_BOX_CTL).unwrap(),
+        "0000:7f:0e.1".parse().unwrap()
+    );
+}

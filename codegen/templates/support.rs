@@ -926,6 +926,8 @@ macro_rules! register {
 
 /// A unit's typed events: an `Event` type whose values only this unit's counter controls take
 /// (`with_event`), with a constant per event.
+// A spec tree with no event lists (the test fixtures) never invokes it.
+#[allow(unused_macros)]
 macro_rules! unit_events {
     ([$($ctl:ident $ext:ident),+], [$($ident:ident = $name:literal $code:literal $umask:literal $ext_sel:literal $counters:literal $filters:literal),* $(,)?]) => {
         /// An event of this unit. Only this unit's counter controls take it (`with_event`), so

@@ -188,16 +188,7 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
             raw,
         )
         .map_err(|e| e.with_register(name))?;
-        let write = |o: u16, v: u32| {
-            self.backend
-                .write_dword(self.bdf, o, v)
-                .map_err(|e| e.with_register(name))
-        };
-        write(off, raw as u32)?;
-        if R::INFO.width == 64 {
-            write(off + 4, (raw >> 32) as u32)?;
-        }
-        Ok(())
+        write_pci_dwords(self.backend, self.bdf, off, R::INFO.width, name, raw)
     }
 
     /// Read-modify-write; reserved bits are never written back. Returns the value written.
@@ -245,6 +236,41 @@ pub(crate) fn read_pci_raw<B: PciAccess + ?Sized>(
         },
     )
     .with_register(name))
+}
+
+/// Writes a 32- or 64-bit PCI register. A 64-bit register (a counter in two dwords) is written
+/// low dword first; if the high dword then fails, the low dword is put back as it was, so a
+/// failure never leaves half of a new value behind.
+pub(crate) fn write_pci_dwords<B: PciAccess + ?Sized>(
+    backend: &B,
+    bdf: Bdf,
+    off: u16,
+    width: u32,
+    name: &'static str,
+    raw: u64,
+) -> Result<()> {
+    if width == 32 {
+        return backend
+            .write_dword(bdf, off, raw as u32)
+            .map_err(|e| e.with_register(name));
+    }
+    let old_low = backend
+        .read_dword(bdf, off)
+        .map_err(|e| e.with_register(name))?;
+    backend
+        .write_dword(bdf, off, raw as u32)
+        .map_err(|e| e.with_register(name))?;
+    if let Err(e) = backend.write_dword(bdf, off + 4, (raw >> 32) as u32) {
+        let e = e.with_register(name);
+        return match backend.write_dword(bdf, off, old_low) {
+            Ok(()) => Err(e),
+            Err(undo) => Err(Error::Cleanup {
+                error: Box::new(e),
+                cleanup: Box::new(undo.with_register(name)),
+            }),
+        };
+    }
+    Ok(())
 }
 
 /// `backend.on_cpu(3).read(REG)`: binds any MSR backend to a CPU.

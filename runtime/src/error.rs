@@ -201,6 +201,13 @@ pub enum Error {
     },
     /// A simulator-only operation was given something the simulator does not model.
     Sim(String),
+    /// An operation failed, and putting back what it had changed failed too.
+    Cleanup {
+        /// What failed first.
+        error: Box<Error>,
+        /// What failed while undoing it.
+        cleanup: Box<Error>,
+    },
     /// The register has no such field, so the requested setting cannot be made.
     UnsupportedField {
         /// The register.
@@ -355,6 +362,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Sim(msg) => f.write_str(msg),
+            Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
             Error::UnknownField { register, field, suggestions, fields } => {
                 write!(f, "{register} has no field {field}")?;
                 if suggestions.is_empty() {

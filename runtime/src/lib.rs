@@ -9,7 +9,7 @@
 //! - [`msr::MsrDev`]: `/dev/cpu/N/msr`. [`pci::PciSysfs`]: `/sys/bus/pci/devices/<BDF>/config`,
 //!   with discovery of each socket's uncore devices. Both roots are configurable.
 //! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
-//! - [`sim::Sim`]: the simulated PMU.
+//! - [`sim::Sim`]: the simulated PMU. [`fault::Faulty`]: fails a chosen access, for tests.
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
 //!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
 //! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
@@ -33,6 +33,7 @@ pub mod access;
 mod catalog;
 pub mod codec;
 pub mod error;
+pub mod fault;
 pub mod hierarchy;
 pub mod lookup;
 pub mod msr;

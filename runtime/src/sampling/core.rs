@@ -22,7 +22,7 @@ use pmu_regs::arch::core::{
 
 use crate::access::{MsrAccess, MsrAccessExt, OnCpu};
 use crate::error::{Error, Result};
-use crate::sampling::preload;
+use crate::sampling::{preload, rolled_back};
 pub use crate::sim::Cpuid0A;
 
 /// CPUID leaf 0AH of the processor this code runs on, or `None` if it has none (not x86, or
@@ -274,10 +274,28 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
 
     /// Interrupts after exactly `n_events` events on counter `n`: preloads `2^width - N` and
     /// programs the counter with INT set.
+    /// If a step fails, the event select and global control are put back as they were.
     pub fn arm(&self, n: u32, sel: &CoreEventSelect, n_events: u64) -> Result<()> {
         self.check(n)?;
         let start = preload(n_events, u32::from(self.cpuid.width()))?;
-        self.write_counter(n, start)?;
-        self.program(n, sel, true)
+        let evtsel = self.cpu.read(IA32_PERFEVTSEL[n as usize])?;
+        let global = if self.cpuid.version() >= 2 {
+            Some(self.cpu.read(IA32_PERF_GLOBAL_CTRL)?)
+        } else {
+            None
+        };
+        rolled_back(
+            || {
+                self.write_counter(n, start)?;
+                self.program(n, sel, true)
+            },
+            || {
+                self.cpu.write(IA32_PERFEVTSEL[n as usize], evtsel)?;
+                match global {
+                    Some(g) => self.cpu.write(IA32_PERF_GLOBAL_CTRL, g),
+                    None => Ok(()),
+                }
+            },
+        )
     }
 }

@@ -28,7 +28,7 @@ use crate::access::{read_pci_raw, PciAccess, PciAccessExt};
 use crate::catalog::{processor, Reg};
 use crate::error::{Error, Result};
 use crate::pci::{Bdf, UncoreDevices};
-use crate::sampling::{with_fields, write_pci_reg};
+use crate::sampling::{rolled_back, with_fields, write_pci_reg};
 
 /// Event select of CTO_COUNT: counts the packets the match/mask filter accepts (with the
 /// event-select extension bit).
@@ -347,6 +347,22 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
                 field: "packet match/mask (only QPI ports have one)",
             });
         };
+        // If any write fails, the counter's control is put back, so it never counts through a
+        // half-written filter.
+        let saved = self.save(&[i])?;
+        rolled_back(
+            || self.program_filter_unchecked(i, port, fbdf, filter),
+            || self.restore(&saved),
+        )
+    }
+
+    fn program_filter_unchecked(
+        &self,
+        i: usize,
+        port: u8,
+        fbdf: Bdf,
+        filter: &QpiFilter,
+    ) -> Result<()> {
         let dev = self.backend.on_device(fbdf);
         let (m0, m1, k0, k1) = if port == 0 {
             (

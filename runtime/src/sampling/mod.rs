@@ -95,7 +95,8 @@ pub(crate) fn write_msr_reg<B: MsrAccess + ?Sized>(
         .map_err(|e| e.with_register(reg.addr.name))
 }
 
-/// Writes a 32-bit PCI register known by its catalog entry.
+/// Writes a PCI register known by its catalog entry (a 64-bit one without leaving half a value
+/// behind on failure).
 pub(crate) fn write_pci_reg<B: PciAccess + ?Sized>(
     backend: &B,
     bdf: Bdf,
@@ -110,15 +111,24 @@ pub(crate) fn write_pci_reg<B: PciAccess + ?Sized>(
     };
     check_write_info(reg.info, Target::Pci { bdf, offset }, raw)
         .map_err(|e| e.with_register(reg.addr.name))?;
-    backend
-        .write_dword(bdf, offset, raw as u32)
-        .map_err(|e| e.with_register(reg.addr.name))?;
-    if reg.info.width == 64 {
-        backend
-            .write_dword(bdf, offset + 4, (raw >> 32) as u32)
-            .map_err(|e| e.with_register(reg.addr.name))?;
+    crate::access::write_pci_dwords(backend, bdf, offset, reg.info.width, reg.addr.name, raw)
+}
+
+/// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.
+pub(crate) fn rolled_back<T>(
+    program: impl FnOnce() -> Result<T>,
+    undo: impl FnOnce() -> Result<()>,
+) -> Result<T> {
+    match program() {
+        Ok(v) => Ok(v),
+        Err(error) => match undo() {
+            Ok(()) => Err(error),
+            Err(cleanup) => Err(Error::Cleanup {
+                error: Box::new(error),
+                cleanup: Box::new(cleanup),
+            }),
+        },
     }
-    Ok(())
 }
 
 #[cfg(test)]

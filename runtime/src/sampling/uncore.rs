@@ -24,7 +24,7 @@ use std::fmt;
 use crate::access::MsrAccess;
 use crate::catalog::{self, Nhm, NhmBox, NhmCounter, Reg};
 use crate::error::{Error, Result};
-use crate::sampling::{delta, preload, read_msr_reg, with_fields, write_msr_reg};
+use crate::sampling::{delta, preload, read_msr_reg, rolled_back, with_fields, write_msr_reg};
 
 /// Uncore counters are 48 bits wide.
 pub const COUNTER_WIDTH: u32 = 48;
@@ -234,7 +234,11 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
     /// counter in its box's GLOBAL_CTL: steps (b) to (d) of the guide's set-up. Counting starts
     /// with [`Self::start`].
     pub fn configure(&self, counter: UncoreCounter, sel: &EventSelect) -> Result<()> {
-        self.configure_with(counter, sel, false)
+        let saved = self.save(&[counter])?;
+        rolled_back(
+            || self.configure_with(counter, sel, false),
+            || self.restore(&saved),
+        )
     }
 
     fn configure_with(&self, counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<()> {
@@ -402,7 +406,16 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
     /// Arms a sampling session: with counting stopped, programs each counter with `pmi_en` and
     /// preloads it with `2^48 - N` so it overflows on exactly its Nth event; then sets
     /// `frz_all`, `pmi_core_sel` and `en_all` (clearing `rst_all`) in one write.
+    ///
+    /// If any step fails, every register it changed is put back as it was (the error says so
+    /// if that fails too), so a failure never leaves the uncore half armed.
     pub fn arm(&self, plan: &SamplePlan) -> Result<Sampling> {
+        let counters: Vec<UncoreCounter> = plan.counters.iter().map(|(c, _, _)| *c).collect();
+        let saved = self.save(&counters)?;
+        rolled_back(|| self.arm_unchecked(plan), || self.restore(&saved))
+    }
+
+    fn arm_unchecked(&self, plan: &SamplePlan) -> Result<Sampling> {
         self.stop()?;
         let mut armed = Vec::new();
         for &(counter, sel, n) in &plan.counters {

@@ -1,0 +1,155 @@
+//! A backend wrapper that fails the Nth read or write with a chosen OS error, for testing that
+//! every path reports the failure precisely and leaves nothing half-programmed.
+//!
+//! ```
+//! use pmu_runtime::fault::{Fault, Faulty, When};
+//! use pmu_runtime::sim::Sim;
+//! use pmu_runtime::MsrAccess;
+//!
+//! let sim = Sim::new(Default::default());
+//! let faulty = Faulty::new(&sim, When::Write(1), Fault::Eio);
+//! assert!(faulty.write_msr(0, 0xC90, 1).is_err()); // the first write fails
+//! assert!(faulty.write_msr(0, 0xC90, 1).is_ok());  // later ones pass through
+//! ```
+
+use std::io;
+use std::sync::Mutex;
+
+use crate::access::{MsrAccess, PciAccess};
+use crate::error::{AccessError, Error, Op, Result, Target};
+use crate::pci::Bdf;
+use crate::sampling::uncore::UncoreSummary;
+
+/// Which access fails (1-based, counted per kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// The nth read.
+    Read(usize),
+    /// The nth write.
+    Write(usize),
+    /// Every write from the nth on (so that undoing a failure fails too).
+    WritesFrom(usize),
+}
+
+/// How it fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// `EIO`: the MSR driver's answer to a #GP.
+    Eio,
+    /// `EACCES`: no permission.
+    Eacces,
+    /// `ENOENT`: the device file is gone.
+    Enoent,
+    /// A transfer that moved fewer bytes than asked.
+    Short,
+}
+
+impl Fault {
+    /// Every kind, for tests that try them all.
+    pub const ALL: [Fault; 4] = [Fault::Eio, Fault::Eacces, Fault::Enoent, Fault::Short];
+
+    fn error(self, op: Op, target: Target) -> Error {
+        let os = |code| {
+            Error::from_io(
+                op,
+                target,
+                "<fault>".into(),
+                io::Error::from_raw_os_error(code),
+            )
+        };
+        match self {
+            Fault::Eio => os(5),
+            Fault::Eacces => os(13),
+            Fault::Enoent => os(2),
+            Fault::Short => Error::access(op, target, AccessError::Short { done: 3, wanted: 8 }),
+        }
+    }
+}
+
+/// `inner` with one access made to fail.
+pub struct Faulty<B> {
+    inner: B,
+    when: When,
+    fault: Fault,
+    counts: Mutex<(usize, usize)>,
+}
+
+impl<B> Faulty<B> {
+    /// Wraps `inner` so that the access `when` fails with `fault`.
+    pub fn new(inner: B, when: When, fault: Fault) -> Self {
+        Self {
+            inner,
+            when,
+            fault,
+            counts: Mutex::new((0, 0)),
+        }
+    }
+
+    /// Counts an access; true if this is the one to fail.
+    fn trips(&self, op: Op) -> bool {
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        match op {
+            Op::Read => {
+                c.0 += 1;
+                self.when == When::Read(c.0)
+            }
+            Op::Write => {
+                c.1 += 1;
+                match self.when {
+                    When::Write(n) => n == c.1,
+                    When::WritesFrom(n) => c.1 >= n,
+                    When::Read(_) => false,
+                }
+            }
+        }
+    }
+
+    /// (reads, writes) seen so far.
+    pub fn counts(&self) -> (usize, usize) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<B: MsrAccess> MsrAccess for Faulty<B> {
+    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+        if self.trips(Op::Read) {
+            return Err(self.fault.error(Op::Read, Target::Msr { cpu, address }));
+        }
+        self.inner.read_msr(cpu, address)
+    }
+
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+        if self.trips(Op::Write) {
+            return Err(self.fault.error(Op::Write, Target::Msr { cpu, address }));
+        }
+        self.inner.write_msr(cpu, address, value)
+    }
+}
+
+impl<B: PciAccess> PciAccess for Faulty<B> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        if self.trips(Op::Read) {
+            return Err(self.fault.error(Op::Read, Target::Pci { bdf, offset }));
+        }
+        self.inner.read_dword(bdf, offset)
+    }
+
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        if self.trips(Op::Write) {
+            return Err(self.fault.error(Op::Write, Target::Pci { bdf, offset }));
+        }
+        self.inner.write_dword(bdf, offset, value)
+    }
+}
+
+impl<B: UncoreSummary> UncoreSummary for Faulty<B> {
+    fn global_pmi(&self, socket: usize) -> Option<bool> {
+        self.inner.global_pmi(socket)
+    }
+    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
+        self.inner.s_summary(socket, s)
+    }
+    fn acknowledge_pmi(&self, socket: usize) {
+        self.inner.acknowledge_pmi(socket)
+    }
+}

@@ -109,6 +109,74 @@ fn an_invalid_spec_leaves_generated_untouched() {
     );
 }
 
+/// Fails the `fail_at`-th file it is given, as a full disk or a killed process would.
+struct Interrupted<'a> {
+    inner: &'a mut dyn codegen::emit::Sink,
+    fail_at: usize,
+    seen: usize,
+}
+
+impl codegen::emit::Sink for Interrupted<'_> {
+    fn put(&mut self, path: String, content: String) -> std::io::Result<()> {
+        self.seen += 1;
+        if self.seen == self.fail_at {
+            return Err(std::io::Error::other("simulated interruption"));
+        }
+        self.inner.put(path, content)
+    }
+}
+
+#[test]
+fn an_interrupted_write_leaves_the_old_tree_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("generated");
+    copy_dir(&workspace().join("generated"), &out);
+    // An old tree that differs from what the spec produces in every file, so that from the
+    // first file on the run is building a new tree.
+    for (rel, mut bytes) in snapshot_dir(&out) {
+        bytes.extend_from_slice(b"\n// old\n");
+        std::fs::write(out.join(rel), bytes).unwrap();
+    }
+    let before = snapshot_dir(&out);
+    let spec = codegen::load_spec(&workspace().join("spec")).unwrap();
+    let total = codegen::emit::generate(&spec).unwrap().len();
+
+    for fail_at in [1, 2, total / 2, total] {
+        let err = codegen::write_tree(&out, true, |sink| {
+            let mut sink = Interrupted {
+                inner: sink,
+                fail_at,
+                seen: 0,
+            };
+            codegen::emit::generate_into(&spec, &mut sink)
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("simulated interruption"), "{err}");
+        assert!(
+            snapshot_dir(&out) == before,
+            "generated/ changed after an interruption at file {fail_at} of {total}"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "generated")
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "left behind after file {fail_at}: {leftovers:?}"
+        );
+    }
+
+    // Uninterrupted, the same call replaces every file.
+    let changed =
+        codegen::write_tree(&out, true, |sink| codegen::emit::generate_into(&spec, sink)).unwrap();
+    assert_eq!(changed.len(), total);
+    assert_eq!(
+        snapshot_dir(&out),
+        snapshot_dir(&workspace().join("generated"))
+    );
+}
+
 #[test]
 fn check_names_every_stale_file() {
     let tmp = tempfile::tempdir().unwrap();

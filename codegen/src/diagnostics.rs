@@ -25,7 +25,12 @@ impl SourceFile {
     }
 
     /// Wraps text that is already in memory.
-    pub fn new(path: PathBuf, text: String) -> Self {
+    pub fn new(path: PathBuf, mut text: String) -> Self {
+        // A byte-order mark is not content, and the XML reader skips it without counting it:
+        // dropping it keeps every offset the reader reports a byte offset of `text`.
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -38,7 +43,12 @@ impl SourceFile {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        // Parser offsets can land inside a character (a byte-order mark, say); count from the
+        // start of that character.
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
         let column = self.text[start..offset].chars().count() + 1;

@@ -113,24 +113,32 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Reads `file` and writes the event files of `processor` into `spec_dir`.
-pub fn import_perfmon(
-    file: &Path,
-    spec_dir: &Path,
+/// The event files an import would write, before anything is validated or written.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Per-unit counts and the records that could not be mapped (`written` stays empty).
+    pub report: Report,
+    /// Each file to write: its path relative to the spec directory, and its content.
+    pub files: Vec<(PathBuf, String)>,
+}
+
+/// Maps Intel's event list `text` onto the units of `processor` in `spec`: pure, touches no
+/// file. `path` only names the input in errors.
+pub fn plan(
+    text: &str,
+    path: &str,
+    spec: &crate::model::Spec,
     processor: &str,
-) -> Result<Report, ImportError> {
+) -> Result<Plan, ImportError> {
     let input = |message: String| ImportError::Input {
-        path: file.display().to_string(),
+        path: path.to_string(),
         message,
     };
-    let text = std::fs::read_to_string(file).map_err(|e| input(e.to_string()))?;
-    let parsed: PerfmonFile = serde_json::from_str(&text).map_err(|e| {
+    let parsed: PerfmonFile = serde_json::from_str(text).map_err(|e| {
         input(format!(
             "not an Intel perfmon event list ({e}); expected {{\"Events\": [...]}}"
         ))
     })?;
-
-    let spec = crate::load_spec(spec_dir)?;
     let proc = spec
         .processors
         .iter()
@@ -213,37 +221,63 @@ pub fn import_perfmon(
             .push(line);
     }
 
+    let mut plan = Plan {
+        report,
+        files: Vec::new(),
+    };
+    for (module, (name, dir, lines)) in &files {
+        let content = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"intel-perfmon\">\n{}\n</events>\n",
+            lines.join("\n")
+        );
+        plan.files.push((
+            Path::new(dir).join("events").join(format!("{module}.xml")),
+            content,
+        ));
+        plan.report.imported.insert(name.clone(), lines.len());
+    }
+    Ok(plan)
+}
+
+/// Reads `file` and writes the event files of `processor` into `spec_dir`.
+pub fn import_perfmon(
+    file: &Path,
+    spec_dir: &Path,
+    processor: &str,
+) -> Result<Report, ImportError> {
+    let text = std::fs::read_to_string(file).map_err(|e| ImportError::Input {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let spec = crate::load_spec(spec_dir)?;
+    let Plan { mut report, files } = plan(&text, &file.display().to_string(), &spec, processor)?;
+
     // Validate the spec with the new files in a scratch copy before touching the real one.
     let scratch = scratch_dir().map_err(|source| ImportError::Io {
         path: spec_dir.display().to_string(),
         source,
     })?;
-    let result = (|| -> Result<Vec<(PathBuf, String)>, ImportError> {
+    let result = (|| -> Result<(), ImportError> {
         copy_tree(spec_dir, &scratch).map_err(|source| ImportError::Io {
             path: scratch.display().to_string(),
             source,
         })?;
-        let mut outputs = Vec::new();
-        for (module, (name, dir, lines)) in &files {
-            let content = format!(
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"intel-perfmon\">\n{}\n</events>\n",
-                lines.join("\n")
-            );
-            let rel = Path::new(dir).join("events").join(format!("{module}.xml"));
-            let path = scratch.join(&rel);
+        for (rel, content) in &files {
+            let path = scratch.join(rel);
             std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
-                .and_then(|_| std::fs::write(&path, &content))
+                .and_then(|_| std::fs::write(&path, content))
                 .map_err(|source| ImportError::Io {
                     path: path.display().to_string(),
                     source,
                 })?;
-            outputs.push((spec_dir.join(rel), content));
         }
         crate::load_spec(&scratch)?;
-        Ok(outputs)
+        Ok(())
     })();
     let _ = std::fs::remove_dir_all(&scratch);
-    for (path, content) in result? {
+    result?;
+    for (rel, content) in files {
+        let path = spec_dir.join(rel);
         std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
             .and_then(|_| std::fs::write(&path, content))
             .map_err(|source| ImportError::Io {
@@ -251,9 +285,6 @@ pub fn import_perfmon(
                 source,
             })?;
         report.written.push(path);
-    }
-    for (name, _, lines) in files.values() {
-        report.imported.insert(name.clone(), lines.len());
     }
     Ok(report)
 }

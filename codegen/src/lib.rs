@@ -77,12 +77,24 @@ pub enum Outcome {
 
 fn run(spec_dir: &Path, out_dir: &Path, write: bool) -> Result<Vec<output::Stale>, Error> {
     let spec = load_spec(spec_dir)?;
+    write_tree(out_dir, write, |sink| emit::generate_into(&spec, sink))
+}
+
+/// Compares (and with `write`, replaces) `out_dir` with the files `produce` puts into the
+/// sink. The new tree is built beside `out_dir` and swapped in only when `produce` has
+/// finished: if it fails part-way (or the process dies), `out_dir` keeps every old file and
+/// none of the new ones.
+pub fn write_tree(
+    out_dir: &Path,
+    write: bool,
+    produce: impl FnOnce(&mut dyn emit::Sink) -> Result<(), emit::EmitError>,
+) -> Result<Vec<output::Stale>, Error> {
     let mut staged = output::Staged::new(out_dir, write);
-    // On failure the staging directory is removed by `finish`; `out_dir` is untouched.
-    let emitted = emit::generate_into(&spec, &mut staged);
-    let finished = staged.finish();
-    emitted?;
-    finished.map_err(|source| Error::Io {
+    if let Err(e) = produce(&mut staged) {
+        staged.abandon();
+        return Err(e.into());
+    }
+    staged.finish().map_err(|source| Error::Io {
         action: if write { "cannot write" } else { "cannot read" },
         path: out_dir.display().to_string(),
         source,

@@ -114,6 +114,12 @@ impl Staged {
         result
     }
 
+    /// Drops a tree that was not finished: removes the staging directory and leaves `dir`
+    /// untouched.
+    pub fn abandon(self) {
+        let _ = fs::remove_dir_all(&self.staging);
+    }
+
     fn finish_inner(&mut self) -> io::Result<Vec<Stale>> {
         for path in read_tree_paths(&self.dir)? {
             if !self.produced.contains(&path) {

@@ -29,6 +29,8 @@ pub enum When {
     Write(usize),
     /// Every write from the nth on (so that undoing a failure fails too).
     WritesFrom(usize),
+    /// No access: a pass-through.
+    Never,
 }
 
 /// How it fails.
@@ -49,11 +51,17 @@ impl Fault {
     pub const ALL: [Fault; 4] = [Fault::Eio, Fault::Eacces, Fault::Enoent, Fault::Short];
 
     fn error(self, op: Op, target: Target) -> Error {
+        // The file the real backend would have used, so messages read as they would on a
+        // machine; the fault itself is announced where it is requested.
+        let path = match target {
+            Target::Msr { cpu, .. } => format!("/dev/cpu/{cpu}/msr"),
+            Target::Pci { bdf, .. } => format!("/sys/bus/pci/devices/{bdf}/config"),
+        };
         let os = |code| {
             Error::from_io(
                 op,
                 target,
-                "<fault>".into(),
+                path.clone().into(),
                 io::Error::from_raw_os_error(code),
             )
         };
@@ -64,6 +72,38 @@ impl Fault {
             Fault::Short => Error::access(op, target, AccessError::Short { done: 3, wanted: 8 }),
         }
     }
+}
+
+/// Parses `read:N:KIND`, `write:N:KIND` or `writes-from:N:KIND`, KIND one of `eio`,
+/// `eacces`, `enoent`, `short` (the `pmu --sim-fault` syntax).
+pub fn parse(text: &str) -> Result<(When, Fault)> {
+    let bad = || Error::BadValue {
+        text: text.to_string(),
+        expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND with N >= 1 and KIND one of \
+                   eio, eacces, enoent, short (e.g. write:3:eio)"
+            .into(),
+    };
+    let mut parts = text.split(':');
+    let (Some(op), Some(n), Some(kind), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    let n: usize = n.parse().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
+    let when = match op {
+        "read" => When::Read(n),
+        "write" => When::Write(n),
+        "writes-from" => When::WritesFrom(n),
+        _ => return Err(bad()),
+    };
+    let fault = match kind {
+        "eio" => Fault::Eio,
+        "eacces" => Fault::Eacces,
+        "enoent" => Fault::Enoent,
+        "short" => Fault::Short,
+        _ => return Err(bad()),
+    };
+    Ok((when, fault))
 }
 
 /// `inner` with one access made to fail.
@@ -98,10 +138,15 @@ impl<B> Faulty<B> {
                 match self.when {
                     When::Write(n) => n == c.1,
                     When::WritesFrom(n) => c.1 >= n,
-                    When::Read(_) => false,
+                    When::Read(_) | When::Never => false,
                 }
             }
         }
+    }
+
+    /// The wrapped backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
     }
 
     /// (reads, writes) seen so far.

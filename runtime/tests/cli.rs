@@ -523,3 +523,103 @@ fn encode_takes_an_event_by_name() {
     assert_eq!(code, 2);
     assert!(err.contains("xeon-e5-2600:C0_MSR_PMON_CTR0"), "{err}");
 }
+
+/// `watch` on the file-tree machine with one access failing (`--inject-fault`), for every
+/// write and every read it makes and every kind of failure: the error names the register and
+/// the operation, and the machine is left exactly as it was found, or the message says that
+/// putting it back failed and what to do.
+#[test]
+fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
+    let mut messages = std::collections::BTreeMap::new();
+    for op in ["write", "read", "writes-from"] {
+        for kind in ["eio", "eacces", "enoent", "short"] {
+            let mut n = 1;
+            loop {
+                let root = machine();
+                let msr = root.path().join("dev/cpu/0/msr");
+                poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
+                poke(&msr, 0xC90, 0x40_0001); // W-box EVT_SEL0 enabled by someone else
+                let before = fs::read(&msr).unwrap();
+                let fault = format!("{op}:{n}:{kind}");
+                let (code, _, err) = run(&[
+                    "watch",
+                    "--root",
+                    root.path().to_str().unwrap(),
+                    "--cpu",
+                    "0",
+                    "--unit",
+                    "W",
+                    "--event",
+                    "ev_sel=0x05",
+                    "--event",
+                    "ev_sel=0x06",
+                    "--count",
+                    "2",
+                    "--interval",
+                    "0",
+                    "--inject-fault",
+                    &fault,
+                ]);
+                if code == 0 {
+                    // Past the last access: nothing failed, and the run put everything back.
+                    assert_eq!(fs::read(&msr).unwrap(), before, "{fault}: clean run");
+                    assert!(n > 1, "{fault}: the first access must fail");
+                    break;
+                }
+                assert_eq!(code, 1, "{fault}: {err}");
+                let verb = if op == "read" {
+                    "cannot read "
+                } else {
+                    "cannot write "
+                };
+                assert!(
+                    err.contains(verb) && err.contains("_MSR_PMON_") && err.contains("(MSR 0x"),
+                    "{fault}: the error names the register and the operation: {err}"
+                );
+                let cleanup_failed = err.contains("also failed") || err.contains("restoring");
+                if cleanup_failed {
+                    assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
+                } else {
+                    assert_eq!(
+                        fs::read(&msr).unwrap(),
+                        before,
+                        "{fault}: registers left changed after: {err}"
+                    );
+                }
+                messages
+                    .entry(format!(
+                        "{op}:{kind}:{}",
+                        if cleanup_failed {
+                            "cleanup failed"
+                        } else {
+                            "rolled back"
+                        }
+                    ))
+                    .or_insert_with(|| redact(&err, root.path()));
+                n += 1;
+                assert!(n < 60, "{fault}: watch never succeeded");
+            }
+        }
+    }
+    // `writes-from` fails the undo too, so both outcomes occur.
+    assert!(messages.keys().any(|k| k.ends_with("cleanup failed")));
+    assert!(messages.keys().any(|k| k.ends_with("rolled back")));
+    insta::assert_snapshot!(messages
+        .iter()
+        .map(|(k, v)| format!("[{k}]\n{v}"))
+        .collect::<Vec<_>>()
+        .join("\n"));
+}
+
+#[test]
+fn inject_fault_syntax_errors_say_what_is_accepted() {
+    let (code, _, err) = run(&[
+        "read",
+        "W_MSR_PMON_CTR0",
+        "--sim",
+        "--inject-fault",
+        "write:0:eio",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    insta::assert_snapshot!(err);
+}

@@ -115,7 +115,7 @@ pub(crate) fn write_pci_reg<B: PciAccess + ?Sized>(
 }
 
 /// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.
-pub(crate) fn rolled_back<T>(
+pub fn rolled_back<T>(
     program: impl FnOnce() -> Result<T>,
     undo: impl FnOnce() -> Result<()>,
 ) -> Result<T> {

@@ -449,7 +449,7 @@ fn place_json(place: Place) -> Value {
 /// `pmu read`.
 pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
     let (info, addr, found) = instance(register)?;
-    let machine = Machine::new(args);
+    let machine = Machine::new(args)?;
     let place = machine.place(info, addr, args)?;
     let raw = read_by_info(&machine, info, addr, place)?;
     let d = codec::decode(info, raw);
@@ -489,7 +489,7 @@ pub fn write(
         }
         .into());
     }
-    let machine = Machine::new(args);
+    let machine = Machine::new(args)?;
     let place = machine.place(info, addr, args)?;
     let (old, new) = match whole {
         Some(v) => (None, v),

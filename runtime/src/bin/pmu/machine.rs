@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use pmu_regs::{AddressInfo, Location, RegisterInfo, PROCESSORS};
+use pmu_runtime::fault::{self, Fault, Faulty, When};
 use pmu_runtime::msr::MsrDev;
 use pmu_runtime::pci::{Bdf, PciSysfs, UncoreDevices};
 use pmu_runtime::sampling::uncore::UncoreSummary;
@@ -13,8 +14,14 @@ use pmu_runtime::{Error, MsrAccess, PciAccess, Place, Result};
 
 use crate::PlaceArgs;
 
+/// Hardware backends or the simulator, behind a fault injector that passes every access
+/// through unless `--inject-fault` names one to fail.
+pub struct Machine {
+    backend: Faulty<Backend>,
+}
+
 /// Hardware backends, or the simulator.
-pub enum Machine {
+enum Backend {
     Hardware {
         msr: MsrDev,
         pci: PciSysfs,
@@ -24,29 +31,37 @@ pub enum Machine {
 }
 
 impl Machine {
-    pub fn new(args: &PlaceArgs) -> Self {
-        if args.sim {
-            return Machine::Sim(Box::new(Sim::new(SimConfig::default())));
-        }
-        let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-        Machine::Hardware {
-            msr: MsrDev::with_root(root.join("dev/cpu")),
-            pci: PciSysfs::with_root(root.join("sys/bus/pci/devices")),
-            sys: root.join("sys"),
-        }
+    pub fn new(args: &PlaceArgs) -> Result<Self> {
+        let (when, fault) = match &args.inject_fault {
+            Some(text) => fault::parse(text)?,
+            None => (When::Never, Fault::Eio),
+        };
+        let backend = if args.sim {
+            Backend::Sim(Box::new(Sim::new(SimConfig::default())))
+        } else {
+            let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+            Backend::Hardware {
+                msr: MsrDev::with_root(root.join("dev/cpu")),
+                pci: PciSysfs::with_root(root.join("sys/bus/pci/devices")),
+                sys: root.join("sys"),
+            }
+        };
+        Ok(Machine {
+            backend: Faulty::new(backend, when, fault),
+        })
     }
 
     pub fn sim(&self) -> Option<&Sim> {
-        match self {
-            Machine::Sim(s) => Some(s),
-            Machine::Hardware { .. } => None,
+        match self.backend.inner() {
+            Backend::Sim(s) => Some(s),
+            Backend::Hardware { .. } => None,
         }
     }
 
     pub fn topology(&self) -> Result<Topology> {
-        match self {
-            Machine::Hardware { sys, .. } => Topology::read(sys),
-            Machine::Sim(s) => Ok(s.topology()),
+        match self.backend.inner() {
+            Backend::Hardware { sys, .. } => Topology::read(sys),
+            Backend::Sim(s) => Ok(s.topology()),
         }
     }
 
@@ -56,9 +71,9 @@ impl Machine {
             .copied()
             .find(|p| p.id == processor)
             .ok_or_else(|| Error::Sim(format!("unknown processor {processor}")))?;
-        match self {
-            Machine::Hardware { pci, .. } => pci.discover(info),
-            Machine::Sim(s) => Ok(s.uncore_devices()),
+        match self.backend.inner() {
+            Backend::Hardware { pci, .. } => pci.discover(info),
+            Backend::Sim(s) => Ok(s.uncore_devices()),
         }
     }
 
@@ -115,37 +130,46 @@ impl Machine {
     }
 }
 
-impl MsrAccess for Machine {
+impl MsrAccess for Backend {
     fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
         match self {
-            Machine::Hardware { msr, .. } => msr.read_msr(cpu, address),
-            Machine::Sim(s) => s.read_msr(cpu, address),
+            Backend::Hardware { msr, .. } => msr.read_msr(cpu, address),
+            Backend::Sim(s) => s.read_msr(cpu, address),
         }
     }
     fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
         match self {
-            Machine::Hardware { msr, .. } => msr.write_msr(cpu, address, value),
-            Machine::Sim(s) => s.write_msr(cpu, address, value),
+            Backend::Hardware { msr, .. } => msr.write_msr(cpu, address, value),
+            Backend::Sim(s) => s.write_msr(cpu, address, value),
         }
     }
 }
 
-impl PciAccess for Machine {
+impl PciAccess for Backend {
     fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
         match self {
-            Machine::Hardware { pci, .. } => pci.read_dword(bdf, offset),
-            Machine::Sim(s) => s.read_dword(bdf, offset),
+            Backend::Hardware { pci, .. } => pci.read_dword(bdf, offset),
+            Backend::Sim(s) => s.read_dword(bdf, offset),
         }
     }
     fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
         match self {
-            Machine::Hardware { pci, .. } => pci.write_dword(bdf, offset, value),
-            Machine::Sim(s) => s.write_dword(bdf, offset, value),
+            Backend::Hardware { pci, .. } => pci.write_dword(bdf, offset, value),
+            Backend::Sim(s) => s.write_dword(bdf, offset, value),
         }
     }
 }
 
-impl UncoreSummary for Machine {
+impl Backend {
+    fn sim(&self) -> Option<&Sim> {
+        match self {
+            Backend::Sim(s) => Some(s),
+            Backend::Hardware { .. } => None,
+        }
+    }
+}
+
+impl UncoreSummary for Backend {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.sim().and_then(|s| s.global_pmi(socket))
     }
@@ -157,5 +181,36 @@ impl UncoreSummary for Machine {
         if let Some(s) = self.sim() {
             UncoreSummary::acknowledge_pmi(s, socket)
         }
+    }
+}
+
+// Every access goes through the fault injector.
+impl MsrAccess for Machine {
+    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+        self.backend.read_msr(cpu, address)
+    }
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+        self.backend.write_msr(cpu, address, value)
+    }
+}
+
+impl PciAccess for Machine {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        self.backend.read_dword(bdf, offset)
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        self.backend.write_dword(bdf, offset, value)
+    }
+}
+
+impl UncoreSummary for Machine {
+    fn global_pmi(&self, socket: usize) -> Option<bool> {
+        self.backend.global_pmi(socket)
+    }
+    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
+        self.backend.s_summary(socket, s)
+    }
+    fn acknowledge_pmi(&self, socket: usize) {
+        self.backend.acknowledge_pmi(socket)
     }
 }

@@ -119,6 +119,11 @@ pub struct PlaceArgs {
     /// Use the simulated PMU instead of hardware (a fresh one each run).
     #[arg(long)]
     sim: bool,
+    /// Fail one register access (without performing it) to see how a command copes:
+    /// read:N:KIND, write:N:KIND or writes-from:N:KIND, KIND one of eio, eacces, enoent,
+    /// short. N counts reads or writes from 1.
+    #[arg(long, value_name = "OP:N:KIND", hide_short_help = true)]
+    inject_fault: Option<String>,
 }
 
 #[derive(Args)]

@@ -9,6 +9,7 @@ use clap::Args;
 use pmu_runtime::codec::parse_number;
 use pmu_runtime::sampling::delta;
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
+use pmu_runtime::sampling::rolled_back;
 use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
 use pmu_runtime::sim::{PciEvent, UncoreEvent};
 use pmu_runtime::Error;
@@ -137,24 +138,24 @@ impl<'a> Watched<'a> {
                 .map(|i| UncoreCounter::new(instance, i))
                 .collect();
             let saved = uncore.save(&counters)?;
-            let programmed = counters.iter().zip(specs).try_for_each(|(c, s)| {
-                uncore.configure(
-                    *c,
-                    &EventSelect {
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                        thresh: s.thresh,
-                        invert: s.invert,
-                        edge_detect: s.edge,
-                    },
-                )
-            });
-            let started = programmed.and_then(|_| uncore.start());
-            if let Err(e) = started {
-                // Never leave the uncore half-programmed.
-                let _ = uncore.restore(&saved);
-                return Err(e);
-            }
+            // Never leave the uncore half-programmed: on a failure, put back what was saved
+            // (and say so if that fails too).
+            let program = || -> Result<(), Error> {
+                counters.iter().zip(specs).try_for_each(|(c, s)| {
+                    uncore.configure(
+                        *c,
+                        &EventSelect {
+                            ev_sel: s.ev_sel,
+                            umask: s.umask,
+                            thresh: s.thresh,
+                            invert: s.invert,
+                            edge_detect: s.edge,
+                        },
+                    )
+                })?;
+                uncore.start()
+            };
+            rolled_back(program, || uncore.restore(&saved))?;
             return Ok(Watched::Uncore {
                 uncore,
                 counters,
@@ -175,23 +176,22 @@ impl<'a> Watched<'a> {
         };
         let indices: Vec<usize> = (0..specs.len()).collect();
         let saved = e5.save(&indices)?;
-        let programmed = indices.iter().zip(specs).try_for_each(|(&i, s)| {
-            e5.configure(
-                i,
-                &E5EventSelect {
-                    ev_sel: s.ev_sel,
-                    umask: s.umask.unwrap_or(0),
-                    thresh: s.thresh.unwrap_or(0),
-                    invert: s.invert.unwrap_or(false),
-                    edge_det: s.edge.unwrap_or(false),
-                    ev_sel_ext: false,
-                },
-            )
-        });
-        if let Err(e) = programmed {
-            let _ = e5.restore(&saved);
-            return Err(e);
-        }
+        let program = || {
+            indices.iter().zip(specs).try_for_each(|(&i, s)| {
+                e5.configure(
+                    i,
+                    &E5EventSelect {
+                        ev_sel: s.ev_sel,
+                        umask: s.umask.unwrap_or(0),
+                        thresh: s.thresh.unwrap_or(0),
+                        invert: s.invert.unwrap_or(false),
+                        edge_det: s.edge.unwrap_or(false),
+                        ev_sel_ext: false,
+                    },
+                )
+            })
+        };
+        rolled_back(program, || e5.restore(&saved))?;
         Ok(Watched::E5 { e5, saved })
     }
 
@@ -289,7 +289,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         .enumerate()
         .map(|(i, e)| parse_event(e, i))
         .collect::<Result<_, _>>()?;
-    let machine = Machine::new(&args.place);
+    let machine = Machine::new(&args.place)?;
     let watched = Watched::program(&machine, args, &specs)?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -301,15 +301,19 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     }
 
     let result = watch_loop(&machine, &watched, args, &specs, &stop, json_out);
-    // Disable what was enabled, whatever happened.
-    let restored = watched.restore();
-    result?;
-    restored.map_err(|e| {
-        Failure::from(Error::Sim(format!(
+    // Disable what was enabled, whatever happened, and report both failures if both fail.
+    match (result, watched.restore()) {
+        (result, Ok(())) => result.map(|()| String::new()),
+        (Err(failure), Err(cleanup)) => Err(Error::Cleanup {
+            error: Box::new(failure.error),
+            cleanup: Box::new(cleanup),
+        }
+        .into()),
+        (Ok(()), Err(e)) => Err(Error::Sim(format!(
             "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
-        )))
-    })?;
-    Ok(String::new())
+        ))
+        .into()),
+    }
 }
 
 fn watch_loop(

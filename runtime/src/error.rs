@@ -330,17 +330,17 @@ impl fmt::Display for Error {
                     AccessError::Rejected => f.write_str("the processor refused the access (EIO, a #GP fault): this register does not exist on this processor, or the value sets bits it does not allow")?,
                     AccessError::Short { done, wanted } => write!(f, "transferred {done} of {wanted} bytes (past the end of the file); the register does not exist at this offset")?,
                     AccessError::ReservedBits { value, bits } => write!(f, "value {value:#x} sets reserved bits {bits:#x}, which must be written as zero; nothing was written (clear them, or start from the register's RESET value)")?,
-                    AccessError::TooWide { value, width } => write!(f, "value {value:#x} does not fit in the {width}-bit register; nothing was written")?,
-                    AccessError::ReadOnly => f.write_str("the register is read-only; nothing was written")?,
-                    AccessError::Unstable { reads } => write!(f, "the high dword changed on each of {reads} attempts, so no consistent value could be read")?,
-                    AccessError::Os => f.write_str("the operating system reported an error")?,
+                    AccessError::TooWide { value, width } => write!(f, "value {value:#x} does not fit in the {width}-bit register; nothing was written (use a value below 2^{width})")?,
+                    AccessError::ReadOnly => f.write_str("the register is read-only; nothing was written (use `pmu read` to see it)")?,
+                    AccessError::Unstable { reads } => write!(f, "the high dword changed on each of {reads} attempts, so no consistent value could be read; freeze the box (its box control's freeze bit) and read again")?,
+                    AccessError::Os => f.write_str("the operating system reported an unexpected error (in parentheses); `dmesg` may show the driver's reason")?,
                 }
                 if let Some(e) = source {
                     write!(f, " ({e})")?;
                 }
                 Ok(())
             }
-            Error::AddressUnknown { register, reason } => write!(f, "{register} cannot be accessed: its address is unknown ({reason})"),
+            Error::AddressUnknown { register, reason } => write!(f, "{register} cannot be accessed: its address is unknown ({reason}); the tool does not guess addresses, so read the registers it summarises instead"),
             Error::NoUncoreDevices { root, looked_for } => write!(
                 f,
                 "no uncore PCI devices found under {}; looked for {}. This machine may not be the processor the registers belong to, or it is a virtual machine that exposes none; pass --root to use another tree",
@@ -356,10 +356,11 @@ impl fmt::Display for Error {
             Error::Topology { path, problem } => write!(f, "cannot read the CPU topology at {}: {problem}", path.display()),
             Error::UnknownRegister { name, suggestions } => {
                 write!(f, "no register is called {name}")?;
-                if !suggestions.is_empty() {
-                    write!(f, "; did you mean {}?", suggestions.join(", "))?;
+                if suggestions.is_empty() {
+                    f.write_str("; `pmu list` shows every register")
+                } else {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))
                 }
-                Ok(())
             }
             Error::Sim(msg) => f.write_str(msg),
             Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
@@ -380,7 +381,7 @@ impl fmt::Display for Error {
             Error::BadInterval { n, max } => write!(f, "a sample interval of {n} events cannot be counted; choose 1 to {max}"),
             Error::NotFrozen { reason } => write!(f, "no frozen sample to read: {reason}"),
             Error::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
-            Error::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value"),
+            Error::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
         }
     }
 }

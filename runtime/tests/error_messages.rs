@@ -1,0 +1,227 @@
+//! Every error the runtime can show a user, one of each variant and access kind, kept as a
+//! snapshot so wording changes are reviewed, and each says what to do next. The match in
+//! `variant` has no wildcard: a new variant does not compile until it is added here.
+
+use std::io;
+use std::path::PathBuf;
+
+use pmu_runtime::pci::Bdf;
+use pmu_runtime::{AccessError, Error, Op, Target};
+
+fn variant(e: &Error) -> &'static str {
+    match e {
+        Error::Access { kind, .. } => match kind {
+            AccessError::NoMsrDevice { .. } => "Access/NoMsrDevice",
+            AccessError::NoPciDevice { .. } => "Access/NoPciDevice",
+            AccessError::PermissionDenied { .. } => "Access/PermissionDenied",
+            AccessError::Rejected => "Access/Rejected",
+            AccessError::Short { .. } => "Access/Short",
+            AccessError::ReservedBits { .. } => "Access/ReservedBits",
+            AccessError::TooWide { .. } => "Access/TooWide",
+            AccessError::ReadOnly => "Access/ReadOnly",
+            AccessError::Unstable { .. } => "Access/Unstable",
+            AccessError::Os => "Access/Os",
+        },
+        Error::AddressUnknown { .. } => "AddressUnknown",
+        Error::NoUncoreDevices { .. } => "NoUncoreDevices",
+        Error::DeviceNotFound { .. } => "DeviceNotFound",
+        Error::Topology { .. } => "Topology",
+        Error::NoCpuForSocket { .. } => "NoCpuForSocket",
+        Error::UnknownRegister { .. } => "UnknownRegister",
+        Error::UnknownField { .. } => "UnknownField",
+        Error::ReadOnlyField { .. } => "ReadOnlyField",
+        Error::BadValue { .. } => "BadValue",
+        Error::NeedsInstance { .. } => "NeedsInstance",
+        Error::Sim(_) => "Sim",
+        Error::Cleanup { .. } => "Cleanup",
+        Error::UnsupportedField { .. } => "UnsupportedField",
+        Error::FieldTooWide(_) => "FieldTooWide",
+        Error::NoSuchCounter { .. } => "NoSuchCounter",
+        Error::BadInterval { .. } => "BadInterval",
+        Error::NotFrozen { .. } => "NotFrozen",
+        Error::InUse { .. } => "InUse",
+        Error::NotRepresentable { .. } => "NotRepresentable",
+    }
+}
+
+const MSR: Target = Target::Msr {
+    cpu: 2,
+    address: 0xC90,
+};
+
+fn access(op: Op, kind: AccessError, source: Option<io::Error>) -> Error {
+    Error::Access {
+        op,
+        target: MSR,
+        register: Some("W_MSR_PMON_EVT_SEL0"),
+        kind,
+        source,
+    }
+}
+
+fn every_error() -> Vec<Error> {
+    let pci = Target::Pci {
+        bdf: Bdf {
+            segment: 0,
+            bus: 0x3f,
+            device: 14,
+            function: 1,
+        },
+        offset: 0xD8,
+    };
+    vec![
+        access(
+            Op::Read,
+            AccessError::NoMsrDevice {
+                path: "/dev/cpu/2/msr".into(),
+            },
+            Some(io::Error::from_raw_os_error(2)),
+        ),
+        Error::Access {
+            op: Op::Read,
+            target: pci,
+            register: Some("HA_PCI_PMON_CTL0"),
+            kind: AccessError::NoPciDevice {
+                path: "/sys/bus/pci/devices/0000:3f:0e.1/config".into(),
+            },
+            source: Some(io::Error::from_raw_os_error(2)),
+        },
+        access(
+            Op::Write,
+            AccessError::PermissionDenied {
+                path: "/dev/cpu/2/msr".into(),
+            },
+            Some(io::Error::from_raw_os_error(13)),
+        ),
+        access(
+            Op::Write,
+            AccessError::Rejected,
+            Some(io::Error::from_raw_os_error(5)),
+        ),
+        access(Op::Read, AccessError::Short { done: 3, wanted: 8 }, None),
+        access(
+            Op::Write,
+            AccessError::ReservedBits {
+                value: 0x1_0040_0001,
+                bits: 0x1_0000_0000,
+            },
+            None,
+        ),
+        access(
+            Op::Write,
+            AccessError::TooWide {
+                value: 0x1_0000_0000,
+                width: 32,
+            },
+            None,
+        ),
+        access(Op::Write, AccessError::ReadOnly, None),
+        access(Op::Read, AccessError::Unstable { reads: 3 }, None),
+        access(
+            Op::Read,
+            AccessError::Os,
+            Some(io::Error::from_raw_os_error(16)),
+        ),
+        Error::AddressUnknown {
+            register: "U_MSR_PMON_GLOBAL_SUMMARY",
+            reason: "no public source gives it",
+        },
+        Error::NoUncoreDevices {
+            root: "/sys/bus/pci/devices".into(),
+            looked_for: vec!["8086:3c46".into(), "8086:3c44".into()],
+        },
+        Error::DeviceNotFound {
+            register: "HA_PCI_PMON_CTL0",
+            socket: 1,
+            device: "8086:3c46".into(),
+        },
+        Error::Topology {
+            path: PathBuf::from("/sys/devices/system/cpu"),
+            problem:
+                "no cpuN directories; is sysfs mounted, or does --root point at the right tree?"
+                    .into(),
+        },
+        Error::NoCpuForSocket {
+            socket: 3,
+            present: vec![0, 1],
+        },
+        Error::UnknownRegister {
+            name: "W_MSR_PMON_EVT_SEL9".into(),
+            suggestions: vec!["W_MSR_PMON_EVT_SEL0".into()],
+        },
+        Error::UnknownField {
+            register: "W_MSR_PMON_EVT_SEL{n}",
+            field: "evsel".into(),
+            suggestions: vec!["ev_sel".into()],
+            fields: "ev_sel, umask".into(),
+        },
+        Error::ReadOnlyField {
+            register: "IA32_PERF_GLOBAL_STATUS",
+            field: "PMC0_OVF",
+            access: "RO",
+        },
+        Error::BadValue {
+            text: "0xZZ".into(),
+            expected: "a number: hex (0x1f), decimal (31) or binary (0b11111)".into(),
+        },
+        Error::NeedsInstance {
+            name: "W_MSR_PMON_EVT_SEL{n}".into(),
+            instances: "W_MSR_PMON_EVT_SEL0..3".into(),
+        },
+        Error::Sim("simulated CPU 9 does not exist (the simulator has CPUs 0-3)".into()),
+        Error::Cleanup {
+            error: Box::new(access(Op::Write, AccessError::Rejected, None)),
+            cleanup: Box::new(access(
+                Op::Write,
+                AccessError::PermissionDenied {
+                    path: "/dev/cpu/2/msr".into(),
+                },
+                None,
+            )),
+        },
+        Error::UnsupportedField {
+            register: "HA_PCI_PMON_CTL{n}",
+            field: "threshold",
+        },
+        Error::FieldTooWide(pmu_regs::FieldTooWide {
+            register: "W_MSR_PMON_EVT_SEL{n}",
+            field: "ev_sel",
+            width: 8,
+            value: 0x100,
+        }),
+        Error::NoSuchCounter {
+            counter: "W counter 7".into(),
+            available: "W counter 0..3".into(),
+        },
+        Error::BadInterval {
+            n: 0,
+            max: 0x7fff_ffff_ffff,
+        },
+        Error::NotFrozen {
+            reason: "the box has not overflowed since it was armed; wait for the PMI".into(),
+        },
+        Error::InUse {
+            counter: "IA32_PMC0".into(),
+            holder: "enabled in IA32_PERF_GLOBAL_CTRL by another user".into(),
+        },
+        Error::NotRepresentable {
+            counter: "IA32_PMC0".into(),
+            value: 0x8000_0000_0000,
+            width: 48,
+        },
+    ]
+}
+
+#[test]
+fn every_error_message() {
+    let errors = every_error();
+    let mut seen: Vec<&str> = errors.iter().map(variant).collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), errors.len(), "one of each variant, no repeats");
+    insta::assert_snapshot!(errors
+        .iter()
+        .map(|e| format!("[{}]\n{e}", variant(e)))
+        .collect::<Vec<_>>()
+        .join("\n\n"));
+}

@@ -102,6 +102,27 @@ fn an_event_that_does_not_fit_its_unit_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn a_write_that_fails_part_way_leaves_the_spec_unimported() {
+    let spec = spec_copy();
+    let events = spec.path().join("xeon-e5-2600/events");
+    // small.json writes ha.xml, then qpi.xml; a directory where qpi's temporary file goes makes
+    // the second write fail after the first has succeeded.
+    std::fs::create_dir_all(events.join("qpi.xml.import-tmp")).unwrap();
+    let err = codegen::import::import_perfmon(&fixture("small.json"), spec.path(), "xeon-e5-2600")
+        .unwrap_err();
+    assert!(err.to_string().contains("qpi.xml"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["qpi.xml.import-tmp".to_string()],
+        "nothing else written"
+    );
+}
+
+#[test]
 fn a_file_that_is_not_an_event_list_is_a_clear_error() {
     let spec = spec_copy();
     let err = codegen::import::import_perfmon(

@@ -276,14 +276,31 @@ pub fn import_perfmon(
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     result?;
+    // Every file is written beside its target first and renamed only when all are written,
+    // so a full disk or a bad permission leaves the spec as it was, not part-imported.
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (rel, content) in files {
         let path = spec_dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
-            .and_then(|_| std::fs::write(&path, content))
-            .map_err(|source| ImportError::Io {
+        let temp = path.with_extension("xml.import-tmp");
+        let written = std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
+            .and_then(|_| std::fs::write(&temp, content));
+        if let Err(source) = written {
+            for (temp, _) in &staged {
+                let _ = std::fs::remove_file(temp);
+            }
+            let _ = std::fs::remove_file(&temp);
+            return Err(ImportError::Io {
                 path: path.display().to_string(),
                 source,
-            })?;
+            });
+        }
+        staged.push((temp, path));
+    }
+    for (temp, path) in staged {
+        std::fs::rename(&temp, &path).map_err(|source| ImportError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
         report.written.push(path);
     }
     Ok(report)

@@ -69,7 +69,14 @@ impl Fault {
             Fault::Eio => os(5),
             Fault::Eacces => os(13),
             Fault::Enoent => os(2),
-            Fault::Short => Error::access(op, target, AccessError::Short { done: 3, wanted: 8 }),
+            Fault::Short => {
+                // MSRs move 8 bytes at a time, PCI config space 4.
+                let wanted = match target {
+                    Target::Msr { .. } => 8,
+                    Target::Pci { .. } => 4,
+                };
+                Error::access(op, target, AccessError::Short { done: 3, wanted })
+            }
         }
     }
 }

@@ -531,73 +531,89 @@ fn encode_takes_an_event_by_name() {
 #[test]
 fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
     let mut messages = std::collections::BTreeMap::new();
-    for op in ["write", "read", "writes-from"] {
-        for kind in ["eio", "eacces", "enoent", "short"] {
-            let mut n = 1;
-            loop {
-                let root = machine();
-                let msr = root.path().join("dev/cpu/0/msr");
-                poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
-                poke(&msr, 0xC90, 0x40_0001); // W-box EVT_SEL0 enabled by someone else
-                let before = fs::read(&msr).unwrap();
-                let fault = format!("{op}:{n}:{kind}");
-                let (code, _, err) = run(&[
-                    "watch",
-                    "--root",
-                    root.path().to_str().unwrap(),
-                    "--cpu",
-                    "0",
-                    "--unit",
-                    "W",
-                    "--event",
-                    "ev_sel=0x05",
-                    "--event",
-                    "ev_sel=0x06",
-                    "--count",
-                    "2",
-                    "--interval",
-                    "0",
-                    "--inject-fault",
-                    &fault,
-                ]);
-                if code == 0 {
-                    // Past the last access: nothing failed, and the run put everything back.
-                    assert_eq!(fs::read(&msr).unwrap(), before, "{fault}: clean run");
-                    assert!(n > 1, "{fault}: the first access must fail");
-                    break;
-                }
-                assert_eq!(code, 1, "{fault}: {err}");
-                let verb = if op == "read" {
-                    "cannot read "
-                } else {
-                    "cannot write "
-                };
-                assert!(
-                    err.contains(verb) && err.contains("_MSR_PMON_") && err.contains("(MSR 0x"),
-                    "{fault}: the error names the register and the operation: {err}"
-                );
-                let cleanup_failed = err.contains("also failed") || err.contains("restoring");
-                if cleanup_failed {
-                    assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
-                } else {
-                    assert_eq!(
-                        fs::read(&msr).unwrap(),
-                        before,
-                        "{fault}: registers left changed after: {err}"
+    // An MSR box (through /dev/cpu/0/msr) and a PCI box (through sysfs config space).
+    for (unit, place, file, names) in [
+        (
+            "W",
+            ["--cpu", "0"],
+            "dev/cpu/0/msr",
+            ["_MSR_PMON_", "(MSR 0x"],
+        ),
+        (
+            "HA",
+            ["--socket", "0"],
+            "sys/bus/pci/devices/0000:3f:0e.1/config",
+            ["HA_PCI_PMON_", "(PCI 0000:3f:0e.1 offset 0x"],
+        ),
+    ] {
+        for op in ["write", "read", "writes-from"] {
+            for kind in ["eio", "eacces", "enoent", "short"] {
+                let mut n = 1;
+                loop {
+                    let root = machine();
+                    let msr = root.path().join("dev/cpu/0/msr");
+                    poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
+                    poke(&msr, 0xC90, 0x40_0001); // W-box EVT_SEL0 enabled by someone else
+                    let config = root.path().join("sys/bus/pci/devices/0000:3f:0e.1/config");
+                    poke(&config, 0xD8, 0x40_0001); // HA CTL0 likewise
+                    let path = root.path().join(file);
+                    let before = fs::read(&path).unwrap();
+                    let fault = format!("{unit} {op}:{n}:{kind}");
+                    let mut args = vec!["watch", "--root", root.path().to_str().unwrap()];
+                    args.extend(place);
+                    let spec = format!("{op}:{n}:{kind}");
+                    args.extend([
+                        "--unit",
+                        unit,
+                        "--event",
+                        "ev_sel=0x05",
+                        "--event",
+                        "ev_sel=0x06",
+                        "--count",
+                        "2",
+                        "--interval",
+                        "0",
+                        "--inject-fault",
+                        &spec,
+                    ]);
+                    let (code, _, err) = run(&args);
+                    if code == 0 {
+                        // Past the last access: nothing failed, and the run put everything back.
+                        assert_eq!(fs::read(&path).unwrap(), before, "{fault}: clean run");
+                        assert!(n > 1, "{fault}: the first access must fail");
+                        break;
+                    }
+                    assert_eq!(code, 1, "{fault}: {err}");
+                    let verb = if op == "read" {
+                        "cannot read "
+                    } else {
+                        "cannot write "
+                    };
+                    assert!(
+                        err.contains(verb) && names.iter().all(|n| err.contains(n)),
+                        "{fault}: the error names the register and the operation: {err}"
                     );
+                    let cleanup_failed = err.contains("also failed") || err.contains("restoring");
+                    if cleanup_failed {
+                        assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
+                    } else {
+                        assert_eq!(
+                            fs::read(&path).unwrap(),
+                            before,
+                            "{fault}: registers left changed after: {err}"
+                        );
+                    }
+                    let outcome = if cleanup_failed {
+                        "cleanup failed"
+                    } else {
+                        "rolled back"
+                    };
+                    messages
+                        .entry(format!("{unit} {op}:{kind}:{outcome}"))
+                        .or_insert_with(|| redact(&err, root.path()));
+                    n += 1;
+                    assert!(n < 80, "{fault}: watch never succeeded");
                 }
-                messages
-                    .entry(format!(
-                        "{op}:{kind}:{}",
-                        if cleanup_failed {
-                            "cleanup failed"
-                        } else {
-                            "rolled back"
-                        }
-                    ))
-                    .or_insert_with(|| redact(&err, root.path()));
-                n += 1;
-                assert!(n < 60, "{fault}: watch never succeeded");
             }
         }
     }

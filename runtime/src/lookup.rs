@@ -89,8 +89,11 @@ pub fn suggest<'a>(
     max: usize,
 ) -> Vec<String> {
     let target = name.to_ascii_uppercase();
-    let limit = (target.len() / 3).max(2);
+    let target_len = target.chars().count();
+    let limit = (target_len / 3).max(2);
     let mut scored: Vec<(usize, &'a str)> = candidates
+        // The distance is at least the difference in length: skip what cannot be close.
+        .filter(|c| c.chars().count().abs_diff(target_len) <= limit)
         .map(|c| (edit_distance(&target, &c.to_ascii_uppercase()), c))
         .filter(|(d, _)| *d <= limit)
         .collect();
@@ -107,14 +110,15 @@ pub fn suggest<'a>(
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
+        cur[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             cur[j + 1] = (prev[j] + usize::from(ca != *cb))
                 .min(prev[j + 1] + 1)
                 .min(cur[j] + 1);
         }
-        prev = cur;
+        std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
 }
@@ -123,6 +127,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
     use pmu_regs::Location;
+
+    #[test]
+    fn edit_distance_and_suggestions() {
+        assert_eq!(edit_distance("KITTEN", "SITTING"), 3);
+        assert_eq!(edit_distance("", "ABC"), 3);
+        assert_eq!(edit_distance("ABC", "ABC"), 0);
+        let names = [
+            "W_MSR_PMON_CTR0",
+            "W_MSR_PMON_CTR1",
+            "U_MSR_PMON_GLOBAL_CTL",
+        ];
+        assert_eq!(
+            suggest("w_msr_pmon_ctr", names.iter().copied(), 3),
+            ["W_MSR_PMON_CTR0", "W_MSR_PMON_CTR1"]
+        );
+        assert!(suggest("ctr", names.iter().copied(), 3).is_empty());
+    }
 
     #[test]
     fn finds_instances_templates_and_types_case_insensitively() {

@@ -59,3 +59,21 @@ fn perfmon_import_inputs() {
     let spec = codegen::load_spec(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec")).unwrap();
     replay("perfmon_import", |data| checks::perfmon_import(&spec, data));
 }
+
+#[test]
+fn a_second_byte_order_mark_is_a_clear_error_not_a_panic() {
+    let text = format!(
+        "\u{feff}\u{feff}{}",
+        include_str!("../spec/xeon-7500/wbox.xml")
+    );
+    let file = codegen::diagnostics::SourceFile::new("xeon-7500/wbox.xml".into(), text);
+    let err = codegen::parse::parse_document::<codegen::parse::RawUnit>(&file, "unit")
+        .err()
+        .expect("refused");
+    let shown = codegen::diagnostics::render(&[err]);
+    assert!(shown.contains("two byte-order marks"), "{shown}");
+    // One mark is allowed and changes nothing.
+    let text = format!("\u{feff}{}", include_str!("../spec/xeon-7500/wbox.xml"));
+    let file = codegen::diagnostics::SourceFile::new("xeon-7500/wbox.xml".into(), text);
+    assert!(codegen::parse::parse_document::<codegen::parse::RawUnit>(&file, "unit").is_ok());
+}

@@ -436,6 +436,16 @@ pub fn parse_document<T: for<'de> Deserialize<'de>>(
 /// everything else, comments and entities included, is copied byte for byte.
 fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagnostic> {
     let text = file.text.as_str();
+    // SourceFile drops one byte-order mark; the reader would skip a second one without
+    // counting it, and every offset after it would be wrong.
+    if text.starts_with('\u{feff}') {
+        return Err(file
+            .error_at(
+                0,
+                "the file starts with two byte-order marks (U+FEFF)".to_string(),
+            )
+            .help("remove the second one; XML allows one, before the declaration"));
+    }
     let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(false);
     let mut out = String::with_capacity(text.len() + text.len() / 4);
@@ -458,7 +468,10 @@ fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagn
             _ => continue,
         };
         // The offset before read_event() can sit on whitespace before the tag; step to the '<'.
-        let tag_offset = text[offset..].find('<').map_or(offset, |i| offset + i);
+        let tag_offset = text
+            .get(offset..)
+            .and_then(|t| t.find('<'))
+            .map_or(offset, |i| offset + i);
         if root.is_none() {
             root = Some(String::from_utf8_lossy(start.name().as_ref()).into_owned());
         }
@@ -466,7 +479,17 @@ fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagn
             return Err(file.error_at(tag_offset, "the attribute `_at` is reserved".to_string()));
         }
         let insert_at = end - closing;
-        out.push_str(&text[copied..insert_at]);
+        // The reader's positions are byte offsets of `text`; should one ever not be, report it
+        // rather than slice inside a character.
+        let Some(between) = text.get(copied..insert_at) else {
+            return Err(file
+                .error_at(
+                    tag_offset,
+                    "the XML reader lost its place in this file".to_string(),
+                )
+                .help("check the file for stray byte-order marks or control characters"));
+        };
+        out.push_str(between);
         out.push_str(" _at=\"");
         out.push_str(&tag_offset.to_string());
         out.push('"');
@@ -494,7 +517,11 @@ fn name_sites(file: &SourceFile) -> Vec<NameSite> {
             Ok(Event::Eof) | Err(_) => break,
             Ok(_) => continue,
         };
-        let tag_offset = file.text[offset..].find('<').map_or(offset, |i| offset + i);
+        let tag_offset = file
+            .text
+            .get(offset..)
+            .and_then(|t| t.find('<'))
+            .map_or(offset, |i| offset + i);
         let parent = open.last().cloned().unwrap_or_default();
         if let Ok(name) = record_sites(file, &start, tag_offset, &parent, &mut sites) {
             if push {

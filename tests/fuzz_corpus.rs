@@ -67,9 +67,9 @@ fn a_second_byte_order_mark_is_a_clear_error_not_a_panic() {
         include_str!("../spec/xeon-7500/wbox.xml")
     );
     let file = codegen::diagnostics::SourceFile::new("xeon-7500/wbox.xml".into(), text);
-    let err = codegen::parse::parse_document::<codegen::parse::RawUnit>(&file, "unit")
-        .err()
-        .expect("refused");
+    let Err(err) = codegen::parse::parse_document::<codegen::parse::RawUnit>(&file, "unit") else {
+        panic!("a second byte-order mark must be refused");
+    };
     let shown = codegen::diagnostics::render(&[err]);
     assert!(shown.contains("two byte-order marks"), "{shown}");
     // One mark is allowed and changes nothing.

@@ -75,3 +75,29 @@ error_cases!(
     xeon7500_table_2_98_as_printed,
     sdm_inuse_text_bit_32,
 );
+
+/// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
+#[test]
+fn codegen_run_and_import_errors_say_what_to_do() {
+    let io = || std::io::Error::from_raw_os_error(28); // ENOSPC
+    let errors: Vec<String> = vec![
+        codegen::Error::Io {
+            action: "cannot write",
+            path: "generated".into(),
+            source: io(),
+        }
+        .to_string(),
+        codegen::Error::Docs(tera::Error::msg("Variable `unit` not found")).to_string(),
+        codegen::import::ImportError::Input {
+            path: "events.json".into(),
+            message: "not an Intel perfmon event list".into(),
+        }
+        .to_string(),
+        codegen::import::ImportError::Io {
+            path: "spec/xeon-e5-2600/events/ha.xml".into(),
+            source: io(),
+        }
+        .to_string(),
+    ];
+    insta::assert_snapshot!(errors.join("\n"));
+}

@@ -97,7 +97,7 @@ pub enum ImportError {
     #[error("{0}")]
     Spec(#[from] crate::Error),
     /// Writing the event files failed.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {source}; check the spec directory's permissions and free space, then import again")]
     Io {
         /// The file.
         path: String,

@@ -25,10 +25,10 @@ pub enum Error {
     #[error("{}", diagnostics::render(.0))]
     Spec(Vec<Diagnostic>),
     /// A documentation template failed to render (a bug in codegen).
-    #[error("rendering the documentation failed: {0}")]
+    #[error("rendering the documentation failed: {0}; this is a bug in codegen's templates, not in the spec: please report it with the spec that shows it")]
     Docs(#[from] tera::Error),
     /// Reading or writing `generated/` failed.
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}: {source}; check the path, its permissions and the free space (nothing in the output directory was changed)")]
     Io {
         /// What was being done.
         action: &'static str,

@@ -264,12 +264,10 @@ pub fn import_perfmon(
         })?;
         for (rel, content) in &files {
             let path = scratch.join(rel);
-            std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
-                .and_then(|_| std::fs::write(&path, content))
-                .map_err(|source| ImportError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })?;
+            write_creating_dir(&path, content).map_err(|source| ImportError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
         }
         crate::load_spec(&scratch)?;
         Ok(())
@@ -282,9 +280,7 @@ pub fn import_perfmon(
     for (rel, content) in files {
         let path = spec_dir.join(rel);
         let temp = path.with_extension("xml.import-tmp");
-        let written = std::fs::create_dir_all(path.parent().expect("events/ has a parent"))
-            .and_then(|_| std::fs::write(&temp, content));
-        if let Err(source) = written {
+        if let Err(source) = write_creating_dir(&temp, &content) {
             for (temp, _) in &staged {
                 let _ = std::fs::remove_file(temp);
             }
@@ -316,6 +312,12 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     }
     std::fs::create_dir_all(&base)?;
     Ok(base)
+}
+
+/// Writes `content` to `path`, creating its `events/` directory if needed.
+fn write_creating_dir(path: &Path, content: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(path.parent().expect("events/ has a parent"))?;
+    std::fs::write(path, content)
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {

@@ -467,11 +467,7 @@ fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagn
             Event::Empty(start) => (start, 2),
             _ => continue,
         };
-        // The offset before read_event() can sit on whitespace before the tag; step to the '<'.
-        let tag_offset = text
-            .get(offset..)
-            .and_then(|t| t.find('<'))
-            .map_or(offset, |i| offset + i);
+        let tag_offset = tag_start(text, offset);
         if root.is_none() {
             root = Some(String::from_utf8_lossy(start.name().as_ref()).into_owned());
         }
@@ -499,6 +495,14 @@ fn annotate_offsets(file: &SourceFile) -> Result<(String, Option<String>), Diagn
     Ok((out, root))
 }
 
+/// The offset of the tag the reader has just read: its position before `read_event()` can sit
+/// on whitespace before the tag, so step to the '<'.
+fn tag_start(text: &str, offset: usize) -> usize {
+    text.get(offset..)
+        .and_then(|t| t.find('<'))
+        .map_or(offset, |i| offset + i)
+}
+
 /// Every element and attribute name with where it is: read again only when serde reports an
 /// error, to point at the line that caused it.
 fn name_sites(file: &SourceFile) -> Vec<NameSite> {
@@ -517,11 +521,7 @@ fn name_sites(file: &SourceFile) -> Vec<NameSite> {
             Ok(Event::Eof) | Err(_) => break,
             Ok(_) => continue,
         };
-        let tag_offset = file
-            .text
-            .get(offset..)
-            .and_then(|t| t.find('<'))
-            .map_or(offset, |i| offset + i);
+        let tag_offset = tag_start(&file.text, offset);
         let parent = open.last().cloned().unwrap_or_default();
         if let Ok(name) = record_sites(file, &start, tag_offset, &parent, &mut sites) {
             if push {

@@ -52,10 +52,7 @@ impl Machine {
     }
 
     pub fn sim(&self) -> Option<&Sim> {
-        match self.backend.inner() {
-            Backend::Sim(s) => Some(s),
-            Backend::Hardware { .. } => None,
-        }
+        self.backend.inner().sim()
     }
 
     pub fn topology(&self) -> Result<Topology> {

@@ -212,3 +212,30 @@ fn typed_events_go_only_into_their_units_controls() {
     assert_eq!((q.ev_sel(), q.ev_sel_ext()), (0x38, true));
     // `ha::HaCtl::RESET.with_event(qpi::Event::CTO_COUNT)` does not compile: the types differ.
 }
+
+/// The importer validates the new events with the spec, in memory, through the same loader
+/// as generation: an error the validator finds (two events whose constants clash) refuses the
+/// import, names the file it would have written, and writes nothing.
+#[test]
+fn events_the_validator_refuses_are_not_written() {
+    let spec = spec_copy();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("clash.json");
+    std::fs::write(
+        &json,
+        r#"{"Events": [
+        {"Unit": "HA", "EventCode": "0x01", "UMask": "0x03", "EventName": "UNC_H_A.B", "Counter": "0,1", "Filter": "null", "ExtSel": "0"},
+        {"Unit": "HA", "EventCode": "0x02", "UMask": "0x03", "EventName": "UNC_H_A_B", "Counter": "0,1", "Filter": "null", "ExtSel": "0"}
+    ]}"#,
+    )
+    .unwrap();
+    let err = codegen::import::import_perfmon(&json, spec.path(), "xeon-e5-2600").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("clashes with another event"), "{text}");
+    let target = spec.path().join("xeon-e5-2600/events/ha.xml");
+    assert!(text.contains(&target.display().to_string()), "{text}");
+    assert!(
+        !spec.path().join("xeon-e5-2600/events").exists(),
+        "nothing may be written"
+    );
+}

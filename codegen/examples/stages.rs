@@ -24,7 +24,7 @@ fn peak_mib() -> f64 {
 fn main() {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "spec".into()));
     let t = Instant::now();
-    let spec = codegen::validate::load_dir(&dir)
+    let spec = codegen::load::load_dir(&dir)
         .unwrap_or_else(|e| panic!("{}", codegen::diagnostics::render(&e)));
     let parsed = t.elapsed();
     println!("peak after parse and validate  {:.0} MiB", peak_mib());

@@ -4,7 +4,7 @@
 //! Only facts are taken: names, event codes, umasks, counter restrictions, the extension bit
 //! and filter names. Intel's descriptions are not copied. Every record is checked against the
 //! spec (the unit must exist, the code and umask must fit its control registers, the counters
-//! must exist) by validating a copy of the spec with the new files before anything is
+//! must exist) by validating the spec with the new files, held in memory, before anything is
 //! written.
 
 use std::collections::BTreeMap;
@@ -252,28 +252,10 @@ pub fn import_perfmon(
     let spec = crate::load_spec(spec_dir)?;
     let Plan { mut report, files } = plan(&text, &file.display().to_string(), &spec, processor)?;
 
-    // Validate the spec with the new files in a scratch copy before touching the real one.
-    let scratch = scratch_dir().map_err(|source| ImportError::Io {
-        path: spec_dir.display().to_string(),
-        source,
-    })?;
-    let result = (|| -> Result<(), ImportError> {
-        copy_tree(spec_dir, &scratch).map_err(|source| ImportError::Io {
-            path: scratch.display().to_string(),
-            source,
-        })?;
-        for (rel, content) in &files {
-            let path = scratch.join(rel);
-            write_creating_dir(&path, content).map_err(|source| ImportError::Io {
-                path: path.display().to_string(),
-                source,
-            })?;
-        }
-        crate::load_spec(&scratch)?;
-        Ok(())
-    })();
-    let _ = std::fs::remove_dir_all(&scratch);
-    result?;
+    // Validate the spec with the new files, in memory, through the same path as generation,
+    // before touching the real one.
+    crate::load::load_dir_with_events(spec_dir, &files)
+        .map_err(|e| ImportError::Spec(crate::Error::Spec(e)))?;
     // Every file is written beside its target first and renamed only when all are written,
     // so a full disk or a bad permission leaves the spec as it was, not part-imported.
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -302,34 +284,8 @@ pub fn import_perfmon(
     Ok(report)
 }
 
-/// A fresh scratch directory (unique per process and call).
-fn scratch_dir() -> std::io::Result<PathBuf> {
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let base = std::env::temp_dir().join(format!("pmu-regs-import-{}-{n}", std::process::id()));
-    if base.exists() {
-        std::fs::remove_dir_all(&base)?;
-    }
-    std::fs::create_dir_all(&base)?;
-    Ok(base)
-}
-
 /// Writes `content` to `path`, creating its `events/` directory if needed.
 fn write_creating_dir(path: &Path, content: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(path.parent().expect("events/ has a parent"))?;
     std::fs::write(path, content)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(from)? {
-        let path = entry?.path();
-        let dest = to.join(path.file_name().expect("a directory entry has a name"));
-        if path.is_dir() {
-            std::fs::create_dir_all(&dest)?;
-            copy_tree(&path, &dest)?;
-        } else {
-            std::fs::copy(&path, &dest)?;
-        }
-    }
-    Ok(())
 }

@@ -4,12 +4,16 @@
 //! The pipeline has one module per stage:
 //! [`parse`] (XML -> raw structs) -> [`validate`] (raw -> [`model`], or every error) ->
 //! [`emit`] (model -> files in memory) -> [`output`] (compare with, or atomically replace,
-//! `generated/`). [`diagnostics`] holds the errors that point into spec files.
+//! `generated/`). [`load`] reads the spec directory through the first two stages on all
+//! cores; [`diagnostics`] holds the errors that point into spec files; [`naming`] turns spec
+//! names into Rust names for every emitter.
 
 pub mod diagnostics;
 pub mod emit;
 pub mod import;
+pub mod load;
 pub mod model;
+pub mod naming;
 pub mod output;
 pub mod parse;
 pub mod validate;
@@ -41,7 +45,7 @@ pub enum Error {
 
 /// Parses and validates the spec directory.
 pub fn load_spec(spec_dir: &Path) -> Result<model::Spec, Error> {
-    validate::load_dir(spec_dir).map_err(Error::Spec)
+    load::load_dir(spec_dir).map_err(Error::Spec)
 }
 
 impl From<emit::EmitError> for Error {

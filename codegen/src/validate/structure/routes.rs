@@ -1,0 +1,200 @@
+//! Overflow routes across a processor's units: each hop resolved to a concrete register and
+//! field, each route ending in the global status, each counter routed exactly one way.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::super::Validator;
+use super::{diag, PendingRoutes};
+use crate::model::pmu::*;
+use crate::model::{Access, Position, Processor};
+
+impl Validator {
+    /// Resolves every unit's routes against the whole processor, and checks that every counter
+    /// of a processor with a global level reaches it exactly one way.
+    pub(in crate::validate) fn resolve_routes(
+        &mut self,
+        p: &mut Processor,
+        pending: Vec<(usize, PendingRoutes)>,
+    ) {
+        // Concrete name -> (unit, register, instance, index).
+        let mut names: HashMap<String, (usize, usize, usize, u32)> = HashMap::new();
+        for (ui, u) in p.units.iter().enumerate() {
+            for (ri, r) in u.registers.iter().enumerate() {
+                for (ii, inst) in u.instances.iter().enumerate() {
+                    for n in 0..r.count {
+                        names.insert(r.concrete_name(inst, n), (ui, ri, ii, n));
+                    }
+                }
+            }
+        }
+        let globals: Vec<(usize, &Global)> = p
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(ui, u)| {
+                u.pmu
+                    .as_ref()
+                    .and_then(|m| m.global.as_ref())
+                    .map(|g| (ui, g))
+            })
+            .collect();
+        if globals.len() > 1 {
+            let u = &p.units[globals[1].0];
+            self.push(diag(
+                &u.at,
+                format!("processor {} declares a <global> level in two units", p.id),
+                "declare the global level once, in the unit that holds its registers",
+            ));
+            return;
+        }
+        let global = globals.first().map(|(ui, g)| (*ui, g.status));
+        let resolve_bit = |v: &mut Validator,
+                           at: &Position,
+                           reg: &str,
+                           field: &str,
+                           clear: bool|
+         -> Option<BitRef> {
+            let Some(&(unit, register, instance, index)) = names.get(reg) else {
+                v.push(diag(at, format!("route names unknown register `{reg}`"), &format!("name a register of processor {} by its concrete name, e.g. S0_MSR_PMON_SUMMARY", p.id)));
+                return None;
+            };
+            let r = &p.units[unit].registers[register];
+            let Some(fi) = r
+                .fields
+                .iter()
+                .position(|f| !f.access.is_placeholder() && f.name.as_ref() == field)
+            else {
+                v.push(diag(
+                    at,
+                    format!("route names unknown field `{field}` of {reg}"),
+                    &format!(
+                        "the register's fields are: {}",
+                        r.fields
+                            .iter()
+                            .filter(|f| !f.access.is_placeholder())
+                            .map(|f| f.name.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+                return None;
+            };
+            let f = &r.fields[fi];
+            let bad = if clear {
+                !matches!(f.access, Access::W1c | Access::Wo)
+            } else {
+                !f.access.is_readable()
+            };
+            if bad || f.width() != 1 {
+                v.push(diag(
+                    at,
+                    format!(
+                        "{reg}.{field} ({}, {} bit(s)) cannot be a route's {} bit",
+                        f.access.as_str(),
+                        f.width(),
+                        if clear { "clear" } else { "status" }
+                    ),
+                    if clear {
+                        "a clear bit is one w1c or wo bit"
+                    } else {
+                        "a status bit is one readable bit"
+                    },
+                ));
+                return None;
+            }
+            Some(BitRef {
+                unit,
+                register,
+                instance,
+                index,
+                field: fi,
+            })
+        };
+        let mut resolved: Vec<(usize, Vec<Route>)> = Vec::new();
+        for (ui, pr) in &pending {
+            let mut routes = Vec::new();
+            for r in &pr.routes {
+                let mut hops = Vec::new();
+                for b in &r.bits {
+                    let Some(bit) = resolve_bit(self, &b.at, &b.register, &b.field, false) else {
+                        continue;
+                    };
+                    let clear = match &b.clear {
+                        None => None,
+                        Some(c) => {
+                            let Some((reg, field)) = c.rsplit_once('.') else {
+                                self.push(diag(
+                                    &b.at,
+                                    format!("clear `{c}` is not REGISTER.field"),
+                                    "write e.g. clear=\"U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_s0\"",
+                                ));
+                                continue;
+                            };
+                            match resolve_bit(self, &b.at, reg, field, true) {
+                                Some(x) => Some(x),
+                                None => continue,
+                            }
+                        }
+                    };
+                    hops.push(Hop { bit, clear });
+                }
+                if let (Some((gu, gs)), Some(last)) = (global, hops.last()) {
+                    if last.bit.unit != gu || last.bit.register != gs {
+                        let g = &p.units[gu].registers[gs];
+                        self.push(diag(
+                            &r.at,
+                            format!("the route ends below the global status {}", g.name),
+                            "list every hop up to and including the global status bit",
+                        ));
+                    }
+                }
+                routes.push(Route {
+                    instances: r.instances.clone(),
+                    counters: r.counters.clone(),
+                    hops,
+                });
+            }
+            resolved.push((*ui, routes));
+        }
+        // Every (instance, counter) reaches the global status one way.
+        for ((ui, routes), (_, pr)) in resolved.iter().zip(&pending) {
+            let u = &p.units[*ui];
+            let Some(pmu) = &u.pmu else { continue };
+            // The box's own status is the global status (the core PMU): no route needed.
+            let own_is_global =
+                global.is_some_and(|(gu, gs)| gu == *ui && pmu.statuses.contains(&gs));
+            let mut claims: BTreeMap<(usize, u32), &Route> = BTreeMap::new();
+            for r in routes {
+                for &i in &r.instances {
+                    for &c in &r.counters {
+                        if let Some(prev) = claims.insert((i, c), r) {
+                            if prev.hops != r.hops {
+                                self.push(diag(&pr.at, format!("two routes claim counter {c} of {} with different hops", u.instances[i].name), "give each instance and counter one route; split the instances or counters attributes"));
+                            }
+                        }
+                    }
+                }
+            }
+            if global.is_none() || own_is_global {
+                continue;
+            }
+            for (ii, inst) in u.instances.iter().enumerate() {
+                for c in pmu
+                    .counters
+                    .iter()
+                    .filter(|c| c.kind != CounterKind::FreeRunning)
+                {
+                    if !claims.contains_key(&(ii, c.number)) {
+                        self.push(diag(&pr.at, format!("counter {} of {} has no overflow route, but processor {} has a global level", c.number, inst.name, p.id), "add a <route> listing the summary and global status bits its overflow sets"));
+                        break;
+                    }
+                }
+            }
+        }
+        for (ui, routes) in resolved {
+            if let Some(pmu) = p.units[ui].pmu.as_mut() {
+                pmu.routes = routes;
+            }
+        }
+    }
+}

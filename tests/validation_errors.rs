@@ -92,6 +92,9 @@ error_cases!(
     pmu_bitmap_without_counters,
     pmu_general_counter_without_event,
     pmu_route_clear_not_w1c,
+    pmu_shared_control_without_counters,
+    pmu_free_running_with_control,
+    pmu_global_in_several_instances,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -107,6 +107,19 @@ pub fn enum_ident(reg: &Register, field: &Field) -> String {
     format!("{}{}", reg.type_name, camel_case(&field.name))
 }
 
+/// The enum variant for a named value: CamelCase, with a `V` before a leading digit (`3v3` ->
+/// `V3v3`) and a `_` after `Self`, so any name the validator accepts is an identifier.
+pub fn variant_ident(name: &str) -> String {
+    let v = camel_case(name);
+    if v.is_empty() || v.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("V{v}")
+    } else if v == "Self" {
+        "Self_".into()
+    } else {
+        v
+    }
+}
+
 /// `SCREAMING_SNAKE` name of a layout's private metadata static.
 fn info_ident(reg: &Register) -> proc_macro2::Ident {
     format_ident!("{}_INFO", snake_case(&reg.type_name).to_ascii_uppercase())
@@ -295,7 +308,7 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
                     out,
                     "        /// {}\n        {} = {} {},",
                     doc_line(&v.description),
-                    camel_case(&v.name),
+                    variant_ident(&v.name),
                     v.value,
                     lit(&v.name)
                 );

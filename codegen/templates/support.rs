@@ -296,6 +296,8 @@ pub struct ProcessorInfo {
     pub documents: &'static [(&'static str, &'static str)],
     /// Units (boxes).
     pub units: &'static [&'static UnitInfo],
+    /// The level above every box (global control and status), if the processor has one.
+    pub global: Option<&'static crate::structure::GlobalInfo>,
 }
 
 /// A unit (box).
@@ -317,6 +319,8 @@ pub struct UnitInfo {
     pub registers: &'static [&'static RegisterInfo],
     /// Events the unit's counters can count.
     pub events: &'static [&'static EventInfo],
+    /// The unit's PMU structure, if the spec declares one.
+    pub pmu: Option<&'static crate::structure::PmuInfo>,
 }
 
 /// A register layout and every address that uses it.
@@ -439,6 +443,11 @@ pub struct FieldInfo {
     pub values: &'static [ValueInfo],
     /// For CPUID-sized bit arrays.
     pub repeat: Option<RepeatInfo>,
+    /// What the field does for the PMU, if the spec gives it a role.
+    pub role: Option<crate::structure::Role>,
+    /// The counters the field's elements stand for, lowest bits first (empty: the field
+    /// serves the one counter of its register element).
+    pub counters: &'static [u32],
 }
 
 impl FieldInfo {
@@ -863,8 +872,8 @@ macro_rules! location {
 /// A field line: its bits; its access (`rw`, `rw-v`, `ro`, `ro-v`, `wo`, `w1c`, or for
 /// reserved and ignored bits `rsv`, `rv`, `ig` and the guide's name); the guide's name when it
 /// differs from the Rust name; the value type (`bool`, `u8`..`u64`, a `field_enum!`, or
-/// `[bool; 32]` for a bit array sized by CPUID); the reset value; named values; and the
-/// accessors. An address line: the instance, the constant, and each address with its public
+/// `[bool; 32]` for a bit array sized by CPUID); the reset value; named values; the field's
+/// PMU role and the counters its bits stand for; and the accessors. An address line: the instance, the constant, and each address with its public
 /// source.
 macro_rules! register {
     (
@@ -878,7 +887,7 @@ macro_rules! register {
             $(
                 #[doc = $fdoc:literal]
                 $bitkw:ident $msb:literal $(: $lsb:literal)? $acc:ident $(- $accv:ident)? $id:ident $($fname:literal)?: $ft:tt = $reset:literal
-                $(, values $vals:path)? $(, cpuid $fcpuid:literal)?
+                $(, values $vals:path)? $(, cpuid $fcpuid:literal)? $(, role $role:ident [$($ctr:literal),*])?
                 { $(get: $get:ident)? $($(,)? with: $with:ident)? $(, try_with: $try:ident)? }
             )?
             $(bit $bbit:literal $bacc:ident $bname:literal = $breset:literal)?
@@ -928,6 +937,8 @@ macro_rules! register {
                     description: $crate::support::field_description(&[$fdoc], $crate::support::Access::Rw),
                     values: $crate::support::field_values(&[$($vals)?]),
                     repeat: field_fns!(@repeat $ft, $msb, lsb!($msb $(: $lsb)?) $(, $fcpuid)?),
+                    role: [$(::core::option::Option::Some($crate::structure::Role::$role),)? ::core::option::Option::None][0],
+                    counters: &[$($($ctr),*)?],
                 })?
                 $($crate::support::FieldInfo {
                     name: $bname,
@@ -939,6 +950,8 @@ macro_rules! register {
                     description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($bacc))),
                     values: &[],
                     repeat: ::core::option::Option::None,
+                    role: ::core::option::Option::None,
+                    counters: &[],
                 })?
                 $($crate::support::FieldInfo {
                     name: $pname,
@@ -950,6 +963,8 @@ macro_rules! register {
                     description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($pacc))),
                     values: &[],
                     repeat: ::core::option::Option::None,
+                    role: ::core::option::Option::None,
+                    counters: &[],
                 })?
             ),+];
             /// The value after reset.

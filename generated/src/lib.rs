@@ -78,6 +78,10 @@
 pub mod support;
 pub use support::*;
 
+#[rustfmt::skip]
+pub mod structure;
+pub use structure::*;
+
 #[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
 pub mod xeon_7500;

@@ -246,6 +246,10 @@ fn field_text(reg: &Register, f: &Field, out: &mut String) {
     if let Some(c) = f.repeat.as_ref().and_then(|r| r.count_cpuid.as_deref()) {
         let _ = write!(extra, ", cpuid {}", lit(c));
     }
+    let role = super::structure::role_suffix(f);
+    if !role.is_empty() {
+        let _ = write!(extra, ",{role}");
+    }
     let mut fns = Vec::new();
     if f.access.is_readable() {
         fns.push(format!("get: {id}"));
@@ -507,9 +511,10 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         .iter()
         .map(|r| format!("        &{},\n", info_ident(r)))
         .collect();
+    let pmu = super::structure::unit_pmu_ref(unit);
     let _ = write!(
         out,
-        "/// Metadata of this unit and its registers.\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    events: {events},\n}};\n",
+        "/// Metadata of this unit and its registers.\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    events: {events},\n    pmu: {pmu},\n}};\n",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),
@@ -544,10 +549,12 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         quote!((#t, #r))
     });
     let doc_attrs = inner_docs(&doc);
+    let global = super::structure::processor_global_ref(proc);
     quote! {
         #doc_attrs
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
+        pub mod pmu;
 
         /// Metadata of this processor and all its units.
         pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
@@ -556,6 +563,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             units: &[#(&#mods2::UNIT),*],
+            global: #global,
         };
     }
 }

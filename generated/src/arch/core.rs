@@ -20,7 +20,7 @@ register! {
     note "info" "Address source": "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.";
     note "info" "Write behaviour (SDM 18.2.5)": "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.";
     /// Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31).
-    bits 63:0 rw-v count: u64 = 0x0 { get: count, with: with_count };
+    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
     "CPU": const IA32_PMC: [Msr<Ia32Pmc>; 8] = [0: msr(0xC1) "IA32_PMC0" from "linux-msr-index", 1: msr(0xC2) "IA32_PMC1" from "linux-msr-index", 2: msr(0xC3) "IA32_PMC2" from "linux-msr-index", 3: msr(0xC4) "IA32_PMC3" from "linux-msr-index", 4: msr(0xC5) "IA32_PMC4" from "linux-msr-index", 5: msr(0xC6) "IA32_PMC5" from "linux-msr-index", 6: msr(0xC7) "IA32_PMC6" from "linux-msr-index", 7: msr(0xC8) "IA32_PMC7" from "linux-msr-index"];
 }
 
@@ -44,27 +44,27 @@ register! {
     note "info" "Address source and later extensions": "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.";
     bits 63:32 rsv "rsv" = 0x0;
     /// Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.
-    bits 31:24 rw cmask: u8 = 0x0 { get: cmask, with: with_cmask };
+    bits 31:24 rw cmask: u8 = 0x0, role Threshold [] { get: cmask, with: with_cmask };
     /// Invert the sense of the cmask comparison.
-    bit 23 rw inv: bool = 0x0 { get: inv, with: with_inv };
+    bit 23 rw inv: bool = 0x0, role Invert [] { get: inv, with: with_inv };
     /// Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     /// AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1.
-    bit 21 rw any_thread: bool = 0x0 { get: any_thread, with: with_any_thread };
+    bit 21 rw any_thread: bool = 0x0, role AnyThread [] { get: any_thread, with: with_any_thread };
     /// Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
-    bit 20 rw int: bool = 0x0 { get: int, with: with_int };
+    bit 20 rw int: bool = 0x0, role OverflowEnable [] { get: int, with: with_int };
     /// Pin control: toggle the PMi pin on event occurrences or counter overflow.
     bit 19 rw pc: bool = 0x0 { get: pc, with: with_pc };
     /// Edge detect: count rising edges of the event condition instead of every cycle it is true.
-    bit 18 rw edge: bool = 0x0 { get: edge, with: with_edge };
+    bit 18 rw edge: bool = 0x0, role Edge [] { get: edge, with: with_edge };
     /// Count while the logical processor runs at privilege level 0.
-    bit 17 rw os: bool = 0x0 { get: os, with: with_os };
+    bit 17 rw os: bool = 0x0, role Kernel [] { get: os, with: with_os };
     /// Count while the logical processor runs at privilege levels 1, 2 or 3.
-    bit 16 rw usr: bool = 0x0 { get: usr, with: with_usr };
+    bit 16 rw usr: bool = 0x0, role User [] { get: usr, with: with_usr };
     /// Unit mask: qualifies which conditions of the selected event are counted.
-    bits 15:8 rw umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "CPU": const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [0: msr(0x186) "IA32_PERFEVTSEL0" from "linux-msr-index", 1: msr(0x187) "IA32_PERFEVTSEL1" from "linux-msr-index", 2: msr(0x188) "IA32_PERFEVTSEL2" from "linux-msr-index", 3: msr(0x189) "IA32_PERFEVTSEL3" from "linux-msr-index", 4: msr(0x18A) "IA32_PERFEVTSEL4" from "linux-msr-index", 5: msr(0x18B) "IA32_PERFEVTSEL5" from "linux-msr-index", 6: msr(0x18C) "IA32_PERFEVTSEL6" from "linux-msr-index", 7: msr(0x18D) "IA32_PERFEVTSEL7" from "linux-msr-index"];
 }
 
@@ -74,7 +74,7 @@ register! {
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
     note "info" "Address source; no count-cpuid": "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.";
     /// Event count; hardware increments it, software may read or preload it.
-    bits 63:0 rw-v count: u64 = 0x0 { get: count, with: with_count };
+    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
     "CPU": const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [0: msr(0x309) "IA32_FIXED_CTR0" from "linux-msr-index", 1: msr(0x30A) "IA32_FIXED_CTR1" from "linux-msr-index", 2: msr(0x30B) "IA32_FIXED_CTR2" from "linux-msr-index"];
 }
 
@@ -125,23 +125,23 @@ register! {
     note "info" "Blocks beyond counter 2": "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1.";
     bits 63:12 rsv "rsv" = 0x0;
     /// Raise a PMI when IA32_FIXED_CTR2 overflows.
-    bit 11 rw en2_pmi: bool = 0x0 { get: en2_pmi, with: with_en2_pmi };
+    bit 11 rw en2_pmi: bool = 0x0, role OverflowEnable [34] { get: en2_pmi, with: with_en2_pmi };
     /// Count IA32_FIXED_CTR2's event on every logical processor of the core.
-    bit 10 rw any_thread2: bool = 0x0 { get: any_thread2, with: with_any_thread2 };
+    bit 10 rw any_thread2: bool = 0x0, role AnyThread [34] { get: any_thread2, with: with_any_thread2 };
     /// Privilege levels at which IA32_FIXED_CTR2 counts.
-    bits 9:8 rw en2: Ia32FixedCtrCtrlEn2 = 0x0, values Ia32FixedCtrCtrlEn2::VALUES { get: en2, with: with_en2 };
+    bits 9:8 rw en2: Ia32FixedCtrCtrlEn2 = 0x0, values Ia32FixedCtrCtrlEn2::VALUES, role RingEnable [34] { get: en2, with: with_en2 };
     /// Raise a PMI when IA32_FIXED_CTR1 overflows.
-    bit 7 rw en1_pmi: bool = 0x0 { get: en1_pmi, with: with_en1_pmi };
+    bit 7 rw en1_pmi: bool = 0x0, role OverflowEnable [33] { get: en1_pmi, with: with_en1_pmi };
     /// Count IA32_FIXED_CTR1's event on every logical processor of the core.
-    bit 6 rw any_thread1: bool = 0x0 { get: any_thread1, with: with_any_thread1 };
+    bit 6 rw any_thread1: bool = 0x0, role AnyThread [33] { get: any_thread1, with: with_any_thread1 };
     /// Privilege levels at which IA32_FIXED_CTR1 counts.
-    bits 5:4 rw en1: Ia32FixedCtrCtrlEn1 = 0x0, values Ia32FixedCtrCtrlEn1::VALUES { get: en1, with: with_en1 };
+    bits 5:4 rw en1: Ia32FixedCtrCtrlEn1 = 0x0, values Ia32FixedCtrCtrlEn1::VALUES, role RingEnable [33] { get: en1, with: with_en1 };
     /// Raise a PMI when IA32_FIXED_CTR0 overflows.
-    bit 3 rw en0_pmi: bool = 0x0 { get: en0_pmi, with: with_en0_pmi };
+    bit 3 rw en0_pmi: bool = 0x0, role OverflowEnable [32] { get: en0_pmi, with: with_en0_pmi };
     /// Count IA32_FIXED_CTR0's event on every logical processor of the core.
-    bit 2 rw any_thread0: bool = 0x0 { get: any_thread0, with: with_any_thread0 };
+    bit 2 rw any_thread0: bool = 0x0, role AnyThread [32] { get: any_thread0, with: with_any_thread0 };
     /// Privilege levels at which IA32_FIXED_CTR0 counts.
-    bits 1:0 rw en0: Ia32FixedCtrCtrlEn0 = 0x0, values Ia32FixedCtrCtrlEn0::VALUES { get: en0, with: with_en0 };
+    bits 1:0 rw en0: Ia32FixedCtrCtrlEn0 = 0x0, values Ia32FixedCtrCtrlEn0::VALUES, role RingEnable [32] { get: en0, with: with_en0 };
     "CPU": const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = msr(0x38D) "IA32_FIXED_CTR_CTRL" from "linux-msr-index";
 }
 
@@ -172,13 +172,13 @@ register! {
     bit 48 ro-v perf_metrics_ovf: bool = 0x0 { get: perf_metrics_ovf };
     bits 47:35 rsv "rsv" = 0x0;
     /// IA32_FIXED_CTR2 overflowed.
-    bit 34 ro-v ovf_fixed_ctr2: bool = 0x0 { get: ovf_fixed_ctr2 };
+    bit 34 ro-v ovf_fixed_ctr2: bool = 0x0, role Overflow [34] { get: ovf_fixed_ctr2 };
     /// IA32_FIXED_CTR1 overflowed.
-    bit 33 ro-v ovf_fixed_ctr1: bool = 0x0 { get: ovf_fixed_ctr1 };
+    bit 33 ro-v ovf_fixed_ctr1: bool = 0x0, role Overflow [33] { get: ovf_fixed_ctr1 };
     /// IA32_FIXED_CTR0 overflowed.
-    bit 32 ro-v ovf_fixed_ctr0: bool = 0x0 { get: ovf_fixed_ctr0 };
+    bit 32 ro-v ovf_fixed_ctr0: bool = 0x0, role Overflow [32] { get: ovf_fixed_ctr0 };
     /// Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 ro-v ovf_pmc "Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]" { get: ovf_pmc };
+    bits 31:0 ro-v ovf_pmc "Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ovf_pmc };
     "CPU": const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = msr(0x38E) "IA32_PERF_GLOBAL_STATUS" from "linux-msr-index";
 }
 
@@ -193,13 +193,13 @@ register! {
     bit 48 rw en_perf_metrics: bool = 0x0 { get: en_perf_metrics, with: with_en_perf_metrics };
     bits 47:35 rsv "rsv" = 0x0;
     /// Enable IA32_FIXED_CTR2.
-    bit 34 rw en_fixed_ctr2: bool = 0x0 { get: en_fixed_ctr2, with: with_en_fixed_ctr2 };
+    bit 34 rw en_fixed_ctr2: bool = 0x0, role CounterEnable [34] { get: en_fixed_ctr2, with: with_en_fixed_ctr2 };
     /// Enable IA32_FIXED_CTR1.
-    bit 33 rw en_fixed_ctr1: bool = 0x0 { get: en_fixed_ctr1, with: with_en_fixed_ctr1 };
+    bit 33 rw en_fixed_ctr1: bool = 0x0, role CounterEnable [33] { get: en_fixed_ctr1, with: with_en_fixed_ctr1 };
     /// Enable IA32_FIXED_CTR0.
-    bit 32 rw en_fixed_ctr0: bool = 0x0 { get: en_fixed_ctr0, with: with_en_fixed_ctr0 };
+    bit 32 rw en_fixed_ctr0: bool = 0x0, role CounterEnable [32] { get: en_fixed_ctr0, with: with_en_fixed_ctr0 };
     /// Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 rw pmc_en "PMC{n}_EN": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]" { get: pmc_en, with: with_pmc_en };
+    bits 31:0 rw pmc_en "PMC{n}_EN": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: pmc_en, with: with_pmc_en };
     "CPU": const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = msr(0x38F) "IA32_PERF_GLOBAL_CTRL" from "linux-msr-index";
 }
 
@@ -227,13 +227,13 @@ register! {
     bit 55 w1c clr_trace_topa_pmi: bool = 0x0 { with: with_clr_trace_topa_pmi };
     bits 54:35 rsv "rsv" = 0x0;
     /// Clear the IA32_FIXED_CTR2 overflow bit.
-    bit 34 w1c clr_ovf_fixed_ctr2: bool = 0x0 { with: with_clr_ovf_fixed_ctr2 };
+    bit 34 w1c clr_ovf_fixed_ctr2: bool = 0x0, role OverflowClear [34] { with: with_clr_ovf_fixed_ctr2 };
     /// Clear the IA32_FIXED_CTR1 overflow bit.
-    bit 33 w1c clr_ovf_fixed_ctr1: bool = 0x0 { with: with_clr_ovf_fixed_ctr1 };
+    bit 33 w1c clr_ovf_fixed_ctr1: bool = 0x0, role OverflowClear [33] { with: with_clr_ovf_fixed_ctr1 };
     /// Clear the IA32_FIXED_CTR0 overflow bit.
-    bit 32 w1c clr_ovf_fixed_ctr0: bool = 0x0 { with: with_clr_ovf_fixed_ctr0 };
+    bit 32 w1c clr_ovf_fixed_ctr0: bool = 0x0, role OverflowClear [32] { with: with_clr_ovf_fixed_ctr0 };
     /// Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 w1c clr_ovf_pmc "Clr_Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]" { with: with_clr_ovf_pmc };
+    bits 31:0 w1c clr_ovf_pmc "Clr_Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ovf_pmc };
     "CPU": const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = msr(0x390) "IA32_PERF_GLOBAL_OVF_CTRL" from "linux-msr-index";
 }
 
@@ -313,4 +313,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IA32_PERF_GLOBAL_INUSE_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::CORE),
 };

@@ -19,7 +19,7 @@ register! {
     note "info" "Addresses": "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.";
     bits 31:4 rv "rsv" = 0x0;
     /// Per-counter enable, bit n for counter n of this box.
-    bits 3:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
     "B0": const B0_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = msr(0xC20) "B0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
     "B1": const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = msr(0xC60) "B1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
@@ -35,7 +35,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS.";
     bits 31:4 rv "rsv" = 0x0;
     /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    bits 3:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "B0": const B0_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = msr(0xC21) "B0_MSR_PMON_GLOBAL_STATUS" from "likwid";
     "B1": const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = msr(0xC61) "B1_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
@@ -51,7 +51,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL.";
     bits 31:4 rv "rsv" = 0x0;
     /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
-    bits 3:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov, try_with: try_with_clr_ov };
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
     "B0": const B0_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = msr(0xC22) "B0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
     "B1": const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = msr(0xC62) "B1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
@@ -72,12 +72,12 @@ register! {
     bit 50 rsv "rsv" = 0x0;
     bits 49:21 ig "ig" = 0x0;
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     bits 19:6 rv "rsv" = 0x0;
     /// Selects the event from the set available to this particular counter.
-    bits 5:1 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
+    bits 5:1 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
     /// Local enable for this counter.
-    bit 0 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     "B0": const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [0: msr(0xC30) "B0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC32) "B0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC34) "B0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC36) "B0_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
     "B1": const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [0: msr(0xC70) "B1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC72) "B1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC74) "B1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC76) "B1_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
 }
@@ -92,7 +92,7 @@ register! {
     note "info" "Width and addresses": "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "B0": const B0_MSR_PMON_CNT: [Msr<BCnt>; 4] = [0: msr(0xC31) "B0_MSR_PMON_CNT0" from "linux-nhmex", 1: msr(0xC33) "B0_MSR_PMON_CNT1" from "linux-nhmex", 2: msr(0xC35) "B0_MSR_PMON_CNT2" from "linux-nhmex", 3: msr(0xC37) "B0_MSR_PMON_CNT3" from "linux-nhmex"];
     "B1": const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [0: msr(0xC71) "B1_MSR_PMON_CNT0" from "linux-nhmex", 1: msr(0xC73) "B1_MSR_PMON_CNT1" from "linux-nhmex", 2: msr(0xC75) "B1_MSR_PMON_CNT2" from "linux-nhmex", 3: msr(0xC77) "B1_MSR_PMON_CNT3" from "linux-nhmex"];
 }
@@ -165,4 +165,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &B_MASK_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::BBOX),
 };

@@ -19,7 +19,7 @@ register! {
     note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
     bits 31:6 rv "rsv" = 0x0;
     /// Per-counter enable, bit n for counter n of this box.
-    bits 5:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    bits 5:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
     "C0": const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD00) "C0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
     "C1": const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD80) "C1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
     "C2": const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD40) "C2_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
@@ -41,7 +41,7 @@ register! {
     note "info" "Address confirmed by likwid": "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.";
     bits 31:6 rv "rsv" = 0x0;
     /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    bits 5:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 5:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5] { get: ov, with: with_ov, try_with: try_with_ov };
     "C0": const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD01) "C0_MSR_PMON_GLOBAL_STATUS" from "likwid";
     "C1": const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD81) "C1_MSR_PMON_GLOBAL_STATUS" from "likwid";
     "C2": const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD41) "C2_MSR_PMON_GLOBAL_STATUS" from "likwid";
@@ -63,7 +63,7 @@ register! {
     note "info" "Address confirmed by likwid": "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.";
     bits 31:6 rv "rsv" = 0x0;
     /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
-    bits 5:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov, try_with: try_with_clr_ov };
+    bits 5:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5] { with: with_clr_ov, try_with: try_with_clr_ov };
     "C0": const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD02) "C0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
     "C1": const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD82) "C1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
     "C2": const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD42) "C2_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
@@ -98,22 +98,22 @@ register! {
     bits 60:50 ig "ig" = 0x0;
     bits 49:32 rv "rsv" = 0x0;
     /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
-    bits 31:24 rw threshold: u8 = 0x0 { get: threshold, with: with_threshold };
+    bits 31:24 rw threshold: u8 = 0x0, role Threshold [] { get: threshold, with: with_threshold };
     /// Selects the sense of the threshold comparison.
-    bit 23 rw invert: CEvtSelInvert = 0x0, values CEvtSelInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw invert: CEvtSelInvert = 0x0, values CEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bit 21 ig "ig" = 0x0;
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     bit 19 ig "ig" = 0x0;
     /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0 { get: edge_detect, with: with_edge_detect };
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
     bits 17:16 rv "rsv" = 0x0;
     /// Unit mask qualifying the selected event.
-    bits 15:8 rw umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Selects the C-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "C0": const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD10) "C0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD12) "C0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD14) "C0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD16) "C0_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD18) "C0_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD1A) "C0_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
     "C1": const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD90) "C1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD92) "C1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD94) "C1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD96) "C1_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD98) "C1_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD9A) "C1_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
     "C2": const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD50) "C2_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD52) "C2_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD54) "C2_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD56) "C2_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD58) "C2_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD5A) "C2_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
@@ -135,7 +135,7 @@ register! {
     note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "C0": const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD11) "C0_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD13) "C0_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD15) "C0_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD17) "C0_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD19) "C0_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD1B) "C0_MSR_PMON_CTR5" from "linux-nhmex"];
     "C1": const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD91) "C1_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD93) "C1_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD95) "C1_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD97) "C1_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD99) "C1_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD9B) "C1_MSR_PMON_CTR5" from "linux-nhmex"];
     "C2": const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD51) "C2_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD53) "C2_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD55) "C2_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD57) "C2_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD59) "C2_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD5B) "C2_MSR_PMON_CTR5" from "linux-nhmex"];
@@ -164,4 +164,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &C_CTR_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::CBOX),
 };

@@ -19,7 +19,7 @@ register! {
     note "info" "Register names": "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.";
     bits 31:6 rv "rsv" = 0x0;
     /// Per-counter enable, bit n for counter n of this box.
-    bits 5:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    bits 5:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
     "M0": const M0_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = msr(0xCA0) "M0_MSR_PERF_GLOBAL_CTL" from "linux-nhmex";
     "M1": const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = msr(0xCE0) "M1_MSR_PERF_GLOBAL_CTL" from "linux-nhmex";
 }
@@ -35,7 +35,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS.";
     bits 31:6 rv "rsv" = 0x0;
     /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    bits 5:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 5:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5] { get: ov, with: with_ov, try_with: try_with_ov };
     "M0": const M0_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = msr(0xCA1) "M0_MSR_PERF_GLOBAL_STATUS" from "likwid";
     "M1": const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = msr(0xCE1) "M1_MSR_PERF_GLOBAL_STATUS" from "likwid";
 }
@@ -51,7 +51,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL.";
     bits 31:6 rv "rsv" = 0x0;
     /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
-    bits 5:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov, try_with: try_with_clr_ov };
+    bits 5:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5] { with: with_clr_ov, try_with: try_with_clr_ov };
     "M0": const M0_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = msr(0xCA2) "M0_MSR_PERF_GLOBAL_OVF_CTL" from "likwid";
     "M1": const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = msr(0xCE2) "M1_MSR_PERF_GLOBAL_OVF_CTL" from "likwid";
 }
@@ -73,7 +73,7 @@ register! {
     bits 21:19 rw set_flag_sel: u8 = 0x0 { get: set_flag_sel, with: with_set_flag_sel, try_with: try_with_set_flag_sel };
     bits 18:14 rsv "rsv" = 0x0;
     /// Primary event select: the increment signal for this counter.
-    bits 13:9 rw inc_sel: u8 = 0x0 { get: inc_sel, with: with_inc_sel, try_with: try_with_inc_sel };
+    bits 13:9 rw inc_sel: u8 = 0x0, role Event [] { get: inc_sel, with: with_inc_sel, try_with: try_with_inc_sel };
     bit 8 rsv "rsv" = 0x0;
     /// Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.
     bit 7 rw flag_mode: bool = 0x0 { get: flag_mode, with: with_flag_mode };
@@ -84,9 +84,9 @@ register! {
     /// Counter counting mode.
     bits 3:2 rw count_mode: u8 = 0x0 { get: count_mode, with: with_count_mode, try_with: try_with_count_mode };
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 1 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 1 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     /// Local enable for this counter.
-    bit 0 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     "M0": const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [0: msr(0xCB0) "M0_MSR_PMU_CNT_CTL0" from "linux-nhmex", 1: msr(0xCB2) "M0_MSR_PMU_CNT_CTL1" from "linux-nhmex", 2: msr(0xCB4) "M0_MSR_PMU_CNT_CTL2" from "linux-nhmex", 3: msr(0xCB6) "M0_MSR_PMU_CNT_CTL3" from "linux-nhmex", 4: msr(0xCB8) "M0_MSR_PMU_CNT_CTL4" from "linux-nhmex", 5: msr(0xCBA) "M0_MSR_PMU_CNT_CTL5" from "linux-nhmex"];
     "M1": const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [0: msr(0xCF0) "M1_MSR_PMU_CNT_CTL0" from "linux-nhmex", 1: msr(0xCF2) "M1_MSR_PMU_CNT_CTL1" from "linux-nhmex", 2: msr(0xCF4) "M1_MSR_PMU_CNT_CTL2" from "linux-nhmex", 3: msr(0xCF6) "M1_MSR_PMU_CNT_CTL3" from "linux-nhmex", 4: msr(0xCF8) "M1_MSR_PMU_CNT_CTL4" from "linux-nhmex", 5: msr(0xCFA) "M1_MSR_PMU_CNT_CTL5" from "linux-nhmex"];
 }
@@ -102,7 +102,7 @@ register! {
     note "source-conflict" "likwid's M1 counter 3 address collides with M0": "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "M0": const M0_MSR_PMU_CNT: [Msr<MCnt>; 6] = [0: msr(0xCB1) "M0_MSR_PMU_CNT0" from "linux-nhmex", 1: msr(0xCB3) "M0_MSR_PMU_CNT1" from "linux-nhmex", 2: msr(0xCB5) "M0_MSR_PMU_CNT2" from "linux-nhmex", 3: msr(0xCB7) "M0_MSR_PMU_CNT3" from "linux-nhmex", 4: msr(0xCB9) "M0_MSR_PMU_CNT4" from "linux-nhmex", 5: msr(0xCBB) "M0_MSR_PMU_CNT5" from "linux-nhmex"];
     "M1": const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [0: msr(0xCF1) "M1_MSR_PMU_CNT0" from "linux-nhmex", 1: msr(0xCF3) "M1_MSR_PMU_CNT1" from "linux-nhmex", 2: msr(0xCF5) "M1_MSR_PMU_CNT2" from "linux-nhmex", 3: msr(0xCF7) "M1_MSR_PMU_CNT3" from "linux-nhmex", 4: msr(0xCF9) "M1_MSR_PMU_CNT4" from "linux-nhmex", 5: msr(0xCFB) "M1_MSR_PMU_CNT5" from "linux-nhmex"];
 }
@@ -305,4 +305,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M_PMU_ZDP_CTL_FVC_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::MBOX),
 };

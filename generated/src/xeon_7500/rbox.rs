@@ -19,7 +19,7 @@ register! {
     note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
     bits 31:8 rv "rsv" = 0x0;
     /// Enable per counter; bit k for counter k.
-    bits 7:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en };
+    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: ctr_en, with: with_ctr_en };
     "R": const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = msr(0xE00) "R_MSR_PMON_GLOBAL_CTL_7_0" from "linux-nhmex";
 }
 
@@ -32,7 +32,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.";
     bits 31:8 rv "rsv" = 0x0;
     /// Overflow flag per counter of this half.
-    bits 7:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov };
+    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ov, with: with_ov };
     "R": const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = msr(0xE01) "R_MSR_PMON_GLOBAL_STATUS_7_0" from "likwid";
 }
 
@@ -46,7 +46,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.";
     bits 31:8 rv "rsv" = 0x0;
     /// Write 1 to bit k to clear the matching ov bit.
-    bits 7:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov };
+    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ov };
     "R": const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = msr(0xE02) "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" from "likwid";
 }
 
@@ -58,7 +58,7 @@ register! {
     note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
     bits 31:8 rv "rsv" = 0x0;
     /// Enable per counter; bit k for counter k+8.
-    bits 7:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en };
+    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [8, 9, 10, 11, 12, 13, 14, 15] { get: ctr_en, with: with_ctr_en };
     "R": const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = msr(0xE20) "R_MSR_PMON_GLOBAL_CTL_15_8" from "linux-nhmex";
 }
 
@@ -71,7 +71,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.";
     bits 31:8 rv "rsv" = 0x0;
     /// Overflow flag per counter of this half.
-    bits 7:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov };
+    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [8, 9, 10, 11, 12, 13, 14, 15] { get: ov, with: with_ov };
     "R": const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = msr(0xE21) "R_MSR_PMON_GLOBAL_STATUS_15_8" from "likwid";
 }
 
@@ -85,7 +85,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.";
     bits 31:8 rv "rsv" = 0x0;
     /// Write 1 to bit k to clear the matching ov bit.
-    bits 7:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov };
+    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [8, 9, 10, 11, 12, 13, 14, 15] { with: with_clr_ov };
     "R": const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = msr(0xE22) "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" from "likwid";
 }
 
@@ -99,11 +99,11 @@ register! {
     bits 62:61 rsv "rsv" = 0x0;
     bits 60:7 ig "ig" = 0x0;
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 6 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 6 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     /// Selects the sub-control register (and sub-field) that defines the event.
-    bits 5:1 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
+    bits 5:1 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
     /// Local enable for this counter.
-    bit 0 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     "R": const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [0: msr(0xE10) "R_MSR_PMON_CTL0" from "linux-nhmex", 1: msr(0xE12) "R_MSR_PMON_CTL1" from "linux-nhmex", 2: msr(0xE14) "R_MSR_PMON_CTL2" from "linux-nhmex", 3: msr(0xE16) "R_MSR_PMON_CTL3" from "linux-nhmex", 4: msr(0xE18) "R_MSR_PMON_CTL4" from "linux-nhmex", 5: msr(0xE1A) "R_MSR_PMON_CTL5" from "linux-nhmex", 6: msr(0xE1C) "R_MSR_PMON_CTL6" from "linux-nhmex", 7: msr(0xE1E) "R_MSR_PMON_CTL7" from "linux-nhmex", 8: msr(0xE30) "R_MSR_PMON_CTL8" from "linux-nhmex", 9: msr(0xE32) "R_MSR_PMON_CTL9" from "linux-nhmex", 10: msr(0xE34) "R_MSR_PMON_CTL10" from "linux-nhmex", 11: msr(0xE36) "R_MSR_PMON_CTL11" from "linux-nhmex", 12: msr(0xE38) "R_MSR_PMON_CTL12" from "linux-nhmex", 13: msr(0xE3A) "R_MSR_PMON_CTL13" from "linux-nhmex", 14: msr(0xE3C) "R_MSR_PMON_CTL14" from "linux-nhmex", 15: msr(0xE3E) "R_MSR_PMON_CTL15" from "linux-nhmex"];
 }
 
@@ -115,7 +115,7 @@ register! {
     note "info" "Width and addresses": "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "R": const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [0: msr(0xE11) "R_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xE13) "R_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xE15) "R_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xE17) "R_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xE19) "R_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xE1B) "R_MSR_PMON_CTR5" from "linux-nhmex", 6: msr(0xE1D) "R_MSR_PMON_CTR6" from "linux-nhmex", 7: msr(0xE1F) "R_MSR_PMON_CTR7" from "linux-nhmex", 8: msr(0xE31) "R_MSR_PMON_CTR8" from "linux-nhmex", 9: msr(0xE33) "R_MSR_PMON_CTR9" from "linux-nhmex", 10: msr(0xE35) "R_MSR_PMON_CTR10" from "linux-nhmex", 11: msr(0xE37) "R_MSR_PMON_CTR11" from "linux-nhmex", 12: msr(0xE39) "R_MSR_PMON_CTR12" from "linux-nhmex", 13: msr(0xE3B) "R_MSR_PMON_CTR13" from "linux-nhmex", 14: msr(0xE3D) "R_MSR_PMON_CTR14" from "linux-nhmex", 15: msr(0xE3F) "R_MSR_PMON_CTR15" from "linux-nhmex"];
 }
 
@@ -255,4 +255,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &R_XBR_SET2_MASK_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::RBOX),
 };

@@ -19,7 +19,7 @@ register! {
     note "erratum" "Table title says S_CSR_PMON_GLOBAL_CTL": "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0.";
     bits 31:4 rv "rsv" = 0x0;
     /// Per-counter enable, bit n for counter n of this box.
-    bits 3:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
     "S0": const S0_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = msr(0xC40) "S0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
     "S1": const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = msr(0xCC0) "S1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
@@ -35,7 +35,7 @@ register! {
     note "info" "Address confirmed by likwid": "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.";
     bits 31:4 rv "rsv" = 0x0;
     /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    bits 3:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "S0": const S0_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = msr(0xC41) "S0_MSR_PMON_GLOBAL_STATUS" from "likwid";
     "S1": const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = msr(0xCC1) "S1_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
@@ -51,7 +51,7 @@ register! {
     note "info" "Address and table": "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.";
     bits 31:4 rv "rsv" = 0x0;
     /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
-    bits 3:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov, try_with: try_with_clr_ov };
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
     "S0": const S0_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = msr(0xC42) "S0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
     "S1": const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = msr(0xCC2) "S1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
@@ -100,22 +100,22 @@ register! {
     note "info" "Addresses": "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.";
     bits 63:32 rv "rsv" = 0x0;
     /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
-    bits 31:24 rw thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison.
-    bit 23 rw invert: SEvtSelInvert = 0x0, values SEvtSelInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw invert: SEvtSelInvert = 0x0, values SEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Local enable for this counter (Linux sets bit 22 to enable S-box events).
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bit 21 rv "rsv" = 0x0;
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     bit 19 rv "rsv" = 0x0;
     /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0 { get: edge_detect, with: with_edge_detect };
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
     bits 17:16 rv "rsv" = 0x0;
     /// Unit mask qualifying the selected event.
-    bits 15:8 rw umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Selects the S-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "S0": const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [0: msr(0xC50) "S0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC52) "S0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC54) "S0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC56) "S0_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
     "S1": const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [0: msr(0xCD0) "S1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xCD2) "S1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xCD4) "S1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xCD6) "S1_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
 }
@@ -130,7 +130,7 @@ register! {
     note "info" "Width and addresses": "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "S0": const S0_MSR_PMON_CTR: [Msr<SCtr>; 4] = [0: msr(0xC51) "S0_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xC53) "S0_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xC55) "S0_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xC57) "S0_MSR_PMON_CTR3" from "linux-nhmex"];
     "S1": const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [0: msr(0xCD1) "S1_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xCD3) "S1_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xCD5) "S1_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xCD7) "S1_MSR_PMON_CTR3" from "linux-nhmex"];
 }
@@ -200,4 +200,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &S_MASK_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::SBOX),
 };

@@ -21,17 +21,17 @@ register! {
     note "info" "pmi_core_sel may be wider than Linux's mask": "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.";
     note "info" "Register width": "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.";
     /// When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.
-    bit 31 rw frz_all: bool = 0x0 { get: frz_all, with: with_frz_all };
+    bit 31 rw frz_all: bool = 0x0, role FreezeOnPmi [] { get: frz_all, with: with_frz_all };
     bit 30 rv "rsv" = 0x0;
     /// When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.
-    bit 29 rw rst_all: bool = 0x0 { get: rst_all, with: with_rst_all };
+    bit 29 rw rst_all: bool = 0x0, role GlobalReset [] { get: rst_all, with: with_rst_all };
     /// Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.
-    bit 28 rw en_all: bool = 0x0 { get: en_all, with: with_en_all };
+    bit 28 rw en_all: bool = 0x0, role GlobalEnable [] { get: en_all, with: with_en_all };
     bits 27:5 rv "rsv" = 0x0;
     /// Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
-    bits 4:1 rw pmi_core_sel: u8 = 0x0 { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
+    bits 4:1 rw pmi_core_sel: u8 = 0x0, role PmiSelect [] { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
     /// Enables the U-box's own counter (U_MSR_PMON_CTR).
-    bit 0 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 0 rw en: bool = 0x0, role CounterEnable [0] { get: en, with: with_en };
     "U": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0xC00) "U_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
 
@@ -94,16 +94,16 @@ register! {
     bit 62 rsv "rsv" = 0x0;
     bits 61:23 ig "ig" = 0x0;
     /// Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bit 21 ig "ig" = 0x0;
     /// Signal a PMI to the U-box when the counter overflows.
-    bit 20 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     bit 19 ig "ig" = 0x0;
     /// Count 0-to-1 transitions of the event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0 { get: edge_detect, with: with_edge_detect };
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
     bits 17:8 rv "rsv" = 0x0;
     /// Selects the U-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "U": const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = msr(0xC10) "U_MSR_PMON_EVT_SEL" from "linux-nhmex";
 }
 
@@ -115,7 +115,7 @@ register! {
     note "info" "Address cross-check": "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "U": const U_MSR_PMON_CTR: Msr<UCtr> = msr(0xC11) "U_MSR_PMON_CTR" from "linux-nhmex";
 }
 
@@ -136,4 +136,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTR_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::UBOX),
 };

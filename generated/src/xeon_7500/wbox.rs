@@ -18,10 +18,10 @@ register! {
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
     note "info" "Address cross-check": "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.";
     /// Enables the fixed counter W_MSR_PMON_FIXED_CTR.
-    bit 31 rw fixed_en: bool = 0x0 { get: fixed_en, with: with_fixed_en };
+    bit 31 rw fixed_en: bool = 0x0, role CounterEnable [4] { get: fixed_en, with: with_fixed_en };
     bits 30:4 ig "ig" = 0x0;
     /// Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
-    bits 3:0 rw ctr_en: u8 = 0x0 { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
     "W": const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = msr(0xC80) "W_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
 
@@ -33,10 +33,10 @@ register! {
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Field positions inferred": "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.";
     /// The fixed counter overflowed.
-    bit 31 rw-v ov_fixed: bool = 0x0 { get: ov_fixed, with: with_ov_fixed };
+    bit 31 rw-v ov_fixed: bool = 0x0, role Overflow [4] { get: ov_fixed, with: with_ov_fixed };
     bits 30:4 rv "rsv" = 0x0;
     /// Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.
-    bits 3:0 rw-v ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "W": const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = msr(0xC81) "W_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
 
@@ -48,10 +48,10 @@ register! {
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Field positions inferred": "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.";
     /// Write 1 to clear ov_fixed.
-    bit 31 w1c clr_ov_fixed: bool = 0x0 { with: with_clr_ov_fixed };
+    bit 31 w1c clr_ov_fixed: bool = 0x0, role OverflowClear [4] { with: with_clr_ov_fixed };
     bits 30:4 rv "rsv" = 0x0;
     /// Write 1 to bit n to clear ov bit n.
-    bits 3:0 w1c clr_ov: u8 = 0x0 { with: with_clr_ov, try_with: try_with_clr_ov };
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
     "W": const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = msr(0xC82) "W_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
 
@@ -78,22 +78,22 @@ register! {
     bit 50 rsv "rsv" = 0x0;
     bits 49:32 ig "ig" = 0x0;
     /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
-    bits 31:24 rw thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison.
-    bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bit 21 ig "ig" = 0x0;
     /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     bit 19 ig "ig" = 0x0;
     /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0 { get: edge_detect, with: with_edge_detect };
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
     bits 17:16 ig "ig" = 0x0;
     /// For the W-box: per-core mask for core-scoped events, bit k selecting core k.
-    bits 15:8 rw umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Selects the W-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "W": const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [0: msr(0xC90) "W_MSR_PMON_EVT_SEL0" from "likwid", 1: msr(0xC92) "W_MSR_PMON_EVT_SEL1" from "likwid", 2: msr(0xC94) "W_MSR_PMON_EVT_SEL2" from "likwid", 3: msr(0xC96) "W_MSR_PMON_EVT_SEL3" from "likwid"];
 }
 
@@ -107,7 +107,7 @@ register! {
     note "source-conflict" "Counter address: likwid and guide over Linux's names": "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "W": const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [0: msr(0xC91) "W_MSR_PMON_CTR0" from "likwid", 1: msr(0xC93) "W_MSR_PMON_CTR1" from "likwid", 2: msr(0xC95) "W_MSR_PMON_CTR2" from "likwid", 3: msr(0xC97) "W_MSR_PMON_CTR3" from "likwid"];
 }
 
@@ -120,9 +120,9 @@ register! {
     bits 63:3 ig "ig" = 0x0;
     bit 2 rsv "rsv" = 0x0;
     /// Signal a PMI to the U-box when the fixed counter overflows.
-    bit 1 rw pmi_en: bool = 0x0 { get: pmi_en, with: with_pmi_en };
+    bit 1 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
     /// Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
-    bit 0 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     "W": const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = msr(0x395) "W_MSR_PMON_FIXED_CTR_CTL" from "linux-nhmex";
 }
 
@@ -135,7 +135,7 @@ register! {
     note "info" "Address cross-check": "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.";
     bits 63:48 rv "rsv" = 0x0;
     /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "W": const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = msr(0x394) "W_MSR_PMON_FIXED_CTR" from "linux-nhmex";
 }
 
@@ -157,4 +157,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &W_FIXED_CTR_INFO,
     ],
     events: &[],
+    pmu: Some(&super::pmu::WBOX),
 };

@@ -19,15 +19,15 @@ register! {
     bits 31:18 rv "rsv" = 0x0;
     bit 17 rsv "rsv" = 0x0;
     /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0 { with: with_frz_en };
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
     bits 15:9 rv "rsv" = 0x0;
     /// Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.
-    bit 8 wo frz: bool = 0x0 { with: with_frz };
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
     bits 7:2 rv "rsv" = 0x0;
     /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0 { with: with_rst_ctrs };
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
     /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0 { with: with_rst_ctrl };
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
     "C0": const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD04) "C0_MSR_PMON_BOX_CTL" from "linux-snbep";
     "C1": const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD24) "C1_MSR_PMON_BOX_CTL" from "linux-snbep";
     "C2": const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD44) "C2_MSR_PMON_BOX_CTL" from "linux-snbep";
@@ -58,23 +58,23 @@ register! {
     note "info" "Addresses": "Control n of CBo i is MSR 0xD10 + 0x20*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3.";
     note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
     /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: CboCtlInvert = 0x0, values CboCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw-v invert: CboCtlInvert = 0x0, values CboCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     /// Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.
     bit 19 rw-v tid_en: bool = 0x0 { get: tid_en, with: with_tid_en };
     /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0 { with: with_rst };
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bit 16 rsv "rsv" = 0x0;
     /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: the code of the CBo event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "C0": const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD10) "C0_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD11) "C0_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD12) "C0_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD13) "C0_MSR_PMON_CTL3" from "linux-snbep"];
     "C1": const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD30) "C1_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD31) "C1_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD32) "C1_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD33) "C1_MSR_PMON_CTL3" from "linux-snbep"];
     "C2": const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD50) "C2_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD51) "C2_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD52) "C2_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD53) "C2_MSR_PMON_CTL3" from "linux-snbep"];
@@ -95,7 +95,7 @@ register! {
     note "info" "Width from the guide's text and Linux; the table itself was not read": "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees).";
     bits 63:44 rv "rsv" = 0x0;
     /// The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "C0": const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD16) "C0_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD17) "C0_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD18) "C0_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD19) "C0_MSR_PMON_CTR3" from "linux-snbep"];
     "C1": const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD36) "C1_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD37) "C1_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD38) "C1_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD39) "C1_MSR_PMON_CTR3" from "linux-snbep"];
     "C2": const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD56) "C2_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD57) "C2_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD58) "C2_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD59) "C2_MSR_PMON_CTR3" from "linux-snbep"];
@@ -251,4 +251,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CBO_BOX_FILTER_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::CBOX),
 };

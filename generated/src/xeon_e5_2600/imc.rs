@@ -22,15 +22,15 @@ register! {
     bits 31:18 rv "rsv" = 0x0;
     bit 17 rsv "rsv" = 0x0;
     /// Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0 { with: with_frz_en };
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
     bits 15:9 rv "rsv" = 0x0;
     /// Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.
-    bit 8 wo frz: bool = 0x0 { with: with_frz };
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
     bits 7:2 rv "rsv" = 0x0;
     /// Reset counters: writing 1 sets all data counters of the channel to zero.
-    bit 1 wo rst_ctrs: bool = 0x0 { with: with_rst_ctrs };
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
     /// Reset control: writing 1 sets all counter control registers of the channel to zero.
-    bit 0 wo rst_ctrl: bool = 0x0 { with: with_rst_ctrl };
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
     "CH0": const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" from "likwid";
     "CH1": const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" from "likwid";
     "CH2": const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" from "likwid";
@@ -58,20 +58,20 @@ register! {
     note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
     note "info" "Offsets": "Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree.";
     /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: ImcCtlInvert = 0x0, values ImcCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw-v invert: ImcCtlInvert = 0x0, values ImcCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     bit 19 rv "rsv" = 0x0;
     /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     bits 17:16 rsv "rsv" = 0x0;
     /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: the code of the memory-controller event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "CH0": const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D8) "MC_CH0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0DC) "MC_CH0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E0) "MC_CH0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E4) "MC_CH0_PCI_PMON_CTL3" from "likwid"];
     "CH1": const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D8) "MC_CH1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0DC) "MC_CH1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E0) "MC_CH1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E4) "MC_CH1_PCI_PMON_CTL3" from "likwid"];
     "CH2": const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D8) "MC_CH2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0DC) "MC_CH2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E0) "MC_CH2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E4) "MC_CH2_PCI_PMON_CTL3" from "likwid"];
@@ -87,7 +87,7 @@ register! {
     note "info" "48-bit counter read as two dwords": "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
     bits 63:48 rv "rsv" = 0x0;
     /// The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "CH0": const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A0) "MC_CH0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A8) "MC_CH0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B0) "MC_CH0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B8) "MC_CH0_PCI_PMON_CTR3" from "likwid"];
     "CH1": const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A0) "MC_CH1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A8) "MC_CH1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B0) "MC_CH1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B8) "MC_CH1_PCI_PMON_CTR3" from "likwid"];
     "CH2": const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A0) "MC_CH2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A8) "MC_CH2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B0) "MC_CH2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B8) "MC_CH2_PCI_PMON_CTR3" from "likwid"];
@@ -104,10 +104,10 @@ register! {
     bits 31:24 rv "rsv" = 0x0;
     bit 23 rsv "rsv" = 0x0;
     /// Enables the fixed DRAM-clock counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     /// Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.
-    bit 19 wo rst: bool = 0x0 { with: with_rst };
+    bit 19 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bits 18:0 rv "rsv" = 0x0;
     "CH0": const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" from "likwid";
     "CH1": const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" from "likwid";
@@ -124,7 +124,7 @@ register! {
     note "info" "Offset and width": "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V.";
     bits 63:48 rv "rsv" = 0x0;
     /// The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "CH0": const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" from "likwid";
     "CH1": const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" from "likwid";
     "CH2": const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" from "likwid";
@@ -203,4 +203,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTR_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::IMC),
 };

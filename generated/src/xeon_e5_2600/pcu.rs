@@ -19,15 +19,15 @@ register! {
     bits 31:18 rv "rsv" = 0x0;
     bit 17 rsv "rsv" = 0x0;
     /// Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0 { with: with_frz_en };
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
     bits 15:9 rv "rsv" = 0x0;
     /// Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.
-    bit 8 wo frz: bool = 0x0 { with: with_frz };
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
     bits 7:2 rv "rsv" = 0x0;
     /// Reset counters: writing 1 clears every PCU data counter to zero.
-    bit 1 wo rst_ctrs: bool = 0x0 { with: with_rst_ctrs };
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
     /// Reset control: writing 1 clears every PCU counter control register to zero.
-    bit 0 wo rst_ctrl: bool = 0x0 { with: with_rst_ctrl };
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
     "PCU": const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = msr(0xC24) "PCU_MSR_PMON_BOX_CTL" from "linux-snbep";
 }
 
@@ -70,24 +70,24 @@ register! {
     bit 30 rw-v occ_invert: PcuCtlOccInvert = 0x0, values PcuCtlOccInvert::VALUES { get: occ_invert, with: with_occ_invert };
     bit 29 rsv "rsv" = 0x0;
     /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
-    bits 28:24 rw-v thresh: u8 = 0x0 { get: thresh, with: with_thresh, try_with: try_with_thresh };
+    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
     /// Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: PcuCtlInvert = 0x0, values PcuCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw-v invert: PcuCtlInvert = 0x0, values PcuCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     /// Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).
-    bit 21 rw-v ev_sel_ext: bool = 0x0 { get: ev_sel_ext, with: with_ev_sel_ext };
+    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
     bits 20:19 rsv "rsv" = 0x0;
     /// Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0 { with: with_rst };
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bit 16 rsv "rsv" = 0x0;
     /// Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.
     bits 15:14 rw-v occ_sel: u8 = 0x0, values PCU_CTL_OCC_SEL_VALUES { get: occ_sel, with: with_occ_sel, try_with: try_with_occ_sel };
     bits 13:8 rsv "rsv" = 0x0;
     /// Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
-    bits 7:0 rw-v ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "PCU": const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [0: msr(0xC30) "PCU_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC31) "PCU_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xC32) "PCU_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xC33) "PCU_MSR_PMON_CTL3" from "linux-snbep"];
 }
 
@@ -99,7 +99,7 @@ register! {
     note "info" "Width from Linux and the v2 guide; the E5-2600 table was not read": "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).";
     bits 63:48 rv "rsv" = 0x0;
     /// The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "PCU": const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [0: msr(0xC36) "PCU_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC37) "PCU_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xC38) "PCU_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xC39) "PCU_MSR_PMON_CTR3" from "linux-snbep"];
 }
 
@@ -126,7 +126,7 @@ register! {
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76";
     note "info" "Address": "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.";
     /// Cycles in which some core was in C6, 64 bits.
-    bits 63:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count };
+    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
     "PCU": const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = msr(0x3FD) "PCU_MSR_CORE_C6_CTR" from "linux-snbep";
 }
 
@@ -136,7 +136,7 @@ register! {
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76";
     note "info" "Table 2-79 body not read; layout taken from Table 2-78": "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.";
     /// Cycles in which some core was in C3, 64 bits.
-    bits 63:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count };
+    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
     "PCU": const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = msr(0x3FC) "PCU_MSR_CORE_C3_CTR" from "linux-snbep";
 }
 
@@ -196,4 +196,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CORE_C3_CTR_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::PCU),
 };

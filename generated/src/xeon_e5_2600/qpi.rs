@@ -20,15 +20,15 @@ register! {
     bits 31:18 rv "rsv" = 0x0;
     bit 17 rsv "rsv" = 0x0;
     /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0 { with: with_frz_en };
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
     bits 15:9 rv "rsv" = 0x0;
     /// Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.
-    bit 8 wo frz: bool = 0x0 { with: with_frz };
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
     bits 7:2 rv "rsv" = 0x0;
     /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0 { with: with_rst_ctrs };
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
     /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0 { with: with_rst_ctrl };
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
     "P0": const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" from "likwid";
     "P1": const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" from "likwid";
 }
@@ -53,24 +53,24 @@ register! {
     note "info" "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred": "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them.";
     note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
     /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: QpiCtlInvert = 0x0, values QpiCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw-v invert: QpiCtlInvert = 0x0, values QpiCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     /// Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
-    bit 21 rw-v ev_sel_ext: bool = 0x0 { get: ev_sel_ext, with: with_ev_sel_ext };
+    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
     bit 20 rsv "rsv" = 0x0;
     bit 19 rv "rsv" = 0x0;
     /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0 { with: with_rst };
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bit 16 rsv "rsv" = 0x0;
     /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit).
-    bits 7:0 rw-v ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "P0": const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8) "Q_P0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC) "Q_P0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0) "Q_P0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4) "Q_P0_PCI_PMON_CTL3" from "likwid"];
     "P1": const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8) "Q_P1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC) "Q_P1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0) "Q_P1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4) "Q_P1_PCI_PMON_CTL3" from "likwid"];
 }
@@ -84,7 +84,7 @@ register! {
     note "info" "48-bit counter read as two dwords": "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.";
     bits 63:48 rv "rsv" = 0x0;
     /// The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "P0": const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0) "Q_P0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8) "Q_P0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0) "Q_P0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8) "Q_P0_PCI_PMON_CTR3" from "likwid"];
     "P1": const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0) "Q_P1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8) "Q_P1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0) "Q_P1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8) "Q_P1_PCI_PMON_CTR3" from "likwid"];
 }
@@ -287,4 +287,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &QPI_PKT_MASK1_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::QPI),
 };

@@ -21,15 +21,15 @@ register! {
     bits 31:18 rv "rsv" = 0x0;
     bit 17 rsv "rsv" = 0x0;
     /// Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0 { with: with_frz_en };
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
     bits 15:9 rv "rsv" = 0x0;
     /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.
-    bit 8 wo frz: bool = 0x0 { with: with_frz };
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
     bits 7:2 rv "rsv" = 0x0;
     /// Reset counters: writing 1 sets all data counters of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0 { with: with_rst_ctrs };
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
     /// Reset control: writing 1 sets all counter control registers of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0 { with: with_rst_ctrl };
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
     "R2PCIE": const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0F4) "R2_PCI_PMON_BOX_CTL" from "likwid";
 }
 
@@ -52,22 +52,22 @@ register! {
     note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
     note "info" "Offsets": "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
     /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
     /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: R2pcieCtlInvert = 0x0, values R2pcieCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw-v invert: R2pcieCtlInvert = 0x0, values R2pcieCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     bit 19 rv "rsv" = 0x0;
     /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0 { with: with_rst };
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bit 16 rsv "rsv" = 0x0;
     /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: the code of the R2PCIe event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "R2PCIE": const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [0: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0D8) "R2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0DC) "R2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0E0) "R2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0E4) "R2_PCI_PMON_CTL3" from "likwid"];
 }
 
@@ -79,7 +79,7 @@ register! {
     note "info" "Width from the guide's text and Linux; field table not seen": "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).";
     bits 63:44 rv "rsv" = 0x0;
     /// The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "R2PCIE": const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [0: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0A0) "R2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0A8) "R2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0B0) "R2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0B8) "R2_PCI_PMON_CTR3" from "likwid"];
 }
 
@@ -136,4 +136,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &R2PCIE_CTR_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::R2PCIE),
 };

@@ -31,22 +31,22 @@ register! {
     note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
     bits 31:29 rv "rsv" = 0x0;
     /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 28:24 rw thresh: u8 = 0x0 { get: thresh, with: with_thresh, try_with: try_with_thresh };
+    bits 28:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
     /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw invert: UCtlInvert = 0x0, values UCtlInvert::VALUES { get: invert, with: with_invert };
+    bit 23 rw invert: UCtlInvert = 0x0, values UCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
     /// Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     bit 19 rv "rsv" = 0x0;
     /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw edge_det: bool = 0x0 { get: edge_det, with: with_edge_det };
+    bit 18 rw edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
     /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0 { with: with_rst };
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
     bit 16 rsv "rsv" = 0x0;
     /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw umask: u8 = 0x0 { get: umask, with: with_umask };
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
     /// Event select: the code of the U-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0 { get: ev_sel, with: with_ev_sel };
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
     "UBOX": const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [0: msr(0xC10) "U_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC11) "U_MSR_PMON_CTL1" from "linux-snbep"];
 }
 
@@ -58,7 +58,7 @@ register! {
     note "info" "Width from the guide's text and Linux; the table itself was not read": "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.";
     bits 63:44 rv "rsv" = 0x0;
     /// The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "UBOX": const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [0: msr(0xC16) "U_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC17) "U_MSR_PMON_CTR1" from "linux-snbep"];
 }
 
@@ -69,7 +69,7 @@ register! {
     note "info" "Name and address": "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).";
     bits 31:23 rv "rsv" = 0x0;
     /// Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.
-    bit 22 rw en: bool = 0x0 { get: en, with: with_en };
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
     bits 21:20 rsv "rsv" = 0x0;
     bits 19:0 rv "rsv" = 0x0;
     "UBOX": const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = msr(0xC08) "U_MSR_PMON_UCLK_FIXED_CTL" from "linux-snbep";
@@ -84,7 +84,7 @@ register! {
     note "info" "Address": "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.";
     bits 63:48 rv "rsv" = 0x0;
     /// The number of UCLK cycles counted, 48 bits.
-    bits 47:0 rw-v event_count: u64 = 0x0 { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
     "UBOX": const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = msr(0xC09) "U_MSR_PMON_UCLK_FIXED_CTR" from "linux-snbep";
 }
 
@@ -166,4 +166,5 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_GID_NID_MAP_INFO,
     ],
     events: EVENT_INFOS,
+    pmu: Some(&super::pmu::UBOX),
 };

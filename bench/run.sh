@@ -5,6 +5,7 @@
 #
 #   bash bench/run.sh            # everything (about 10 minutes on 2 cores)
 #   QUICK=1 bash bench/run.sh    # skip the 10,000-register crate builds and criterion
+#   ONLY=rp2040 bash bench/run.sh   # only the RP2040 comparison and the per-feature builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -34,6 +35,70 @@ echo
 
 cargo build -q --release -p codegen
 CODEGEN=$ROOT/target/release/codegen
+
+# The side-by-side comparison with svd2rust on the same input, the RP2040's SVD (read from the
+# shared directory, never committed), and the per-processor feature builds.
+SVD=${SVD:-$ROOT/../shared/svd/rp2040.svd}
+SVD2RUST_VERSION=0.37.1
+rp2040() {
+  echo "# RP2040: our codegen against svd2rust $SVD2RUST_VERSION on $(basename "$SVD")"
+  local tools="$WORK/tools/svd2rust-$SVD2RUST_VERSION"
+  [ -x "$tools/bin/svd2rust" ] || cargo install -q svd2rust --version "$SVD2RUST_VERSION" --locked --root "$tools"
+  rm -rf "$WORK/rp2040-spec" "$WORK/out-rp2040" "$WORK/svd2rust-rp2040"
+  python3 bench/svd2spec.py "$SVD" "$WORK/rp2040-spec"
+  local regs
+  regs=$(grep -c '<register>' "$SVD")
+  read -r ours_gen ours_gen_rss < <(measure "$CODEGEN" --spec "$WORK/rp2040-spec" --out "$WORK/out-rp2040")
+  mkdir -p "$WORK/svd2rust-rp2040/src"
+  read -r theirs_gen theirs_gen_rss < <(measure "$tools/bin/svd2rust" -i "$SVD" --target none -o "$WORK/svd2rust-rp2040/src")
+  cat > "$WORK/svd2rust-rp2040/Cargo.toml" <<'TOML'
+[package]
+name = "rp2040-svd2rust"
+version = "0.1.0"
+edition = "2021"
+[dependencies]
+vcell = "0.1.3"
+critical-section = { version = "1", optional = true }
+[workspace]
+TOML
+  printf '\n[workspace]\n' >> "$WORK/out-rp2040/Cargo.toml"
+  local ours_lines theirs_lines
+  ours_lines=$(find "$WORK/out-rp2040/src" -name '*.rs' -exec cat {} + | wc -l)
+  theirs_lines=$(wc -l < "$WORK/svd2rust-rp2040/src/lib.rs")
+  echo "registers: $regs; generated src lines: ours $ours_lines ($((ours_lines * 1000 / regs)) per 1,000), svd2rust $theirs_lines (one item per line, unformatted)"
+  printf "%-28s %12s %12s %8s\n" "" ours svd2rust ratio
+  ratio() { python3 -c "print(f'{\"$1\":<28} {$2:>12.3f} {$3:>12.3f} {$2 / $3:>8.2f}')"; }
+  ratio "generation (s)" "$ours_gen" "$theirs_gen"
+  # Each crate alone in a fresh target directory; dependencies (svd2rust's vcell) are built
+  # first, so the figure is the crate's own compile. Peak memory is the largest child's RSS.
+  for profile in debug release; do
+    local flag=""
+    [ "$profile" = release ] && flag="--release"
+    rm -rf "$WORK/target-rp2040-ours" "$WORK/target-rp2040-theirs"
+    CARGO_TARGET_DIR="$WORK/target-rp2040-theirs" cargo build -q $flag -p vcell --manifest-path "$WORK/svd2rust-rp2040/Cargo.toml"
+    read -r ours ours_rss < <(measure env CARGO_TARGET_DIR="$WORK/target-rp2040-ours" cargo build -q $flag --manifest-path "$WORK/out-rp2040/Cargo.toml")
+    read -r theirs theirs_rss < <(measure env CARGO_TARGET_DIR="$WORK/target-rp2040-theirs" cargo build -q $flag --manifest-path "$WORK/svd2rust-rp2040/Cargo.toml")
+    ratio "$profile build (s)" "$ours" "$theirs"
+    ratio "$profile build peak (MiB)" "$ours_rss" "$theirs_rss"
+  done
+  echo
+  echo "# one processor alone: the generated crate with one feature (debug, fresh target directory)"
+  local features
+  features=$(sed -n '/^\[features\]/,/^\[/p' generated/Cargo.toml | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 | grep -vx default)
+  for feature in "(none: arch only)" $features; do
+    local args=(--no-default-features)
+    [ "$feature" = "(none: arch only)" ] || args+=(--features "$feature")
+    rm -rf "$WORK/target-feature"
+    read -r t rss < <(measure env CARGO_TARGET_DIR="$WORK/target-feature" cargo build -q -p pmu-regs "${args[@]}")
+    printf "%-20s %8.2f s %8.0f MiB\n" "$feature" "$t" "$rss"
+  done
+  echo
+}
+if [ "${ONLY:-}" = rp2040 ]; then
+  rp2040
+  exit 0
+fi
+rp2040
 
 echo "# generation (cargo run -p codegen equivalent, release build, fresh output directory)"
 printf "%-12s %10s %12s %14s %12s\n" spec registers "wall (s)" "s per 1,000" "peak (MiB)"

@@ -75,3 +75,131 @@ pub(crate) fn relative_spec_path(path: &std::path::Path) -> String {
         .collect();
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
+
+/// Rust keywords (strict, reserved and 2018+): a generated function or field accessor with
+/// one of these names gets a `_` suffix.
+pub fn is_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "Self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+            | "async"
+            | "await"
+            | "dyn"
+            | "abstract"
+            | "become"
+            | "box"
+            | "do"
+            | "final"
+            | "macro"
+            | "override"
+            | "priv"
+            | "typeof"
+            | "unsized"
+            | "virtual"
+            | "yield"
+            | "try"
+            | "gen"
+            | "union"
+            | "raw"
+            | "safe"
+    )
+}
+
+/// A register type name that would shadow, inside its generated module, a name the module
+/// uses: the prelude's (`Result`, `Option`, `Default`...), the crate's support types (`Msr`,
+/// `Register`...), the unit's `Event`, or a keyword (`Self`). Such a type gets a `Reg` suffix.
+pub fn rust_type_name(name: String) -> String {
+    const TAKEN: &[&str] = &[
+        "Result",
+        "Option",
+        "Some",
+        "None",
+        "Ok",
+        "Err",
+        "Default",
+        "Clone",
+        "Copy",
+        "Send",
+        "Sync",
+        "Sized",
+        "Unpin",
+        "Drop",
+        "Fn",
+        "FnMut",
+        "FnOnce",
+        "Iterator",
+        "IntoIterator",
+        "Extend",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "AsRef",
+        "AsMut",
+        "Into",
+        "From",
+        "TryFrom",
+        "TryInto",
+        "FromIterator",
+        "Debug",
+        "Hash",
+        "Self",
+        "Register",
+        "Msr",
+        "PciRegister",
+        "FieldTooWide",
+        "ReservedBitsSet",
+        "Space",
+        "Access",
+        "ProcessorInfo",
+        "UnitInfo",
+        "RegisterInfo",
+        "Addresses",
+        "AddressInfo",
+        "Location",
+        "FieldInfo",
+        "ValueInfo",
+        "RepeatInfo",
+        "NoteInfo",
+        "EventInfo",
+        "Event",
+    ];
+    if TAKEN.contains(&name.as_str()) {
+        name + "Reg"
+    } else {
+        name
+    }
+}

@@ -11,6 +11,7 @@
 //! address.
 //!
 //! ```
+//! # #[cfg(feature = "xeon-7500")] {
 //! use pmu_regs::{xeon_7500, Role};
 //!
 //! let cbox = xeon_7500::cbox::UNIT.pmu.unwrap();
@@ -23,6 +24,7 @@
 //! let route = cbox.route("C5", 3).unwrap();
 //! assert_eq!(route.hops[0].bit.name(), "S1_MSR_PMON_SUMMARY.ov_c_l");
 //! assert_eq!(route.hops[1].bit.name(), "U_MSR_PMON_GLOBAL_STATUS.ov_s1");
+//! # }
 //! ```
 
 use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
@@ -459,6 +461,7 @@ impl<R: Register> RoleAccess for R {}
 /// program "a counter" of any box without its field names.
 ///
 /// ```
+/// # #[cfg(all(feature = "xeon-7500", feature = "xeon-e5-2600"))] {
 /// use pmu_regs::{CounterControl, xeon_7500::cbox::CEvtSel, xeon_e5_2600::qpi::QpiCtl};
 ///
 /// fn count<C: CounterControl>(event: u8, umask: u8) -> C {
@@ -466,6 +469,7 @@ impl<R: Register> RoleAccess for R {}
 /// }
 /// assert!(count::<CEvtSel>(0x01, 0x0f).enabled());
 /// assert_eq!(count::<QpiCtl>(0x38, 0).event(), 0x38);
+/// # }
 /// ```
 pub trait CounterControl: Register {
     /// The [`Role::Enable`] field.

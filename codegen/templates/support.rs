@@ -251,6 +251,24 @@ impl Access {
             Access::Ig => "ig",
         }
     }
+    /// The access kind the spec spells `name` (`"rw-v"`).
+    ///
+    /// # Panics
+    /// If `name` is not one of the spec's spellings (a compile error in const context).
+    pub const fn from_name(name: &str) -> Self {
+        match name.as_bytes() {
+            b"rw" => Access::Rw,
+            b"rw-v" => Access::RwV,
+            b"ro" => Access::Ro,
+            b"ro-v" => Access::RoV,
+            b"wo" => Access::Wo,
+            b"w1c" => Access::W1c,
+            b"rsv" => Access::Rsv,
+            b"rv" => Access::Rv,
+            b"ig" => Access::Ig,
+            _ => panic!("unknown access kind"),
+        }
+    }
     /// Software must keep these bits zero.
     pub const fn is_reserved(self) -> bool {
         matches!(self, Access::Rsv | Access::Rv)
@@ -408,6 +426,9 @@ pub enum Location {
 pub struct FieldInfo {
     /// Name as in the guide (`{n}` for bit arrays).
     pub name: &'static str,
+    /// The Rust name of its accessors (`pmc_en` for `PMC{n}_EN`), which `Debug` prints; the
+    /// guide's name for reserved fields.
+    pub ident: &'static str,
     /// Least significant bit.
     pub lsb: u32,
     /// Most significant bit.
@@ -534,6 +555,64 @@ pub const fn field_mask(lsb: u32, width: u32) -> u64 {
     (if width >= 64 { u64::MAX } else { (1u64 << width) - 1 }) << lsb
 }
 
+/// Bits `msb:lsb` of `raw`, shifted down. Every generated getter is this and a cast.
+#[inline(always)]
+pub const fn get_bits(raw: u64, msb: u32, lsb: u32) -> u64 {
+    (raw >> lsb) & field_mask(0, msb - lsb + 1)
+}
+
+/// `raw` with bits `msb:lsb` replaced by `value`. Every generated `with_*` is this.
+///
+/// # Panics
+/// If `value` does not fit in the field (a compile error in const context). For a field exactly
+/// as wide as its value type the check cannot fail, and the optimiser removes it.
+#[inline(always)]
+pub const fn set_bits(raw: u64, msb: u32, lsb: u32, value: u64) -> u64 {
+    let max = field_mask(0, msb - lsb + 1);
+    assert!(value <= max, "value too wide for its field; the try_with_ method returns an error instead");
+    (raw & !(max << lsb)) | (value << lsb)
+}
+
+/// `raw` with bits `msb:lsb` replaced by `value`, or an error naming the register and field if
+/// `value` does not fit. Every generated `try_with_*` is this.
+#[inline(always)]
+pub const fn try_set_bits(
+    raw: u64,
+    msb: u32,
+    lsb: u32,
+    value: u64,
+    register: &'static str,
+    field: &'static str,
+) -> Result<u64, FieldTooWide> {
+    let width = msb - lsb + 1;
+    if value > field_mask(0, width) {
+        return Err(FieldTooWide { register, field, width, value });
+    }
+    Ok(set_bits(raw, msb, lsb, value))
+}
+
+/// Element `n` of a bit array whose elements are `element_width` bits from `lsb`.
+///
+/// # Panics
+/// If `n` is `count` or more.
+#[inline(always)]
+pub const fn get_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: u32) -> u64 {
+    assert!(n < count, "bit array index out of range");
+    let at = lsb + n * element_width;
+    get_bits(raw, at + element_width - 1, at)
+}
+
+/// `raw` with element `n` of a bit array replaced by `value`.
+///
+/// # Panics
+/// If `n` is `count` or more, or `value` is wider than an element.
+#[inline(always)]
+pub const fn set_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: u32, value: u64) -> u64 {
+    assert!(n < count, "bit array index out of range");
+    let at = lsb + n * element_width;
+    set_bits(raw, at + element_width - 1, at, value)
+}
+
 /// The bits of `fields` that are reserved (must be written as zero).
 pub const fn reserved_mask(fields: &[FieldInfo]) -> u64 {
     let (mut mask, mut i) = (0, 0);
@@ -581,24 +660,75 @@ pub const fn reset_of(fields: &[FieldInfo]) -> u64 {
     value
 }
 
-/// Writes `raw` field by field, for the layouts' `Debug`.
+/// A field's description: its doc comment without the leading space, or what its access
+/// says for reserved and ignored bits.
+pub const fn field_description(doc: &[&'static str], access: Access) -> &'static str {
+    match doc {
+        [d, ..] => d.trim_ascii_start(),
+        [] => match access {
+            Access::Ig => "Reads zero; writes ignored.",
+            _ => "Reserved; write zero.",
+        },
+    }
+}
+
+/// The named values of a field: `values` if given, else none.
+pub const fn field_values(values: &[&'static [ValueInfo]]) -> &'static [ValueInfo] {
+    match values {
+        [v, ..] => v,
+        [] => &[],
+    }
+}
+
+/// A register's addresses: `known`, unless the spec gives a reason why none is known.
+pub const fn addresses(known: &'static [AddressInfo], unknown: &[&'static str]) -> Addresses {
+    match unknown {
+        [reason, ..] => Addresses::Unknown(reason),
+        [] => Addresses::Known(known),
+    }
+}
+
+/// `Debug` of every layout: each field that is not reserved by its Rust name, a named value by
+/// its name, a one-bit field as a bool, anything else in hex.
 pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[FieldInfo], raw: u64) -> fmt::Result {
     let mut s = f.debug_struct(type_name);
     for field in fields.iter().filter(|x| !x.is_placeholder()) {
-        s.field(field.name, &format_args!("{:#x}", field.extract(raw)));
+        let v = field.extract(raw);
+        match field.value_name(v) {
+            Some(named) => s.field(field.ident, &format_args!("{}", named.name)),
+            None if field.width() == 1 => s.field(field.ident, &(v != 0)),
+            None => s.field(field.ident, &format_args!("{v:#x}")),
+        };
     }
     s.finish()
 }
 
 // The macros below are what each generated unit module is written in: one `register!` per
-// register layout, one line per field and per instance, so the generated source stays a
-// readable table while the expansion gives every accessor its own const fn and rustdoc.
+// layout, one line per field, so the generated source reads as the guide's table. Every path
+// in them is absolute, so a register type named `Result` or `Msr` cannot capture one.
 
-/// An enum for a field whose values the guide names.
+/// An enum for a field whose values the guide names:
+///
+/// ```text
+/// field_enum! {
+///     /// Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+///     pub enum WEvtSelInvert {
+///         /// count when the event increment is >= thresh
+///         Ge = 0 "ge",
+///     }
+/// }
+/// ```
+///
+/// The string after each value is the guide's name for it.
 macro_rules! field_enum {
-    ($ty:ident, $doc:literal, $([$variant:ident = $value:literal, $name:literal, $vdoc:literal]),+) => {
+    (
+        #[doc = $doc:literal]
+        pub enum $ty:ident {
+            $(#[doc = $vdoc:literal] $variant:ident = $value:literal $name:literal,)+
+        }
+    ) => {
         #[doc = $doc]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
         #[repr(u8)]
         pub enum $ty {
             $(#[doc = $vdoc] $variant = $value,)+
@@ -606,7 +736,7 @@ macro_rules! field_enum {
 
         impl $ty {
             /// The values with their names and meanings, for tools.
-            pub const VALUES: &'static [ValueInfo] = &[$(ValueInfo { value: $value, name: $name, description: $vdoc }),+];
+            pub const VALUES: &'static [$crate::support::ValueInfo] = &[$($crate::support::ValueInfo { value: $value, name: $name, description: $vdoc.trim_ascii_start() }),+];
 
             /// The variant for a field value. Every value of the field is named, so the last
             /// arm only ever sees the last value.
@@ -630,203 +760,221 @@ macro_rules! field_enum {
     (@last $last:ident) => { Self::$last };
 }
 
-/// Field metadata values: `[]` for none, `[Path]` for a `VALUES` list.
-macro_rules! field_values {
-    ([]) => { &[] };
-    ([$values:path]) => { $values };
+/// The lowest bit of `bit 23` or `bits 31:24`.
+macro_rules! lsb {
+    ($msb:literal) => { $msb };
+    ($msb:literal : $lsb:literal) => { $lsb };
 }
 
-/// Field metadata for CPUID-sized bit arrays.
-macro_rules! field_repeat {
-    (rep($($g:ident)?, $($w:ident, $s:ident)?: $t:ident, $ew:literal, $max:literal, $cpuid:expr)) => {
-        Some(RepeatInfo { element_width: $ew, max_count: $max, count_cpuid: $cpuid })
-    };
-    ($kind:ident $args:tt) => { None };
+/// The guide's name of a field: its own string if it has one, else its Rust name.
+macro_rules! field_name {
+    ($name:literal; $($id:ident)?) => { $name };
+    (; $id:ident) => { stringify!($id) };
 }
 
-/// Converts raw field bits to a value type.
-macro_rules! field_from_raw {
-    (bool, $bits:expr) => { $bits != 0 };
-    ($t:ident, $bits:expr) => { $bits as $t };
+/// The accessors of one field, as its value type says (see `register!`).
+macro_rules! field_fns {
+    ($raw:ident, bool, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
+        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> bool {
+            $crate::support::get_bits(self.0 as u64, $msb, $lsb) != 0
+        })?
+        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $with(self, v: bool) -> Self {
+            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v as u64) as $raw)
+        })?
+    };
+    ($raw:ident, [$t:ident; $count:literal], $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
+        $(#[doc = "Element `n` of the bit array:"] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""] #[doc = concat!("# Panics\nIf `n` is ", stringify!($count), " or more.")]
+        #[inline] pub const fn $get(self, n: u32) -> $t {
+            field_fns!(@from $t, $crate::support::get_element(self.0 as u64, $lsb, ($msb + 1 - $lsb) / $count, $count, n))
+        })?
+        $(#[doc = "This value with element `n` of the bit array set to `v`:"] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""] #[doc = concat!("# Panics\nIf `n` is ", stringify!($count), " or more.")]
+        #[inline] pub const fn $with(self, n: u32, v: $t) -> Self {
+            Self($crate::support::set_element(self.0 as u64, $lsb, ($msb + 1 - $lsb) / $count, $count, n, v as u64) as $raw)
+        })?
+    };
+    ($raw:ident, u8, $($rest:tt)*) => { field_fns!(@int $raw, u8, $($rest)*); };
+    ($raw:ident, u16, $($rest:tt)*) => { field_fns!(@int $raw, u16, $($rest)*); };
+    ($raw:ident, u32, $($rest:tt)*) => { field_fns!(@int $raw, u32, $($rest)*); };
+    ($raw:ident, u64, $($rest:tt)*) => { field_fns!(@int $raw, u64, $($rest)*); };
+    (@int $raw:ident, $t:ident, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
+        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> $t {
+            $crate::support::get_bits(self.0 as u64, $msb, $lsb) as $t
+        })?
+        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""]
+        #[doc = "# Panics\nIf `v` does not fit in the field (a compile error in const context)."]
+        #[inline] pub const fn $with(self, v: $t) -> Self {
+            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v as u64) as $raw)
+        })?
+        $(#[doc = "This value with the field set to `v`, or an error if `v` does not fit."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary]
+        #[inline] pub const fn $try(self, v: $t) -> ::core::result::Result<Self, $crate::support::FieldTooWide> {
+            match $crate::support::try_set_bits(self.0 as u64, $msb, $lsb, v as u64, $reg, $name) {
+                ::core::result::Result::Ok(raw) => ::core::result::Result::Ok(Self(raw as $raw)),
+                ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+            }
+        })?
+    };
+    // Any other type is a `field_enum!`: every value is named.
+    ($raw:ident, $t:ident, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
+        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> $t {
+            $t::from_bits($crate::support::get_bits(self.0 as u64, $msb, $lsb) as u8)
+        })?
+        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $with(self, v: $t) -> Self {
+            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v.bits() as u64) as $raw)
+        })?
+    };
+    (@repeat [$t:ident; $count:literal], $msb:literal, $lsb:expr $(, $cpuid:literal)?) => {
+        ::core::option::Option::Some($crate::support::RepeatInfo {
+            element_width: ($msb + 1 - $lsb) / $count,
+            max_count: $count,
+            count_cpuid: [$(::core::option::Option::Some($cpuid),)? ::core::option::Option::None][0],
+        })
+    };
+    (@repeat $t:tt, $msb:literal, $lsb:expr) => { ::core::option::Option::None };
+    (@from bool, $v:expr) => { $v != 0 };
+    (@from $t:ident, $v:expr) => { $v as $t };
 }
 
-/// The accessors of one field, as its kind says (see `register!`).
-macro_rules! field_methods {
-    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, none()) => {};
-    // Plain values (bool, or an integer exactly as wide as its type).
-    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, val($($g:ident)?, $($w:ident, $s:ident)?: $t:ident)) => {
-        $(
-            #[doc = field_doc!($fname, $bits, $accs, $reset, $fdesc)]
-            #[inline]
-            pub const fn $g(self) -> $t {
-                field_from_raw!($t, (self.0 >> $lsb) & (field_mask(0, $width) as $raw))
-            }
-        )?
-        $(
-            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
-            #[inline]
-            pub const fn $w(self, v: $t) -> Self {
-                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb))
-            }
-            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
-            #[inline]
-            pub const fn $s(&mut self, v: $t) {
-                *self = self.$w(v);
-            }
-        )?
+/// One address: `msr(0xC80)` or `pci(device_id: .., device: .., function: .., offset: ..)`.
+macro_rules! location {
+    (@ctor msr($addr:literal) $name:literal) => { $crate::support::Msr::new($addr, $name) };
+    (@ctor pci(device_id: $id:literal, device: $dev:literal, function: $func:literal, offset: $off:literal) $name:literal) => {
+        $crate::support::PciRegister::new($id, $dev, $func, $off, $name)
     };
-    // Integers narrower than their type: the plain setter panics on a too-wide value (a
-    // compile error in const context); the checked one returns an error.
-    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, narrow($($g:ident)?, $($w:ident, $s:ident, $tw:ident)?: $t:ident)) => {
-        field_methods!($raw, [$fname, $bits, $accs, $reset, $fdesc], $lsb, $width, $reg, val($($g)?,: $t));
-        $(
-            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `v` does not fit in ", stringify!($width), " bits (a compile error in const context); [`Self::", stringify!($tw), "`] returns an error instead.")]
-            #[inline]
-            pub const fn $w(self, v: $t) -> Self {
-                assert!((v as u64) <= field_mask(0, $width), "{}", concat!("value too wide for ", $reg, ".", $fname, " (", stringify!($width), " bits)"));
-                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb))
-            }
-            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `v` does not fit in ", stringify!($width), " bits.")]
-            #[inline]
-            pub const fn $s(&mut self, v: $t) {
-                *self = self.$w(v);
-            }
-            #[doc = concat!("This value with `", $fname, "` set to `v`, or an error if `v` does not fit in ", stringify!($width), " bits.")]
-            #[inline]
-            pub const fn $tw(self, v: $t) -> Result<Self, FieldTooWide> {
-                if (v as u64) > field_mask(0, $width) {
-                    return Err(FieldTooWide { register: $reg, field: $fname, width: $width, value: v as u64 });
-                }
-                Ok(Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v as $raw) << $lsb)))
-            }
-        )?
-    };
-    // Fields whose values are all named: the enum is the value type.
-    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, named($($g:ident)?, $($w:ident, $s:ident)?: $t:ident)) => {
-        $(
-            #[doc = field_doc!($fname, $bits, $accs, $reset, $fdesc)]
-            #[inline]
-            pub const fn $g(self) -> $t {
-                $t::from_bits(((self.0 >> $lsb) & (field_mask(0, $width) as $raw)) as u8)
-            }
-        )?
-        $(
-            #[doc = concat!("This value with `", $fname, "` set to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
-            #[inline]
-            pub const fn $w(self, v: $t) -> Self {
-                Self((self.0 & !(field_mask($lsb, $width) as $raw)) | ((v.bits() as $raw) << $lsb))
-            }
-            #[doc = concat!("Sets `", $fname, "` to `v`.\n\n", field_doc!($fname, $bits, $accs, $reset, $fdesc))]
-            #[inline]
-            pub const fn $s(&mut self, v: $t) {
-                *self = self.$w(v);
-            }
-        )?
-    };
-    // CPUID-sized bit arrays: the accessors take the element index.
-    ($raw:ident, [$fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal], $lsb:literal, $width:literal, $reg:literal, rep($($g:ident)?, $($w:ident, $s:ident)?: $t:ident, $ew:literal, $max:literal, $cpuid:expr)) => {
-        $(
-            #[doc = concat!("Element `n` of ", field_doc!($fname, $bits, $accs, $reset, $fdesc), "\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
-            #[inline]
-            pub const fn $g(self, n: u32) -> $t {
-                assert!(n < $max, "{}", concat!("index out of range for ", $reg, ".", $fname));
-                field_from_raw!($t, (self.0 >> ($lsb + n * $ew)) & (field_mask(0, $ew) as $raw))
-            }
-        )?
-        $(
-            #[doc = concat!("This value with element `n` of `", $fname, "` set to `v`.\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
-            #[inline]
-            pub const fn $w(self, n: u32, v: $t) -> Self {
-                assert!(n < $max, "{}", concat!("index out of range for ", $reg, ".", $fname));
-                let shift = $lsb + n * $ew;
-                Self((self.0 & !((field_mask(0, $ew) as $raw) << shift)) | (((v as $raw) & (field_mask(0, $ew) as $raw)) << shift))
-            }
-            #[doc = concat!("Sets element `n` of `", $fname, "` to `v`.\n\n# Panics\nIf `n` is ", stringify!($max), " or more.")]
-            #[inline]
-            pub const fn $s(&mut self, n: u32, v: $t) {
-                *self = self.$w(n, v);
-            }
-        )?
+    (msr($addr:literal)) => { $crate::support::Location::Msr($addr) };
+    (pci(device_id: $id:literal, device: $dev:literal, function: $func:literal, offset: $off:literal)) => {
+        $crate::support::Location::Pci { device_id: $id, device: $dev, function: $func, offset: $off }
     };
 }
 
-/// One address constant: a single register, or an array of them.
-macro_rules! register_addresses {
-    ($(#[$m:meta])* one, $cname:ident, $addr:ty, $ctor:expr) => {
-        $(#[$m])*
-        pub const $cname: $addr = $ctor;
-    };
-    ($(#[$m:meta])* many, $cname:ident, $addr:ty, $($ctor:expr),+) => {
-        $(#[$m])*
-        pub const $cname: $addr = [$($ctor),+];
-    };
-}
-
-/// The rustdoc summary of one field.
-macro_rules! field_doc {
-    ($fname:literal, $bits:literal, $accs:literal, $reset:literal, $fdesc:literal) => {
-        concat!("`", $fname, "` (bits ", $bits, ", ", $accs, ", reset ", stringify!($reset), "): ", $fdesc)
-    };
-}
-
-/// Declares one register layout: the newtype, its masks, reset value, accessors, `Debug`,
-/// [`Register`] impl, rustdoc (with the bit table), metadata, and typed address constants.
+/// Declares one register layout: the newtype over its integer, its field table, masks and reset
+/// value, a getter and `with_` builder per field, `Debug` from the field table, the
+/// [`Register`] impl, rustdoc with the bit table, the metadata static and typed addresses.
 ///
-/// Input, written by codegen: a header (type, raw integer, name template, width, space,
-/// array length, CPUID count, processor, unit, metadata static, and the all-instances
-/// constant), the description, the sources, the notes, one `field` line per field (reserved
-/// ones included) and one `at` line per instance.
+/// The input reads as the guide's table:
+///
+/// ```text
+/// register! {
+///     /// What the register does.
+///     pub struct WEvtSel(u64): "W_MSR_PMON_EVT_SEL{n}", MSR[4], unit "W" of "xeon-7500", static W_EVT_SEL_INFO;
+///     source "Intel ... Table 2-98, p. 2-127";
+///     note "erratum" "One-line title": "What the sources say, what was decided, and why.";
+///
+///     bit 63 ig "ig" = 0x0;
+///     /// Threshold compared with the per-cycle event increment.
+///     bits 31:24 rw thresh: u8 = 0x0 { get: thresh, with: with_thresh };
+///     /// Selects the sense of the threshold comparison.
+///     bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES { get: invert, with: with_invert };
+///
+///     "W": const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [0: msr(0xC90) "W_MSR_PMON_EVT_SEL0" from "likwid", ...];
+/// }
+/// ```
+///
+/// A field line: its bits; its access (`rw`, `rw-v`, `ro`, `ro-v`, `wo`, `w1c`, or for
+/// reserved and ignored bits `rsv`, `rv`, `ig` and the guide's name); the guide's name when it
+/// differs from the Rust name; the value type (`bool`, `u8`..`u64`, a `field_enum!`, or
+/// `[bool; 32]` for a bit array sized by CPUID); the reset value; named values; the field's
+/// PMU role and the counters its bits stand for; and the accessors. An address line: the instance, the constant, and each address with its public
+/// source.
 macro_rules! register {
     (
-        $ty:ident($raw:ident, $bits_width:literal) $name:literal $space:ident[$count:literal] $cpuid:expr, $proc:literal $unit:literal $info:ident $(all $all:ident: $all_ty:ty = [$($all_items:ident),*])?;
-        $desc:literal;
+        #[doc = $desc:literal]
+        pub struct $ty:ident($raw:ident): $name:literal, $space:ident[$count:literal], unit $unit:literal of $proc:literal, static $info:ident;
+        $(count_cpuid $cpuid:literal;)?
         $(source $src:literal;)*
-        $(note $nkind:literal $ntitle:literal $ntext:literal;)*
-        $(unknown $reason:literal;)?
-        $(field $acc:ident $accs:literal $fname:literal $bits:literal [$lsb:literal, $width:literal] $reset:literal $fdesc:literal $vals:tt $kind:ident $args:tt $(role $role:ident [$($ctr:literal),*])?;)+
-        $(at $shape:ident $cname:ident $inst:literal: $addr_ty:ty = [$($idx:literal $loc:tt $aname:literal $asrc:literal),+];)*
+        $(note $nkind:literal $ntitle:literal: $ntext:literal;)*
+        $(address unknown: $reason:literal;)?
+        $(
+            $(
+                #[doc = $fdoc:literal]
+                $bitkw:ident $msb:literal $(: $lsb:literal)? $acc:ident $(- $accv:ident)? $id:ident $($fname:literal)?: $ft:tt = $reset:literal
+                $(, values $vals:path)? $(, cpuid $fcpuid:literal)? $(, role $role:ident [$($ctr:literal),*])?
+                { $(get: $get:ident)? $($(,)? with: $with:ident)? $(, try_with: $try:ident)? }
+            )?
+            $(bit $bbit:literal $bacc:ident $bname:literal = $breset:literal)?
+            $(bits $pmsb:literal : $plsb:literal $pacc:ident $pname:literal = $preset:literal)?;
+        )+
+        $(
+            $inst:literal: const $cname:ident: $aty:ty =
+                $($sp1:ident $loc1:tt $aname1:literal from $asrc1:literal)?
+                $([$($idx:literal: $sp:ident $loc:tt $aname:literal from $asrc:literal),+ $(,)?])?;
+        )*
     ) => {
         #[doc = $desc]
         #[doc = ""]
-        #[doc = concat!("`", $name, "`: ", stringify!($bits_width), "-bit ", register!(@space $space), " register of the ", $unit, " unit (", $proc, ").")]
+        #[doc = concat!("`", $name, "`: ", stringify!($raw), " ", stringify!($space), " register of the ", $unit, " unit (", $proc, ").")]
         #[doc = ""]
         #[doc = "| Bits | Field | Access | Reset | Description |"]
         #[doc = "|---|---|---|---|---|"]
-        $(#[doc = concat!("| ", $bits, " | `", $fname, "` | ", $accs, " | ", stringify!($reset), " | ", $fdesc, " |")])+
+        $(
+            $(#[doc = concat!("| ", stringify!($msb), $(":", stringify!($lsb),)? " | `", field_name!($($fname)?; $id), "` | ", stringify!($acc), $("-", stringify!($accv),)? " | ", stringify!($reset), " |", $fdoc, " |")])?
+            $(#[doc = concat!("| ", stringify!($bbit), " | `", $bname, "` | ", stringify!($bacc), " | ", stringify!($breset), " | |")])?
+            $(#[doc = concat!("| ", stringify!($pmsb), ":", stringify!($plsb), " | `", $pname, "` | ", stringify!($pacc), " | ", stringify!($preset), " | |")])?
+        )+
+        #[doc = ""]
+        #[doc = "Reserved bits (`rsv`, `rv`) must be written as zero; ignored bits (`ig`) read as zero."]
         #[doc = ""]
         #[doc = "Sources:"]
         $(#[doc = concat!("- ", $src)])*
         $(#[doc = ""] #[doc = concat!("**", $ntitle, "** (", $nkind, "): ", $ntext)])*
         $(#[doc = ""] #[doc = concat!("**Address unknown:** ", $reason)])?
-        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
         #[repr(transparent)]
         pub struct $ty($raw);
 
-        // Every field gets the same shapes (shift, mask, cast); for a field at bit 0, or a
-        // layout without reserved bits, some are no-ops that the optimiser removes.
+        // A field at bit 0, or a layout without reserved bits, makes some shifts and masks
+        // no-ops that the optimiser removes.
         #[allow(clippy::bad_bit_mask, clippy::identity_op, clippy::erasing_op, clippy::unnecessary_cast)]
         impl $ty {
             /// The fields, most significant first, reserved ones included.
-            pub const FIELDS: &'static [FieldInfo] = &[$(FieldInfo {
-                name: $fname,
-                lsb: $lsb,
-                msb: $lsb + $width - 1,
-                access: Access::$acc,
-                reset: $reset,
-                description: $fdesc,
-                values: field_values!($vals),
-                repeat: field_repeat!($kind $args),
-                role: register!(@role $($role)?),
-                counters: &[$($($ctr),*)?],
-            }),+];
+            pub const FIELDS: &'static [$crate::support::FieldInfo] = &[$(
+                $($crate::support::FieldInfo {
+                    name: field_name!($($fname)?; $id),
+                    ident: stringify!($id),
+                    lsb: lsb!($msb $(: $lsb)?),
+                    msb: $msb,
+                    access: $crate::support::Access::from_name(concat!(stringify!($acc), $("-", stringify!($accv),)?)),
+                    reset: $reset,
+                    description: $crate::support::field_description(&[$fdoc], $crate::support::Access::Rw),
+                    values: $crate::support::field_values(&[$($vals)?]),
+                    repeat: field_fns!(@repeat $ft, $msb, lsb!($msb $(: $lsb)?) $(, $fcpuid)?),
+                    role: [$(::core::option::Option::Some($crate::structure::Role::$role),)? ::core::option::Option::None][0],
+                    counters: &[$($($ctr),*)?],
+                })?
+                $($crate::support::FieldInfo {
+                    name: $bname,
+                    ident: $bname,
+                    lsb: $bbit,
+                    msb: $bbit,
+                    access: $crate::support::Access::from_name(stringify!($bacc)),
+                    reset: $breset,
+                    description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($bacc))),
+                    values: &[],
+                    repeat: ::core::option::Option::None,
+                    role: ::core::option::Option::None,
+                    counters: &[],
+                })?
+                $($crate::support::FieldInfo {
+                    name: $pname,
+                    ident: $pname,
+                    lsb: $plsb,
+                    msb: $pmsb,
+                    access: $crate::support::Access::from_name(stringify!($pacc)),
+                    reset: $preset,
+                    description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($pacc))),
+                    values: &[],
+                    repeat: ::core::option::Option::None,
+                    role: ::core::option::Option::None,
+                    counters: &[],
+                })?
+            ),+];
             /// The value after reset.
-            pub const RESET: Self = Self(reset_of(Self::FIELDS) as $raw);
+            pub const RESET: Self = Self($crate::support::reset_of(Self::FIELDS) as $raw);
             /// Bits software must write as zero (`rsv` and `rv` fields). No safe method sets them.
-            pub const RESERVED_MASK: $raw = reserved_mask(Self::FIELDS) as $raw;
+            pub const RESERVED_MASK: $raw = $crate::support::reserved_mask(Self::FIELDS) as $raw;
             /// Bits that read as zero and ignore writes (`ig` fields).
-            pub const IGNORED_MASK: $raw = ignored_mask(Self::FIELDS) as $raw;
+            pub const IGNORED_MASK: $raw = $crate::support::ignored_mask(Self::FIELDS) as $raw;
             /// Bits software may write (`rw`, `rw-v`, `wo` and `w1c` fields).
-            pub const WRITABLE_MASK: $raw = writable_mask(Self::FIELDS) as $raw;
+            pub const WRITABLE_MASK: $raw = $crate::support::writable_mask(Self::FIELDS) as $raw;
 
             /// The value of `raw` with the reserved bits cleared, so that it is always safe
             /// to write. Use [`Self::try_from_bits`] to reject such bits instead.
@@ -837,11 +985,11 @@ macro_rules! register {
 
             /// `raw` as it is, or an error if it sets any reserved bit.
             #[inline]
-            pub const fn try_from_bits(raw: $raw) -> Result<Self, ReservedBitsSet> {
+            pub const fn try_from_bits(raw: $raw) -> ::core::result::Result<Self, $crate::support::ReservedBitsSet> {
                 if raw & Self::RESERVED_MASK != 0 {
-                    Err(ReservedBitsSet { register: $name, bits: (raw & Self::RESERVED_MASK) as u64 })
+                    ::core::result::Result::Err($crate::support::ReservedBitsSet { register: $name, bits: (raw & Self::RESERVED_MASK) as u64 })
                 } else {
-                    Ok(Self(raw))
+                    ::core::result::Result::Ok(Self(raw))
                 }
             }
 
@@ -851,24 +999,29 @@ macro_rules! register {
                 self.0
             }
 
-            $(field_methods!($raw, [$fname, $bits, $accs, $reset, $fdesc], $lsb, $width, $name, $kind $args);)+
+            $($(field_fns!(
+                $raw, $ft, $msb, lsb!($msb $(: $lsb)?), $name, field_name!($($fname)?; $id),
+                $fdoc, concat!("`", field_name!($($fname)?; $id), "`: ", stringify!($bitkw), " ", stringify!($msb), $(":", stringify!($lsb),)? ", ", stringify!($acc), $("-", stringify!($accv),)? ", reset ", stringify!($reset), ".")
+                ,
+                [$($get)?], [$($with)?], [$($try)?]
+            );)?)+
         }
 
-        impl Default for $ty {
+        impl ::core::default::Default for $ty {
             /// The reset value.
             fn default() -> Self {
                 Self::RESET
             }
         }
 
-        impl core::fmt::Debug for $ty {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                debug_fields(f, stringify!($ty), Self::FIELDS, self.0 as u64)
+        impl ::core::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                $crate::support::debug_fields(f, stringify!($ty), Self::FIELDS, self.0 as u64)
             }
         }
 
-        impl Register for $ty {
-            const INFO: &'static RegisterInfo = &$info;
+        impl $crate::support::Register for $ty {
+            const INFO: &'static $crate::support::RegisterInfo = &$info;
             fn from_raw(raw: u64) -> Self {
                 Self::from_bits(raw as $raw)
             }
@@ -878,63 +1031,37 @@ macro_rules! register {
         }
 
         $(
-            register_addresses!(
-                #[doc = concat!("`", $name, "` of instance ", $inst, "; addresses and their sources:")]
-                $(#[doc = concat!("- `", $aname, "`: ", register!(@loc_doc $space $loc), " (", $asrc, ")")])+
-                $shape, $cname, $addr_ty, $(register!(@ctor $space $loc $aname)),+
-            );
+            #[doc = concat!("`", $name, "` of instance ", $inst, ".")]
+            pub const $cname: $aty =
+                $(location!(@ctor $sp1 $loc1 $aname1))?
+                $([$(location!(@ctor $sp $loc $aname)),+])?;
         )*
-        $(
-            #[doc = concat!("`", $name, "` of every instance, in instance order.")]
-            pub const $all: $all_ty = [$($all_items),*];
-        )?
 
-        static $info: RegisterInfo = RegisterInfo {
+        static $info: $crate::support::RegisterInfo = $crate::support::RegisterInfo {
             processor: $proc,
             unit: $unit,
             name: $name,
             type_name: stringify!($ty),
-            width: $bits_width,
-            space: register!(@space_value $space),
+            width: <$raw>::BITS,
+            space: register!(@space $space),
             count: $count,
-            count_cpuid: $cpuid,
+            count_cpuid: [$(::core::option::Option::Some($cpuid),)? ::core::option::Option::None][0],
             reset: $ty::RESET.0 as u64,
             reserved_mask: $ty::RESERVED_MASK as u64,
             ignored_mask: $ty::IGNORED_MASK as u64,
             writable_mask: $ty::WRITABLE_MASK as u64,
-            description: $desc,
+            description: $desc.trim_ascii_start(),
             sources: &[$($src),*],
-            addresses: register!(@addresses $space [$($reason)?] [$($($inst $idx $loc $aname $asrc),+),*]),
+            addresses: $crate::support::addresses(&[$(
+                $($crate::support::AddressInfo { name: $aname1, instance: $inst, index: 0, location: location!($sp1 $loc1), source: $asrc1 },)?
+                $($($crate::support::AddressInfo { name: $aname, instance: $inst, index: $idx, location: location!($sp $loc), source: $asrc },)+)?
+            )*], &[$($reason)?]),
             fields: $ty::FIELDS,
-            notes: &[$(NoteInfo { kind: $nkind, title: $ntitle, text: $ntext }),*],
+            notes: &[$($crate::support::NoteInfo { kind: $nkind, title: $ntitle, text: $ntext }),*],
         };
     };
-    (@role) => { None };
-    (@role $role:ident) => { Some(crate::structure::Role::$role) };
-    (@space msr) => { "MSR" };
-    (@space pci) => { "PCI" };
-    (@space_value msr) => { Space::Msr };
-    (@space_value pci) => { Space::Pci };
-    (@ctor msr $addr:literal $aname:literal) => { Msr::new($addr, $aname) };
-    (@ctor pci ($id:literal, $dev:literal, $func:literal, $off:literal) $aname:literal) => { PciRegister::new($id, $dev, $func, $off, $aname) };
-    (@loc_doc msr $addr:literal) => { concat!("MSR ", stringify!($addr)) };
-    (@loc_doc pci ($id:literal, $dev:literal, $func:literal, $off:literal)) => {
-        concat!("PCI ", stringify!($id), " dev ", stringify!($dev), " fn ", stringify!($func), " offset ", stringify!($off))
-    };
-    (@location msr $addr:literal) => { Location::Msr($addr) };
-    (@location pci ($id:literal, $dev:literal, $func:literal, $off:literal)) => {
-        Location::Pci { device_id: $id, device: $dev, function: $func, offset: $off }
-    };
-    (@addresses $space:ident [$reason:literal] []) => { Addresses::Unknown($reason) };
-    (@addresses $space:ident [] [$($inst:literal $idx:literal $loc:tt $aname:literal $asrc:literal),*]) => {
-        Addresses::Known(&[$(AddressInfo {
-            name: $aname,
-            instance: $inst,
-            index: $idx,
-            location: register!(@location $space $loc),
-            source: $asrc,
-        }),*])
-    };
+    (@space MSR) => { $crate::support::Space::Msr };
+    (@space PCI) => { $crate::support::Space::Pci };
 }
 
 /// A unit's typed events: an `Event` type whose values only this unit's counter controls take
@@ -945,13 +1072,13 @@ macro_rules! unit_events {
     ([$($ctl:ident $ext:ident),+], [$($ident:ident = $name:literal $code:literal $umask:literal $ext_sel:literal $counters:literal $filters:literal),* $(,)?]) => {
         /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
         /// an event of one unit cannot be programmed into another's counter.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct Event(&'static EventInfo);
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
+        pub struct Event(&'static $crate::support::EventInfo);
 
         impl Event {
             $(
                 #[doc = concat!("`", $name, "`: event select ", stringify!($code), ", umask ", stringify!($umask), ", counters ", stringify!($counters), " (bit n: counter n).")]
-                pub const $ident: Event = Event(&EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });
+                pub const $ident: Event = Event(&$crate::support::EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });
             )*
         }
 
@@ -959,7 +1086,7 @@ macro_rules! unit_events {
             /// Every event of the unit.
             pub const ALL: &'static [Event] = &[$(Event::$ident),*];
             /// The event's facts.
-            pub const fn info(self) -> &'static EventInfo {
+            pub const fn info(self) -> &'static $crate::support::EventInfo {
                 self.0
             }
             /// Whether counter `n` may count it.
@@ -968,7 +1095,7 @@ macro_rules! unit_events {
             }
         }
 
-        const EVENT_INFOS: &[&EventInfo] = &[$(Event::$ident.0),*];
+        const EVENT_INFOS: &[&$crate::support::EventInfo] = &[$(Event::$ident.0),*];
 
         $(unit_events!(@with $ctl $ext);)+
     };
@@ -1011,20 +1138,3 @@ macro_rules! unit_events {
     };
 }
 
-/// A unit's metadata: its registers' metadata statics, in order, and its events.
-macro_rules! unit_info {
-    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*], $events:expr, $pmu:expr) => {
-        /// Metadata of this unit and its registers.
-        pub static UNIT: UnitInfo = UnitInfo {
-            processor: $proc,
-            name: $name,
-            module: $module,
-            title: $title,
-            description: $desc,
-            instances: &[$($inst),+],
-            registers: &[$(&$info),*],
-            events: $events,
-            pmu: $pmu,
-        };
-    };
-}

@@ -3,16 +3,34 @@
 //! Type-safe access to Intel performance-monitoring registers, generated from the XML specs in
 //! `spec/` by `cargo run -p codegen`.
 //!
-//! Each register layout is a `#[repr(transparent)]` newtype over its integer with `const fn`
-//! getters and `with_*`/`set_*` builders that take exactly the field's value type; fields
-//! narrower than their Rust type also have `try_with_*`/`try_set_*` that return
-//! [`FieldTooWide`] instead of panicking. No safe method sets a bit that must be written as
-//! zero. Addresses are typed by space and layout ([`Msr`], [`PciRegister`]), and
-//! [`PROCESSORS`] describes every register for tools that introspect.
+//! Each register layout is a `#[repr(transparent)]` newtype over its integer with a `const fn`
+//! getter per readable field and a `with_*` builder per writable one, taking exactly the field's
+//! value type (`bool`, the narrowest unsigned integer, or an enum when the guide names every
+//! value). A builder panics on a value too wide for its field (a compile error in const
+//! context); fields narrower than their Rust type also have `try_with_*`, which returns
+//! [`FieldTooWide`] instead. No safe method sets a bit that must be written as zero. Addresses
+//! are typed by space and layout ([`Msr`], [`PciRegister`]), and [`PROCESSORS`] describes every
+//! register for tools that introspect.
 //!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
 //!
 //! ```
+//! use pmu_regs::{Register, PROCESSORS};
+//!
+//! // Every register the enabled features build, with its fields: no reserved bit is writable.
+//! for processor in PROCESSORS {
+//!     for unit in processor.units {
+//!         for register in unit.registers {
+//!             assert_eq!(register.reserved_mask & register.writable_mask, 0);
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! With the `xeon-7500` feature:
+//!
+//! ```
+//! # #[cfg(feature = "xeon-7500")] {
 //! use pmu_regs::xeon_7500::wbox::{WEvtSel, WEvtSelInvert, W_MSR_PMON_EVT_SEL};
 //!
 //! // Count event 0x01 with umask 0x0f on W-box counter 2, interrupting on overflow.
@@ -28,15 +46,26 @@
 //!
 //! // A raw value with a must-be-zero bit set is refused.
 //! assert!(WEvtSel::try_from_bits(1 << 50).is_err());
-//! ```
 //!
-//! A field too wide for its value is an error, never a silent truncation:
-//!
-//! ```
+//! // A value too wide for its field is an error, never a silent truncation.
 //! use pmu_regs::xeon_7500::ubox::UGlobalCtl;
 //! let err = UGlobalCtl::RESET.try_with_pmi_core_sel(0x1f).unwrap_err();
 //! assert_eq!(err.width, 4);
+//! # }
 //! ```
+//!
+//! # Features
+//!
+//! One cargo feature per processor, all on by default. A consumer that needs one processor
+//! names it alone and compiles only that one:
+//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`.
+//! The architectural PMU (`arch`) is always built.
+//!
+//! | Feature | Module | Processor |
+//! |---|---|---|
+//! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
+//! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
+//! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -53,16 +82,20 @@ pub use support::*;
 pub mod structure;
 pub use structure::*;
 
+#[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
 pub mod xeon_7500;
+#[cfg(feature = "xeon-e5-2600")]
 #[rustfmt::skip]
 pub mod xeon_e5_2600;
 #[rustfmt::skip]
 pub mod arch;
-/// Every processor in the spec, with all units and registers: for tools that list,
-/// decode or look registers up by name without parsing XML.
+/// Every processor built (see the features), with all units and registers: for tools
+/// that list, decode or look registers up by name without parsing XML.
 pub static PROCESSORS: &[&support::ProcessorInfo] = &[
+    #[cfg(feature = "xeon-7500")]
     &xeon_7500::PROCESSOR,
+    #[cfg(feature = "xeon-e5-2600")]
     &xeon_e5_2600::PROCESSOR,
     &arch::PROCESSOR,
 ];

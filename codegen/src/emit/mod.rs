@@ -19,6 +19,8 @@ use crate::model::{Processor, Spec, Unit};
 const SUPPORT: &str = include_str!("../../templates/support.rs");
 const STRUCTURE: &str = include_str!("../../templates/structure.rs");
 const LIB_HEADER: &str = include_str!("../../templates/lib_header.rs");
+const LIB_EXAMPLE_XEON_7500: &str = include_str!("../../templates/lib_example_xeon_7500.rs");
+const LIB_ATTRS: &str = include_str!("../../templates/lib_attrs.rs");
 const CARGO_TOML: &str = include_str!("../../templates/Cargo.toml.generated");
 
 /// The generated crate: paths relative to `generated/`, and contents.
@@ -83,7 +85,10 @@ fn unit_files(
 
 /// Renders every file of the generated crate and its documentation into `sink`.
 pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
-    sink.put("Cargo.toml".into(), CARGO_TOML.into())?;
+    sink.put(
+        "Cargo.toml".into(),
+        format!("{CARGO_TOML}{}", rust::cargo_features(spec)),
+    )?;
     sink.put(
         "src/support.rs".into(),
         format!(
@@ -99,9 +104,19 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
     });
     // The header's inner attributes must come first, so the generated items follow them.
     let lib_body = lib_items.strip_prefix(rust::HEADER).unwrap_or(&lib_items);
+    // The Xeon 7500 example only where the spec has that processor.
+    let example = if spec.processors.iter().any(|p| p.id == "xeon-7500") {
+        LIB_EXAMPLE_XEON_7500
+    } else {
+        ""
+    };
     sink.put(
         "src/lib.rs".into(),
-        format!("{}{LIB_HEADER}\n{lib_body}", rust::HEADER),
+        format!(
+            "{}{LIB_HEADER}{example}{}{LIB_ATTRS}\n{lib_body}",
+            rust::HEADER,
+            rust::features_doc(spec)
+        ),
     )?;
     sink.put(
         "src/structure.rs".into(),

@@ -1,6 +1,7 @@
 //! SVG bit-field diagrams: a picture per register layout, 32 bits per row, most significant
 //! bit on the left, each field a labelled box coloured by access, with the bit numbers of each
-//! field's edges above it. A unit's diagrams share one file, stacked and captioned, with a
+//! field's edges above it; a name too long for its box is a number there and an entry in the
+//! key under the diagram. A unit's diagrams share one file, stacked and captioned, with a
 //! `<view>` per register so `unit.svg#view-Type` shows one alone: one file per unit rather than
 //! per register keeps generation fast where creating files is slow.
 
@@ -33,9 +34,52 @@ fn class(access: Access) -> &'static str {
     }
 }
 
-/// Height of one register's diagram, caption included.
+/// Characters of the 11 px monospace font that fit in `px` pixels.
+fn chars_in(px: u32) -> usize {
+    (px / 7) as usize
+}
+
+/// Fields whose name does not fit in their box get a number shown in the box and a key entry
+/// (`1 pmi_in_use`) under the diagram, so every name is readable in the picture itself.
+/// Returns each field's number (0: the name fits) and the key's lines.
+fn key(reg: &Register) -> (Vec<u32>, Vec<String>) {
+    let mut numbers = Vec::with_capacity(reg.fields.len());
+    let mut entries = Vec::new();
+    for f in &reg.fields {
+        // The narrowest part of the field in any row decides.
+        let w = (0..reg.width / 32)
+            .filter_map(|row| {
+                let (hi, lo) = (reg.width - 1 - row * 32, reg.width - 32 - row * 32);
+                (f.msb >= lo && f.lsb <= hi).then(|| (f.msb.min(hi) - f.lsb.max(lo) + 1) * CELL)
+            })
+            .min()
+            .unwrap_or(CELL);
+        if f.name.chars().count() <= chars_in(w.saturating_sub(4)) {
+            numbers.push(0);
+        } else {
+            let n = entries.len() as u32 + 1;
+            numbers.push(n);
+            entries.push(format!("{n} {} ({})", f.name, f.bits_phrase()));
+        }
+    }
+    // Entries joined into lines as wide as the diagram.
+    let per_line = chars_in(CELL * 32);
+    let mut lines: Vec<String> = Vec::new();
+    for e in entries {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 3 + e.chars().count() <= per_line => {
+                l.push_str(" · ");
+                l.push_str(&e);
+            }
+            _ => lines.push(e),
+        }
+    }
+    (numbers, lines)
+}
+
+/// Height of one register's diagram, caption and key included.
 fn diagram_height(reg: &Register) -> u32 {
-    24 + ROW_HEIGHT * (reg.width / 32)
+    24 + ROW_HEIGHT * (reg.width / 32) + 16 * key(reg).1.len() as u32
 }
 
 /// The diagrams of every register of a unit, in one SVG.
@@ -66,7 +110,17 @@ pub fn unit_svg(registers: &[Register]) -> String {
             y + 12,
             escape(&reg.name)
         );
-        register_rows(reg, y + 20, &mut s);
+        let (numbers, key_lines) = key(reg);
+        register_rows(reg, &numbers, y + 20, &mut s);
+        let key_top = y + 20 + ROW_HEIGHT * (reg.width / 32);
+        for (i, line) in key_lines.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "<text x=\"{MARGIN}\" y=\"{}\" style=\"text-anchor:start\">{}</text>",
+                key_top + 16 * i as u32,
+                escape(line)
+            );
+        }
         y += h;
     }
     let _ = writeln!(
@@ -78,14 +132,14 @@ pub fn unit_svg(registers: &[Register]) -> String {
 }
 
 /// The rows of one register's diagram, starting at `top`.
-fn register_rows(reg: &Register, top: u32, s: &mut String) {
+fn register_rows(reg: &Register, numbers: &[u32], top: u32, s: &mut String) {
     let rows = reg.width / 32;
     for row in 0..rows {
         // Row 0 is the top row and shows the highest 32 bits.
         let hi = reg.width - 1 - row * 32;
         let lo = hi - 31;
         let y = top + row * ROW_HEIGHT;
-        for f in &reg.fields {
+        for (f, &number) in reg.fields.iter().zip(numbers) {
             if f.msb < lo || f.lsb > hi {
                 continue;
             }
@@ -108,16 +162,11 @@ fn register_rows(reg: &Register, top: u32, s: &mut String) {
                     y + 12
                 );
             }
-            // Long names are cut to fit the box; the title shows the whole name on hover.
-            let max_chars = (w / 7).max(1) as usize;
-            let label: String = if f.name.chars().count() > max_chars {
-                f.name
-                    .chars()
-                    .take(max_chars.saturating_sub(1))
-                    .collect::<String>()
-                    + "…"
-            } else {
+            // A name that does not fit shows as its number in the key below the diagram.
+            let label = if number == 0 {
                 f.name.to_string()
+            } else {
+                number.to_string()
             };
             let _ = write!(
                 s,

@@ -4,7 +4,7 @@
 
 use super::rust::{enum_ident, field_ident};
 use crate::model::*;
-use crate::validate::snake_case;
+use crate::validate::{is_keyword, snake_case};
 
 const PRELUDE: &str = include_str!("../../templates/layouts_prelude.rs");
 
@@ -83,16 +83,18 @@ pub fn layouts_test(spec: &Spec) -> String {
     for p in &spec.processors {
         for u in &p.units {
             // One module per unit, so layouts and their enums are named as in that unit.
+            let cfg = super::rust::processor_feature(p)
+                .map_or(String::new(), |f| format!("#[cfg(feature = {f:?})]\n"));
             out.push_str(&format!(
-                "mod {}_{} {{\nuse super::*;\nuse pmu_regs::{}::{}::*;\n\n",
+                "{cfg}mod {}_{} {{\nuse super::*;\nuse pmu_regs::{}::{}::*;\n\n",
                 p.module, u.module, p.module, u.module
             ));
             for r in &u.registers {
-                out.push_str(&format!(
-                    "layout! {{\n    {}: {};\n",
-                    snake_case(&r.type_name),
-                    r.type_name
-                ));
+                let mut test = snake_case(&r.type_name);
+                if is_keyword(&test) {
+                    test.push('_');
+                }
+                out.push_str(&format!("layout! {{\n    {test}: {};\n", r.type_name));
                 for f in r.fields.iter().filter(|f| !f.access.is_placeholder()) {
                     field_lines(r, f, &mut out);
                 }

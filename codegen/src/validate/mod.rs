@@ -23,7 +23,9 @@ mod structure;
 mod unit;
 
 use crate::naming::relative_spec_path;
-pub use crate::naming::{camel_case, event_ident, normalize_text, snake_case};
+pub use crate::naming::{
+    camel_case, event_ident, is_keyword, normalize_text, rust_type_name, snake_case,
+};
 pub use events::EventCapacity;
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};

@@ -187,6 +187,9 @@ impl Validator {
             || r.name.matches('{').count() != (has_i as usize + has_n as usize)
         {
             self.push(ctx.error(r.at, "the name may hold only letters, digits, `_`, and the placeholders {i} and {n} once each", "write the guide's name, e.g. C{i}_MSR_PMON_EVT_SEL{n}"));
+        } else if !r.name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            // The instance constants (C0_MSR_PMON_CTL) are Rust identifiers.
+            self.push(ctx.error(r.at, "the name must start with a letter: each instance's address constant is named after it", "put the unit's prefix first, e.g. C{i}_MSR_PMON_EVT_SEL{n}, not {i}_MSR_PMON_EVT_SEL{n}"));
         }
         if multi != has_i {
             let msg = if multi {
@@ -212,6 +215,7 @@ impl Validator {
                 "use CamelCase letters and digits",
             ));
         }
+        let type_name = rust_type_name(type_name);
 
         // Sources.
         let mut sources = Vec::new();

@@ -5,181 +5,313 @@
 //! The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX\[7:0\] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).
 //!
 //! Instances: CPU.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    Ia32Pmc(u64, 64) "IA32_PMC{n}" msr[8] Some("0AH.EAX[15:8]"), "architectural" "CORE" IA32_PMC_INFO;
-    "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.";
+    /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.
+    pub struct Ia32Pmc(u64): "IA32_PMC{n}", MSR[8], unit "CORE" of "architectural", static IA32_PMC_INFO;
+    count_cpuid "0AH.EAX[15:8]";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14";
-    note "info" "Address source" "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.";
-    note "info" "Write behaviour (SDM 18.2.5)" "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.";
-    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31)." [] val(count, with_count, set_count: u64) role Count [];
-    at many IA32_PMC "CPU": [Msr<Ia32Pmc>; 8] = [0 0xC1 "IA32_PMC0" "linux-msr-index", 1 0xC2 "IA32_PMC1" "linux-msr-index", 2 0xC3 "IA32_PMC2" "linux-msr-index", 3 0xC4 "IA32_PMC3" "linux-msr-index", 4 0xC5 "IA32_PMC4" "linux-msr-index", 5 0xC6 "IA32_PMC5" "linux-msr-index", 6 0xC7 "IA32_PMC6" "linux-msr-index", 7 0xC8 "IA32_PMC7" "linux-msr-index"];
+    note "info" "Address source": "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.";
+    note "info" "Write behaviour (SDM 18.2.5)": "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.";
+    /// Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31).
+    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
+    "CPU": const IA32_PMC: [Msr<Ia32Pmc>; 8] = [0: msr(0xC1) "IA32_PMC0" from "linux-msr-index", 1: msr(0xC2) "IA32_PMC1" from "linux-msr-index", 2: msr(0xC3) "IA32_PMC2" from "linux-msr-index", 3: msr(0xC4) "IA32_PMC3" from "linux-msr-index", 4: msr(0xC5) "IA32_PMC4" from "linux-msr-index", 5: msr(0xC6) "IA32_PMC5" from "linux-msr-index", 6: msr(0xC7) "IA32_PMC6" from "linux-msr-index", 7: msr(0xC8) "IA32_PMC7" from "linux-msr-index"];
 }
 
 register! {
-    Ia32APmc(u64, 64) "IA32_A_PMC{n}" msr[8] Some("0AH.EAX[15:8]"), "architectural" "CORE" IA32_A_PMC_INFO;
-    "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.";
+    /// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.
+    pub struct Ia32APmc(u64): "IA32_A_PMC{n}", MSR[8], unit "CORE" of "architectural", static IA32_A_PMC_INFO;
+    count_cpuid "0AH.EAX[15:8]";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14";
-    note "info" "Address source" "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.";
-    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "The same event count as IA32_PMC{n}, written at full width." [] val(count, with_count, set_count: u64);
-    at many IA32_A_PMC "CPU": [Msr<Ia32APmc>; 8] = [0 0x4C1 "IA32_A_PMC0" "linux-msr-index", 1 0x4C2 "IA32_A_PMC1" "linux-msr-index", 2 0x4C3 "IA32_A_PMC2" "linux-msr-index", 3 0x4C4 "IA32_A_PMC3" "linux-msr-index", 4 0x4C5 "IA32_A_PMC4" "linux-msr-index", 5 0x4C6 "IA32_A_PMC5" "linux-msr-index", 6 0x4C7 "IA32_A_PMC6" "linux-msr-index", 7 0x4C8 "IA32_A_PMC7" "linux-msr-index"];
+    note "info" "Address source": "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.";
+    /// The same event count as IA32_PMC{n}, written at full width.
+    bits 63:0 rw-v count: u64 = 0x0 { get: count, with: with_count };
+    "CPU": const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [0: msr(0x4C1) "IA32_A_PMC0" from "linux-msr-index", 1: msr(0x4C2) "IA32_A_PMC1" from "linux-msr-index", 2: msr(0x4C3) "IA32_A_PMC2" from "linux-msr-index", 3: msr(0x4C4) "IA32_A_PMC3" from "linux-msr-index", 4: msr(0x4C5) "IA32_A_PMC4" from "linux-msr-index", 5: msr(0x4C6) "IA32_A_PMC5" from "linux-msr-index", 6: msr(0x4C7) "IA32_A_PMC6" from "linux-msr-index", 7: msr(0x4C8) "IA32_A_PMC7" from "linux-msr-index"];
 }
 
 register! {
-    Ia32PerfEvtSel(u64, 64) "IA32_PERFEVTSEL{n}" msr[8] Some("0AH.EAX[15:8]"), "architectural" "CORE" IA32_PERF_EVT_SEL_INFO;
-    "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.";
+    /// Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.
+    pub struct Ia32PerfEvtSel(u64): "IA32_PERFEVTSEL{n}", MSR[8], unit "CORE" of "architectural", static IA32_PERF_EVT_SEL_INFO;
+    count_cpuid "0AH.EAX[15:8]";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9";
     source "Linux kernel, arch/x86/include/asm/perf_event.h";
-    note "info" "Address source and later extensions" "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.";
-    field Rsv "rsv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "cmask" "31:24" [24, 8] 0x0 "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence." [] val(cmask, with_cmask, set_cmask: u8) role Threshold [];
-    field Rw "rw" "inv" "23" [23, 1] 0x0 "Invert the sense of the cmask comparison." [] val(inv, with_inv, set_inv: bool) role Invert [];
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later)." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rw "rw" "any_thread" "21" [21, 1] 0x0 "AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1." [] val(any_thread, with_any_thread, set_any_thread: bool) role AnyThread [];
-    field Rw "rw" "int" "20" [20, 1] 0x0 "Raise a performance-monitoring interrupt through the local APIC when the counter overflows." [] val(int, with_int, set_int: bool) role OverflowEnable [];
-    field Rw "rw" "pc" "19" [19, 1] 0x0 "Pin control: toggle the PMi pin on event occurrences or counter overflow." [] val(pc, with_pc, set_pc: bool);
-    field Rw "rw" "edge" "18" [18, 1] 0x0 "Edge detect: count rising edges of the event condition instead of every cycle it is true." [] val(edge, with_edge, set_edge: bool) role Edge [];
-    field Rw "rw" "os" "17" [17, 1] 0x0 "Count while the logical processor runs at privilege level 0." [] val(os, with_os, set_os: bool) role Kernel [];
-    field Rw "rw" "usr" "16" [16, 1] 0x0 "Count while the logical processor runs at privilege levels 1, 2 or 3." [] val(usr, with_usr, set_usr: bool) role User [];
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: qualifies which conditions of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many IA32_PERFEVTSEL "CPU": [Msr<Ia32PerfEvtSel>; 8] = [0 0x186 "IA32_PERFEVTSEL0" "linux-msr-index", 1 0x187 "IA32_PERFEVTSEL1" "linux-msr-index", 2 0x188 "IA32_PERFEVTSEL2" "linux-msr-index", 3 0x189 "IA32_PERFEVTSEL3" "linux-msr-index", 4 0x18A "IA32_PERFEVTSEL4" "linux-msr-index", 5 0x18B "IA32_PERFEVTSEL5" "linux-msr-index", 6 0x18C "IA32_PERFEVTSEL6" "linux-msr-index", 7 0x18D "IA32_PERFEVTSEL7" "linux-msr-index"];
+    note "info" "Address source and later extensions": "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.";
+    bits 63:32 rsv "rsv" = 0x0;
+    /// Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.
+    bits 31:24 rw cmask: u8 = 0x0, role Threshold [] { get: cmask, with: with_cmask };
+    /// Invert the sense of the cmask comparison.
+    bit 23 rw inv: bool = 0x0, role Invert [] { get: inv, with: with_inv };
+    /// Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    /// AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1.
+    bit 21 rw any_thread: bool = 0x0, role AnyThread [] { get: any_thread, with: with_any_thread };
+    /// Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
+    bit 20 rw int: bool = 0x0, role OverflowEnable [] { get: int, with: with_int };
+    /// Pin control: toggle the PMi pin on event occurrences or counter overflow.
+    bit 19 rw pc: bool = 0x0 { get: pc, with: with_pc };
+    /// Edge detect: count rising edges of the event condition instead of every cycle it is true.
+    bit 18 rw edge: bool = 0x0, role Edge [] { get: edge, with: with_edge };
+    /// Count while the logical processor runs at privilege level 0.
+    bit 17 rw os: bool = 0x0, role Kernel [] { get: os, with: with_os };
+    /// Count while the logical processor runs at privilege levels 1, 2 or 3.
+    bit 16 rw usr: bool = 0x0, role User [] { get: usr, with: with_usr };
+    /// Unit mask: qualifies which conditions of the selected event are counted.
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "CPU": const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [0: msr(0x186) "IA32_PERFEVTSEL0" from "linux-msr-index", 1: msr(0x187) "IA32_PERFEVTSEL1" from "linux-msr-index", 2: msr(0x188) "IA32_PERFEVTSEL2" from "linux-msr-index", 3: msr(0x189) "IA32_PERFEVTSEL3" from "linux-msr-index", 4: msr(0x18A) "IA32_PERFEVTSEL4" from "linux-msr-index", 5: msr(0x18B) "IA32_PERFEVTSEL5" from "linux-msr-index", 6: msr(0x18C) "IA32_PERFEVTSEL6" from "linux-msr-index", 7: msr(0x18D) "IA32_PERFEVTSEL7" from "linux-msr-index"];
 }
 
 register! {
-    Ia32FixedCtr(u64, 64) "IA32_FIXED_CTR{n}" msr[3] None, "architectural" "CORE" IA32_FIXED_CTR_INFO;
-    "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).";
+    /// Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).
+    pub struct Ia32FixedCtr(u64): "IA32_FIXED_CTR{n}", MSR[3], unit "CORE" of "architectural", static IA32_FIXED_CTR_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    note "info" "Address source; no count-cpuid" "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.";
-    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count; hardware increments it, software may read or preload it." [] val(count, with_count, set_count: u64) role Count [];
-    at many IA32_FIXED_CTR "CPU": [Msr<Ia32FixedCtr>; 3] = [0 0x309 "IA32_FIXED_CTR0" "linux-msr-index", 1 0x30A "IA32_FIXED_CTR1" "linux-msr-index", 2 0x30B "IA32_FIXED_CTR2" "linux-msr-index"];
+    note "info" "Address source; no count-cpuid": "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.";
+    /// Event count; hardware increments it, software may read or preload it.
+    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
+    "CPU": const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [0: msr(0x309) "IA32_FIXED_CTR0" from "linux-msr-index", 1: msr(0x30A) "IA32_FIXED_CTR1" from "linux-msr-index", 2: msr(0x30B) "IA32_FIXED_CTR2" from "linux-msr-index"];
 }
 
-field_enum!(Ia32FixedCtrCtrlEn2, "Values of `IA32_FIXED_CTR_CTRL.en2` (bits 9:8).", [Disabled = 0, "disabled", "counter stopped"], [Os = 1, "os", "count at ring 0 only"], [Usr = 2, "usr", "count at rings above 0 only"], [All = 3, "all", "count at every privilege level"]);
-field_enum!(Ia32FixedCtrCtrlEn1, "Values of `IA32_FIXED_CTR_CTRL.en1` (bits 5:4).", [Disabled = 0, "disabled", "counter stopped"], [Os = 1, "os", "count at ring 0 only"], [Usr = 2, "usr", "count at rings above 0 only"], [All = 3, "all", "count at every privilege level"]);
-field_enum!(Ia32FixedCtrCtrlEn0, "Values of `IA32_FIXED_CTR_CTRL.en0` (bits 1:0).", [Disabled = 0, "disabled", "counter stopped"], [Os = 1, "os", "count at ring 0 only"], [Usr = 2, "usr", "count at rings above 0 only"], [All = 3, "all", "count at every privilege level"]);
+field_enum! {
+    /// Values of `IA32_FIXED_CTR_CTRL.en2` (bits 9:8).
+    pub enum Ia32FixedCtrCtrlEn2 {
+        /// counter stopped
+        Disabled = 0 "disabled",
+        /// count at ring 0 only
+        Os = 1 "os",
+        /// count at rings above 0 only
+        Usr = 2 "usr",
+        /// count at every privilege level
+        All = 3 "all",
+    }
+}
+field_enum! {
+    /// Values of `IA32_FIXED_CTR_CTRL.en1` (bits 5:4).
+    pub enum Ia32FixedCtrCtrlEn1 {
+        /// counter stopped
+        Disabled = 0 "disabled",
+        /// count at ring 0 only
+        Os = 1 "os",
+        /// count at rings above 0 only
+        Usr = 2 "usr",
+        /// count at every privilege level
+        All = 3 "all",
+    }
+}
+field_enum! {
+    /// Values of `IA32_FIXED_CTR_CTRL.en0` (bits 1:0).
+    pub enum Ia32FixedCtrCtrlEn0 {
+        /// counter stopped
+        Disabled = 0 "disabled",
+        /// count at ring 0 only
+        Os = 1 "os",
+        /// count at rings above 0 only
+        Usr = 2 "usr",
+        /// count at every privilege level
+        All = 3 "all",
+    }
+}
 register! {
-    Ia32FixedCtrCtrl(u64, 64) "IA32_FIXED_CTR_CTRL" msr[1] None, "architectural" "CORE" IA32_FIXED_CTR_CTRL_INFO;
-    "Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.";
+    /// Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
+    pub struct Ia32FixedCtrCtrl(u64): "IA32_FIXED_CTR_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_FIXED_CTR_CTRL_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9";
-    note "info" "Blocks beyond counter 2" "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1.";
-    field Rsv "rsv" "rsv" "63:12" [12, 52] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en2_pmi" "11" [11, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR2 overflows." [] val(en2_pmi, with_en2_pmi, set_en2_pmi: bool) role OverflowEnable [34];
-    field Rw "rw" "any_thread2" "10" [10, 1] 0x0 "Count IA32_FIXED_CTR2's event on every logical processor of the core." [] val(any_thread2, with_any_thread2, set_any_thread2: bool) role AnyThread [34];
-    field Rw "rw" "en2" "9:8" [8, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR2 counts." [Ia32FixedCtrCtrlEn2::VALUES] named(en2, with_en2, set_en2: Ia32FixedCtrCtrlEn2) role RingEnable [34];
-    field Rw "rw" "en1_pmi" "7" [7, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR1 overflows." [] val(en1_pmi, with_en1_pmi, set_en1_pmi: bool) role OverflowEnable [33];
-    field Rw "rw" "any_thread1" "6" [6, 1] 0x0 "Count IA32_FIXED_CTR1's event on every logical processor of the core." [] val(any_thread1, with_any_thread1, set_any_thread1: bool) role AnyThread [33];
-    field Rw "rw" "en1" "5:4" [4, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR1 counts." [Ia32FixedCtrCtrlEn1::VALUES] named(en1, with_en1, set_en1: Ia32FixedCtrCtrlEn1) role RingEnable [33];
-    field Rw "rw" "en0_pmi" "3" [3, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR0 overflows." [] val(en0_pmi, with_en0_pmi, set_en0_pmi: bool) role OverflowEnable [32];
-    field Rw "rw" "any_thread0" "2" [2, 1] 0x0 "Count IA32_FIXED_CTR0's event on every logical processor of the core." [] val(any_thread0, with_any_thread0, set_any_thread0: bool) role AnyThread [32];
-    field Rw "rw" "en0" "1:0" [0, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR0 counts." [Ia32FixedCtrCtrlEn0::VALUES] named(en0, with_en0, set_en0: Ia32FixedCtrCtrlEn0) role RingEnable [32];
-    at one IA32_FIXED_CTR_CTRL "CPU": Msr<Ia32FixedCtrCtrl> = [0 0x38D "IA32_FIXED_CTR_CTRL" "linux-msr-index"];
+    note "info" "Blocks beyond counter 2": "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1.";
+    bits 63:12 rsv "rsv" = 0x0;
+    /// Raise a PMI when IA32_FIXED_CTR2 overflows.
+    bit 11 rw en2_pmi: bool = 0x0, role OverflowEnable [34] { get: en2_pmi, with: with_en2_pmi };
+    /// Count IA32_FIXED_CTR2's event on every logical processor of the core.
+    bit 10 rw any_thread2: bool = 0x0, role AnyThread [34] { get: any_thread2, with: with_any_thread2 };
+    /// Privilege levels at which IA32_FIXED_CTR2 counts.
+    bits 9:8 rw en2: Ia32FixedCtrCtrlEn2 = 0x0, values Ia32FixedCtrCtrlEn2::VALUES, role RingEnable [34] { get: en2, with: with_en2 };
+    /// Raise a PMI when IA32_FIXED_CTR1 overflows.
+    bit 7 rw en1_pmi: bool = 0x0, role OverflowEnable [33] { get: en1_pmi, with: with_en1_pmi };
+    /// Count IA32_FIXED_CTR1's event on every logical processor of the core.
+    bit 6 rw any_thread1: bool = 0x0, role AnyThread [33] { get: any_thread1, with: with_any_thread1 };
+    /// Privilege levels at which IA32_FIXED_CTR1 counts.
+    bits 5:4 rw en1: Ia32FixedCtrCtrlEn1 = 0x0, values Ia32FixedCtrCtrlEn1::VALUES, role RingEnable [33] { get: en1, with: with_en1 };
+    /// Raise a PMI when IA32_FIXED_CTR0 overflows.
+    bit 3 rw en0_pmi: bool = 0x0, role OverflowEnable [32] { get: en0_pmi, with: with_en0_pmi };
+    /// Count IA32_FIXED_CTR0's event on every logical processor of the core.
+    bit 2 rw any_thread0: bool = 0x0, role AnyThread [32] { get: any_thread0, with: with_any_thread0 };
+    /// Privilege levels at which IA32_FIXED_CTR0 counts.
+    bits 1:0 rw en0: Ia32FixedCtrCtrlEn0 = 0x0, values Ia32FixedCtrCtrlEn0::VALUES, role RingEnable [32] { get: en0, with: with_en0 };
+    "CPU": const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = msr(0x38D) "IA32_FIXED_CTR_CTRL" from "linux-msr-index";
 }
 
 register! {
-    Ia32PerfGlobalStatus(u64, 64) "IA32_PERF_GLOBAL_STATUS" msr[1] None, "architectural" "CORE" IA32_PERF_GLOBAL_STATUS_INFO;
-    "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).";
+    /// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
+    pub struct Ia32PerfGlobalStatus(u64): "IA32_PERF_GLOBAL_STATUS", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_STATUS_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12";
     source "Linux kernel, arch/x86/include/asm/perf_event.h";
-    note "info" "Sources of the upper status bits" "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three.";
-    field RoV "ro-v" "cond_chgd" "63" [63, 1] 0x0 "CondChgd: some status bit of this register has changed state." [] val(cond_chgd,: bool);
-    field RoV "ro-v" "ovf_buf" "62" [62, 1] 0x0 "OvfBuf: the DS save area (PEBS) buffer has overflowed." [] val(ovf_buf,: bool);
-    field RoV "ro-v" "ovf_uncore" "61" [61, 1] 0x0 "Ovf_Uncore: an uncore counter overflowed (version 3 and later)." [] val(ovf_uncore,: bool);
-    field RoV "ro-v" "asci" "60" [60, 1] 0x0 "ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1." [] val(asci,: bool);
-    field RoV "ro-v" "ctr_frz" "59" [59, 1] 0x0 "CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4)." [] val(ctr_frz,: bool);
-    field RoV "ro-v" "lbr_frz" "58" [58, 1] 0x0 "LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4)." [] val(lbr_frz,: bool);
-    field Rsv "rsv" "rsv" "57:56" [56, 2] 0x0 "Reserved; write zero." [] none();
-    field RoV "ro-v" "trace_topa_pmi" "55" [55, 1] 0x0 "Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up." [] val(trace_topa_pmi,: bool);
-    field Rsv "rsv" "rsv" "54:49" [49, 6] 0x0 "Reserved; write zero." [] none();
-    field RoV "ro-v" "perf_metrics_ovf" "48" [48, 1] 0x0 "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)." [] val(perf_metrics_ovf,: bool);
-    field Rsv "rsv" "rsv" "47:35" [35, 13] 0x0 "Reserved; write zero." [] none();
-    field RoV "ro-v" "ovf_fixed_ctr2" "34" [34, 1] 0x0 "IA32_FIXED_CTR2 overflowed." [] val(ovf_fixed_ctr2,: bool) role Overflow [34];
-    field RoV "ro-v" "ovf_fixed_ctr1" "33" [33, 1] 0x0 "IA32_FIXED_CTR1 overflowed." [] val(ovf_fixed_ctr1,: bool) role Overflow [33];
-    field RoV "ro-v" "ovf_fixed_ctr0" "32" [32, 1] 0x0 "IA32_FIXED_CTR0 overflowed." [] val(ovf_fixed_ctr0,: bool) role Overflow [32];
-    field RoV "ro-v" "Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(ovf_pmc,: bool, 1, 32, Some("0AH.EAX[15:8]")) role Overflow [0, 1, 2, 3, 4, 5, 6, 7];
-    at one IA32_PERF_GLOBAL_STATUS "CPU": Msr<Ia32PerfGlobalStatus> = [0 0x38E "IA32_PERF_GLOBAL_STATUS" "linux-msr-index"];
+    note "info" "Sources of the upper status bits": "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three.";
+    /// CondChgd: some status bit of this register has changed state.
+    bit 63 ro-v cond_chgd: bool = 0x0 { get: cond_chgd };
+    /// OvfBuf: the DS save area (PEBS) buffer has overflowed.
+    bit 62 ro-v ovf_buf: bool = 0x0 { get: ovf_buf };
+    /// Ovf_Uncore: an uncore counter overflowed (version 3 and later).
+    bit 61 ro-v ovf_uncore: bool = 0x0 { get: ovf_uncore };
+    /// ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1.
+    bit 60 ro-v asci: bool = 0x0 { get: asci };
+    /// CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4).
+    bit 59 ro-v ctr_frz: bool = 0x0 { get: ctr_frz };
+    /// LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).
+    bit 58 ro-v lbr_frz: bool = 0x0 { get: lbr_frz };
+    bits 57:56 rsv "rsv" = 0x0;
+    /// Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up.
+    bit 55 ro-v trace_topa_pmi: bool = 0x0 { get: trace_topa_pmi };
+    bits 54:49 rsv "rsv" = 0x0;
+    /// PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    bit 48 ro-v perf_metrics_ovf: bool = 0x0 { get: perf_metrics_ovf };
+    bits 47:35 rsv "rsv" = 0x0;
+    /// IA32_FIXED_CTR2 overflowed.
+    bit 34 ro-v ovf_fixed_ctr2: bool = 0x0, role Overflow [34] { get: ovf_fixed_ctr2 };
+    /// IA32_FIXED_CTR1 overflowed.
+    bit 33 ro-v ovf_fixed_ctr1: bool = 0x0, role Overflow [33] { get: ovf_fixed_ctr1 };
+    /// IA32_FIXED_CTR0 overflowed.
+    bit 32 ro-v ovf_fixed_ctr0: bool = 0x0, role Overflow [32] { get: ovf_fixed_ctr0 };
+    /// Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
+    bits 31:0 ro-v ovf_pmc "Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ovf_pmc };
+    "CPU": const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = msr(0x38E) "IA32_PERF_GLOBAL_STATUS" from "linux-msr-index";
 }
 
 register! {
-    Ia32PerfGlobalCtrl(u64, 64) "IA32_PERF_GLOBAL_CTRL" msr[1] None, "architectural" "CORE" IA32_PERF_GLOBAL_CTRL_INFO;
-    "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.";
+    /// Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.
+    pub struct Ia32PerfGlobalCtrl(u64): "IA32_PERF_GLOBAL_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_CTRL_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    note "info" "Reset value of the PMC enables" "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold.";
-    note "info" "Bit 48" "Bit 48 comes from Linux perf_event.h (GLOBAL_CTRL_EN_PERF_METRICS = BIT_ULL(48)); the SDM excerpt we hold predates it.";
-    field Rsv "rsv" "rsv" "63:49" [49, 15] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en_perf_metrics" "48" [48, 1] 0x0 "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)." [] val(en_perf_metrics, with_en_perf_metrics, set_en_perf_metrics: bool);
-    field Rsv "rsv" "rsv" "47:35" [35, 13] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en_fixed_ctr2" "34" [34, 1] 0x0 "Enable IA32_FIXED_CTR2." [] val(en_fixed_ctr2, with_en_fixed_ctr2, set_en_fixed_ctr2: bool) role CounterEnable [34];
-    field Rw "rw" "en_fixed_ctr1" "33" [33, 1] 0x0 "Enable IA32_FIXED_CTR1." [] val(en_fixed_ctr1, with_en_fixed_ctr1, set_en_fixed_ctr1: bool) role CounterEnable [33];
-    field Rw "rw" "en_fixed_ctr0" "32" [32, 1] 0x0 "Enable IA32_FIXED_CTR0." [] val(en_fixed_ctr0, with_en_fixed_ctr0, set_en_fixed_ctr0: bool) role CounterEnable [32];
-    field Rw "rw" "PMC{n}_EN" "31:0" [0, 32] 0x0 "Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(pmc_en, with_pmc_en, set_pmc_en: bool, 1, 32, Some("0AH.EAX[15:8]")) role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7];
-    at one IA32_PERF_GLOBAL_CTRL "CPU": Msr<Ia32PerfGlobalCtrl> = [0 0x38F "IA32_PERF_GLOBAL_CTRL" "linux-msr-index"];
+    note "info" "Reset value of the PMC enables": "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold.";
+    note "info" "Bit 48": "Bit 48 comes from Linux perf_event.h (GLOBAL_CTRL_EN_PERF_METRICS = BIT_ULL(48)); the SDM excerpt we hold predates it.";
+    bits 63:49 rsv "rsv" = 0x0;
+    /// Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    bit 48 rw en_perf_metrics: bool = 0x0 { get: en_perf_metrics, with: with_en_perf_metrics };
+    bits 47:35 rsv "rsv" = 0x0;
+    /// Enable IA32_FIXED_CTR2.
+    bit 34 rw en_fixed_ctr2: bool = 0x0, role CounterEnable [34] { get: en_fixed_ctr2, with: with_en_fixed_ctr2 };
+    /// Enable IA32_FIXED_CTR1.
+    bit 33 rw en_fixed_ctr1: bool = 0x0, role CounterEnable [33] { get: en_fixed_ctr1, with: with_en_fixed_ctr1 };
+    /// Enable IA32_FIXED_CTR0.
+    bit 32 rw en_fixed_ctr0: bool = 0x0, role CounterEnable [32] { get: en_fixed_ctr0, with: with_en_fixed_ctr0 };
+    /// Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
+    bits 31:0 rw pmc_en "PMC{n}_EN": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: pmc_en, with: with_pmc_en };
+    "CPU": const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = msr(0x38F) "IA32_PERF_GLOBAL_CTRL" from "linux-msr-index";
 }
 
 register! {
-    Ia32PerfGlobalOvfCtrl(u64, 64) "IA32_PERF_GLOBAL_OVF_CTRL" msr[1] None, "architectural" "CORE" IA32_PERF_GLOBAL_OVF_CTRL_INFO;
-    "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).";
+    /// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).
+    pub struct Ia32PerfGlobalOvfCtrl(u64): "IA32_PERF_GLOBAL_OVF_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_OVF_CTRL_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13";
-    note "info" "One register for OVF_CTRL and STATUS_RESET" "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).";
-    note "info" "Bit 48 left reserved" "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved.";
-    field W1c "w1c" "clr_cond_chgd" "63" [63, 1] 0x0 "Clear CondChgd." [] val(, with_clr_cond_chgd, set_clr_cond_chgd: bool);
-    field W1c "w1c" "clr_ovf_buf" "62" [62, 1] 0x0 "Clear OvfBuf (the DS buffer indication)." [] val(, with_clr_ovf_buf, set_clr_ovf_buf: bool);
-    field W1c "w1c" "clr_ovf_uncore" "61" [61, 1] 0x0 "Clear Ovf_Uncore (version 4)." [] val(, with_clr_ovf_uncore, set_clr_ovf_uncore: bool);
-    field W1c "w1c" "clr_asci" "60" [60, 1] 0x0 "Clear ASCI (version 4)." [] val(, with_clr_asci, set_clr_asci: bool);
-    field W1c "w1c" "clr_ctr_frz" "59" [59, 1] 0x0 "Clear CTR_Frz, unfreezing the counters (version 4)." [] val(, with_clr_ctr_frz, set_clr_ctr_frz: bool);
-    field W1c "w1c" "clr_lbr_frz" "58" [58, 1] 0x0 "Clear LBR_Frz, unfreezing the LBR stack (version 4)." [] val(, with_clr_lbr_frz, set_clr_lbr_frz: bool);
-    field Rsv "rsv" "rsv" "57:56" [56, 2] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_trace_topa_pmi" "55" [55, 1] 0x0 "Clear Trace_ToPA_PMI." [] val(, with_clr_trace_topa_pmi, set_clr_trace_topa_pmi: bool);
-    field Rsv "rsv" "rsv" "54:35" [35, 20] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ovf_fixed_ctr2" "34" [34, 1] 0x0 "Clear the IA32_FIXED_CTR2 overflow bit." [] val(, with_clr_ovf_fixed_ctr2, set_clr_ovf_fixed_ctr2: bool) role OverflowClear [34];
-    field W1c "w1c" "clr_ovf_fixed_ctr1" "33" [33, 1] 0x0 "Clear the IA32_FIXED_CTR1 overflow bit." [] val(, with_clr_ovf_fixed_ctr1, set_clr_ovf_fixed_ctr1: bool) role OverflowClear [33];
-    field W1c "w1c" "clr_ovf_fixed_ctr0" "32" [32, 1] 0x0 "Clear the IA32_FIXED_CTR0 overflow bit." [] val(, with_clr_ovf_fixed_ctr0, set_clr_ovf_fixed_ctr0: bool) role OverflowClear [32];
-    field W1c "w1c" "Clr_Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(, with_clr_ovf_pmc, set_clr_ovf_pmc: bool, 1, 32, Some("0AH.EAX[15:8]")) role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7];
-    at one IA32_PERF_GLOBAL_OVF_CTRL "CPU": Msr<Ia32PerfGlobalOvfCtrl> = [0 0x390 "IA32_PERF_GLOBAL_OVF_CTRL" "linux-msr-index"];
+    note "info" "One register for OVF_CTRL and STATUS_RESET": "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).";
+    note "info" "Bit 48 left reserved": "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved.";
+    /// Clear CondChgd.
+    bit 63 w1c clr_cond_chgd: bool = 0x0 { with: with_clr_cond_chgd };
+    /// Clear OvfBuf (the DS buffer indication).
+    bit 62 w1c clr_ovf_buf: bool = 0x0 { with: with_clr_ovf_buf };
+    /// Clear Ovf_Uncore (version 4).
+    bit 61 w1c clr_ovf_uncore: bool = 0x0 { with: with_clr_ovf_uncore };
+    /// Clear ASCI (version 4).
+    bit 60 w1c clr_asci: bool = 0x0 { with: with_clr_asci };
+    /// Clear CTR_Frz, unfreezing the counters (version 4).
+    bit 59 w1c clr_ctr_frz: bool = 0x0 { with: with_clr_ctr_frz };
+    /// Clear LBR_Frz, unfreezing the LBR stack (version 4).
+    bit 58 w1c clr_lbr_frz: bool = 0x0 { with: with_clr_lbr_frz };
+    bits 57:56 rsv "rsv" = 0x0;
+    /// Clear Trace_ToPA_PMI.
+    bit 55 w1c clr_trace_topa_pmi: bool = 0x0 { with: with_clr_trace_topa_pmi };
+    bits 54:35 rsv "rsv" = 0x0;
+    /// Clear the IA32_FIXED_CTR2 overflow bit.
+    bit 34 w1c clr_ovf_fixed_ctr2: bool = 0x0, role OverflowClear [34] { with: with_clr_ovf_fixed_ctr2 };
+    /// Clear the IA32_FIXED_CTR1 overflow bit.
+    bit 33 w1c clr_ovf_fixed_ctr1: bool = 0x0, role OverflowClear [33] { with: with_clr_ovf_fixed_ctr1 };
+    /// Clear the IA32_FIXED_CTR0 overflow bit.
+    bit 32 w1c clr_ovf_fixed_ctr0: bool = 0x0, role OverflowClear [32] { with: with_clr_ovf_fixed_ctr0 };
+    /// Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
+    bits 31:0 w1c clr_ovf_pmc "Clr_Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ovf_pmc };
+    "CPU": const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = msr(0x390) "IA32_PERF_GLOBAL_OVF_CTRL" from "linux-msr-index";
 }
 
 register! {
-    Ia32PerfCapabilities(u64, 64) "IA32_PERF_CAPABILITIES" msr[1] None, "architectural" "CORE" IA32_PERF_CAPABILITIES_INFO;
-    "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.";
+    /// Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.
+    pub struct Ia32PerfCapabilities(u64): "IA32_PERF_CAPABILITIES", MSR[1], unit "CORE" of "architectural", static IA32_PERF_CAPABILITIES_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106";
     source "Linux kernel, arch/x86/include/asm/msr-index.h";
-    note "info" "Sources per bit" "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers.";
-    note "source-conflict" "Bit 18 kept reserved" "Linux's union perf_capabilities once named bit 18 anythread_deprecated; a later kernel patch renamed it __reserved and reads AnyThread deprecation from CPUID.0AH:EDX[15] instead. We follow the correction and leave bit 18 reserved.";
-    note "info" "Reset values" "Every field is a read-only, model-fixed capability; the reset attribute of 0 is a placeholder required by the format, not the value a processor reports.";
-    field Rsv "rsv" "rsv" "63:20" [20, 44] 0x0 "Reserved; write zero." [] none();
-    field Ro "ro" "rdpmc_metrics_clear" "19" [19, 1] 0x0 "RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here." [] val(rdpmc_metrics_clear,: bool);
-    field Rsv "rsv" "rsv" "18" [18, 1] 0x0 "Reserved; write zero." [] none();
-    field Ro "ro" "pebs_timing_info" "17" [17, 1] 0x0 "PEBS records can carry timing (latency) information." [] val(pebs_timing_info,: bool);
-    field Ro "ro" "pebs_output_pt_avail" "16" [16, 1] 0x0 "PEBS output can be directed into the Intel Processor Trace stream." [] val(pebs_output_pt_avail,: bool);
-    field Ro "ro" "perf_metrics" "15" [15, 1] 0x0 "The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available." [] val(perf_metrics,: bool);
-    field Ro "ro" "pebs_baseline" "14" [14, 1] 0x0 "Adaptive PEBS baseline support." [] val(pebs_baseline,: bool);
-    field Ro "ro" "fw_write" "13" [13, 1] 0x0 "FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up." [] val(fw_write,: bool);
-    field Ro "ro" "freeze_while_smm" "12" [12, 1] 0x0 "IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM)." [] val(freeze_while_smm,: bool);
-    field Ro "ro" "pebs_fmt" "11:8" [8, 4] 0x0 "Encoding of the PEBS record layout." [] narrow(pebs_fmt,: u8);
-    field Ro "ro" "pebs_arch_regs" "7" [7, 1] 0x0 "The PEBS assist saves architectural registers in the record." [] val(pebs_arch_regs,: bool);
-    field Ro "ro" "pebs_trap" "6" [6, 1] 0x0 "PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it." [] val(pebs_trap,: bool);
-    field Ro "ro" "lbr_fmt" "5:0" [0, 6] 0x0 "Encoding of the format of the LBR records." [] narrow(lbr_fmt,: u8);
-    at one IA32_PERF_CAPABILITIES "CPU": Msr<Ia32PerfCapabilities> = [0 0x345 "IA32_PERF_CAPABILITIES" "linux-msr-index"];
+    note "info" "Sources per bit": "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers.";
+    note "source-conflict" "Bit 18 kept reserved": "Linux's union perf_capabilities once named bit 18 anythread_deprecated; a later kernel patch renamed it __reserved and reads AnyThread deprecation from CPUID.0AH:EDX[15] instead. We follow the correction and leave bit 18 reserved.";
+    note "info" "Reset values": "Every field is a read-only, model-fixed capability; the reset attribute of 0 is a placeholder required by the format, not the value a processor reports.";
+    bits 63:20 rsv "rsv" = 0x0;
+    /// RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here.
+    bit 19 ro rdpmc_metrics_clear: bool = 0x0 { get: rdpmc_metrics_clear };
+    bit 18 rsv "rsv" = 0x0;
+    /// PEBS records can carry timing (latency) information.
+    bit 17 ro pebs_timing_info: bool = 0x0 { get: pebs_timing_info };
+    /// PEBS output can be directed into the Intel Processor Trace stream.
+    bit 16 ro pebs_output_pt_avail: bool = 0x0 { get: pebs_output_pt_avail };
+    /// The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.
+    bit 15 ro perf_metrics: bool = 0x0 { get: perf_metrics };
+    /// Adaptive PEBS baseline support.
+    bit 14 ro pebs_baseline: bool = 0x0 { get: pebs_baseline };
+    /// FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up.
+    bit 13 ro fw_write: bool = 0x0 { get: fw_write };
+    /// IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
+    bit 12 ro freeze_while_smm: bool = 0x0 { get: freeze_while_smm };
+    /// Encoding of the PEBS record layout.
+    bits 11:8 ro pebs_fmt: u8 = 0x0 { get: pebs_fmt };
+    /// The PEBS assist saves architectural registers in the record.
+    bit 7 ro pebs_arch_regs: bool = 0x0 { get: pebs_arch_regs };
+    /// PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it.
+    bit 6 ro pebs_trap: bool = 0x0 { get: pebs_trap };
+    /// Encoding of the format of the LBR records.
+    bits 5:0 ro lbr_fmt: u8 = 0x0 { get: lbr_fmt };
+    "CPU": const IA32_PERF_CAPABILITIES: Msr<Ia32PerfCapabilities> = msr(0x345) "IA32_PERF_CAPABILITIES" from "linux-msr-index";
 }
 
 register! {
-    Ia32PerfGlobalInuse(u64, 64) "IA32_PERF_GLOBAL_INUSE" msr[1] None, "architectural" "CORE" IA32_PERF_GLOBAL_INUSE_INFO;
-    "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.";
+    /// In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.
+    pub struct Ia32PerfGlobalInuse(u64): "IA32_PERF_GLOBAL_INUSE", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_INUSE_INFO;
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14";
-    note "erratum" "PMI_InUse is bit 63, not bit 32 as the text says" "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant.";
-    note "source-conflict" "Address 0x392 is not in mainline msr-index.h" "The versions of Linux arch/x86/include/asm/msr-index.h we read (torvalds/linux and a current downstream tree) stop at MSR_CORE_PERF_GLOBAL_OVF_CTRL 0x390 and have no GLOBAL_INUSE entry. The value 0x392 comes from a posted, apparently unmerged, KVM patch series that adds \"#define MSR_CORE_PERF_GLOBAL_INUSE 0x00000392\" to that file (Xiong Zhang, \"KVM: x86/pmu: Add MSR_CORE_PERF_GLOBAL_INUSE emulation\", 2023), and agrees with the SDM MSR table (Vol. 3C, Table 35-2, 392H) and the ia32-doc-format header. The address element cites linux-msr-index because it is the closest source id available; a source id for the SDM MSR table or for ia32-doc would be more exact.";
-    field RoV "ro-v" "pmi_in_use" "63" [63, 1] 0x0 "PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set." [] val(pmi_in_use,: bool);
-    field Rsv "rsv" "rsv" "62:35" [35, 28] 0x0 "Reserved; write zero." [] none();
-    field RoV "ro-v" "fc2_in_use" "34" [34, 1] 0x0 "FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero." [] val(fc2_in_use,: bool);
-    field RoV "ro-v" "fc1_in_use" "33" [33, 1] 0x0 "FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero." [] val(fc1_in_use,: bool);
-    field RoV "ro-v" "fc0_in_use" "32" [32, 1] 0x0 "FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero." [] val(fc0_in_use,: bool);
-    field RoV "ro-v" "PERFEVTSEL{n}_InUse" "31:0" [0, 32] 0x0 "Bit n is set while IA32_PERFEVTSEL{n}[7:0] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(perfevtsel_in_use,: bool, 1, 32, Some("0AH.EAX[15:8]"));
-    at one IA32_PERF_GLOBAL_INUSE "CPU": Msr<Ia32PerfGlobalInuse> = [0 0x392 "IA32_PERF_GLOBAL_INUSE" "linux-msr-index"];
+    note "erratum" "PMI_InUse is bit 63, not bit 32 as the text says": "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant.";
+    note "source-conflict" "Address 0x392 is not in mainline msr-index.h": "The versions of Linux arch/x86/include/asm/msr-index.h we read (torvalds/linux and a current downstream tree) stop at MSR_CORE_PERF_GLOBAL_OVF_CTRL 0x390 and have no GLOBAL_INUSE entry. The value 0x392 comes from a posted, apparently unmerged, KVM patch series that adds \"#define MSR_CORE_PERF_GLOBAL_INUSE 0x00000392\" to that file (Xiong Zhang, \"KVM: x86/pmu: Add MSR_CORE_PERF_GLOBAL_INUSE emulation\", 2023), and agrees with the SDM MSR table (Vol. 3C, Table 35-2, 392H) and the ia32-doc-format header. The address element cites linux-msr-index because it is the closest source id available; a source id for the SDM MSR table or for ia32-doc would be more exact.";
+    /// PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.
+    bit 63 ro-v pmi_in_use: bool = 0x0 { get: pmi_in_use };
+    bits 62:35 rsv "rsv" = 0x0;
+    /// FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero.
+    bit 34 ro-v fc2_in_use: bool = 0x0 { get: fc2_in_use };
+    /// FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero.
+    bit 33 ro-v fc1_in_use: bool = 0x0 { get: fc1_in_use };
+    /// FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero.
+    bit 32 ro-v fc0_in_use: bool = 0x0 { get: fc0_in_use };
+    /// Bit n is set while IA32_PERFEVTSEL{n}[7:0] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
+    bits 31:0 ro-v perfevtsel_in_use "PERFEVTSEL{n}_InUse": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]" { get: perfevtsel_in_use };
+    "CPU": const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = msr(0x392) "IA32_PERF_GLOBAL_INUSE" from "linux-msr-index";
 }
 
-unit_info!("architectural", "CORE", "core", "Architectural core performance monitoring (per logical processor)", "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).", ["CPU"], [IA32_PMC_INFO, IA32_A_PMC_INFO, IA32_PERF_EVT_SEL_INFO, IA32_FIXED_CTR_INFO, IA32_FIXED_CTR_CTRL_INFO, IA32_PERF_GLOBAL_STATUS_INFO, IA32_PERF_GLOBAL_CTRL_INFO, IA32_PERF_GLOBAL_OVF_CTRL_INFO, IA32_PERF_CAPABILITIES_INFO, IA32_PERF_GLOBAL_INUSE_INFO], &[], Some(&super::pmu::CORE));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "architectural",
+    name: "CORE",
+    module: "core",
+    title: "Architectural core performance monitoring (per logical processor)",
+    description: "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).",
+    instances: &["CPU"],
+    registers: &[
+        &IA32_PMC_INFO,
+        &IA32_A_PMC_INFO,
+        &IA32_PERF_EVT_SEL_INFO,
+        &IA32_FIXED_CTR_INFO,
+        &IA32_FIXED_CTR_CTRL_INFO,
+        &IA32_PERF_GLOBAL_STATUS_INFO,
+        &IA32_PERF_GLOBAL_CTRL_INFO,
+        &IA32_PERF_GLOBAL_OVF_CTRL_INFO,
+        &IA32_PERF_CAPABILITIES_INFO,
+        &IA32_PERF_GLOBAL_INUSE_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::CORE),
+};

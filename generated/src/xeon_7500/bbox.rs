@@ -5,111 +5,165 @@
 //! The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.
 //!
 //! Instances: B0, B1.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    BGlobalCtl(u32, 32) "B{i}_MSR_PMON_GLOBAL_CTL" msr[1] None, "xeon-7500" "B" B_GLOBAL_CTL_INFO all B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [B0_MSR_PMON_GLOBAL_CTL, B1_MSR_PMON_GLOBAL_CTL];
-    "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.";
+    /// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    pub struct BGlobalCtl(u32): "B{i}_MSR_PMON_GLOBAL_CTL", MSR[1], unit "B" of "xeon-7500", static B_GLOBAL_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Addresses" "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
-    at one B0_MSR_PMON_GLOBAL_CTL "B0": Msr<BGlobalCtl> = [0 0xC20 "B0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one B1_MSR_PMON_GLOBAL_CTL "B1": Msr<BGlobalCtl> = [0 0xC60 "B1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Addresses": "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Per-counter enable, bit n for counter n of this box.
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    "B0": const B0_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = msr(0xC20) "B0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "B1": const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = msr(0xC60) "B1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
+/// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
+pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [B0_MSR_PMON_GLOBAL_CTL, B1_MSR_PMON_GLOBAL_CTL];
 
 register! {
-    BGlobalStatus(u32, 32) "B{i}_MSR_PMON_GLOBAL_STATUS" msr[1] None, "xeon-7500" "B" B_GLOBAL_STATUS_INFO all B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [B0_MSR_PMON_GLOBAL_STATUS, B1_MSR_PMON_GLOBAL_STATUS];
-    "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.";
+    /// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+    pub struct BGlobalStatus(u32): "B{i}_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "B" of "xeon-7500", static B_GLOBAL_STATUS_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
-    at one B0_MSR_PMON_GLOBAL_STATUS "B0": Msr<BGlobalStatus> = [0 0xC21 "B0_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one B1_MSR_PMON_GLOBAL_STATUS "B1": Msr<BGlobalStatus> = [0 0xC61 "B1_MSR_PMON_GLOBAL_STATUS" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    "B0": const B0_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = msr(0xC21) "B0_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "B1": const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = msr(0xC61) "B1_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
+/// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
+pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [B0_MSR_PMON_GLOBAL_STATUS, B1_MSR_PMON_GLOBAL_STATUS];
 
 register! {
-    BGlobalOvfCtl(u32, 32) "B{i}_MSR_PMON_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "B" B_GLOBAL_OVF_CTL_INFO all B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [B0_MSR_PMON_GLOBAL_OVF_CTL, B1_MSR_PMON_GLOBAL_OVF_CTL];
-    "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).";
+    /// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+    pub struct BGlobalOvfCtl(u32): "B{i}_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "B" of "xeon-7500", static B_GLOBAL_OVF_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
-    at one B0_MSR_PMON_GLOBAL_OVF_CTL "B0": Msr<BGlobalOvfCtl> = [0 0xC22 "B0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one B1_MSR_PMON_GLOBAL_OVF_CTL "B1": Msr<BGlobalOvfCtl> = [0 0xC62 "B1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
+    "B0": const B0_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = msr(0xC22) "B0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "B1": const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = msr(0xC62) "B1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
+/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
+pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [B0_MSR_PMON_GLOBAL_OVF_CTL, B1_MSR_PMON_GLOBAL_OVF_CTL];
 
 register! {
-    BEvtSel(u64, 64) "B{i}_MSR_PMON_EVT_SEL{n}" msr[4] None, "xeon-7500" "B" B_EVT_SEL_INFO all B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [B0_MSR_PMON_EVT_SEL, B1_MSR_PMON_EVT_SEL];
-    "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.";
+    /// Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.
+    pub struct BEvtSel(u64): "B{i}_MSR_PMON_EVT_SEL{n}", MSR[4], unit "B" of "xeon-7500", static B_EVT_SEL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "erratum" "Table 2-20 gives ig 60:50 and rsv 50" "Table 2-20 (p. 2-32) lists 'ig 60:50' followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the safe reading because software then never sets bit 50.";
-    note "info" "Low bits from Linux" "The rows of Table 2-20 below pmi_en were not readable in the public copy. en (bit 0) and ev_sel (5:1) come from Linux (NHMEX_B_PMON_CTL_EN, NHMEX_B_PMON_CTL_EV_SEL_MASK 0x1f<<1), which writes only these bits when enabling a B-box event. Linux's 'counter' format field at config bits 7:6 is a software-only counter selector and is never written to the MSR. Bits 19:6 are recorded as reserved (rv).";
-    note "info" "Addresses" "B0 0xC30 (NHMEX_B0_MSR_PMON_CTL0), B1 0xC70; likwid agrees. Stride 2.";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "60:51" [51, 10] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "50" [50, 1] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "49:21" [21, 29] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Rv "rv" "rsv" "19:6" [6, 14] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the event from the set available to this particular counter." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8) role Event [];
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
-    at many B0_MSR_PMON_EVT_SEL "B0": [Msr<BEvtSel>; 4] = [0 0xC30 "B0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC32 "B0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC34 "B0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC36 "B0_MSR_PMON_EVT_SEL3" "linux-nhmex"];
-    at many B1_MSR_PMON_EVT_SEL "B1": [Msr<BEvtSel>; 4] = [0 0xC70 "B1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC72 "B1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC74 "B1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC76 "B1_MSR_PMON_EVT_SEL3" "linux-nhmex"];
+    note "erratum" "Table 2-20 gives ig 60:50 and rsv 50": "Table 2-20 (p. 2-32) lists 'ig 60:50' followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the safe reading because software then never sets bit 50.";
+    note "info" "Low bits from Linux": "The rows of Table 2-20 below pmi_en were not readable in the public copy. en (bit 0) and ev_sel (5:1) come from Linux (NHMEX_B_PMON_CTL_EN, NHMEX_B_PMON_CTL_EV_SEL_MASK 0x1f<<1), which writes only these bits when enabling a B-box event. Linux's 'counter' format field at config bits 7:6 is a software-only counter selector and is never written to the MSR. Bits 19:6 are recorded as reserved (rv).";
+    note "info" "Addresses": "B0 0xC30 (NHMEX_B0_MSR_PMON_CTL0), B1 0xC70; likwid agrees. Stride 2.";
+    bit 63 ig "ig" = 0x0;
+    bits 62:61 rsv "rsv" = 0x0;
+    bits 60:51 ig "ig" = 0x0;
+    bit 50 rsv "rsv" = 0x0;
+    bits 49:21 ig "ig" = 0x0;
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    bits 19:6 rv "rsv" = 0x0;
+    /// Selects the event from the set available to this particular counter.
+    bits 5:1 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
+    /// Local enable for this counter.
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    "B0": const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [0: msr(0xC30) "B0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC32) "B0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC34) "B0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC36) "B0_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
+    "B1": const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [0: msr(0xC70) "B1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC72) "B1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC74) "B1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC76) "B1_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
 }
+/// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
+pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [B0_MSR_PMON_EVT_SEL, B1_MSR_PMON_EVT_SEL];
 
 register! {
-    BCnt(u64, 64) "B{i}_MSR_PMON_CNT{n}" msr[4] None, "xeon-7500" "B" B_CNT_INFO all B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
-    "B-box counter n (48-bit).";
+    /// B-box counter n (48-bit).
+    pub struct BCnt(u64): "B{i}_MSR_PMON_CNT{n}", MSR[4], unit "B" of "xeon-7500", static B_CNT_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Width and addresses" "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many B0_MSR_PMON_CNT "B0": [Msr<BCnt>; 4] = [0 0xC31 "B0_MSR_PMON_CNT0" "linux-nhmex", 1 0xC33 "B0_MSR_PMON_CNT1" "linux-nhmex", 2 0xC35 "B0_MSR_PMON_CNT2" "linux-nhmex", 3 0xC37 "B0_MSR_PMON_CNT3" "linux-nhmex"];
-    at many B1_MSR_PMON_CNT "B1": [Msr<BCnt>; 4] = [0 0xC71 "B1_MSR_PMON_CNT0" "linux-nhmex", 1 0xC73 "B1_MSR_PMON_CNT1" "linux-nhmex", 2 0xC75 "B1_MSR_PMON_CNT2" "linux-nhmex", 3 0xC77 "B1_MSR_PMON_CNT3" "linux-nhmex"];
+    note "info" "Width and addresses": "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "B0": const B0_MSR_PMON_CNT: [Msr<BCnt>; 4] = [0: msr(0xC31) "B0_MSR_PMON_CNT0" from "linux-nhmex", 1: msr(0xC33) "B0_MSR_PMON_CNT1" from "linux-nhmex", 2: msr(0xC35) "B0_MSR_PMON_CNT2" from "linux-nhmex", 3: msr(0xC37) "B0_MSR_PMON_CNT3" from "linux-nhmex"];
+    "B1": const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [0: msr(0xC71) "B1_MSR_PMON_CNT0" from "linux-nhmex", 1: msr(0xC73) "B1_MSR_PMON_CNT1" from "linux-nhmex", 2: msr(0xC75) "B1_MSR_PMON_CNT2" from "linux-nhmex", 3: msr(0xC77) "B1_MSR_PMON_CNT3" from "linux-nhmex"];
 }
+/// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order.
+pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
 
 register! {
-    BMatch(u64, 64) "B{i}_MSR_MATCH" msr[1] None, "xeon-7500" "B" B_MATCH_INFO all B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
-    "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.";
+    /// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.
+    pub struct BMatch(u64): "B{i}_MSR_MATCH", MSR[1], unit "B" of "xeon-7500", static B_MATCH_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Fields from Table 2-22; bits 63:60" "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields.";
-    note "info" "Addresses and name" "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1.";
-    field Rv "rv" "rsv" "63:60" [60, 4] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "opc_out" "59:56" [56, 4] 0x0 "Opcode of outgoing packets to match." [] narrow(opc_out, with_opc_out, set_opc_out, try_with_opc_out: u8);
-    field Rw "rw" "opc_in" "55:52" [52, 4] 0x0 "Opcode of incoming packets to match." [] narrow(opc_in, with_opc_in, set_opc_in, try_with_opc_in: u8);
-    field Rw "rw" "msg_out" "51:48" [48, 4] 0x0 "QPI message class of outgoing packets to match." [] narrow(msg_out, with_msg_out, set_msg_out, try_with_msg_out: u8);
-    field Rw "rw" "msg_in" "47:44" [44, 4] 0x0 "QPI message class of incoming packets to match." [] narrow(msg_in, with_msg_in, set_msg_in, try_with_msg_in: u8);
-    field Rw "rw" "addr" "43:0" [0, 44] 0x0 "Cache-line address to match: system address bits 49:6." [] narrow(addr, with_addr, set_addr, try_with_addr: u64);
-    at one B0_MSR_MATCH "B0": Msr<BMatch> = [0 0xE45 "B0_MSR_MATCH" "linux-nhmex"];
-    at one B1_MSR_MATCH "B1": Msr<BMatch> = [0 0xE4D "B1_MSR_MATCH" "linux-nhmex"];
+    note "info" "Fields from Table 2-22; bits 63:60": "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields.";
+    note "info" "Addresses and name": "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1.";
+    bits 63:60 rv "rsv" = 0x0;
+    /// Opcode of outgoing packets to match.
+    bits 59:56 rw opc_out: u8 = 0x0 { get: opc_out, with: with_opc_out, try_with: try_with_opc_out };
+    /// Opcode of incoming packets to match.
+    bits 55:52 rw opc_in: u8 = 0x0 { get: opc_in, with: with_opc_in, try_with: try_with_opc_in };
+    /// QPI message class of outgoing packets to match.
+    bits 51:48 rw msg_out: u8 = 0x0 { get: msg_out, with: with_msg_out, try_with: try_with_msg_out };
+    /// QPI message class of incoming packets to match.
+    bits 47:44 rw msg_in: u8 = 0x0 { get: msg_in, with: with_msg_in, try_with: try_with_msg_in };
+    /// Cache-line address to match: system address bits 49:6.
+    bits 43:0 rw addr: u64 = 0x0 { get: addr, with: with_addr, try_with: try_with_addr };
+    "B0": const B0_MSR_MATCH: Msr<BMatch> = msr(0xE45) "B0_MSR_MATCH" from "linux-nhmex";
+    "B1": const B1_MSR_MATCH: Msr<BMatch> = msr(0xE4D) "B1_MSR_MATCH" from "linux-nhmex";
 }
+/// `B{i}_MSR_MATCH` of every instance, in instance order.
+pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
 
 register! {
-    BMask(u64, 64) "B{i}_MSR_MASK" msr[1] None, "xeon-7500" "B" B_MASK_INFO all B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
-    "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.";
+    /// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.
+    pub struct BMask(u64): "B{i}_MSR_MASK", MSR[1], unit "B" of "xeon-7500", static B_MASK_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Layout" "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.";
-    note "info" "Addresses" "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.";
-    field Rv "rv" "rsv" "63:60" [60, 4] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "opc_out" "59:56" [56, 4] 0x0 "Mask for the outgoing-opcode match: set bits take part in the comparison." [] narrow(opc_out, with_opc_out, set_opc_out, try_with_opc_out: u8);
-    field Rw "rw" "opc_in" "55:52" [52, 4] 0x0 "Mask for the incoming-opcode match." [] narrow(opc_in, with_opc_in, set_opc_in, try_with_opc_in: u8);
-    field Rw "rw" "msg_out" "51:48" [48, 4] 0x0 "Mask for the outgoing message-class match." [] narrow(msg_out, with_msg_out, set_msg_out, try_with_msg_out: u8);
-    field Rw "rw" "msg_in" "47:44" [44, 4] 0x0 "Mask for the incoming message-class match." [] narrow(msg_in, with_msg_in, set_msg_in, try_with_msg_in: u8);
-    field Rw "rw" "addr" "43:0" [0, 44] 0x0 "Mask for the address match (system address bits 49:6)." [] narrow(addr, with_addr, set_addr, try_with_addr: u64);
-    at one B0_MSR_MASK "B0": Msr<BMask> = [0 0xE46 "B0_MSR_MASK" "linux-nhmex"];
-    at one B1_MSR_MASK "B1": Msr<BMask> = [0 0xE4E "B1_MSR_MASK" "linux-nhmex"];
+    note "info" "Layout": "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.";
+    note "info" "Addresses": "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.";
+    bits 63:60 rv "rsv" = 0x0;
+    /// Mask for the outgoing-opcode match: set bits take part in the comparison.
+    bits 59:56 rw opc_out: u8 = 0x0 { get: opc_out, with: with_opc_out, try_with: try_with_opc_out };
+    /// Mask for the incoming-opcode match.
+    bits 55:52 rw opc_in: u8 = 0x0 { get: opc_in, with: with_opc_in, try_with: try_with_opc_in };
+    /// Mask for the outgoing message-class match.
+    bits 51:48 rw msg_out: u8 = 0x0 { get: msg_out, with: with_msg_out, try_with: try_with_msg_out };
+    /// Mask for the incoming message-class match.
+    bits 47:44 rw msg_in: u8 = 0x0 { get: msg_in, with: with_msg_in, try_with: try_with_msg_in };
+    /// Mask for the address match (system address bits 49:6).
+    bits 43:0 rw addr: u64 = 0x0 { get: addr, with: with_addr, try_with: try_with_addr };
+    "B0": const B0_MSR_MASK: Msr<BMask> = msr(0xE46) "B0_MSR_MASK" from "linux-nhmex";
+    "B1": const B1_MSR_MASK: Msr<BMask> = msr(0xE4E) "B1_MSR_MASK" from "linux-nhmex";
 }
+/// `B{i}_MSR_MASK` of every instance, in instance order.
+pub const B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
 
-unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO, B_MATCH_INFO, B_MASK_INFO], &[], Some(&super::pmu::BBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "B",
+    module: "bbox",
+    title: "B-box (home agent)",
+    description: "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.",
+    instances: &["B0", "B1"],
+    registers: &[
+        &B_GLOBAL_CTL_INFO,
+        &B_GLOBAL_STATUS_INFO,
+        &B_GLOBAL_OVF_CTL_INFO,
+        &B_EVT_SEL_INFO,
+        &B_CNT_INFO,
+        &B_MATCH_INFO,
+        &B_MASK_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::BBOX),
+};

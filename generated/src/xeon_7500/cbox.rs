@@ -5,114 +5,164 @@
 //! The eight C-boxes are the coherence engines for the slices of the shared last-level cache, one per core. Each has six counters; their overflows are summarised by S-box 0 (C0-C3) or S-box 1 (C4-C7).
 //!
 //! Instances: C0, C1, C2, C3, C4, C5, C6, C7.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    CGlobalCtl(u32, 32) "C{i}_MSR_PMON_GLOBAL_CTL" msr[1] None, "xeon-7500" "C" C_GLOBAL_CTL_INFO all C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [C0_MSR_PMON_GLOBAL_CTL, C1_MSR_PMON_GLOBAL_CTL, C2_MSR_PMON_GLOBAL_CTL, C3_MSR_PMON_GLOBAL_CTL, C4_MSR_PMON_GLOBAL_CTL, C5_MSR_PMON_GLOBAL_CTL, C6_MSR_PMON_GLOBAL_CTL, C7_MSR_PMON_GLOBAL_CTL];
-    "Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.";
+    /// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    pub struct CGlobalCtl(u32): "C{i}_MSR_PMON_GLOBAL_CTL", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_CTL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Irregular per-instance offsets" "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5];
-    at one C0_MSR_PMON_GLOBAL_CTL "C0": Msr<CGlobalCtl> = [0 0xD00 "C0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C1_MSR_PMON_GLOBAL_CTL "C1": Msr<CGlobalCtl> = [0 0xD80 "C1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C2_MSR_PMON_GLOBAL_CTL "C2": Msr<CGlobalCtl> = [0 0xD40 "C2_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C3_MSR_PMON_GLOBAL_CTL "C3": Msr<CGlobalCtl> = [0 0xDC0 "C3_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C4_MSR_PMON_GLOBAL_CTL "C4": Msr<CGlobalCtl> = [0 0xD20 "C4_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C5_MSR_PMON_GLOBAL_CTL "C5": Msr<CGlobalCtl> = [0 0xDA0 "C5_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C6_MSR_PMON_GLOBAL_CTL "C6": Msr<CGlobalCtl> = [0 0xD60 "C6_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one C7_MSR_PMON_GLOBAL_CTL "C7": Msr<CGlobalCtl> = [0 0xDE0 "C7_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Per-counter enable, bit n for counter n of this box.
+    bits 5:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    "C0": const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD00) "C0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C1": const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD80) "C1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C2": const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD40) "C2_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C3": const C3_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDC0) "C3_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C4": const C4_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD20) "C4_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C5": const C5_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDA0) "C5_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C6": const C6_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD60) "C6_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "C7": const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDE0) "C7_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
+pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [C0_MSR_PMON_GLOBAL_CTL, C1_MSR_PMON_GLOBAL_CTL, C2_MSR_PMON_GLOBAL_CTL, C3_MSR_PMON_GLOBAL_CTL, C4_MSR_PMON_GLOBAL_CTL, C5_MSR_PMON_GLOBAL_CTL, C6_MSR_PMON_GLOBAL_CTL, C7_MSR_PMON_GLOBAL_CTL];
 
 register! {
-    CGlobalStatus(u32, 32) "C{i}_MSR_PMON_GLOBAL_STATUS" msr[1] None, "xeon-7500" "C" C_GLOBAL_STATUS_INFO all C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [C0_MSR_PMON_GLOBAL_STATUS, C1_MSR_PMON_GLOBAL_STATUS, C2_MSR_PMON_GLOBAL_STATUS, C3_MSR_PMON_GLOBAL_STATUS, C4_MSR_PMON_GLOBAL_STATUS, C5_MSR_PMON_GLOBAL_STATUS, C6_MSR_PMON_GLOBAL_STATUS, C7_MSR_PMON_GLOBAL_STATUS];
-    "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.";
+    /// Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+    pub struct CGlobalStatus(u32): "C{i}_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_STATUS_INFO;
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Field position by pattern" "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
-    note "info" "Address confirmed by likwid" "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3, 4, 5];
-    at one C0_MSR_PMON_GLOBAL_STATUS "C0": Msr<CGlobalStatus> = [0 0xD01 "C0_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C1_MSR_PMON_GLOBAL_STATUS "C1": Msr<CGlobalStatus> = [0 0xD81 "C1_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C2_MSR_PMON_GLOBAL_STATUS "C2": Msr<CGlobalStatus> = [0 0xD41 "C2_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C3_MSR_PMON_GLOBAL_STATUS "C3": Msr<CGlobalStatus> = [0 0xDC1 "C3_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C4_MSR_PMON_GLOBAL_STATUS "C4": Msr<CGlobalStatus> = [0 0xD21 "C4_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C5_MSR_PMON_GLOBAL_STATUS "C5": Msr<CGlobalStatus> = [0 0xDA1 "C5_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C6_MSR_PMON_GLOBAL_STATUS "C6": Msr<CGlobalStatus> = [0 0xD61 "C6_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one C7_MSR_PMON_GLOBAL_STATUS "C7": Msr<CGlobalStatus> = [0 0xDE1 "C7_MSR_PMON_GLOBAL_STATUS" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Field position by pattern": "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
+    note "info" "Address confirmed by likwid": "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    bits 5:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5] { get: ov, with: with_ov, try_with: try_with_ov };
+    "C0": const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD01) "C0_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C1": const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD81) "C1_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C2": const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD41) "C2_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C3": const C3_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDC1) "C3_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C4": const C4_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD21) "C4_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C5": const C5_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDA1) "C5_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C6": const C6_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD61) "C6_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "C7": const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDE1) "C7_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
+pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [C0_MSR_PMON_GLOBAL_STATUS, C1_MSR_PMON_GLOBAL_STATUS, C2_MSR_PMON_GLOBAL_STATUS, C3_MSR_PMON_GLOBAL_STATUS, C4_MSR_PMON_GLOBAL_STATUS, C5_MSR_PMON_GLOBAL_STATUS, C6_MSR_PMON_GLOBAL_STATUS, C7_MSR_PMON_GLOBAL_STATUS];
 
 register! {
-    CGlobalOvfCtl(u32, 32) "C{i}_MSR_PMON_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "C" C_GLOBAL_OVF_CTL_INFO all C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [C0_MSR_PMON_GLOBAL_OVF_CTL, C1_MSR_PMON_GLOBAL_OVF_CTL, C2_MSR_PMON_GLOBAL_OVF_CTL, C3_MSR_PMON_GLOBAL_OVF_CTL, C4_MSR_PMON_GLOBAL_OVF_CTL, C5_MSR_PMON_GLOBAL_OVF_CTL, C6_MSR_PMON_GLOBAL_OVF_CTL, C7_MSR_PMON_GLOBAL_OVF_CTL];
-    "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).";
+    /// Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+    pub struct CGlobalOvfCtl(u32): "C{i}_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_OVF_CTL_INFO;
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Field position by pattern" "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
-    note "info" "Address confirmed by likwid" "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5];
-    at one C0_MSR_PMON_GLOBAL_OVF_CTL "C0": Msr<CGlobalOvfCtl> = [0 0xD02 "C0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C1_MSR_PMON_GLOBAL_OVF_CTL "C1": Msr<CGlobalOvfCtl> = [0 0xD82 "C1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C2_MSR_PMON_GLOBAL_OVF_CTL "C2": Msr<CGlobalOvfCtl> = [0 0xD42 "C2_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C3_MSR_PMON_GLOBAL_OVF_CTL "C3": Msr<CGlobalOvfCtl> = [0 0xDC2 "C3_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C4_MSR_PMON_GLOBAL_OVF_CTL "C4": Msr<CGlobalOvfCtl> = [0 0xD22 "C4_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C5_MSR_PMON_GLOBAL_OVF_CTL "C5": Msr<CGlobalOvfCtl> = [0 0xDA2 "C5_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C6_MSR_PMON_GLOBAL_OVF_CTL "C6": Msr<CGlobalOvfCtl> = [0 0xD62 "C6_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one C7_MSR_PMON_GLOBAL_OVF_CTL "C7": Msr<CGlobalOvfCtl> = [0 0xDE2 "C7_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Field position by pattern": "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
+    note "info" "Address confirmed by likwid": "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
+    bits 5:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5] { with: with_clr_ov, try_with: try_with_clr_ov };
+    "C0": const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD02) "C0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C1": const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD82) "C1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C2": const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD42) "C2_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C3": const C3_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDC2) "C3_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C4": const C4_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD22) "C4_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C5": const C5_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDA2) "C5_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C6": const C6_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD62) "C6_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "C7": const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDE2) "C7_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
+pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [C0_MSR_PMON_GLOBAL_OVF_CTL, C1_MSR_PMON_GLOBAL_OVF_CTL, C2_MSR_PMON_GLOBAL_OVF_CTL, C3_MSR_PMON_GLOBAL_OVF_CTL, C4_MSR_PMON_GLOBAL_OVF_CTL, C5_MSR_PMON_GLOBAL_OVF_CTL, C6_MSR_PMON_GLOBAL_OVF_CTL, C7_MSR_PMON_GLOBAL_OVF_CTL];
 
-field_enum!(CEvtSelInvert, "Values of `C{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the event increment is >= thresh"], [Lt = 1, "lt", "count when the event increment is < thresh"]);
+field_enum! {
+    /// Values of `C{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+    pub enum CEvtSelInvert {
+        /// count when the event increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the event increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    CEvtSel(u64, 64) "C{i}_MSR_PMON_EVT_SEL{n}" msr[6] None, "xeon-7500" "C" C_EVT_SEL_INFO all C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [C0_MSR_PMON_EVT_SEL, C1_MSR_PMON_EVT_SEL, C2_MSR_PMON_EVT_SEL, C3_MSR_PMON_EVT_SEL, C4_MSR_PMON_EVT_SEL, C5_MSR_PMON_EVT_SEL, C6_MSR_PMON_EVT_SEL, C7_MSR_PMON_EVT_SEL];
-    "Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.";
+    /// Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+    pub struct CEvtSel(u64): "C{i}_MSR_PMON_EVT_SEL{n}", MSR[6], unit "C" of "xeon-7500", static C_EVT_SEL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Rows not readable in the public copy" "Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv).";
-    note "info" "invert meaning" "Table 2-13 states that with invert = 0 the comparison is threshold <= event, i.e. count when the increment is at least the threshold; with 1 the comparison is inverted. Values are given accordingly.";
-    note "info" "Irregular per-instance offsets" "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "60:50" [50, 11] 0x0 "Reads zero; writes ignored." [] none();
-    field Rv "rv" "rsv" "49:32" [32, 18] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "threshold" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(threshold, with_threshold, set_threshold: u8) role Threshold [];
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [CEvtSelInvert::VALUES] named(invert, with_invert, set_invert: CEvtSelInvert) role Invert [];
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool) role Enable [];
-    field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
-    field Rv "rv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the C-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many C0_MSR_PMON_EVT_SEL "C0": [Msr<CEvtSel>; 6] = [0 0xD10 "C0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD12 "C0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD14 "C0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD16 "C0_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD18 "C0_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD1A "C0_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C1_MSR_PMON_EVT_SEL "C1": [Msr<CEvtSel>; 6] = [0 0xD90 "C1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD92 "C1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD94 "C1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD96 "C1_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD98 "C1_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD9A "C1_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C2_MSR_PMON_EVT_SEL "C2": [Msr<CEvtSel>; 6] = [0 0xD50 "C2_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD52 "C2_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD54 "C2_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD56 "C2_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD58 "C2_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD5A "C2_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C3_MSR_PMON_EVT_SEL "C3": [Msr<CEvtSel>; 6] = [0 0xDD0 "C3_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xDD2 "C3_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xDD4 "C3_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xDD6 "C3_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xDD8 "C3_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xDDA "C3_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C4_MSR_PMON_EVT_SEL "C4": [Msr<CEvtSel>; 6] = [0 0xD30 "C4_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD32 "C4_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD34 "C4_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD36 "C4_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD38 "C4_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD3A "C4_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C5_MSR_PMON_EVT_SEL "C5": [Msr<CEvtSel>; 6] = [0 0xDB0 "C5_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xDB2 "C5_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xDB4 "C5_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xDB6 "C5_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xDB8 "C5_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xDBA "C5_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C6_MSR_PMON_EVT_SEL "C6": [Msr<CEvtSel>; 6] = [0 0xD70 "C6_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD72 "C6_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD74 "C6_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD76 "C6_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD78 "C6_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD7A "C6_MSR_PMON_EVT_SEL5" "linux-nhmex"];
-    at many C7_MSR_PMON_EVT_SEL "C7": [Msr<CEvtSel>; 6] = [0 0xDF0 "C7_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xDF2 "C7_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xDF4 "C7_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xDF6 "C7_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xDF8 "C7_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xDFA "C7_MSR_PMON_EVT_SEL5" "linux-nhmex"];
+    note "info" "Rows not readable in the public copy": "Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv).";
+    note "info" "invert meaning": "Table 2-13 states that with invert = 0 the comparison is threshold <= event, i.e. count when the increment is at least the threshold; with 1 the comparison is inverted. Values are given accordingly.";
+    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
+    bit 63 ig "ig" = 0x0;
+    bits 62:61 rsv "rsv" = 0x0;
+    bits 60:50 ig "ig" = 0x0;
+    bits 49:32 rv "rsv" = 0x0;
+    /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    bits 31:24 rw threshold: u8 = 0x0, role Threshold [] { get: threshold, with: with_threshold };
+    /// Selects the sense of the threshold comparison.
+    bit 23 rw invert: CEvtSelInvert = 0x0, values CEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bit 21 ig "ig" = 0x0;
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    bit 19 ig "ig" = 0x0;
+    /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
+    bits 17:16 rv "rsv" = 0x0;
+    /// Unit mask qualifying the selected event.
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Selects the C-box event to count.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "C0": const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD10) "C0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD12) "C0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD14) "C0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD16) "C0_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD18) "C0_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD1A) "C0_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C1": const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD90) "C1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD92) "C1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD94) "C1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD96) "C1_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD98) "C1_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD9A) "C1_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C2": const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD50) "C2_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD52) "C2_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD54) "C2_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD56) "C2_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD58) "C2_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD5A) "C2_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C3": const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDD0) "C3_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDD2) "C3_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDD4) "C3_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDD6) "C3_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDD8) "C3_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDDA) "C3_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C4": const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD30) "C4_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD32) "C4_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD34) "C4_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD36) "C4_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD38) "C4_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD3A) "C4_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C5": const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDB0) "C5_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDB2) "C5_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDB4) "C5_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDB6) "C5_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDB8) "C5_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDBA) "C5_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C6": const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD70) "C6_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD72) "C6_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD74) "C6_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD76) "C6_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD78) "C6_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD7A) "C6_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+    "C7": const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDF0) "C7_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDF2) "C7_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDF4) "C7_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDF6) "C7_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDF8) "C7_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDFA) "C7_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
 }
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
+pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [C0_MSR_PMON_EVT_SEL, C1_MSR_PMON_EVT_SEL, C2_MSR_PMON_EVT_SEL, C3_MSR_PMON_EVT_SEL, C4_MSR_PMON_EVT_SEL, C5_MSR_PMON_EVT_SEL, C6_MSR_PMON_EVT_SEL, C7_MSR_PMON_EVT_SEL];
 
 register! {
-    CCtr(u64, 64) "C{i}_MSR_PMON_CTR{n}" msr[6] None, "xeon-7500" "C" C_CTR_INFO all C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
-    "C-box counter n (48-bit).";
+    /// C-box counter n (48-bit).
+    pub struct CCtr(u64): "C{i}_MSR_PMON_CTR{n}", MSR[6], unit "C" of "xeon-7500", static C_CTR_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Width" "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.";
-    note "info" "Irregular per-instance offsets" "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many C0_MSR_PMON_CTR "C0": [Msr<CCtr>; 6] = [0 0xD11 "C0_MSR_PMON_CTR0" "linux-nhmex", 1 0xD13 "C0_MSR_PMON_CTR1" "linux-nhmex", 2 0xD15 "C0_MSR_PMON_CTR2" "linux-nhmex", 3 0xD17 "C0_MSR_PMON_CTR3" "linux-nhmex", 4 0xD19 "C0_MSR_PMON_CTR4" "linux-nhmex", 5 0xD1B "C0_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C1_MSR_PMON_CTR "C1": [Msr<CCtr>; 6] = [0 0xD91 "C1_MSR_PMON_CTR0" "linux-nhmex", 1 0xD93 "C1_MSR_PMON_CTR1" "linux-nhmex", 2 0xD95 "C1_MSR_PMON_CTR2" "linux-nhmex", 3 0xD97 "C1_MSR_PMON_CTR3" "linux-nhmex", 4 0xD99 "C1_MSR_PMON_CTR4" "linux-nhmex", 5 0xD9B "C1_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C2_MSR_PMON_CTR "C2": [Msr<CCtr>; 6] = [0 0xD51 "C2_MSR_PMON_CTR0" "linux-nhmex", 1 0xD53 "C2_MSR_PMON_CTR1" "linux-nhmex", 2 0xD55 "C2_MSR_PMON_CTR2" "linux-nhmex", 3 0xD57 "C2_MSR_PMON_CTR3" "linux-nhmex", 4 0xD59 "C2_MSR_PMON_CTR4" "linux-nhmex", 5 0xD5B "C2_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C3_MSR_PMON_CTR "C3": [Msr<CCtr>; 6] = [0 0xDD1 "C3_MSR_PMON_CTR0" "linux-nhmex", 1 0xDD3 "C3_MSR_PMON_CTR1" "linux-nhmex", 2 0xDD5 "C3_MSR_PMON_CTR2" "linux-nhmex", 3 0xDD7 "C3_MSR_PMON_CTR3" "linux-nhmex", 4 0xDD9 "C3_MSR_PMON_CTR4" "linux-nhmex", 5 0xDDB "C3_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C4_MSR_PMON_CTR "C4": [Msr<CCtr>; 6] = [0 0xD31 "C4_MSR_PMON_CTR0" "linux-nhmex", 1 0xD33 "C4_MSR_PMON_CTR1" "linux-nhmex", 2 0xD35 "C4_MSR_PMON_CTR2" "linux-nhmex", 3 0xD37 "C4_MSR_PMON_CTR3" "linux-nhmex", 4 0xD39 "C4_MSR_PMON_CTR4" "linux-nhmex", 5 0xD3B "C4_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C5_MSR_PMON_CTR "C5": [Msr<CCtr>; 6] = [0 0xDB1 "C5_MSR_PMON_CTR0" "linux-nhmex", 1 0xDB3 "C5_MSR_PMON_CTR1" "linux-nhmex", 2 0xDB5 "C5_MSR_PMON_CTR2" "linux-nhmex", 3 0xDB7 "C5_MSR_PMON_CTR3" "linux-nhmex", 4 0xDB9 "C5_MSR_PMON_CTR4" "linux-nhmex", 5 0xDBB "C5_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C6_MSR_PMON_CTR "C6": [Msr<CCtr>; 6] = [0 0xD71 "C6_MSR_PMON_CTR0" "linux-nhmex", 1 0xD73 "C6_MSR_PMON_CTR1" "linux-nhmex", 2 0xD75 "C6_MSR_PMON_CTR2" "linux-nhmex", 3 0xD77 "C6_MSR_PMON_CTR3" "linux-nhmex", 4 0xD79 "C6_MSR_PMON_CTR4" "linux-nhmex", 5 0xD7B "C6_MSR_PMON_CTR5" "linux-nhmex"];
-    at many C7_MSR_PMON_CTR "C7": [Msr<CCtr>; 6] = [0 0xDF1 "C7_MSR_PMON_CTR0" "linux-nhmex", 1 0xDF3 "C7_MSR_PMON_CTR1" "linux-nhmex", 2 0xDF5 "C7_MSR_PMON_CTR2" "linux-nhmex", 3 0xDF7 "C7_MSR_PMON_CTR3" "linux-nhmex", 4 0xDF9 "C7_MSR_PMON_CTR4" "linux-nhmex", 5 0xDFB "C7_MSR_PMON_CTR5" "linux-nhmex"];
+    note "info" "Width": "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.";
+    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "C0": const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD11) "C0_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD13) "C0_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD15) "C0_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD17) "C0_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD19) "C0_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD1B) "C0_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C1": const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD91) "C1_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD93) "C1_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD95) "C1_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD97) "C1_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD99) "C1_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD9B) "C1_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C2": const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD51) "C2_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD53) "C2_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD55) "C2_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD57) "C2_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD59) "C2_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD5B) "C2_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C3": const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDD1) "C3_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDD3) "C3_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDD5) "C3_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDD7) "C3_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDD9) "C3_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDDB) "C3_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C4": const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD31) "C4_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD33) "C4_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD35) "C4_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD37) "C4_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD39) "C4_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD3B) "C4_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C5": const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDB1) "C5_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDB3) "C5_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDB5) "C5_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDB7) "C5_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDB9) "C5_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDBB) "C5_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C6": const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD71) "C6_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD73) "C6_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD75) "C6_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD77) "C6_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD79) "C6_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD7B) "C6_MSR_PMON_CTR5" from "linux-nhmex"];
+    "C7": const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDF1) "C7_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDF3) "C7_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDF5) "C7_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDF7) "C7_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDF9) "C7_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDFB) "C7_MSR_PMON_CTR5" from "linux-nhmex"];
 }
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
+pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
 
-unit_info!("xeon-7500", "C", "cbox", "C-box (last-level cache coherence engine)", "The eight C-boxes are the coherence engines for the slices of the shared last-level cache, one per core. Each has six counters; their overflows are summarised by S-box 0 (C0-C3) or S-box 1 (C4-C7).", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"], [C_GLOBAL_CTL_INFO, C_GLOBAL_STATUS_INFO, C_GLOBAL_OVF_CTL_INFO, C_EVT_SEL_INFO, C_CTR_INFO], &[], Some(&super::pmu::CBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "C",
+    module: "cbox",
+    title: "C-box (last-level cache coherence engine)",
+    description: "The eight C-boxes are the coherence engines for the slices of the shared last-level cache, one per core. Each has six counters; their overflows are summarised by S-box 0 (C0-C3) or S-box 1 (C4-C7).",
+    instances: &["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"],
+    registers: &[
+        &C_GLOBAL_CTL_INFO,
+        &C_GLOBAL_STATUS_INFO,
+        &C_GLOBAL_OVF_CTL_INFO,
+        &C_EVT_SEL_INFO,
+        &C_CTR_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::CBOX),
+};

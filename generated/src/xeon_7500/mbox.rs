@@ -5,215 +5,305 @@
 //! The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.
 //!
 //! Instances: M0, M1.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    MGlobalCtl(u32, 32) "M{i}_MSR_PERF_GLOBAL_CTL" msr[1] None, "xeon-7500" "M" M_GLOBAL_CTL_INFO all M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [M0_MSR_PERF_GLOBAL_CTL, M1_MSR_PERF_GLOBAL_CTL];
-    "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.";
+    /// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    pub struct MGlobalCtl(u32): "M{i}_MSR_PERF_GLOBAL_CTL", MSR[1], unit "M" of "xeon-7500", static M_GLOBAL_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Register names" "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5];
-    at one M0_MSR_PERF_GLOBAL_CTL "M0": Msr<MGlobalCtl> = [0 0xCA0 "M0_MSR_PERF_GLOBAL_CTL" "linux-nhmex"];
-    at one M1_MSR_PERF_GLOBAL_CTL "M1": Msr<MGlobalCtl> = [0 0xCE0 "M1_MSR_PERF_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Register names": "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Per-counter enable, bit n for counter n of this box.
+    bits 5:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    "M0": const M0_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = msr(0xCA0) "M0_MSR_PERF_GLOBAL_CTL" from "linux-nhmex";
+    "M1": const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = msr(0xCE0) "M1_MSR_PERF_GLOBAL_CTL" from "linux-nhmex";
 }
+/// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order.
+pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [M0_MSR_PERF_GLOBAL_CTL, M1_MSR_PERF_GLOBAL_CTL];
 
 register! {
-    MGlobalStatus(u32, 32) "M{i}_MSR_PERF_GLOBAL_STATUS" msr[1] None, "xeon-7500" "M" M_GLOBAL_STATUS_INFO all M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [M0_MSR_PERF_GLOBAL_STATUS, M1_MSR_PERF_GLOBAL_STATUS];
-    "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.";
+    /// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+    pub struct MGlobalStatus(u32): "M{i}_MSR_PERF_GLOBAL_STATUS", MSR[1], unit "M" of "xeon-7500", static M_GLOBAL_STATUS_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS.";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3, 4, 5];
-    at one M0_MSR_PERF_GLOBAL_STATUS "M0": Msr<MGlobalStatus> = [0 0xCA1 "M0_MSR_PERF_GLOBAL_STATUS" "likwid"];
-    at one M1_MSR_PERF_GLOBAL_STATUS "M1": Msr<MGlobalStatus> = [0 0xCE1 "M1_MSR_PERF_GLOBAL_STATUS" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    bits 5:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5] { get: ov, with: with_ov, try_with: try_with_ov };
+    "M0": const M0_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = msr(0xCA1) "M0_MSR_PERF_GLOBAL_STATUS" from "likwid";
+    "M1": const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = msr(0xCE1) "M1_MSR_PERF_GLOBAL_STATUS" from "likwid";
 }
+/// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order.
+pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [M0_MSR_PERF_GLOBAL_STATUS, M1_MSR_PERF_GLOBAL_STATUS];
 
 register! {
-    MGlobalOvfCtl(u32, 32) "M{i}_MSR_PERF_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "M" M_GLOBAL_OVF_CTL_INFO all M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
-    "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).";
+    /// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+    pub struct MGlobalOvfCtl(u32): "M{i}_MSR_PERF_GLOBAL_OVF_CTL", MSR[1], unit "M" of "xeon-7500", static M_GLOBAL_OVF_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL.";
-    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5];
-    at one M0_MSR_PERF_GLOBAL_OVF_CTL "M0": Msr<MGlobalOvfCtl> = [0 0xCA2 "M0_MSR_PERF_GLOBAL_OVF_CTL" "likwid"];
-    at one M1_MSR_PERF_GLOBAL_OVF_CTL "M1": Msr<MGlobalOvfCtl> = [0 0xCE2 "M1_MSR_PERF_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
+    bits 5:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5] { with: with_clr_ov, try_with: try_with_clr_ov };
+    "M0": const M0_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = msr(0xCA2) "M0_MSR_PERF_GLOBAL_OVF_CTL" from "likwid";
+    "M1": const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = msr(0xCE2) "M1_MSR_PERF_GLOBAL_OVF_CTL" from "likwid";
 }
+/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order.
+pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
 
 register! {
-    MCntCtl(u64, 64) "M{i}_MSR_PMU_CNT_CTL{n}" msr[6] None, "xeon-7500" "M" M_CNT_CTL_INFO all M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [M0_MSR_PMU_CNT_CTL, M1_MSR_PMU_CNT_CTL];
-    "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.";
+    /// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
+    pub struct MCntCtl(u64): "M{i}_MSR_PMU_CNT_CTL{n}", MSR[6], unit "M" of "xeon-7500", static M_CNT_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Bit positions" "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled.";
-    note "info" "Addresses" "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "60:25" [25, 36] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "24:22" [22, 3] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "set_flag_sel" "21:19" [19, 3] 0x0 "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1." [] narrow(set_flag_sel, with_set_flag_sel, set_set_flag_sel, try_with_set_flag_sel: u8);
-    field Rsv "rsv" "rsv" "18:14" [14, 5] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "inc_sel" "13:9" [9, 5] 0x0 "Primary event select: the increment signal for this counter." [] narrow(inc_sel, with_inc_sel, set_inc_sel, try_with_inc_sel: u8) role Event [];
-    field Rsv "rsv" "rsv" "8" [8, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "flag_mode" "7" [7, 1] 0x0 "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event." [] val(flag_mode, with_flag_mode, set_flag_mode: bool);
-    field Rw "rw" "wrap_mode" "6" [6, 1] 0x0 "Counter wrap behaviour on reaching its limit." [] val(wrap_mode, with_wrap_mode, set_wrap_mode: bool);
-    field Rw "rw" "storage_mode" "5:4" [4, 2] 0x0 "Counter storage mode." [] narrow(storage_mode, with_storage_mode, set_storage_mode, try_with_storage_mode: u8);
-    field Rw "rw" "count_mode" "3:2" [2, 2] 0x0 "Counter counting mode." [] narrow(count_mode, with_count_mode, set_count_mode, try_with_count_mode: u8);
-    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
-    at many M0_MSR_PMU_CNT_CTL "M0": [Msr<MCntCtl>; 6] = [0 0xCB0 "M0_MSR_PMU_CNT_CTL0" "linux-nhmex", 1 0xCB2 "M0_MSR_PMU_CNT_CTL1" "linux-nhmex", 2 0xCB4 "M0_MSR_PMU_CNT_CTL2" "linux-nhmex", 3 0xCB6 "M0_MSR_PMU_CNT_CTL3" "linux-nhmex", 4 0xCB8 "M0_MSR_PMU_CNT_CTL4" "linux-nhmex", 5 0xCBA "M0_MSR_PMU_CNT_CTL5" "linux-nhmex"];
-    at many M1_MSR_PMU_CNT_CTL "M1": [Msr<MCntCtl>; 6] = [0 0xCF0 "M1_MSR_PMU_CNT_CTL0" "linux-nhmex", 1 0xCF2 "M1_MSR_PMU_CNT_CTL1" "linux-nhmex", 2 0xCF4 "M1_MSR_PMU_CNT_CTL2" "linux-nhmex", 3 0xCF6 "M1_MSR_PMU_CNT_CTL3" "linux-nhmex", 4 0xCF8 "M1_MSR_PMU_CNT_CTL4" "linux-nhmex", 5 0xCFA "M1_MSR_PMU_CNT_CTL5" "linux-nhmex"];
+    note "info" "Bit positions": "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled.";
+    note "info" "Addresses": "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.";
+    bit 63 ig "ig" = 0x0;
+    bits 62:61 rsv "rsv" = 0x0;
+    bits 60:25 ig "ig" = 0x0;
+    bits 24:22 rsv "rsv" = 0x0;
+    /// Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.
+    bits 21:19 rw set_flag_sel: u8 = 0x0 { get: set_flag_sel, with: with_set_flag_sel, try_with: try_with_set_flag_sel };
+    bits 18:14 rsv "rsv" = 0x0;
+    /// Primary event select: the increment signal for this counter.
+    bits 13:9 rw inc_sel: u8 = 0x0, role Event [] { get: inc_sel, with: with_inc_sel, try_with: try_with_inc_sel };
+    bit 8 rsv "rsv" = 0x0;
+    /// Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.
+    bit 7 rw flag_mode: bool = 0x0 { get: flag_mode, with: with_flag_mode };
+    /// Counter wrap behaviour on reaching its limit.
+    bit 6 rw wrap_mode: bool = 0x0 { get: wrap_mode, with: with_wrap_mode };
+    /// Counter storage mode.
+    bits 5:4 rw storage_mode: u8 = 0x0 { get: storage_mode, with: with_storage_mode, try_with: try_with_storage_mode };
+    /// Counter counting mode.
+    bits 3:2 rw count_mode: u8 = 0x0 { get: count_mode, with: with_count_mode, try_with: try_with_count_mode };
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 1 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    /// Local enable for this counter.
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    "M0": const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [0: msr(0xCB0) "M0_MSR_PMU_CNT_CTL0" from "linux-nhmex", 1: msr(0xCB2) "M0_MSR_PMU_CNT_CTL1" from "linux-nhmex", 2: msr(0xCB4) "M0_MSR_PMU_CNT_CTL2" from "linux-nhmex", 3: msr(0xCB6) "M0_MSR_PMU_CNT_CTL3" from "linux-nhmex", 4: msr(0xCB8) "M0_MSR_PMU_CNT_CTL4" from "linux-nhmex", 5: msr(0xCBA) "M0_MSR_PMU_CNT_CTL5" from "linux-nhmex"];
+    "M1": const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [0: msr(0xCF0) "M1_MSR_PMU_CNT_CTL0" from "linux-nhmex", 1: msr(0xCF2) "M1_MSR_PMU_CNT_CTL1" from "linux-nhmex", 2: msr(0xCF4) "M1_MSR_PMU_CNT_CTL2" from "linux-nhmex", 3: msr(0xCF6) "M1_MSR_PMU_CNT_CTL3" from "linux-nhmex", 4: msr(0xCF8) "M1_MSR_PMU_CNT_CTL4" from "linux-nhmex", 5: msr(0xCFA) "M1_MSR_PMU_CNT_CTL5" from "linux-nhmex"];
 }
+/// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order.
+pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [M0_MSR_PMU_CNT_CTL, M1_MSR_PMU_CNT_CTL];
 
 register! {
-    MCnt(u64, 64) "M{i}_MSR_PMU_CNT{n}" msr[6] None, "xeon-7500" "M" M_CNT_INFO all M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
-    "M-box counter n (48-bit).";
+    /// M-box counter n (48-bit).
+    pub struct MCnt(u64): "M{i}_MSR_PMU_CNT{n}", MSR[6], unit "M" of "xeon-7500", static M_CNT_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "source-conflict" "likwid's M1 counter 3 address collides with M0" "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many M0_MSR_PMU_CNT "M0": [Msr<MCnt>; 6] = [0 0xCB1 "M0_MSR_PMU_CNT0" "linux-nhmex", 1 0xCB3 "M0_MSR_PMU_CNT1" "linux-nhmex", 2 0xCB5 "M0_MSR_PMU_CNT2" "linux-nhmex", 3 0xCB7 "M0_MSR_PMU_CNT3" "linux-nhmex", 4 0xCB9 "M0_MSR_PMU_CNT4" "linux-nhmex", 5 0xCBB "M0_MSR_PMU_CNT5" "linux-nhmex"];
-    at many M1_MSR_PMU_CNT "M1": [Msr<MCnt>; 6] = [0 0xCF1 "M1_MSR_PMU_CNT0" "linux-nhmex", 1 0xCF3 "M1_MSR_PMU_CNT1" "linux-nhmex", 2 0xCF5 "M1_MSR_PMU_CNT2" "linux-nhmex", 3 0xCF7 "M1_MSR_PMU_CNT3" "linux-nhmex", 4 0xCF9 "M1_MSR_PMU_CNT4" "linux-nhmex", 5 0xCFB "M1_MSR_PMU_CNT5" "linux-nhmex"];
+    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
+    note "source-conflict" "likwid's M1 counter 3 address collides with M0": "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "M0": const M0_MSR_PMU_CNT: [Msr<MCnt>; 6] = [0: msr(0xCB1) "M0_MSR_PMU_CNT0" from "linux-nhmex", 1: msr(0xCB3) "M0_MSR_PMU_CNT1" from "linux-nhmex", 2: msr(0xCB5) "M0_MSR_PMU_CNT2" from "linux-nhmex", 3: msr(0xCB7) "M0_MSR_PMU_CNT3" from "linux-nhmex", 4: msr(0xCB9) "M0_MSR_PMU_CNT4" from "linux-nhmex", 5: msr(0xCBB) "M0_MSR_PMU_CNT5" from "linux-nhmex"];
+    "M1": const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [0: msr(0xCF1) "M1_MSR_PMU_CNT0" from "linux-nhmex", 1: msr(0xCF3) "M1_MSR_PMU_CNT1" from "linux-nhmex", 2: msr(0xCF5) "M1_MSR_PMU_CNT2" from "linux-nhmex", 3: msr(0xCF7) "M1_MSR_PMU_CNT3" from "linux-nhmex", 4: msr(0xCF9) "M1_MSR_PMU_CNT4" from "linux-nhmex", 5: msr(0xCFB) "M1_MSR_PMU_CNT5" from "linux-nhmex"];
 }
+/// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order.
+pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
 
 register! {
-    MPmuMmCfg(u64, 64) "M{i}_MSR_PMU_MM_CFG" msr[1] None, "xeon-7500" "M" M_PMU_MM_CFG_INFO all M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [M0_MSR_PMU_MM_CFG, M1_MSR_PMU_MM_CFG];
-    "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.";
+    /// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.
+    pub struct MPmuMmCfg(u64): "M{i}_MSR_PMU_MM_CFG", MSR[1], unit "M" of "xeon-7500", static M_PMU_MM_CFG_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Layout from Linux; guide table not read" "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).";
-    note "info" "Addresses" "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree.";
-    field Rw "rw" "en" "63" [63, 1] 0x0 "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards." [] val(en, with_en, set_en: bool);
-    field Rv "rv" "rsv" "62:0" [0, 63] 0x0 "Reserved; write zero." [] none();
-    at one M0_MSR_PMU_MM_CFG "M0": Msr<MPmuMmCfg> = [0 0xE54 "M0_MSR_PMU_MM_CFG" "linux-nhmex"];
-    at one M1_MSR_PMU_MM_CFG "M1": Msr<MPmuMmCfg> = [0 0xE5C "M1_MSR_PMU_MM_CFG" "linux-nhmex"];
+    note "info" "Layout from Linux; guide table not read": "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).";
+    note "info" "Addresses": "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree.";
+    /// Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.
+    bit 63 rw en: bool = 0x0 { get: en, with: with_en };
+    bits 62:0 rv "rsv" = 0x0;
+    "M0": const M0_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = msr(0xE54) "M0_MSR_PMU_MM_CFG" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = msr(0xE5C) "M1_MSR_PMU_MM_CFG" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order.
+pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [M0_MSR_PMU_MM_CFG, M1_MSR_PMU_MM_CFG];
 
 register! {
-    MPmuAddrMatch(u64, 64) "M{i}_MSR_PMU_ADDR_MATCH" msr[1] None, "xeon-7500" "M" M_PMU_ADDR_MATCH_INFO all M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [M0_MSR_PMU_ADDR_MATCH, M1_MSR_PMU_ADDR_MATCH];
-    "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.";
+    /// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.
+    pub struct MPmuAddrMatch(u64): "M{i}_MSR_PMU_ADDR_MATCH", MSR[1], unit "M" of "xeon-7500", static M_PMU_ADDR_MATCH_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address from likwid and the SDM list; Linux uses MM_CFG + 1" "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.";
-    note "info" "Width from Linux; which address bits are compared is not stated" "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them.";
-    field Rv "rv" "rsv" "63:34" [34, 30] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "addr" "33:0" [0, 34] 0x0 "Address bits to match (34 bits)." [] narrow(addr, with_addr, set_addr, try_with_addr: u64);
-    at one M0_MSR_PMU_ADDR_MATCH "M0": Msr<MPmuAddrMatch> = [0 0xE55 "M0_MSR_PMU_ADDR_MATCH" "likwid"];
-    at one M1_MSR_PMU_ADDR_MATCH "M1": Msr<MPmuAddrMatch> = [0 0xE5D "M1_MSR_PMU_ADDR_MATCH" "likwid"];
+    note "info" "Address from likwid and the SDM list; Linux uses MM_CFG + 1": "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.";
+    note "info" "Width from Linux; which address bits are compared is not stated": "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them.";
+    bits 63:34 rv "rsv" = 0x0;
+    /// Address bits to match (34 bits).
+    bits 33:0 rw addr: u64 = 0x0 { get: addr, with: with_addr, try_with: try_with_addr };
+    "M0": const M0_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = msr(0xE55) "M0_MSR_PMU_ADDR_MATCH" from "likwid";
+    "M1": const M1_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = msr(0xE5D) "M1_MSR_PMU_ADDR_MATCH" from "likwid";
 }
+/// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order.
+pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [M0_MSR_PMU_ADDR_MATCH, M1_MSR_PMU_ADDR_MATCH];
 
 register! {
-    MPmuAddrMask(u64, 64) "M{i}_MSR_PMU_ADDR_MASK" msr[1] None, "xeon-7500" "M" M_PMU_ADDR_MASK_INFO all M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [M0_MSR_PMU_ADDR_MASK, M1_MSR_PMU_ADDR_MASK];
-    "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.";
+    /// Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.
+    pub struct MPmuAddrMask(u64): "M{i}_MSR_PMU_ADDR_MASK", MSR[1], unit "M" of "xeon-7500", static M_PMU_ADDR_MASK_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address from likwid and the SDM list; Linux uses MM_CFG + 2" "likwid defines MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK.";
-    note "source-conflict" "Linux's user format is 28 bits wide, its register mask 27" "Linux packs the mask into the user's config2 at bits 34-61 (format 'filter_mask', 28 bits) but writes (config2 >> 34) & NHMEX_M_PMON_ADDR_MASK_MASK (0x7ffffff, 27 bits) to the MSR, so bit 27 of the register is never written. The register field follows what Linux actually writes: mask 26:0, with 63:27 reserved (rv). The guide's table, which would settle the width, was not reachable.";
-    field Rv "rv" "rsv" "63:27" [27, 37] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "mask" "26:0" [0, 27] 0x0 "Address mask bits (27 bits)." [] narrow(mask, with_mask, set_mask, try_with_mask: u32);
-    at one M0_MSR_PMU_ADDR_MASK "M0": Msr<MPmuAddrMask> = [0 0xE56 "M0_MSR_PMU_ADDR_MASK" "likwid"];
-    at one M1_MSR_PMU_ADDR_MASK "M1": Msr<MPmuAddrMask> = [0 0xE5E "M1_MSR_PMU_ADDR_MASK" "likwid"];
+    note "info" "Address from likwid and the SDM list; Linux uses MM_CFG + 2": "likwid defines MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK.";
+    note "source-conflict" "Linux's user format is 28 bits wide, its register mask 27": "Linux packs the mask into the user's config2 at bits 34-61 (format 'filter_mask', 28 bits) but writes (config2 >> 34) & NHMEX_M_PMON_ADDR_MASK_MASK (0x7ffffff, 27 bits) to the MSR, so bit 27 of the register is never written. The register field follows what Linux actually writes: mask 26:0, with 63:27 reserved (rv). The guide's table, which would settle the width, was not reachable.";
+    bits 63:27 rv "rsv" = 0x0;
+    /// Address mask bits (27 bits).
+    bits 26:0 rw mask: u32 = 0x0 { get: mask, with: with_mask, try_with: try_with_mask };
+    "M0": const M0_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = msr(0xE56) "M0_MSR_PMU_ADDR_MASK" from "likwid";
+    "M1": const M1_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = msr(0xE5E) "M1_MSR_PMU_ADDR_MASK" from "likwid";
 }
+/// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order.
+pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [M0_MSR_PMU_ADDR_MASK, M1_MSR_PMU_ADDR_MASK];
 
 register! {
-    MPmuDsp(u64, 64) "M{i}_MSR_PMU_DSP" msr[1] None, "xeon-7500" "M" M_PMU_DSP_INFO all M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [M0_MSR_PMU_DSP, M1_MSR_PMU_DSP];
-    "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.";
+    /// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.
+    pub struct MPmuDsp(u64): "M{i}_MSR_PMU_DSP", MSR[1], unit "M" of "xeon-7500", static M_PMU_DSP_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
-    note "info" "Addresses" "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "dsp_cfg" "31:0" [0, 32] 0x0 "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table." [] val(dsp_cfg, with_dsp_cfg, set_dsp_cfg: u32);
-    at one M0_MSR_PMU_DSP "M0": Msr<MPmuDsp> = [0 0xCA5 "M0_MSR_PMU_DSP" "linux-nhmex"];
-    at one M1_MSR_PMU_DSP "M1": Msr<MPmuDsp> = [0 0xCE5 "M1_MSR_PMU_DSP" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
+    note "info" "Addresses": "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.
+    bits 31:0 rw dsp_cfg: u32 = 0x0 { get: dsp_cfg, with: with_dsp_cfg };
+    "M0": const M0_MSR_PMU_DSP: Msr<MPmuDsp> = msr(0xCA5) "M0_MSR_PMU_DSP" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_DSP: Msr<MPmuDsp> = msr(0xCE5) "M1_MSR_PMU_DSP" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_DSP` of every instance, in instance order.
+pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [M0_MSR_PMU_DSP, M1_MSR_PMU_DSP];
 
 register! {
-    MPmuIss(u64, 64) "M{i}_MSR_PMU_ISS" msr[1] None, "xeon-7500" "M" M_PMU_ISS_INFO all M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [M0_MSR_PMU_ISS, M1_MSR_PMU_ISS];
-    "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.";
+    /// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.
+    pub struct MPmuIss(u64): "M{i}_MSR_PMU_ISS", MSR[1], unit "M" of "xeon-7500", static M_PMU_ISS_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
-    note "info" "Addresses" "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "iss_cfg" "31:0" [0, 32] 0x0 "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table." [] val(iss_cfg, with_iss_cfg, set_iss_cfg: u32);
-    at one M0_MSR_PMU_ISS "M0": Msr<MPmuIss> = [0 0xCA6 "M0_MSR_PMU_ISS" "linux-nhmex"];
-    at one M1_MSR_PMU_ISS "M1": Msr<MPmuIss> = [0 0xCE6 "M1_MSR_PMU_ISS" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
+    note "info" "Addresses": "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.
+    bits 31:0 rw iss_cfg: u32 = 0x0 { get: iss_cfg, with: with_iss_cfg };
+    "M0": const M0_MSR_PMU_ISS: Msr<MPmuIss> = msr(0xCA6) "M0_MSR_PMU_ISS" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_ISS: Msr<MPmuIss> = msr(0xCE6) "M1_MSR_PMU_ISS" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_ISS` of every instance, in instance order.
+pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [M0_MSR_PMU_ISS, M1_MSR_PMU_ISS];
 
 register! {
-    MPmuMap(u64, 64) "M{i}_MSR_PMU_MAP" msr[1] None, "xeon-7500" "M" M_PMU_MAP_INFO all M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [M0_MSR_PMU_MAP, M1_MSR_PMU_MAP];
-    "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.";
+    /// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
+    pub struct MPmuMap(u64): "M{i}_MSR_PMU_MAP", MSR[1], unit "M" of "xeon-7500", static M_PMU_MAP_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
-    note "info" "Addresses" "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "map_cfg" "31:0" [0, 32] 0x0 "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table." [] val(map_cfg, with_map_cfg, set_map_cfg: u32);
-    at one M0_MSR_PMU_MAP "M0": Msr<MPmuMap> = [0 0xCA7 "M0_MSR_PMU_MAP" "linux-nhmex"];
-    at one M1_MSR_PMU_MAP "M1": Msr<MPmuMap> = [0 0xCE7 "M1_MSR_PMU_MAP" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
+    note "info" "Addresses": "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.
+    bits 31:0 rw map_cfg: u32 = 0x0 { get: map_cfg, with: with_map_cfg };
+    "M0": const M0_MSR_PMU_MAP: Msr<MPmuMap> = msr(0xCA7) "M0_MSR_PMU_MAP" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_MAP: Msr<MPmuMap> = msr(0xCE7) "M1_MSR_PMU_MAP" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_MAP` of every instance, in instance order.
+pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [M0_MSR_PMU_MAP, M1_MSR_PMU_MAP];
 
 register! {
-    MPmuMscThr(u64, 64) "M{i}_MSR_PMU_MSC_THR" msr[1] None, "xeon-7500" "M" M_PMU_MSC_THR_INFO all M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [M0_MSR_PMU_MSC_THR, M1_MSR_PMU_MSC_THR];
-    "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.";
+    /// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
+    pub struct MPmuMscThr(u64): "M{i}_MSR_PMU_MSC_THR", MSR[1], unit "M" of "xeon-7500", static M_PMU_MSC_THR_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
-    note "info" "Addresses" "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "thr_cfg" "31:0" [0, 32] 0x0 "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table." [] val(thr_cfg, with_thr_cfg, set_thr_cfg: u32);
-    at one M0_MSR_PMU_MSC_THR "M0": Msr<MPmuMscThr> = [0 0xCA8 "M0_MSR_PMU_MSC_THR" "linux-nhmex"];
-    at one M1_MSR_PMU_MSC_THR "M1": Msr<MPmuMscThr> = [0 0xCE8 "M1_MSR_PMU_MSC_THR" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
+    note "info" "Addresses": "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.
+    bits 31:0 rw thr_cfg: u32 = 0x0 { get: thr_cfg, with: with_thr_cfg };
+    "M0": const M0_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = msr(0xCA8) "M0_MSR_PMU_MSC_THR" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = msr(0xCE8) "M1_MSR_PMU_MSC_THR" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order.
+pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [M0_MSR_PMU_MSC_THR, M1_MSR_PMU_MSC_THR];
 
 register! {
-    MPmuPgt(u64, 64) "M{i}_MSR_PMU_PGT" msr[1] None, "xeon-7500" "M" M_PMU_PGT_INFO all M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [M0_MSR_PMU_PGT, M1_MSR_PMU_PGT];
-    "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.";
+    /// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.
+    pub struct MPmuPgt(u64): "M{i}_MSR_PMU_PGT", MSR[1], unit "M" of "xeon-7500", static M_PMU_PGT_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
-    note "info" "Addresses" "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pgt_cfg" "31:0" [0, 32] 0x0 "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table." [] val(pgt_cfg, with_pgt_cfg, set_pgt_cfg: u32);
-    at one M0_MSR_PMU_PGT "M0": Msr<MPmuPgt> = [0 0xCA9 "M0_MSR_PMU_PGT" "linux-nhmex"];
-    at one M1_MSR_PMU_PGT "M1": Msr<MPmuPgt> = [0 0xCE9 "M1_MSR_PMU_PGT" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.";
+    note "info" "Addresses": "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.
+    bits 31:0 rw pgt_cfg: u32 = 0x0 { get: pgt_cfg, with: with_pgt_cfg };
+    "M0": const M0_MSR_PMU_PGT: Msr<MPmuPgt> = msr(0xCA9) "M0_MSR_PMU_PGT" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_PGT: Msr<MPmuPgt> = msr(0xCE9) "M1_MSR_PMU_PGT" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_PGT` of every instance, in instance order.
+pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [M0_MSR_PMU_PGT, M1_MSR_PMU_PGT];
 
 register! {
-    MPmuPld(u64, 64) "M{i}_MSR_PMU_PLD" msr[1] None, "xeon-7500" "M" M_PMU_PLD_INFO all M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
-    "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.";
+    /// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
+    pub struct MPmuPld(u64): "M{i}_MSR_PMU_PLD", MSR[1], unit "M" of "xeon-7500", static M_PMU_PLD_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)";
-    note "info" "Addresses" "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pld_cfg" "31:0" [0, 32] 0x0 "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table." [] val(pld_cfg, with_pld_cfg, set_pld_cfg: u32);
-    at one M0_MSR_PMU_PLD "M0": Msr<MPmuPld> = [0 0xCAA "M0_MSR_PMU_PLD" "linux-nhmex"];
-    at one M1_MSR_PMU_PLD "M1": Msr<MPmuPld> = [0 0xCEA "M1_MSR_PMU_PLD" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)";
+    note "info" "Addresses": "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.
+    bits 31:0 rw pld_cfg: u32 = 0x0 { get: pld_cfg, with: with_pld_cfg };
+    "M0": const M0_MSR_PMU_PLD: Msr<MPmuPld> = msr(0xCAA) "M0_MSR_PMU_PLD" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_PLD: Msr<MPmuPld> = msr(0xCEA) "M1_MSR_PMU_PLD" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_PLD` of every instance, in instance order.
+pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
 
 register! {
-    MPmuZdpCtlFvc(u64, 64) "M{i}_MSR_PMU_ZDP_CTL_FVC" msr[1] None, "xeon-7500" "M" M_PMU_ZDP_CTL_FVC_INFO all M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [M0_MSR_PMU_ZDP_CTL_FVC, M1_MSR_PMU_ZDP_CTL_FVC];
-    "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.";
+    /// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.
+    pub struct MPmuZdpCtlFvc(u64): "M{i}_MSR_PMU_ZDP_CTL_FVC", MSR[1], unit "M" of "xeon-7500", static M_PMU_ZDP_CTL_FVC_INFO;
     source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80";
-    note "info" "Fields from Intel PCM's copy of Table 2-80 and Linux's masks" "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields.";
-    note "info" "Xeon E7 (Westmere-EX) layout differs" "This file describes the Xeon 7500 (Nehalem-EX). On Westmere-EX, PCM's 'westmere-ex version' and Linux's WSMEX_M_PMON_ZDP_CTL_FVC_* masks put a 6-bit fvid at 5:0 and shift every other field up by one bit (pbox_init_err at 24). Software running on a Westmere-EX must not use this layout.";
-    note "info" "Addresses" "M0 0xCAB (Linux NHMEX_M0_MSR_PMU_ZDP_CTL_FVC, PCM MB0_MSR_PMU_ZDP_CTL_FVC); M1 0xCEB (+ 0x40; PCM MB1_MSR_PMU_ZDP_CTL_FVC). likwid's MSR_M0/M1_PMON_ZDP agree.";
-    field Rv "rv" "rsv" "63:24" [24, 40] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pbox_init_err" "23" [23, 1] 0x0 "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table." [] val(pbox_init_err, with_pbox_init_err, set_pbox_init_err: bool);
-    field Rw "rw" "evnt3" "22:20" [20, 3] 0x0 "Event select used by inc_sel 0x10." [] narrow(evnt3, with_evnt3, set_evnt3, try_with_evnt3: u8);
-    field Rw "rw" "evnt2" "19:17" [17, 3] 0x0 "Event select used by inc_sel 0xF." [] narrow(evnt2, with_evnt2, set_evnt2, try_with_evnt2: u8);
-    field Rw "rw" "evnt1" "16:14" [14, 3] 0x0 "Event select used by inc_sel 0xE." [] narrow(evnt1, with_evnt1, set_evnt1, try_with_evnt1: u8);
-    field Rw "rw" "evnt0" "13:11" [11, 3] 0x0 "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands)." [] narrow(evnt0, with_evnt0, set_evnt0, try_with_evnt0: u8);
-    field Rw "rw" "resp" "10:8" [8, 3] 0x0 "Response type to match, shared by the four events." [] narrow(resp, with_resp, set_resp, try_with_resp: u8);
-    field Rw "rw" "bcmd" "7:5" [5, 3] 0x0 "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes)." [] narrow(bcmd, with_bcmd, set_bcmd, try_with_bcmd: u8);
-    field Rw "rw" "fvid" "4:0" [0, 5] 0x0 "Fill/victim ID qualifier, shared by the four events." [] narrow(fvid, with_fvid, set_fvid, try_with_fvid: u8);
-    at one M0_MSR_PMU_ZDP_CTL_FVC "M0": Msr<MPmuZdpCtlFvc> = [0 0xCAB "M0_MSR_PMU_ZDP_CTL_FVC" "linux-nhmex"];
-    at one M1_MSR_PMU_ZDP_CTL_FVC "M1": Msr<MPmuZdpCtlFvc> = [0 0xCEB "M1_MSR_PMU_ZDP_CTL_FVC" "linux-nhmex"];
+    note "info" "Fields from Intel PCM's copy of Table 2-80 and Linux's masks": "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields.";
+    note "info" "Xeon E7 (Westmere-EX) layout differs": "This file describes the Xeon 7500 (Nehalem-EX). On Westmere-EX, PCM's 'westmere-ex version' and Linux's WSMEX_M_PMON_ZDP_CTL_FVC_* masks put a 6-bit fvid at 5:0 and shift every other field up by one bit (pbox_init_err at 24). Software running on a Westmere-EX must not use this layout.";
+    note "info" "Addresses": "M0 0xCAB (Linux NHMEX_M0_MSR_PMU_ZDP_CTL_FVC, PCM MB0_MSR_PMU_ZDP_CTL_FVC); M1 0xCEB (+ 0x40; PCM MB1_MSR_PMU_ZDP_CTL_FVC). likwid's MSR_M0/M1_PMON_ZDP agree.";
+    bits 63:24 rv "rsv" = 0x0;
+    /// Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.
+    bit 23 rw pbox_init_err: bool = 0x0 { get: pbox_init_err, with: with_pbox_init_err };
+    /// Event select used by inc_sel 0x10.
+    bits 22:20 rw evnt3: u8 = 0x0 { get: evnt3, with: with_evnt3, try_with: try_with_evnt3 };
+    /// Event select used by inc_sel 0xF.
+    bits 19:17 rw evnt2: u8 = 0x0 { get: evnt2, with: with_evnt2, try_with: try_with_evnt2 };
+    /// Event select used by inc_sel 0xE.
+    bits 16:14 rw evnt1: u8 = 0x0 { get: evnt1, with: with_evnt1, try_with: try_with_evnt1 };
+    /// Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).
+    bits 13:11 rw evnt0: u8 = 0x0 { get: evnt0, with: with_evnt0, try_with: try_with_evnt0 };
+    /// Response type to match, shared by the four events.
+    bits 10:8 rw resp: u8 = 0x0 { get: resp, with: with_resp, try_with: try_with_resp };
+    /// B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).
+    bits 7:5 rw bcmd: u8 = 0x0 { get: bcmd, with: with_bcmd, try_with: try_with_bcmd };
+    /// Fill/victim ID qualifier, shared by the four events.
+    bits 4:0 rw fvid: u8 = 0x0 { get: fvid, with: with_fvid, try_with: try_with_fvid };
+    "M0": const M0_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = msr(0xCAB) "M0_MSR_PMU_ZDP_CTL_FVC" from "linux-nhmex";
+    "M1": const M1_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = msr(0xCEB) "M1_MSR_PMU_ZDP_CTL_FVC" from "linux-nhmex";
 }
+/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order.
+pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [M0_MSR_PMU_ZDP_CTL_FVC, M1_MSR_PMU_ZDP_CTL_FVC];
 
-unit_info!("xeon-7500", "M", "mbox", "M-box (memory controller)", "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.", ["M0", "M1"], [M_GLOBAL_CTL_INFO, M_GLOBAL_STATUS_INFO, M_GLOBAL_OVF_CTL_INFO, M_CNT_CTL_INFO, M_CNT_INFO, M_PMU_MM_CFG_INFO, M_PMU_ADDR_MATCH_INFO, M_PMU_ADDR_MASK_INFO, M_PMU_DSP_INFO, M_PMU_ISS_INFO, M_PMU_MAP_INFO, M_PMU_MSC_THR_INFO, M_PMU_PGT_INFO, M_PMU_PLD_INFO, M_PMU_ZDP_CTL_FVC_INFO], &[], Some(&super::pmu::MBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "M",
+    module: "mbox",
+    title: "M-box (memory controller)",
+    description: "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.",
+    instances: &["M0", "M1"],
+    registers: &[
+        &M_GLOBAL_CTL_INFO,
+        &M_GLOBAL_STATUS_INFO,
+        &M_GLOBAL_OVF_CTL_INFO,
+        &M_CNT_CTL_INFO,
+        &M_CNT_INFO,
+        &M_PMU_MM_CFG_INFO,
+        &M_PMU_ADDR_MATCH_INFO,
+        &M_PMU_ADDR_MASK_INFO,
+        &M_PMU_DSP_INFO,
+        &M_PMU_ISS_INFO,
+        &M_PMU_MAP_INFO,
+        &M_PMU_MSC_THR_INFO,
+        &M_PMU_PGT_INFO,
+        &M_PMU_PLD_INFO,
+        &M_PMU_ZDP_CTL_FVC_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::MBOX),
+};

@@ -5,202 +5,255 @@
 //! The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.
 //!
 //! Instances: R.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    RGlobalCtlLo(u32, 32) "R_MSR_PMON_GLOBAL_CTL_7_0" msr[1] None, "xeon-7500" "R" R_GLOBAL_CTL_LO_INFO;
-    "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).";
+    /// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
+    pub struct RGlobalCtlLo(u32): "R_MSR_PMON_GLOBAL_CTL_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_CTL_LO_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Addresses" "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k." [] val(ctr_en, with_ctr_en, set_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7];
-    at one R_MSR_PMON_GLOBAL_CTL_7_0 "R": Msr<RGlobalCtlLo> = [0 0xE00 "R_MSR_PMON_GLOBAL_CTL_7_0" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Enable per counter; bit k for counter k.
+    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: ctr_en, with: with_ctr_en };
+    "R": const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = msr(0xE00) "R_MSR_PMON_GLOBAL_CTL_7_0" from "linux-nhmex";
 }
 
 register! {
-    RGlobalStatusLo(u32, 32) "R_MSR_PMON_GLOBAL_STATUS_7_0" msr[1] None, "xeon-7500" "R" R_GLOBAL_STATUS_LO_INFO;
-    "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.";
+    /// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.
+    pub struct RGlobalStatusLo(u32): "R_MSR_PMON_GLOBAL_STATUS_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_STATUS_LO_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8) role Overflow [0, 1, 2, 3, 4, 5, 6, 7];
-    at one R_MSR_PMON_GLOBAL_STATUS_7_0 "R": Msr<RGlobalStatusLo> = [0 0xE01 "R_MSR_PMON_GLOBAL_STATUS_7_0" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Overflow flag per counter of this half.
+    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ov, with: with_ov };
+    "R": const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = msr(0xE01) "R_MSR_PMON_GLOBAL_STATUS_7_0" from "likwid";
 }
 
 register! {
-    RGlobalOvfCtlLo(u32, 32) "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" msr[1] None, "xeon-7500" "R" R_GLOBAL_OVF_CTL_LO_INFO;
-    "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).";
+    /// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
+    pub struct RGlobalOvfCtlLo(u32): "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_OVF_CTL_LO_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Name" "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
-    note "info" "Address confirmed by likwid" "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7];
-    at one R_MSR_PMON_GLOBAL_OVF_CTL_7_0 "R": Msr<RGlobalOvfCtlLo> = [0 0xE02 "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Name": "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
+    note "info" "Address confirmed by likwid": "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Write 1 to bit k to clear the matching ov bit.
+    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ov };
+    "R": const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = msr(0xE02) "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" from "likwid";
 }
 
 register! {
-    RGlobalCtlHi(u32, 32) "R_MSR_PMON_GLOBAL_CTL_15_8" msr[1] None, "xeon-7500" "R" R_GLOBAL_CTL_HI_INFO;
-    "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).";
+    /// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
+    pub struct RGlobalCtlHi(u32): "R_MSR_PMON_GLOBAL_CTL_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_CTL_HI_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Addresses" "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k+8." [] val(ctr_en, with_ctr_en, set_ctr_en: u8) role CounterEnable [8, 9, 10, 11, 12, 13, 14, 15];
-    at one R_MSR_PMON_GLOBAL_CTL_15_8 "R": Msr<RGlobalCtlHi> = [0 0xE20 "R_MSR_PMON_GLOBAL_CTL_15_8" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Enable per counter; bit k for counter k+8.
+    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [8, 9, 10, 11, 12, 13, 14, 15] { get: ctr_en, with: with_ctr_en };
+    "R": const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = msr(0xE20) "R_MSR_PMON_GLOBAL_CTL_15_8" from "linux-nhmex";
 }
 
 register! {
-    RGlobalStatusHi(u32, 32) "R_MSR_PMON_GLOBAL_STATUS_15_8" msr[1] None, "xeon-7500" "R" R_GLOBAL_STATUS_HI_INFO;
-    "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.";
+    /// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.
+    pub struct RGlobalStatusHi(u32): "R_MSR_PMON_GLOBAL_STATUS_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_STATUS_HI_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8) role Overflow [8, 9, 10, 11, 12, 13, 14, 15];
-    at one R_MSR_PMON_GLOBAL_STATUS_15_8 "R": Msr<RGlobalStatusHi> = [0 0xE21 "R_MSR_PMON_GLOBAL_STATUS_15_8" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Overflow flag per counter of this half.
+    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [8, 9, 10, 11, 12, 13, 14, 15] { get: ov, with: with_ov };
+    "R": const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = msr(0xE21) "R_MSR_PMON_GLOBAL_STATUS_15_8" from "likwid";
 }
 
 register! {
-    RGlobalOvfCtlHi(u32, 32) "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" msr[1] None, "xeon-7500" "R" R_GLOBAL_OVF_CTL_HI_INFO;
-    "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).";
+    /// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
+    pub struct RGlobalOvfCtlHi(u32): "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_OVF_CTL_HI_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Name" "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
-    note "info" "Address confirmed by likwid" "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.";
-    field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8) role OverflowClear [8, 9, 10, 11, 12, 13, 14, 15];
-    at one R_MSR_PMON_GLOBAL_OVF_CTL_15_8 "R": Msr<RGlobalOvfCtlHi> = [0 0xE22 "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Name": "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
+    note "info" "Address confirmed by likwid": "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.";
+    bits 31:8 rv "rsv" = 0x0;
+    /// Write 1 to bit k to clear the matching ov bit.
+    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [8, 9, 10, 11, 12, 13, 14, 15] { with: with_clr_ov };
+    "R": const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = msr(0xE22) "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" from "likwid";
 }
 
 register! {
-    RCtl(u64, 64) "R_MSR_PMON_CTL{n}" msr[16] None, "xeon-7500" "R" R_CTL_INFO;
-    "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.";
+    /// Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.
+    pub struct RCtl(u64): "R_MSR_PMON_CTL{n}", MSR[16], unit "R" of "xeon-7500", static R_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79";
-    note "info" "Addresses of the two halves" "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.";
-    note "info" "One box, sixteen counters" "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "60:7" [7, 54] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "6" [6, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the sub-control register (and sub-field) that defines the event." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8) role Event [];
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
-    at many R_MSR_PMON_CTL "R": [Msr<RCtl>; 16] = [0 0xE10 "R_MSR_PMON_CTL0" "linux-nhmex", 1 0xE12 "R_MSR_PMON_CTL1" "linux-nhmex", 2 0xE14 "R_MSR_PMON_CTL2" "linux-nhmex", 3 0xE16 "R_MSR_PMON_CTL3" "linux-nhmex", 4 0xE18 "R_MSR_PMON_CTL4" "linux-nhmex", 5 0xE1A "R_MSR_PMON_CTL5" "linux-nhmex", 6 0xE1C "R_MSR_PMON_CTL6" "linux-nhmex", 7 0xE1E "R_MSR_PMON_CTL7" "linux-nhmex", 8 0xE30 "R_MSR_PMON_CTL8" "linux-nhmex", 9 0xE32 "R_MSR_PMON_CTL9" "linux-nhmex", 10 0xE34 "R_MSR_PMON_CTL10" "linux-nhmex", 11 0xE36 "R_MSR_PMON_CTL11" "linux-nhmex", 12 0xE38 "R_MSR_PMON_CTL12" "linux-nhmex", 13 0xE3A "R_MSR_PMON_CTL13" "linux-nhmex", 14 0xE3C "R_MSR_PMON_CTL14" "linux-nhmex", 15 0xE3E "R_MSR_PMON_CTL15" "linux-nhmex"];
+    note "info" "Addresses of the two halves": "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.";
+    note "info" "One box, sixteen counters": "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).";
+    bit 63 ig "ig" = 0x0;
+    bits 62:61 rsv "rsv" = 0x0;
+    bits 60:7 ig "ig" = 0x0;
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 6 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    /// Selects the sub-control register (and sub-field) that defines the event.
+    bits 5:1 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
+    /// Local enable for this counter.
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    "R": const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [0: msr(0xE10) "R_MSR_PMON_CTL0" from "linux-nhmex", 1: msr(0xE12) "R_MSR_PMON_CTL1" from "linux-nhmex", 2: msr(0xE14) "R_MSR_PMON_CTL2" from "linux-nhmex", 3: msr(0xE16) "R_MSR_PMON_CTL3" from "linux-nhmex", 4: msr(0xE18) "R_MSR_PMON_CTL4" from "linux-nhmex", 5: msr(0xE1A) "R_MSR_PMON_CTL5" from "linux-nhmex", 6: msr(0xE1C) "R_MSR_PMON_CTL6" from "linux-nhmex", 7: msr(0xE1E) "R_MSR_PMON_CTL7" from "linux-nhmex", 8: msr(0xE30) "R_MSR_PMON_CTL8" from "linux-nhmex", 9: msr(0xE32) "R_MSR_PMON_CTL9" from "linux-nhmex", 10: msr(0xE34) "R_MSR_PMON_CTL10" from "linux-nhmex", 11: msr(0xE36) "R_MSR_PMON_CTL11" from "linux-nhmex", 12: msr(0xE38) "R_MSR_PMON_CTL12" from "linux-nhmex", 13: msr(0xE3A) "R_MSR_PMON_CTL13" from "linux-nhmex", 14: msr(0xE3C) "R_MSR_PMON_CTL14" from "linux-nhmex", 15: msr(0xE3E) "R_MSR_PMON_CTL15" from "linux-nhmex"];
 }
 
 register! {
-    RCtr(u64, 64) "R_MSR_PMON_CTR{n}" msr[16] None, "xeon-7500" "R" R_CTR_INFO;
-    "R-box counter n (48-bit).";
+    /// R-box counter n (48-bit).
+    pub struct RCtr(u64): "R_MSR_PMON_CTR{n}", MSR[16], unit "R" of "xeon-7500", static R_CTR_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74";
-    note "info" "Width and addresses" "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many R_MSR_PMON_CTR "R": [Msr<RCtr>; 16] = [0 0xE11 "R_MSR_PMON_CTR0" "linux-nhmex", 1 0xE13 "R_MSR_PMON_CTR1" "linux-nhmex", 2 0xE15 "R_MSR_PMON_CTR2" "linux-nhmex", 3 0xE17 "R_MSR_PMON_CTR3" "linux-nhmex", 4 0xE19 "R_MSR_PMON_CTR4" "linux-nhmex", 5 0xE1B "R_MSR_PMON_CTR5" "linux-nhmex", 6 0xE1D "R_MSR_PMON_CTR6" "linux-nhmex", 7 0xE1F "R_MSR_PMON_CTR7" "linux-nhmex", 8 0xE31 "R_MSR_PMON_CTR8" "linux-nhmex", 9 0xE33 "R_MSR_PMON_CTR9" "linux-nhmex", 10 0xE35 "R_MSR_PMON_CTR10" "linux-nhmex", 11 0xE37 "R_MSR_PMON_CTR11" "linux-nhmex", 12 0xE39 "R_MSR_PMON_CTR12" "linux-nhmex", 13 0xE3B "R_MSR_PMON_CTR13" "linux-nhmex", 14 0xE3D "R_MSR_PMON_CTR14" "linux-nhmex", 15 0xE3F "R_MSR_PMON_CTR15" "linux-nhmex"];
+    note "info" "Width and addresses": "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "R": const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [0: msr(0xE11) "R_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xE13) "R_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xE15) "R_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xE17) "R_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xE19) "R_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xE1B) "R_MSR_PMON_CTR5" from "linux-nhmex", 6: msr(0xE1D) "R_MSR_PMON_CTR6" from "linux-nhmex", 7: msr(0xE1F) "R_MSR_PMON_CTR7" from "linux-nhmex", 8: msr(0xE31) "R_MSR_PMON_CTR8" from "linux-nhmex", 9: msr(0xE33) "R_MSR_PMON_CTR9" from "linux-nhmex", 10: msr(0xE35) "R_MSR_PMON_CTR10" from "linux-nhmex", 11: msr(0xE37) "R_MSR_PMON_CTR11" from "linux-nhmex", 12: msr(0xE39) "R_MSR_PMON_CTR12" from "linux-nhmex", 13: msr(0xE3B) "R_MSR_PMON_CTR13" from "linux-nhmex", 14: msr(0xE3D) "R_MSR_PMON_CTR14" from "linux-nhmex", 15: msr(0xE3F) "R_MSR_PMON_CTR15" from "linux-nhmex"];
 }
 
 register! {
-    RIperfCfg0(u64, 64) "R_MSR_PORT{n}_IPERF_CFG0" msr[8] None, "xeon-7500" "R" R_IPERF_CFG0_INFO;
-    "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.";
+    /// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.
+    pub struct RIperfCfg0(u64): "R_MSR_PORT{n}_IPERF_CFG0", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG0_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
-    note "info" "One 32-bit field: the guide's IPERF table was not readable" "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.";
-    note "info" "Addresses" "Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 * box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "iperf_cfg" "31:0" [0, 32] 0x0 "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses." [] val(iperf_cfg, with_iperf_cfg, set_iperf_cfg: u32);
-    at many R_MSR_PORT_IPERF_CFG0 "R": [Msr<RIperfCfg0>; 8] = [0 0xE04 "R_MSR_PORT0_IPERF_CFG0" "linux-nhmex", 1 0xE05 "R_MSR_PORT1_IPERF_CFG0" "linux-nhmex", 2 0xE06 "R_MSR_PORT2_IPERF_CFG0" "linux-nhmex", 3 0xE07 "R_MSR_PORT3_IPERF_CFG0" "linux-nhmex", 4 0xE08 "R_MSR_PORT4_IPERF_CFG0" "linux-nhmex", 5 0xE09 "R_MSR_PORT5_IPERF_CFG0" "linux-nhmex", 6 0xE0A "R_MSR_PORT6_IPERF_CFG0" "linux-nhmex", 7 0xE0B "R_MSR_PORT7_IPERF_CFG0" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's IPERF table was not readable": "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.";
+    note "info" "Addresses": "Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 * box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.
+    bits 31:0 rw iperf_cfg: u32 = 0x0 { get: iperf_cfg, with: with_iperf_cfg };
+    "R": const R_MSR_PORT_IPERF_CFG0: [Msr<RIperfCfg0>; 8] = [0: msr(0xE04) "R_MSR_PORT0_IPERF_CFG0" from "linux-nhmex", 1: msr(0xE05) "R_MSR_PORT1_IPERF_CFG0" from "linux-nhmex", 2: msr(0xE06) "R_MSR_PORT2_IPERF_CFG0" from "linux-nhmex", 3: msr(0xE07) "R_MSR_PORT3_IPERF_CFG0" from "linux-nhmex", 4: msr(0xE08) "R_MSR_PORT4_IPERF_CFG0" from "linux-nhmex", 5: msr(0xE09) "R_MSR_PORT5_IPERF_CFG0" from "linux-nhmex", 6: msr(0xE0A) "R_MSR_PORT6_IPERF_CFG0" from "linux-nhmex", 7: msr(0xE0B) "R_MSR_PORT7_IPERF_CFG0" from "linux-nhmex"];
 }
 
 register! {
-    RIperfCfg1(u64, 64) "R_MSR_PORT{n}_IPERF_CFG1" msr[8] None, "xeon-7500" "R" R_IPERF_CFG1_INFO;
-    "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.";
+    /// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.
+    pub struct RIperfCfg1(u64): "R_MSR_PORT{n}_IPERF_CFG1", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG1_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
-    note "info" "One 32-bit field: the guide's IPERF table was not readable" "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).";
-    note "source-conflict" "The SDM list numbers these ports 8-15" "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "iperf_cfg" "31:0" [0, 32] 0x0 "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0." [] val(iperf_cfg, with_iperf_cfg, set_iperf_cfg: u32);
-    at many R_MSR_PORT_IPERF_CFG1 "R": [Msr<RIperfCfg1>; 8] = [0 0xE24 "R_MSR_PORT0_IPERF_CFG1" "linux-nhmex", 1 0xE25 "R_MSR_PORT1_IPERF_CFG1" "linux-nhmex", 2 0xE26 "R_MSR_PORT2_IPERF_CFG1" "linux-nhmex", 3 0xE27 "R_MSR_PORT3_IPERF_CFG1" "linux-nhmex", 4 0xE28 "R_MSR_PORT4_IPERF_CFG1" "linux-nhmex", 5 0xE29 "R_MSR_PORT5_IPERF_CFG1" "linux-nhmex", 6 0xE2A "R_MSR_PORT6_IPERF_CFG1" "linux-nhmex", 7 0xE2B "R_MSR_PORT7_IPERF_CFG1" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's IPERF table was not readable": "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).";
+    note "source-conflict" "The SDM list numbers these ports 8-15": "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.
+    bits 31:0 rw iperf_cfg: u32 = 0x0 { get: iperf_cfg, with: with_iperf_cfg };
+    "R": const R_MSR_PORT_IPERF_CFG1: [Msr<RIperfCfg1>; 8] = [0: msr(0xE24) "R_MSR_PORT0_IPERF_CFG1" from "linux-nhmex", 1: msr(0xE25) "R_MSR_PORT1_IPERF_CFG1" from "linux-nhmex", 2: msr(0xE26) "R_MSR_PORT2_IPERF_CFG1" from "linux-nhmex", 3: msr(0xE27) "R_MSR_PORT3_IPERF_CFG1" from "linux-nhmex", 4: msr(0xE28) "R_MSR_PORT4_IPERF_CFG1" from "linux-nhmex", 5: msr(0xE29) "R_MSR_PORT5_IPERF_CFG1" from "linux-nhmex", 6: msr(0xE2A) "R_MSR_PORT6_IPERF_CFG1" from "linux-nhmex", 7: msr(0xE2B) "R_MSR_PORT7_IPERF_CFG1" from "linux-nhmex"];
 }
 
 register! {
-    RQlxCfg(u64, 64) "R_MSR_PORT{n}_QLX_CFG" msr[8] None, "xeon-7500" "R" R_QLX_CFG_INFO;
-    "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.";
+    /// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.
+    pub struct RQlxCfg(u64): "R_MSR_PORT{n}_QLX_CFG", MSR[8], unit "R" of "xeon-7500", static R_QLX_CFG_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Two 8-bit fields from Linux; the guide's QLX table was not readable" "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there.";
-    note "info" "Addresses: two blocks" "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed.";
-    field Rv "rv" "rsv" "63:16" [16, 48] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "qlx_cfg1" "15:8" [8, 8] 0x0 "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field." [] val(qlx_cfg1, with_qlx_cfg1, set_qlx_cfg1: u8);
-    field Rw "rw" "qlx_cfg0" "7:0" [0, 8] 0x0 "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field." [] val(qlx_cfg0, with_qlx_cfg0, set_qlx_cfg0: u8);
-    at many R_MSR_PORT_QLX_CFG "R": [Msr<RQlxCfg>; 8] = [0 0xE0C "R_MSR_PORT0_QLX_CFG" "linux-nhmex", 1 0xE0D "R_MSR_PORT1_QLX_CFG" "linux-nhmex", 2 0xE0E "R_MSR_PORT2_QLX_CFG" "linux-nhmex", 3 0xE0F "R_MSR_PORT3_QLX_CFG" "linux-nhmex", 4 0xE2C "R_MSR_PORT4_QLX_CFG" "linux-nhmex", 5 0xE2D "R_MSR_PORT5_QLX_CFG" "linux-nhmex", 6 0xE2E "R_MSR_PORT6_QLX_CFG" "linux-nhmex", 7 0xE2F "R_MSR_PORT7_QLX_CFG" "linux-nhmex"];
+    note "info" "Two 8-bit fields from Linux; the guide's QLX table was not readable": "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there.";
+    note "info" "Addresses: two blocks": "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed.";
+    bits 63:16 rv "rsv" = 0x0;
+    /// Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.
+    bits 15:8 rw qlx_cfg1: u8 = 0x0 { get: qlx_cfg1, with: with_qlx_cfg1 };
+    /// First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.
+    bits 7:0 rw qlx_cfg0: u8 = 0x0 { get: qlx_cfg0, with: with_qlx_cfg0 };
+    "R": const R_MSR_PORT_QLX_CFG: [Msr<RQlxCfg>; 8] = [0: msr(0xE0C) "R_MSR_PORT0_QLX_CFG" from "linux-nhmex", 1: msr(0xE0D) "R_MSR_PORT1_QLX_CFG" from "linux-nhmex", 2: msr(0xE0E) "R_MSR_PORT2_QLX_CFG" from "linux-nhmex", 3: msr(0xE0F) "R_MSR_PORT3_QLX_CFG" from "linux-nhmex", 4: msr(0xE2C) "R_MSR_PORT4_QLX_CFG" from "linux-nhmex", 5: msr(0xE2D) "R_MSR_PORT5_QLX_CFG" from "linux-nhmex", 6: msr(0xE2E) "R_MSR_PORT6_QLX_CFG" from "linux-nhmex", 7: msr(0xE2F) "R_MSR_PORT7_QLX_CFG" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet1MmCfg(u64, 64) "R_MSR_PORT{n}_XBR_SET1_MM_CFG" msr[8] None, "xeon-7500" "R" R_XBR_SET1_MM_CFG_INFO;
-    "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.";
+    /// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.
+    pub struct RXbrSet1MmCfg(u64): "R_MSR_PORT{n}_XBR_SET1_MM_CFG", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MM_CFG_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "mm_cfg" "31:0" [0, 32] 0x0 "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)." [] val(mm_cfg, with_mm_cfg, set_mm_cfg: u32);
-    at many R_MSR_PORT_XBR_SET1_MM_CFG "R": [Msr<RXbrSet1MmCfg>; 8] = [0 0xE60 "R_MSR_PORT0_XBR_SET1_MM_CFG" "linux-nhmex", 1 0xE64 "R_MSR_PORT1_XBR_SET1_MM_CFG" "linux-nhmex", 2 0xE68 "R_MSR_PORT2_XBR_SET1_MM_CFG" "linux-nhmex", 3 0xE6C "R_MSR_PORT3_XBR_SET1_MM_CFG" "linux-nhmex", 4 0xE80 "R_MSR_PORT4_XBR_SET1_MM_CFG" "linux-nhmex", 5 0xE84 "R_MSR_PORT5_XBR_SET1_MM_CFG" "linux-nhmex", 6 0xE88 "R_MSR_PORT6_XBR_SET1_MM_CFG" "linux-nhmex", 7 0xE8C "R_MSR_PORT7_XBR_SET1_MM_CFG" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    bits 31:0 rw mm_cfg: u32 = 0x0 { get: mm_cfg, with: with_mm_cfg };
+    "R": const R_MSR_PORT_XBR_SET1_MM_CFG: [Msr<RXbrSet1MmCfg>; 8] = [0: msr(0xE60) "R_MSR_PORT0_XBR_SET1_MM_CFG" from "linux-nhmex", 1: msr(0xE64) "R_MSR_PORT1_XBR_SET1_MM_CFG" from "linux-nhmex", 2: msr(0xE68) "R_MSR_PORT2_XBR_SET1_MM_CFG" from "linux-nhmex", 3: msr(0xE6C) "R_MSR_PORT3_XBR_SET1_MM_CFG" from "linux-nhmex", 4: msr(0xE80) "R_MSR_PORT4_XBR_SET1_MM_CFG" from "linux-nhmex", 5: msr(0xE84) "R_MSR_PORT5_XBR_SET1_MM_CFG" from "linux-nhmex", 6: msr(0xE88) "R_MSR_PORT6_XBR_SET1_MM_CFG" from "linux-nhmex", 7: msr(0xE8C) "R_MSR_PORT7_XBR_SET1_MM_CFG" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet1Match(u64, 64) "R_MSR_PORT{n}_XBR_SET1_MATCH" msr[8] None, "xeon-7500" "R" R_XBR_SET1_MATCH_INFO;
-    "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).";
+    /// Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).
+    pub struct RXbrSet1Match(u64): "R_MSR_PORT{n}_XBR_SET1_MATCH", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MATCH_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rw "rw" "match" "63:0" [0, 64] 0x0 "Packet field values to compare against; only bits selected by the set's MASK register take part." [] val(match_, with_match_, set_match_: u64);
-    at many R_MSR_PORT_XBR_SET1_MATCH "R": [Msr<RXbrSet1Match>; 8] = [0 0xE61 "R_MSR_PORT0_XBR_SET1_MATCH" "linux-nhmex", 1 0xE65 "R_MSR_PORT1_XBR_SET1_MATCH" "linux-nhmex", 2 0xE69 "R_MSR_PORT2_XBR_SET1_MATCH" "linux-nhmex", 3 0xE6D "R_MSR_PORT3_XBR_SET1_MATCH" "linux-nhmex", 4 0xE81 "R_MSR_PORT4_XBR_SET1_MATCH" "linux-nhmex", 5 0xE85 "R_MSR_PORT5_XBR_SET1_MATCH" "linux-nhmex", 6 0xE89 "R_MSR_PORT6_XBR_SET1_MATCH" "linux-nhmex", 7 0xE8D "R_MSR_PORT7_XBR_SET1_MATCH" "linux-nhmex"];
+    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    /// Packet field values to compare against; only bits selected by the set's MASK register take part.
+    bits 63:0 rw match_ "match": u64 = 0x0 { get: match_, with: with_match_ };
+    "R": const R_MSR_PORT_XBR_SET1_MATCH: [Msr<RXbrSet1Match>; 8] = [0: msr(0xE61) "R_MSR_PORT0_XBR_SET1_MATCH" from "linux-nhmex", 1: msr(0xE65) "R_MSR_PORT1_XBR_SET1_MATCH" from "linux-nhmex", 2: msr(0xE69) "R_MSR_PORT2_XBR_SET1_MATCH" from "linux-nhmex", 3: msr(0xE6D) "R_MSR_PORT3_XBR_SET1_MATCH" from "linux-nhmex", 4: msr(0xE81) "R_MSR_PORT4_XBR_SET1_MATCH" from "linux-nhmex", 5: msr(0xE85) "R_MSR_PORT5_XBR_SET1_MATCH" from "linux-nhmex", 6: msr(0xE89) "R_MSR_PORT6_XBR_SET1_MATCH" from "linux-nhmex", 7: msr(0xE8D) "R_MSR_PORT7_XBR_SET1_MATCH" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet1Mask(u64, 64) "R_MSR_PORT{n}_XBR_SET1_MASK" msr[8] None, "xeon-7500" "R" R_XBR_SET1_MASK_INFO;
-    "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.";
+    /// Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.
+    pub struct RXbrSet1Mask(u64): "R_MSR_PORT{n}_XBR_SET1_MASK", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MASK_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rw "rw" "mask" "63:0" [0, 64] 0x0 "Per-bit mask for the set's MATCH register." [] val(mask, with_mask, set_mask: u64);
-    at many R_MSR_PORT_XBR_SET1_MASK "R": [Msr<RXbrSet1Mask>; 8] = [0 0xE62 "R_MSR_PORT0_XBR_SET1_MASK" "linux-nhmex", 1 0xE66 "R_MSR_PORT1_XBR_SET1_MASK" "linux-nhmex", 2 0xE6A "R_MSR_PORT2_XBR_SET1_MASK" "linux-nhmex", 3 0xE6E "R_MSR_PORT3_XBR_SET1_MASK" "linux-nhmex", 4 0xE82 "R_MSR_PORT4_XBR_SET1_MASK" "linux-nhmex", 5 0xE86 "R_MSR_PORT5_XBR_SET1_MASK" "linux-nhmex", 6 0xE8A "R_MSR_PORT6_XBR_SET1_MASK" "linux-nhmex", 7 0xE8E "R_MSR_PORT7_XBR_SET1_MASK" "linux-nhmex"];
+    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    /// Per-bit mask for the set's MATCH register.
+    bits 63:0 rw mask: u64 = 0x0 { get: mask, with: with_mask };
+    "R": const R_MSR_PORT_XBR_SET1_MASK: [Msr<RXbrSet1Mask>; 8] = [0: msr(0xE62) "R_MSR_PORT0_XBR_SET1_MASK" from "linux-nhmex", 1: msr(0xE66) "R_MSR_PORT1_XBR_SET1_MASK" from "linux-nhmex", 2: msr(0xE6A) "R_MSR_PORT2_XBR_SET1_MASK" from "linux-nhmex", 3: msr(0xE6E) "R_MSR_PORT3_XBR_SET1_MASK" from "linux-nhmex", 4: msr(0xE82) "R_MSR_PORT4_XBR_SET1_MASK" from "linux-nhmex", 5: msr(0xE86) "R_MSR_PORT5_XBR_SET1_MASK" from "linux-nhmex", 6: msr(0xE8A) "R_MSR_PORT6_XBR_SET1_MASK" from "linux-nhmex", 7: msr(0xE8E) "R_MSR_PORT7_XBR_SET1_MASK" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet2MmCfg(u64, 64) "R_MSR_PORT{n}_XBR_SET2_MM_CFG" msr[8] None, "xeon-7500" "R" R_XBR_SET2_MM_CFG_INFO;
-    "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.";
+    /// Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.
+    pub struct RXbrSet2MmCfg(u64): "R_MSR_PORT{n}_XBR_SET2_MM_CFG", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MM_CFG_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "mm_cfg" "31:0" [0, 32] 0x0 "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)." [] val(mm_cfg, with_mm_cfg, set_mm_cfg: u32);
-    at many R_MSR_PORT_XBR_SET2_MM_CFG "R": [Msr<RXbrSet2MmCfg>; 8] = [0 0xE70 "R_MSR_PORT0_XBR_SET2_MM_CFG" "linux-nhmex", 1 0xE74 "R_MSR_PORT1_XBR_SET2_MM_CFG" "linux-nhmex", 2 0xE78 "R_MSR_PORT2_XBR_SET2_MM_CFG" "linux-nhmex", 3 0xE7C "R_MSR_PORT3_XBR_SET2_MM_CFG" "linux-nhmex", 4 0xE90 "R_MSR_PORT4_XBR_SET2_MM_CFG" "linux-nhmex", 5 0xE94 "R_MSR_PORT5_XBR_SET2_MM_CFG" "linux-nhmex", 6 0xE98 "R_MSR_PORT6_XBR_SET2_MM_CFG" "linux-nhmex", 7 0xE9C "R_MSR_PORT7_XBR_SET2_MM_CFG" "linux-nhmex"];
+    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    bits 31:0 rw mm_cfg: u32 = 0x0 { get: mm_cfg, with: with_mm_cfg };
+    "R": const R_MSR_PORT_XBR_SET2_MM_CFG: [Msr<RXbrSet2MmCfg>; 8] = [0: msr(0xE70) "R_MSR_PORT0_XBR_SET2_MM_CFG" from "linux-nhmex", 1: msr(0xE74) "R_MSR_PORT1_XBR_SET2_MM_CFG" from "linux-nhmex", 2: msr(0xE78) "R_MSR_PORT2_XBR_SET2_MM_CFG" from "linux-nhmex", 3: msr(0xE7C) "R_MSR_PORT3_XBR_SET2_MM_CFG" from "linux-nhmex", 4: msr(0xE90) "R_MSR_PORT4_XBR_SET2_MM_CFG" from "linux-nhmex", 5: msr(0xE94) "R_MSR_PORT5_XBR_SET2_MM_CFG" from "linux-nhmex", 6: msr(0xE98) "R_MSR_PORT6_XBR_SET2_MM_CFG" from "linux-nhmex", 7: msr(0xE9C) "R_MSR_PORT7_XBR_SET2_MM_CFG" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet2Match(u64, 64) "R_MSR_PORT{n}_XBR_SET2_MATCH" msr[8] None, "xeon-7500" "R" R_XBR_SET2_MATCH_INFO;
-    "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).";
+    /// Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).
+    pub struct RXbrSet2Match(u64): "R_MSR_PORT{n}_XBR_SET2_MATCH", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MATCH_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rw "rw" "match" "63:0" [0, 64] 0x0 "Packet field values to compare against; only bits selected by the set's MASK register take part." [] val(match_, with_match_, set_match_: u64);
-    at many R_MSR_PORT_XBR_SET2_MATCH "R": [Msr<RXbrSet2Match>; 8] = [0 0xE71 "R_MSR_PORT0_XBR_SET2_MATCH" "linux-nhmex", 1 0xE75 "R_MSR_PORT1_XBR_SET2_MATCH" "linux-nhmex", 2 0xE79 "R_MSR_PORT2_XBR_SET2_MATCH" "linux-nhmex", 3 0xE7D "R_MSR_PORT3_XBR_SET2_MATCH" "linux-nhmex", 4 0xE91 "R_MSR_PORT4_XBR_SET2_MATCH" "linux-nhmex", 5 0xE95 "R_MSR_PORT5_XBR_SET2_MATCH" "linux-nhmex", 6 0xE99 "R_MSR_PORT6_XBR_SET2_MATCH" "linux-nhmex", 7 0xE9D "R_MSR_PORT7_XBR_SET2_MATCH" "linux-nhmex"];
+    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    /// Packet field values to compare against; only bits selected by the set's MASK register take part.
+    bits 63:0 rw match_ "match": u64 = 0x0 { get: match_, with: with_match_ };
+    "R": const R_MSR_PORT_XBR_SET2_MATCH: [Msr<RXbrSet2Match>; 8] = [0: msr(0xE71) "R_MSR_PORT0_XBR_SET2_MATCH" from "linux-nhmex", 1: msr(0xE75) "R_MSR_PORT1_XBR_SET2_MATCH" from "linux-nhmex", 2: msr(0xE79) "R_MSR_PORT2_XBR_SET2_MATCH" from "linux-nhmex", 3: msr(0xE7D) "R_MSR_PORT3_XBR_SET2_MATCH" from "linux-nhmex", 4: msr(0xE91) "R_MSR_PORT4_XBR_SET2_MATCH" from "linux-nhmex", 5: msr(0xE95) "R_MSR_PORT5_XBR_SET2_MATCH" from "linux-nhmex", 6: msr(0xE99) "R_MSR_PORT6_XBR_SET2_MATCH" from "linux-nhmex", 7: msr(0xE9D) "R_MSR_PORT7_XBR_SET2_MATCH" from "linux-nhmex"];
 }
 
 register! {
-    RXbrSet2Mask(u64, 64) "R_MSR_PORT{n}_XBR_SET2_MASK" msr[8] None, "xeon-7500" "R" R_XBR_SET2_MASK_INFO;
-    "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).";
+    /// Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).
+    pub struct RXbrSet2Mask(u64): "R_MSR_PORT{n}_XBR_SET2_MASK", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MASK_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable" "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks" "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    field Rw "rw" "mask" "63:0" [0, 64] 0x0 "Per-bit mask for the set's MATCH register." [] val(mask, with_mask, set_mask: u64);
-    at many R_MSR_PORT_XBR_SET2_MASK "R": [Msr<RXbrSet2Mask>; 8] = [0 0xE72 "R_MSR_PORT0_XBR_SET2_MASK" "linux-nhmex", 1 0xE76 "R_MSR_PORT1_XBR_SET2_MASK" "linux-nhmex", 2 0xE7A "R_MSR_PORT2_XBR_SET2_MASK" "linux-nhmex", 3 0xE7E "R_MSR_PORT3_XBR_SET2_MASK" "linux-nhmex", 4 0xE92 "R_MSR_PORT4_XBR_SET2_MASK" "linux-nhmex", 5 0xE96 "R_MSR_PORT5_XBR_SET2_MASK" "linux-nhmex", 6 0xE9A "R_MSR_PORT6_XBR_SET2_MASK" "linux-nhmex", 7 0xE9E "R_MSR_PORT7_XBR_SET2_MASK" "linux-nhmex"];
+    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
+    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
+    /// Per-bit mask for the set's MATCH register.
+    bits 63:0 rw mask: u64 = 0x0 { get: mask, with: with_mask };
+    "R": const R_MSR_PORT_XBR_SET2_MASK: [Msr<RXbrSet2Mask>; 8] = [0: msr(0xE72) "R_MSR_PORT0_XBR_SET2_MASK" from "linux-nhmex", 1: msr(0xE76) "R_MSR_PORT1_XBR_SET2_MASK" from "linux-nhmex", 2: msr(0xE7A) "R_MSR_PORT2_XBR_SET2_MASK" from "linux-nhmex", 3: msr(0xE7E) "R_MSR_PORT3_XBR_SET2_MASK" from "linux-nhmex", 4: msr(0xE92) "R_MSR_PORT4_XBR_SET2_MASK" from "linux-nhmex", 5: msr(0xE96) "R_MSR_PORT5_XBR_SET2_MASK" from "linux-nhmex", 6: msr(0xE9A) "R_MSR_PORT6_XBR_SET2_MASK" from "linux-nhmex", 7: msr(0xE9E) "R_MSR_PORT7_XBR_SET2_MASK" from "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "R", "rbox", "R-box (QPI router)", "The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.", ["R"], [R_GLOBAL_CTL_LO_INFO, R_GLOBAL_STATUS_LO_INFO, R_GLOBAL_OVF_CTL_LO_INFO, R_GLOBAL_CTL_HI_INFO, R_GLOBAL_STATUS_HI_INFO, R_GLOBAL_OVF_CTL_HI_INFO, R_CTL_INFO, R_CTR_INFO, R_IPERF_CFG0_INFO, R_IPERF_CFG1_INFO, R_QLX_CFG_INFO, R_XBR_SET1_MM_CFG_INFO, R_XBR_SET1_MATCH_INFO, R_XBR_SET1_MASK_INFO, R_XBR_SET2_MM_CFG_INFO, R_XBR_SET2_MATCH_INFO, R_XBR_SET2_MASK_INFO], &[], Some(&super::pmu::RBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "R",
+    module: "rbox",
+    title: "R-box (QPI router)",
+    description: "The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.",
+    instances: &["R"],
+    registers: &[
+        &R_GLOBAL_CTL_LO_INFO,
+        &R_GLOBAL_STATUS_LO_INFO,
+        &R_GLOBAL_OVF_CTL_LO_INFO,
+        &R_GLOBAL_CTL_HI_INFO,
+        &R_GLOBAL_STATUS_HI_INFO,
+        &R_GLOBAL_OVF_CTL_HI_INFO,
+        &R_CTL_INFO,
+        &R_CTR_INFO,
+        &R_IPERF_CFG0_INFO,
+        &R_IPERF_CFG1_INFO,
+        &R_QLX_CFG_INFO,
+        &R_XBR_SET1_MM_CFG_INFO,
+        &R_XBR_SET1_MATCH_INFO,
+        &R_XBR_SET1_MASK_INFO,
+        &R_XBR_SET2_MM_CFG_INFO,
+        &R_XBR_SET2_MATCH_INFO,
+        &R_XBR_SET2_MASK_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::RBOX),
+};

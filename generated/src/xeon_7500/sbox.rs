@@ -5,132 +5,200 @@
 //! The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.
 //!
 //! Instances: S0, S1.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    SGlobalCtl(u32, 32) "S{i}_MSR_PMON_GLOBAL_CTL" msr[1] None, "xeon-7500" "S" S_GLOBAL_CTL_INFO all S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [S0_MSR_PMON_GLOBAL_CTL, S1_MSR_PMON_GLOBAL_CTL];
-    "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.";
+    /// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    pub struct SGlobalCtl(u32): "S{i}_MSR_PMON_GLOBAL_CTL", MSR[1], unit "S" of "xeon-7500", static S_GLOBAL_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "erratum" "Table title says S_CSR_PMON_GLOBAL_CTL" "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
-    at one S0_MSR_PMON_GLOBAL_CTL "S0": Msr<SGlobalCtl> = [0 0xC40 "S0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
-    at one S1_MSR_PMON_GLOBAL_CTL "S1": Msr<SGlobalCtl> = [0 0xCC0 "S1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "erratum" "Table title says S_CSR_PMON_GLOBAL_CTL": "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Per-counter enable, bit n for counter n of this box.
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    "S0": const S0_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = msr(0xC40) "S0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+    "S1": const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = msr(0xCC0) "S1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
+/// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
+pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [S0_MSR_PMON_GLOBAL_CTL, S1_MSR_PMON_GLOBAL_CTL];
 
 register! {
-    SGlobalStatus(u32, 32) "S{i}_MSR_PMON_GLOBAL_STATUS" msr[1] None, "xeon-7500" "S" S_GLOBAL_STATUS_INFO all S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [S0_MSR_PMON_GLOBAL_STATUS, S1_MSR_PMON_GLOBAL_STATUS];
-    "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.";
+    /// Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+    pub struct SGlobalStatus(u32): "S{i}_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "S" of "xeon-7500", static S_GLOBAL_STATUS_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid" "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
-    at one S0_MSR_PMON_GLOBAL_STATUS "S0": Msr<SGlobalStatus> = [0 0xC41 "S0_MSR_PMON_GLOBAL_STATUS" "likwid"];
-    at one S1_MSR_PMON_GLOBAL_STATUS "S1": Msr<SGlobalStatus> = [0 0xCC1 "S1_MSR_PMON_GLOBAL_STATUS" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address confirmed by likwid": "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    "S0": const S0_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = msr(0xC41) "S0_MSR_PMON_GLOBAL_STATUS" from "likwid";
+    "S1": const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = msr(0xCC1) "S1_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
+/// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
+pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [S0_MSR_PMON_GLOBAL_STATUS, S1_MSR_PMON_GLOBAL_STATUS];
 
 register! {
-    SGlobalOvfCtl(u32, 32) "S{i}_MSR_PMON_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "S" S_GLOBAL_OVF_CTL_INFO all S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [S0_MSR_PMON_GLOBAL_OVF_CTL, S1_MSR_PMON_GLOBAL_OVF_CTL];
-    "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).";
+    /// Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+    pub struct SGlobalOvfCtl(u32): "S{i}_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "S" of "xeon-7500", static S_GLOBAL_OVF_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address and table" "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
-    at one S0_MSR_PMON_GLOBAL_OVF_CTL "S0": Msr<SGlobalOvfCtl> = [0 0xC42 "S0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
-    at one S1_MSR_PMON_GLOBAL_OVF_CTL "S1": Msr<SGlobalOvfCtl> = [0 0xCC2 "S1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
+    note "info" "Address and table": "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
+    "S0": const S0_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = msr(0xC42) "S0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+    "S1": const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = msr(0xCC2) "S1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
+/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
+pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [S0_MSR_PMON_GLOBAL_OVF_CTL, S1_MSR_PMON_GLOBAL_OVF_CTL];
 
 register! {
-    SSummary(u64, 64) "S{i}_MSR_PMON_SUMMARY" msr[1] None, "xeon-7500" "S" S_SUMMARY_INFO;
-    "Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.";
+    /// Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.
+    pub struct SSummary(u64): "S{i}_MSR_PMON_SUMMARY", MSR[1], unit "S" of "xeon-7500", static S_SUMMARY_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-26, p. 2-47";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2";
-    note "source-conflict" "R-box text names ov_c_l, the table names ov_r" "Section 2.6.2.2 (p. 2-74) says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26 (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box wording.";
-    note "info" "Access" "The summary bits are set by hardware and, per p. 2-3, are cleared when the underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented, so they are ro-v.";
-    unknown "No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched: Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).";
-    field Ig "ig" "ig" "63:20" [20, 44] 0x0 "Reads zero; writes ignored." [] none();
-    field RoV "ro-v" "ov_r" "19" [19, 1] 0x0 "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1." [] val(ov_r,: bool);
-    field RoV "ro-v" "ov_s" "18" [18, 1] 0x0 "A counter of this S-box itself overflowed." [] val(ov_s,: bool);
-    field Ig "ig" "ig" "17" [17, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field RoV "ro-v" "ov_mb" "16" [16, 1] 0x0 "A counter in the M-box or B-box attached to this S-box overflowed." [] val(ov_mb,: bool);
-    field Ig "ig" "ig" "15:3" [3, 13] 0x0 "Reads zero; writes ignored." [] none();
-    field RoV "ro-v" "ov_c_l" "2" [2, 1] 0x0 "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1." [] val(ov_c_l,: bool);
-    field Ig "ig" "ig" "1" [1, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field RoV "ro-v" "ov_c_r" "0" [0, 1] 0x0 "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1." [] val(ov_c_r,: bool);
+    note "source-conflict" "R-box text names ov_c_l, the table names ov_r": "Section 2.6.2.2 (p. 2-74) says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26 (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box wording.";
+    note "info" "Access": "The summary bits are set by hardware and, per p. 2-3, are cleared when the underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented, so they are ro-v.";
+    address unknown: "No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched: Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).";
+    bits 63:20 ig "ig" = 0x0;
+    /// An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
+    bit 19 ro-v ov_r: bool = 0x0 { get: ov_r };
+    /// A counter of this S-box itself overflowed.
+    bit 18 ro-v ov_s: bool = 0x0 { get: ov_s };
+    bit 17 ig "ig" = 0x0;
+    /// A counter in the M-box or B-box attached to this S-box overflowed.
+    bit 16 ro-v ov_mb: bool = 0x0 { get: ov_mb };
+    bits 15:3 ig "ig" = 0x0;
+    /// A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1.
+    bit 2 ro-v ov_c_l: bool = 0x0 { get: ov_c_l };
+    bit 1 ig "ig" = 0x0;
+    /// A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1.
+    bit 0 ro-v ov_c_r: bool = 0x0 { get: ov_c_r };
 }
 
-field_enum!(SEvtSelInvert, "Values of `S{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the event increment is >= thresh"], [Lt = 1, "lt", "count when the event increment is < thresh"]);
+field_enum! {
+    /// Values of `S{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+    pub enum SEvtSelInvert {
+        /// count when the event increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the event increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    SEvtSel(u64, 64) "S{i}_MSR_PMON_EVT_SEL{n}" msr[4] None, "xeon-7500" "S" S_EVT_SEL_INFO all S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [S0_MSR_PMON_EVT_SEL, S1_MSR_PMON_EVT_SEL];
-    "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.";
+    /// Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+    pub struct SEvtSel(u64): "S{i}_MSR_PMON_EVT_SEL{n}", MSR[4], unit "S" of "xeon-7500", static S_EVT_SEL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Layout from Linux; guide table not reachable" "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv).";
-    note "info" "Addresses" "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.";
-    field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [SEvtSelInvert::VALUES] named(invert, with_invert, set_invert: SEvtSelInvert) role Invert [];
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter (Linux sets bit 22 to enable S-box events)." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rv "rv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
-    field Rv "rv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the S-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many S0_MSR_PMON_EVT_SEL "S0": [Msr<SEvtSel>; 4] = [0 0xC50 "S0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC52 "S0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC54 "S0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC56 "S0_MSR_PMON_EVT_SEL3" "linux-nhmex"];
-    at many S1_MSR_PMON_EVT_SEL "S1": [Msr<SEvtSel>; 4] = [0 0xCD0 "S1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xCD2 "S1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xCD4 "S1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xCD6 "S1_MSR_PMON_EVT_SEL3" "linux-nhmex"];
+    note "info" "Layout from Linux; guide table not reachable": "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv).";
+    note "info" "Addresses": "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.";
+    bits 63:32 rv "rsv" = 0x0;
+    /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    bits 31:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison.
+    bit 23 rw invert: SEvtSelInvert = 0x0, values SEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Local enable for this counter (Linux sets bit 22 to enable S-box events).
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bit 21 rv "rsv" = 0x0;
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    bit 19 rv "rsv" = 0x0;
+    /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
+    bits 17:16 rv "rsv" = 0x0;
+    /// Unit mask qualifying the selected event.
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Selects the S-box event to count.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "S0": const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [0: msr(0xC50) "S0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xC52) "S0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xC54) "S0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xC56) "S0_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
+    "S1": const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [0: msr(0xCD0) "S1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xCD2) "S1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xCD4) "S1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xCD6) "S1_MSR_PMON_EVT_SEL3" from "linux-nhmex"];
 }
+/// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
+pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [S0_MSR_PMON_EVT_SEL, S1_MSR_PMON_EVT_SEL];
 
 register! {
-    SCtr(u64, 64) "S{i}_MSR_PMON_CTR{n}" msr[4] None, "xeon-7500" "S" S_CTR_INFO all S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
-    "S-box counter n (48-bit).";
+    /// S-box counter n (48-bit).
+    pub struct SCtr(u64): "S{i}_MSR_PMON_CTR{n}", MSR[4], unit "S" of "xeon-7500", static S_CTR_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Width and addresses" "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many S0_MSR_PMON_CTR "S0": [Msr<SCtr>; 4] = [0 0xC51 "S0_MSR_PMON_CTR0" "linux-nhmex", 1 0xC53 "S0_MSR_PMON_CTR1" "linux-nhmex", 2 0xC55 "S0_MSR_PMON_CTR2" "linux-nhmex", 3 0xC57 "S0_MSR_PMON_CTR3" "linux-nhmex"];
-    at many S1_MSR_PMON_CTR "S1": [Msr<SCtr>; 4] = [0 0xCD1 "S1_MSR_PMON_CTR0" "linux-nhmex", 1 0xCD3 "S1_MSR_PMON_CTR1" "linux-nhmex", 2 0xCD5 "S1_MSR_PMON_CTR2" "linux-nhmex", 3 0xCD7 "S1_MSR_PMON_CTR3" "linux-nhmex"];
+    note "info" "Width and addresses": "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "S0": const S0_MSR_PMON_CTR: [Msr<SCtr>; 4] = [0: msr(0xC51) "S0_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xC53) "S0_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xC55) "S0_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xC57) "S0_MSR_PMON_CTR3" from "linux-nhmex"];
+    "S1": const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [0: msr(0xCD1) "S1_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xCD3) "S1_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xCD5) "S1_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xCD7) "S1_MSR_PMON_CTR3" from "linux-nhmex"];
 }
+/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
+pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
 
 register! {
-    SMmCfg(u64, 64) "S{i}_MSR_PMON_MM_CFG" msr[1] None, "xeon-7500" "S" S_MM_CFG_INFO all S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
-    "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).";
+    /// Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).
+    pub struct SMmCfg(u64): "S{i}_MSR_PMON_MM_CFG", MSR[1], unit "S" of "xeon-7500", static S_MM_CFG_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Layout from Linux; guide table not read" "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does.";
-    note "source-conflict" "One likwid version gives S0 MM_CFG the MATCH address" "Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow.";
-    field Rw "rw" "en" "63" [63, 1] 0x0 "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards." [] val(en, with_en, set_en: bool);
-    field Rv "rv" "rsv" "62:0" [0, 63] 0x0 "Reserved; write zero." [] none();
-    at one S0_MSR_PMON_MM_CFG "S0": Msr<SMmCfg> = [0 0xE48 "S0_MSR_PMON_MM_CFG" "linux-nhmex"];
-    at one S1_MSR_PMON_MM_CFG "S1": Msr<SMmCfg> = [0 0xE58 "S1_MSR_PMON_MM_CFG" "linux-nhmex"];
+    note "info" "Layout from Linux; guide table not read": "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does.";
+    note "source-conflict" "One likwid version gives S0 MM_CFG the MATCH address": "Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow.";
+    /// Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.
+    bit 63 rw en: bool = 0x0 { get: en, with: with_en };
+    bits 62:0 rv "rsv" = 0x0;
+    "S0": const S0_MSR_PMON_MM_CFG: Msr<SMmCfg> = msr(0xE48) "S0_MSR_PMON_MM_CFG" from "linux-nhmex";
+    "S1": const S1_MSR_PMON_MM_CFG: Msr<SMmCfg> = msr(0xE58) "S1_MSR_PMON_MM_CFG" from "linux-nhmex";
 }
+/// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order.
+pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
 
 register! {
-    SMatch(u64, 64) "S{i}_MSR_PMON_MATCH" msr[1] None, "xeon-7500" "S" S_MATCH_INFO all S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
-    "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.";
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "One field: the guide's S-box match table was not readable" "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.";
-    field Rw "rw" "match" "63:0" [0, 64] 0x0 "Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison." [] val(match_, with_match_, set_match_: u64);
-    at one S0_MSR_PMON_MATCH "S0": Msr<SMatch> = [0 0xE49 "S0_MSR_PMON_MATCH" "linux-nhmex"];
-    at one S1_MSR_PMON_MATCH "S1": Msr<SMatch> = [0 0xE59 "S1_MSR_PMON_MATCH" "linux-nhmex"];
-}
-
-register! {
-    SMask(u64, 64) "S{i}_MSR_PMON_MASK" msr[1] None, "xeon-7500" "S" S_MASK_INFO all S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
-    "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.";
+    /// Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.
+    pub struct SMatch(u64): "S{i}_MSR_PMON_MATCH", MSR[1], unit "S" of "xeon-7500", static S_MATCH_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "One field: the guide's S-box mask table was not readable" "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.";
-    field Rw "rw" "mask" "63:0" [0, 64] 0x0 "Per-bit mask for the match register." [] val(mask, with_mask, set_mask: u64);
-    at one S0_MSR_PMON_MASK "S0": Msr<SMask> = [0 0xE4A "S0_MSR_PMON_MASK" "linux-nhmex"];
-    at one S1_MSR_PMON_MASK "S1": Msr<SMask> = [0 0xE5A "S1_MSR_PMON_MASK" "linux-nhmex"];
+    note "info" "One field: the guide's S-box match table was not readable": "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.";
+    /// Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison.
+    bits 63:0 rw match_ "match": u64 = 0x0 { get: match_, with: with_match_ };
+    "S0": const S0_MSR_PMON_MATCH: Msr<SMatch> = msr(0xE49) "S0_MSR_PMON_MATCH" from "linux-nhmex";
+    "S1": const S1_MSR_PMON_MATCH: Msr<SMatch> = msr(0xE59) "S1_MSR_PMON_MATCH" from "linux-nhmex";
 }
+/// `S{i}_MSR_PMON_MATCH` of every instance, in instance order.
+pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
 
-unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO, S_MM_CFG_INFO, S_MATCH_INFO, S_MASK_INFO], &[], Some(&super::pmu::SBOX));
+register! {
+    /// Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.
+    pub struct SMask(u64): "S{i}_MSR_PMON_MASK", MSR[1], unit "S" of "xeon-7500", static S_MASK_INFO;
+    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
+    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
+    note "info" "One field: the guide's S-box mask table was not readable": "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.";
+    /// Per-bit mask for the match register.
+    bits 63:0 rw mask: u64 = 0x0 { get: mask, with: with_mask };
+    "S0": const S0_MSR_PMON_MASK: Msr<SMask> = msr(0xE4A) "S0_MSR_PMON_MASK" from "linux-nhmex";
+    "S1": const S1_MSR_PMON_MASK: Msr<SMask> = msr(0xE5A) "S1_MSR_PMON_MASK" from "linux-nhmex";
+}
+/// `S{i}_MSR_PMON_MASK` of every instance, in instance order.
+pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
+
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "S",
+    module: "sbox",
+    title: "S-box (caching agent / system interface)",
+    description: "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.",
+    instances: &["S0", "S1"],
+    registers: &[
+        &S_GLOBAL_CTL_INFO,
+        &S_GLOBAL_STATUS_INFO,
+        &S_GLOBAL_OVF_CTL_INFO,
+        &S_SUMMARY_INFO,
+        &S_EVT_SEL_INFO,
+        &S_CTR_INFO,
+        &S_MM_CFG_INFO,
+        &S_MATCH_INFO,
+        &S_MASK_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::SBOX),
+};

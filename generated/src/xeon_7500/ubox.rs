@@ -5,96 +5,136 @@
 //! The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.
 //!
 //! Instances: U.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    UGlobalCtl(u32, 32) "U_MSR_PMON_GLOBAL_CTL" msr[1] None, "xeon-7500" "U" U_GLOBAL_CTL_INFO;
-    "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.";
+    /// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.
+    pub struct UGlobalCtl(u32): "U_MSR_PMON_GLOBAL_CTL", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_CTL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2";
-    note "info" "Bit positions from Linux; the guide's Table 2-2 was not readable" "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv).";
-    note "info" "pmi_core_sel may be wider than Linux's mask" "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.";
-    note "info" "Register width" "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.";
-    field Rw "rw" "frz_all" "31" [31, 1] 0x0 "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow." [] val(frz_all, with_frz_all, set_frz_all: bool) role FreezeOnPmi [];
-    field Rv "rv" "rsv" "30" [30, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rst_all" "29" [29, 1] 0x0 "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes." [] val(rst_all, with_rst_all, set_rst_all: bool) role GlobalReset [];
-    field Rw "rw" "en_all" "28" [28, 1] 0x0 "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore." [] val(en_all, with_en_all, set_en_all: bool) role GlobalEnable [];
-    field Rv "rv" "rsv" "27:5" [5, 23] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_core_sel" "4:1" [1, 4] 0x0 "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI." [] narrow(pmi_core_sel, with_pmi_core_sel, set_pmi_core_sel, try_with_pmi_core_sel: u8) role PmiSelect [];
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Enables the U-box's own counter (U_MSR_PMON_CTR)." [] val(en, with_en, set_en: bool) role CounterEnable [0];
-    at one U_MSR_PMON_GLOBAL_CTL "U": Msr<UGlobalCtl> = [0 0xC00 "U_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Bit positions from Linux; the guide's Table 2-2 was not readable": "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv).";
+    note "info" "pmi_core_sel may be wider than Linux's mask": "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.";
+    note "info" "Register width": "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.";
+    /// When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.
+    bit 31 rw frz_all: bool = 0x0, role FreezeOnPmi [] { get: frz_all, with: with_frz_all };
+    bit 30 rv "rsv" = 0x0;
+    /// When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.
+    bit 29 rw rst_all: bool = 0x0, role GlobalReset [] { get: rst_all, with: with_rst_all };
+    /// Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.
+    bit 28 rw en_all: bool = 0x0, role GlobalEnable [] { get: en_all, with: with_en_all };
+    bits 27:5 rv "rsv" = 0x0;
+    /// Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
+    bits 4:1 rw pmi_core_sel: u8 = 0x0, role PmiSelect [] { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
+    /// Enables the U-box's own counter (U_MSR_PMON_CTR).
+    bit 0 rw en: bool = 0x0, role CounterEnable [0] { get: en, with: with_en };
+    "U": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0xC00) "U_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
 
 register! {
-    UGlobalStatus(u32, 32) "U_MSR_PMON_GLOBAL_STATUS" msr[1] None, "xeon-7500" "U" U_GLOBAL_STATUS_INFO;
-    "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.";
+    /// Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.
+    pub struct UGlobalStatus(u32): "U_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_STATUS_INFO;
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2";
-    note "info" "Bit assignment from likwid; guide Table 2-3 not readable" "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv).";
-    note "info" "Address confirmed by likwid" "0xC01 (GLOBAL_CTL + 1) is likwid's MSR_U_PMON_GLOBAL_STATUS in src/includes/registers.h; Linux does not define this MSR.";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_s0" "3" [3, 1] 0x0 "A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next." [] val(ov_s0, with_ov_s0, set_ov_s0: bool);
-    field RwV "rw-v" "ov_s1" "2" [2, 1] 0x0 "A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next." [] val(ov_s1, with_ov_s1, set_ov_s1: bool);
-    field RwV "rw-v" "ov_w" "1" [1, 1] 0x0 "A W-box counter (general-purpose or fixed) overflowed." [] val(ov_w, with_ov_w, set_ov_w: bool);
-    field RwV "rw-v" "ov_u" "0" [0, 1] 0x0 "The U-box counter overflowed." [] val(ov_u, with_ov_u, set_ov_u: bool);
-    at one U_MSR_PMON_GLOBAL_STATUS "U": Msr<UGlobalStatus> = [0 0xC01 "U_MSR_PMON_GLOBAL_STATUS" "likwid"];
+    note "info" "Bit assignment from likwid; guide Table 2-3 not readable": "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv).";
+    note "info" "Address confirmed by likwid": "0xC01 (GLOBAL_CTL + 1) is likwid's MSR_U_PMON_GLOBAL_STATUS in src/includes/registers.h; Linux does not define this MSR.";
+    bits 31:4 rv "rsv" = 0x0;
+    /// A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.
+    bit 3 rw-v ov_s0: bool = 0x0 { get: ov_s0, with: with_ov_s0 };
+    /// A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.
+    bit 2 rw-v ov_s1: bool = 0x0 { get: ov_s1, with: with_ov_s1 };
+    /// A W-box counter (general-purpose or fixed) overflowed.
+    bit 1 rw-v ov_w: bool = 0x0 { get: ov_w, with: with_ov_w };
+    /// The U-box counter overflowed.
+    bit 0 rw-v ov_u: bool = 0x0 { get: ov_u, with: with_ov_u };
+    "U": const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = msr(0xC01) "U_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
 
 register! {
-    UGlobalOvfCtl(u32, 32) "U_MSR_PMON_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "U" U_GLOBAL_OVF_CTL_INFO;
-    "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.";
+    /// Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.
+    pub struct UGlobalOvfCtl(u32): "U_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_OVF_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address and bits" "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv).";
-    field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov_s0" "3" [3, 1] 0x0 "Write 1 to clear ov_s0." [] val(, with_clr_ov_s0, set_clr_ov_s0: bool);
-    field W1c "w1c" "clr_ov_s1" "2" [2, 1] 0x0 "Write 1 to clear ov_s1." [] val(, with_clr_ov_s1, set_clr_ov_s1: bool);
-    field W1c "w1c" "clr_ov_w" "1" [1, 1] 0x0 "Write 1 to clear ov_w." [] val(, with_clr_ov_w, set_clr_ov_w: bool);
-    field W1c "w1c" "clr_ov_u" "0" [0, 1] 0x0 "Write 1 to clear ov_u." [] val(, with_clr_ov_u, set_clr_ov_u: bool);
-    at one U_MSR_PMON_GLOBAL_OVF_CTL "U": Msr<UGlobalOvfCtl> = [0 0xC02 "U_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Address and bits": "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv).";
+    bits 31:4 rv "rsv" = 0x0;
+    /// Write 1 to clear ov_s0.
+    bit 3 w1c clr_ov_s0: bool = 0x0 { with: with_clr_ov_s0 };
+    /// Write 1 to clear ov_s1.
+    bit 2 w1c clr_ov_s1: bool = 0x0 { with: with_clr_ov_s1 };
+    /// Write 1 to clear ov_w.
+    bit 1 w1c clr_ov_w: bool = 0x0 { with: with_clr_ov_w };
+    /// Write 1 to clear ov_u.
+    bit 0 w1c clr_ov_u: bool = 0x0 { with: with_clr_ov_u };
+    "U": const U_MSR_PMON_GLOBAL_OVF_CTL: Msr<UGlobalOvfCtl> = msr(0xC02) "U_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
 
 register! {
-    UGlobalSummary(u32, 32) "U_MSR_PMON_GLOBAL_SUMMARY" msr[1] None, "xeon-7500" "U" U_GLOBAL_SUMMARY_INFO;
-    "Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.";
+    /// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.
+    pub struct UGlobalSummary(u32): "U_MSR_PMON_GLOBAL_SUMMARY", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_SUMMARY_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2";
-    note "info" "pmi bit position unknown" "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers.";
-    unknown "No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.";
-    field Rv "rv" "rsv" "31:0" [0, 32] 0x0 "Reserved; write zero." [] none();
+    note "info" "pmi bit position unknown": "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers.";
+    address unknown: "No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.";
+    bits 31:0 rv "rsv" = 0x0;
 }
 
 register! {
-    UEvtSel(u64, 64) "U_MSR_PMON_EVT_SEL" msr[1] None, "xeon-7500" "U" U_EVT_SEL_INFO;
-    "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.";
+    /// Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.
+    pub struct UEvtSel(u64): "U_MSR_PMON_EVT_SEL", MSR[1], unit "U" of "xeon-7500", static U_EVT_SEL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5";
-    note "info" "Bits 17:0 not fully readable in the guide" "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv).";
-    note "erratum" "Size column says 32 bits, field table covers 63:0" "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.";
-    note "info" "Address cross-check" "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62" [62, 1] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "61:23" [23, 39] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set." [] val(en, with_en, set_en: bool) role Enable [];
-    field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when the counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of the event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
-    field Rv "rv" "rsv" "17:8" [8, 10] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at one U_MSR_PMON_EVT_SEL "U": Msr<UEvtSel> = [0 0xC10 "U_MSR_PMON_EVT_SEL" "linux-nhmex"];
+    note "info" "Bits 17:0 not fully readable in the guide": "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv).";
+    note "erratum" "Size column says 32 bits, field table covers 63:0": "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.";
+    note "info" "Address cross-check": "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.";
+    bit 63 ig "ig" = 0x0;
+    bit 62 rsv "rsv" = 0x0;
+    bits 61:23 ig "ig" = 0x0;
+    /// Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bit 21 ig "ig" = 0x0;
+    /// Signal a PMI to the U-box when the counter overflows.
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    bit 19 ig "ig" = 0x0;
+    /// Count 0-to-1 transitions of the event instead of every cycle it is asserted.
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
+    bits 17:8 rv "rsv" = 0x0;
+    /// Selects the U-box event to count.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "U": const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = msr(0xC10) "U_MSR_PMON_EVT_SEL" from "linux-nhmex";
 }
 
 register! {
-    UCtr(u64, 64) "U_MSR_PMON_CTR" msr[1] None, "xeon-7500" "U" U_CTR_INFO;
-    "The U-box's single 48-bit event counter.";
+    /// The U-box's single 48-bit event counter.
+    pub struct UCtr(u64): "U_MSR_PMON_CTR", MSR[1], unit "U" of "xeon-7500", static U_CTR_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5";
-    note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Address cross-check" "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at one U_MSR_PMON_CTR "U": Msr<UCtr> = [0 0xC11 "U_MSR_PMON_CTR" "linux-nhmex"];
+    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
+    note "info" "Address cross-check": "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "U": const U_MSR_PMON_CTR: Msr<UCtr> = msr(0xC11) "U_MSR_PMON_CTR" from "linux-nhmex";
 }
 
-unit_info!("xeon-7500", "U", "ubox", "U-box (system configuration controller, global uncore PMU control)", "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.", ["U"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_GLOBAL_OVF_CTL_INFO, U_GLOBAL_SUMMARY_INFO, U_EVT_SEL_INFO, U_CTR_INFO], &[], Some(&super::pmu::UBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "U",
+    module: "ubox",
+    title: "U-box (system configuration controller, global uncore PMU control)",
+    description: "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.",
+    instances: &["U"],
+    registers: &[
+        &U_GLOBAL_CTL_INFO,
+        &U_GLOBAL_STATUS_INFO,
+        &U_GLOBAL_OVF_CTL_INFO,
+        &U_GLOBAL_SUMMARY_INFO,
+        &U_EVT_SEL_INFO,
+        &U_CTR_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::UBOX),
+};

@@ -5,109 +5,157 @@
 //! The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.
 //!
 //! Instances: W.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    WGlobalCtl(u32, 32) "W_MSR_PMON_GLOBAL_CTL" msr[1] None, "xeon-7500" "W" W_GLOBAL_CTL_INFO;
-    "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.";
+    /// Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.
+    pub struct WGlobalCtl(u32): "W_MSR_PMON_GLOBAL_CTL", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Address cross-check" "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.";
-    field Rw "rw" "fixed_en" "31" [31, 1] 0x0 "Enables the fixed counter W_MSR_PMON_FIXED_CTR." [] val(fixed_en, with_fixed_en, set_fixed_en: bool) role CounterEnable [4];
-    field Ig "ig" "ig" "30:4" [4, 27] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for W_MSR_PMON_CTR{n}." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
-    at one W_MSR_PMON_GLOBAL_CTL "W": Msr<WGlobalCtl> = [0 0xC80 "W_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
+    note "info" "Address cross-check": "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.";
+    /// Enables the fixed counter W_MSR_PMON_FIXED_CTR.
+    bit 31 rw fixed_en: bool = 0x0, role CounterEnable [4] { get: fixed_en, with: with_fixed_en };
+    bits 30:4 ig "ig" = 0x0;
+    /// Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
+    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
+    "W": const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = msr(0xC80) "W_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
 }
 
 register! {
-    WGlobalStatus(u32, 32) "W_MSR_PMON_GLOBAL_STATUS" msr[1] None, "xeon-7500" "W" W_GLOBAL_STATUS_INFO;
-    "Overflow status of the W-box counters (general-purpose and fixed).";
+    /// Overflow status of the W-box counters (general-purpose and fixed).
+    pub struct WGlobalStatus(u32): "W_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_STATUS_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Field positions inferred" "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.";
-    field RwV "rw-v" "ov_fixed" "31" [31, 1] 0x0 "The fixed counter overflowed." [] val(ov_fixed, with_ov_fixed, set_ov_fixed: bool) role Overflow [4];
-    field Rv "rv" "rsv" "30:4" [4, 27] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
-    at one W_MSR_PMON_GLOBAL_STATUS "W": Msr<WGlobalStatus> = [0 0xC81 "W_MSR_PMON_GLOBAL_STATUS" "likwid"];
+    note "info" "Field positions inferred": "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.";
+    /// The fixed counter overflowed.
+    bit 31 rw-v ov_fixed: bool = 0x0, role Overflow [4] { get: ov_fixed, with: with_ov_fixed };
+    bits 30:4 rv "rsv" = 0x0;
+    /// Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.
+    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    "W": const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = msr(0xC81) "W_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
 
 register! {
-    WGlobalOvfCtl(u32, 32) "W_MSR_PMON_GLOBAL_OVF_CTL" msr[1] None, "xeon-7500" "W" W_GLOBAL_OVF_CTL_INFO;
-    "Clears W-box overflow flags.";
+    /// Clears W-box overflow flags.
+    pub struct WGlobalOvfCtl(u32): "W_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_OVF_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Field positions inferred" "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.";
-    field W1c "w1c" "clr_ov_fixed" "31" [31, 1] 0x0 "Write 1 to clear ov_fixed." [] val(, with_clr_ov_fixed, set_clr_ov_fixed: bool) role OverflowClear [4];
-    field Rv "rv" "rsv" "30:4" [4, 27] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
-    at one W_MSR_PMON_GLOBAL_OVF_CTL "W": Msr<WGlobalOvfCtl> = [0 0xC82 "W_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
+    note "info" "Field positions inferred": "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.";
+    /// Write 1 to clear ov_fixed.
+    bit 31 w1c clr_ov_fixed: bool = 0x0, role OverflowClear [4] { with: with_clr_ov_fixed };
+    bits 30:4 rv "rsv" = 0x0;
+    /// Write 1 to bit n to clear ov bit n.
+    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
+    "W": const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = msr(0xC82) "W_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
 }
 
-field_enum!(WEvtSelInvert, "Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the event increment is >= thresh"], [Lt = 1, "lt", "count when the event increment is < thresh"]);
+field_enum! {
+    /// Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+    pub enum WEvtSelInvert {
+        /// count when the event increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the event increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    WEvtSel(u64, 64) "W_MSR_PMON_EVT_SEL{n}" msr[4] None, "xeon-7500" "W" W_EVT_SEL_INFO;
-    "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.";
+    /// Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+    pub struct WEvtSel(u64): "W_MSR_PMON_EVT_SEL{n}", MSR[4], unit "W" of "xeon-7500", static W_EVT_SEL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "erratum" "Table 2-98 lists ig 17:16 twice and has no row for bit 19" "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees.";
-    note "erratum" "invert wording reads reversed" "Table 2-98 says that with invert = 0 the comparison is 'thresh >= event' and with 1 'threshold < event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold <= event) and of the E5-2600 guide ('is event increment >= threshold?'). Decided: 0 = count when the increment is >= thresh, 1 = count when it is < thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.";
-    note "source-conflict" "Linux names 0xC90 a counter; control is at the even address" "Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong.";
-    field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "60:51" [51, 10] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "50" [50, 1] 0x0 "Reserved; write zero." [] none();
-    field Ig "ig" "ig" "49:32" [32, 18] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [WEvtSelInvert::VALUES] named(invert, with_invert, set_invert: WEvtSelInvert) role Invert [];
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool) role Enable [];
-    field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
-    field Ig "ig" "ig" "17:16" [16, 2] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "For the W-box: per-core mask for core-scoped events, bit k selecting core k." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the W-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many W_MSR_PMON_EVT_SEL "W": [Msr<WEvtSel>; 4] = [0 0xC90 "W_MSR_PMON_EVT_SEL0" "likwid", 1 0xC92 "W_MSR_PMON_EVT_SEL1" "likwid", 2 0xC94 "W_MSR_PMON_EVT_SEL2" "likwid", 3 0xC96 "W_MSR_PMON_EVT_SEL3" "likwid"];
+    note "erratum" "Table 2-98 lists ig 17:16 twice and has no row for bit 19": "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees.";
+    note "erratum" "invert wording reads reversed": "Table 2-98 says that with invert = 0 the comparison is 'thresh >= event' and with 1 'threshold < event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold <= event) and of the E5-2600 guide ('is event increment >= threshold?'). Decided: 0 = count when the increment is >= thresh, 1 = count when it is < thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.";
+    note "source-conflict" "Linux names 0xC90 a counter; control is at the even address": "Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong.";
+    bit 63 ig "ig" = 0x0;
+    bits 62:61 rsv "rsv" = 0x0;
+    bits 60:51 ig "ig" = 0x0;
+    bit 50 rsv "rsv" = 0x0;
+    bits 49:32 ig "ig" = 0x0;
+    /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    bits 31:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison.
+    bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bit 21 ig "ig" = 0x0;
+    /// Signal a PMI to the U-box when this counter overflows.
+    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    bit 19 ig "ig" = 0x0;
+    /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
+    bits 17:16 ig "ig" = 0x0;
+    /// For the W-box: per-core mask for core-scoped events, bit k selecting core k.
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Selects the W-box event to count.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "W": const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [0: msr(0xC90) "W_MSR_PMON_EVT_SEL0" from "likwid", 1: msr(0xC92) "W_MSR_PMON_EVT_SEL1" from "likwid", 2: msr(0xC94) "W_MSR_PMON_EVT_SEL2" from "likwid", 3: msr(0xC96) "W_MSR_PMON_EVT_SEL3" from "likwid"];
 }
 
 register! {
-    WCtr(u64, 64) "W_MSR_PMON_CTR{n}" msr[4] None, "xeon-7500" "W" W_CTR_INFO;
-    "W-box general-purpose counter n (48-bit).";
+    /// W-box general-purpose counter n (48-bit).
+    pub struct WCtr(u64): "W_MSR_PMON_CTR{n}", MSR[4], unit "W" of "xeon-7500", static W_CTR_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Counter read erratum (guide p. 2-128)" "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.";
-    note "source-conflict" "Counter address: likwid and guide over Linux's names" "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many W_MSR_PMON_CTR "W": [Msr<WCtr>; 4] = [0 0xC91 "W_MSR_PMON_CTR0" "likwid", 1 0xC93 "W_MSR_PMON_CTR1" "likwid", 2 0xC95 "W_MSR_PMON_CTR2" "likwid", 3 0xC97 "W_MSR_PMON_CTR3" "likwid"];
+    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
+    note "info" "Counter read erratum (guide p. 2-128)": "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.";
+    note "source-conflict" "Counter address: likwid and guide over Linux's names": "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "W": const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [0: msr(0xC91) "W_MSR_PMON_CTR0" from "likwid", 1: msr(0xC93) "W_MSR_PMON_CTR1" from "likwid", 2: msr(0xC95) "W_MSR_PMON_CTR2" from "likwid", 3: msr(0xC97) "W_MSR_PMON_CTR3" from "likwid"];
 }
 
 register! {
-    WFixedCtrCtl(u64, 64) "W_MSR_PMON_FIXED_CTR_CTL" msr[1] None, "xeon-7500" "W" W_FIXED_CTR_CTL_INFO;
-    "Control for the W-box fixed counter, which counts uncore clock cycles.";
+    /// Control for the W-box fixed counter, which counts uncore clock cycles.
+    pub struct WFixedCtrCtl(u64): "W_MSR_PMON_FIXED_CTR_CTL", MSR[1], unit "W" of "xeon-7500", static W_FIXED_CTR_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Address cross-check" "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.";
-    field Ig "ig" "ig" "63:3" [3, 61] 0x0 "Reads zero; writes ignored." [] none();
-    field Rsv "rsv" "rsv" "2" [2, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when the fixed counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set." [] val(en, with_en, set_en: bool) role Enable [];
-    at one W_MSR_PMON_FIXED_CTR_CTL "W": Msr<WFixedCtrCtl> = [0 0x395 "W_MSR_PMON_FIXED_CTR_CTL" "linux-nhmex"];
+    note "info" "Address cross-check": "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.";
+    bits 63:3 ig "ig" = 0x0;
+    bit 2 rsv "rsv" = 0x0;
+    /// Signal a PMI to the U-box when the fixed counter overflows.
+    bit 1 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
+    /// Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
+    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    "W": const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = msr(0x395) "W_MSR_PMON_FIXED_CTR_CTL" from "linux-nhmex";
 }
 
 register! {
-    WFixedCtr(u64, 64) "W_MSR_PMON_FIXED_CTR" msr[1] None, "xeon-7500" "W" W_FIXED_CTR_INFO;
-    "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.";
+    /// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
+    pub struct WFixedCtr(u64): "W_MSR_PMON_FIXED_CTR", MSR[1], unit "W" of "xeon-7500", static W_FIXED_CTR_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Address cross-check" "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at one W_MSR_PMON_FIXED_CTR "W": Msr<WFixedCtr> = [0 0x394 "W_MSR_PMON_FIXED_CTR" "linux-nhmex"];
+    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
+    note "info" "Address cross-check": "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "W": const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = msr(0x394) "W_MSR_PMON_FIXED_CTR" from "linux-nhmex";
 }
 
-unit_info!("xeon-7500", "W", "wbox", "W-box (power controller)", "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.", ["W"], [W_GLOBAL_CTL_INFO, W_GLOBAL_STATUS_INFO, W_GLOBAL_OVF_CTL_INFO, W_EVT_SEL_INFO, W_CTR_INFO, W_FIXED_CTR_CTL_INFO, W_FIXED_CTR_INFO], &[], Some(&super::pmu::WBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-7500",
+    name: "W",
+    module: "wbox",
+    title: "W-box (power controller)",
+    description: "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.",
+    instances: &["W"],
+    registers: &[
+        &W_GLOBAL_CTL_INFO,
+        &W_GLOBAL_STATUS_INFO,
+        &W_GLOBAL_OVF_CTL_INFO,
+        &W_EVT_SEL_INFO,
+        &W_CTR_INFO,
+        &W_FIXED_CTR_CTL_INFO,
+        &W_FIXED_CTR_INFO,
+    ],
+    events: &[],
+    pmu: Some(&super::pmu::WBOX),
+};

@@ -5,99 +5,136 @@
 //! Each core's slice of the last-level cache has a caching agent (CBo) that handles requests from the cores, looks them up in its LLC slice and sends misses on over the ring. Each of up to eight CBos has four 44-bit counters with their control MSRs, a box-wide control MSR and a filter MSR that narrows some events by thread, node id, cache-line state or request opcode. A CBo's registers sit at a fixed MSR offset of 0x20 from the previous CBo's. Parts with fewer than eight cores have fewer CBos; the registers of absent CBos do not exist.
 //!
 //! Instances: C0, C1, C2, C3, C4, C5, C6, C7.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    CboBoxCtl(u32, 32) "C{i}_MSR_PMON_BOX_CTL" msr[1] None, "xeon-e5-2600" "CBO" CBO_BOX_CTL_INFO all C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL];
-    "Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.";
+    /// Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+    pub struct CboBoxCtl(u32): "C{i}_MSR_PMON_BOX_CTL", MSR[1], unit "CBO" of "xeon-e5-2600", static CBO_BOX_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27";
-    note "info" "Addresses" "CBo i's box control is MSR 0xD04 + 0x20*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16).";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one C0_MSR_PMON_BOX_CTL "C0": Msr<CboBoxCtl> = [0 0xD04 "C0_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C1_MSR_PMON_BOX_CTL "C1": Msr<CboBoxCtl> = [0 0xD24 "C1_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C2_MSR_PMON_BOX_CTL "C2": Msr<CboBoxCtl> = [0 0xD44 "C2_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C3_MSR_PMON_BOX_CTL "C3": Msr<CboBoxCtl> = [0 0xD64 "C3_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C4_MSR_PMON_BOX_CTL "C4": Msr<CboBoxCtl> = [0 0xD84 "C4_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C5_MSR_PMON_BOX_CTL "C5": Msr<CboBoxCtl> = [0 0xDA4 "C5_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C6_MSR_PMON_BOX_CTL "C6": Msr<CboBoxCtl> = [0 0xDC4 "C6_MSR_PMON_BOX_CTL" "linux-snbep"];
-    at one C7_MSR_PMON_BOX_CTL "C7": Msr<CboBoxCtl> = [0 0xDE4 "C7_MSR_PMON_BOX_CTL" "linux-snbep"];
+    note "info" "Addresses": "CBo i's box control is MSR 0xD04 + 0x20*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16).";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 clears every data counter of the box to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 clears every counter control register of the box to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "C0": const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD04) "C0_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C1": const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD24) "C1_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C2": const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD44) "C2_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C3": const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD64) "C3_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C4": const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD84) "C4_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C5": const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDA4) "C5_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C6": const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDC4) "C6_MSR_PMON_BOX_CTL" from "linux-snbep";
+    "C7": const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDE4) "C7_MSR_PMON_BOX_CTL" from "linux-snbep";
 }
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL];
 
-field_enum!(CboCtlInvert, "Values of `C{i}_MSR_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `C{i}_MSR_PMON_CTL{n}.invert` (bit 23).
+    pub enum CboCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    CboCtl(u32, 32) "C{i}_MSR_PMON_CTL{n}" msr[4] None, "xeon-e5-2600" "CBO" CBO_CTL_INFO all C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL];
-    "Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.";
+    /// Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
+    pub struct CboCtl(u32): "C{i}_MSR_PMON_CTL{n}", MSR[4], unit "CBO" of "xeon-e5-2600", static CBO_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM" "The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 (\"TID Filter Enable\") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 << 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0).";
-    note "info" "Addresses" "Control n of CBo i is MSR 0xD10 + 0x20*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [CboCtlInvert::VALUES] named(invert, with_invert, set_invert: CboCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "tid_en" "19" [19, 1] 0x0 "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted." [] val(tid_en, with_tid_en, set_tid_en: bool);
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the CBo event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many C0_MSR_PMON_CTL "C0": [Msr<CboCtl>; 4] = [0 0xD10 "C0_MSR_PMON_CTL0" "linux-snbep", 1 0xD11 "C0_MSR_PMON_CTL1" "linux-snbep", 2 0xD12 "C0_MSR_PMON_CTL2" "linux-snbep", 3 0xD13 "C0_MSR_PMON_CTL3" "linux-snbep"];
-    at many C1_MSR_PMON_CTL "C1": [Msr<CboCtl>; 4] = [0 0xD30 "C1_MSR_PMON_CTL0" "linux-snbep", 1 0xD31 "C1_MSR_PMON_CTL1" "linux-snbep", 2 0xD32 "C1_MSR_PMON_CTL2" "linux-snbep", 3 0xD33 "C1_MSR_PMON_CTL3" "linux-snbep"];
-    at many C2_MSR_PMON_CTL "C2": [Msr<CboCtl>; 4] = [0 0xD50 "C2_MSR_PMON_CTL0" "linux-snbep", 1 0xD51 "C2_MSR_PMON_CTL1" "linux-snbep", 2 0xD52 "C2_MSR_PMON_CTL2" "linux-snbep", 3 0xD53 "C2_MSR_PMON_CTL3" "linux-snbep"];
-    at many C3_MSR_PMON_CTL "C3": [Msr<CboCtl>; 4] = [0 0xD70 "C3_MSR_PMON_CTL0" "linux-snbep", 1 0xD71 "C3_MSR_PMON_CTL1" "linux-snbep", 2 0xD72 "C3_MSR_PMON_CTL2" "linux-snbep", 3 0xD73 "C3_MSR_PMON_CTL3" "linux-snbep"];
-    at many C4_MSR_PMON_CTL "C4": [Msr<CboCtl>; 4] = [0 0xD90 "C4_MSR_PMON_CTL0" "linux-snbep", 1 0xD91 "C4_MSR_PMON_CTL1" "linux-snbep", 2 0xD92 "C4_MSR_PMON_CTL2" "linux-snbep", 3 0xD93 "C4_MSR_PMON_CTL3" "linux-snbep"];
-    at many C5_MSR_PMON_CTL "C5": [Msr<CboCtl>; 4] = [0 0xDB0 "C5_MSR_PMON_CTL0" "linux-snbep", 1 0xDB1 "C5_MSR_PMON_CTL1" "linux-snbep", 2 0xDB2 "C5_MSR_PMON_CTL2" "linux-snbep", 3 0xDB3 "C5_MSR_PMON_CTL3" "linux-snbep"];
-    at many C6_MSR_PMON_CTL "C6": [Msr<CboCtl>; 4] = [0 0xDD0 "C6_MSR_PMON_CTL0" "linux-snbep", 1 0xDD1 "C6_MSR_PMON_CTL1" "linux-snbep", 2 0xDD2 "C6_MSR_PMON_CTL2" "linux-snbep", 3 0xDD3 "C6_MSR_PMON_CTL3" "linux-snbep"];
-    at many C7_MSR_PMON_CTL "C7": [Msr<CboCtl>; 4] = [0 0xDF0 "C7_MSR_PMON_CTL0" "linux-snbep", 1 0xDF1 "C7_MSR_PMON_CTL1" "linux-snbep", 2 0xDF2 "C7_MSR_PMON_CTL2" "linux-snbep", 3 0xDF3 "C7_MSR_PMON_CTL3" "linux-snbep"];
+    note "info" "Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM": "The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 (\"TID Filter Enable\") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 << 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0).";
+    note "info" "Addresses": "Control n of CBo i is MSR 0xD10 + 0x20*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
+    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: CboCtlInvert = 0x0, values CboCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    /// Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.
+    bit 19 rw-v tid_en: bool = 0x0 { get: tid_en, with: with_tid_en };
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    /// Reset: writing 1 clears the paired data counter to zero.
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bit 16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the code of the CBo event to count.
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "C0": const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD10) "C0_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD11) "C0_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD12) "C0_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD13) "C0_MSR_PMON_CTL3" from "linux-snbep"];
+    "C1": const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD30) "C1_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD31) "C1_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD32) "C1_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD33) "C1_MSR_PMON_CTL3" from "linux-snbep"];
+    "C2": const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD50) "C2_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD51) "C2_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD52) "C2_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD53) "C2_MSR_PMON_CTL3" from "linux-snbep"];
+    "C3": const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD70) "C3_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD71) "C3_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD72) "C3_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD73) "C3_MSR_PMON_CTL3" from "linux-snbep"];
+    "C4": const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD90) "C4_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD91) "C4_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD92) "C4_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD93) "C4_MSR_PMON_CTL3" from "linux-snbep"];
+    "C5": const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDB0) "C5_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDB1) "C5_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDB2) "C5_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDB3) "C5_MSR_PMON_CTL3" from "linux-snbep"];
+    "C6": const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDD0) "C6_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDD1) "C6_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDD2) "C6_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDD3) "C6_MSR_PMON_CTL3" from "linux-snbep"];
+    "C7": const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDF0) "C7_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDF1) "C7_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDF2) "C7_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDF3) "C7_MSR_PMON_CTL3" from "linux-snbep"];
 }
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL];
 
 register! {
-    CboCtr(u64, 64) "C{i}_MSR_PMON_CTR{n}" msr[4] None, "xeon-e5-2600" "CBO" CBO_CTR_INFO all C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
-    "Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.";
+    /// Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+    pub struct CboCtr(u64): "C{i}_MSR_PMON_CTR{n}", MSR[4], unit "CBO" of "xeon-e5-2600", static CBO_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from the guide's text and Linux; the table itself was not read" "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees).";
-    field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many C0_MSR_PMON_CTR "C0": [Msr<CboCtr>; 4] = [0 0xD16 "C0_MSR_PMON_CTR0" "linux-snbep", 1 0xD17 "C0_MSR_PMON_CTR1" "linux-snbep", 2 0xD18 "C0_MSR_PMON_CTR2" "linux-snbep", 3 0xD19 "C0_MSR_PMON_CTR3" "linux-snbep"];
-    at many C1_MSR_PMON_CTR "C1": [Msr<CboCtr>; 4] = [0 0xD36 "C1_MSR_PMON_CTR0" "linux-snbep", 1 0xD37 "C1_MSR_PMON_CTR1" "linux-snbep", 2 0xD38 "C1_MSR_PMON_CTR2" "linux-snbep", 3 0xD39 "C1_MSR_PMON_CTR3" "linux-snbep"];
-    at many C2_MSR_PMON_CTR "C2": [Msr<CboCtr>; 4] = [0 0xD56 "C2_MSR_PMON_CTR0" "linux-snbep", 1 0xD57 "C2_MSR_PMON_CTR1" "linux-snbep", 2 0xD58 "C2_MSR_PMON_CTR2" "linux-snbep", 3 0xD59 "C2_MSR_PMON_CTR3" "linux-snbep"];
-    at many C3_MSR_PMON_CTR "C3": [Msr<CboCtr>; 4] = [0 0xD76 "C3_MSR_PMON_CTR0" "linux-snbep", 1 0xD77 "C3_MSR_PMON_CTR1" "linux-snbep", 2 0xD78 "C3_MSR_PMON_CTR2" "linux-snbep", 3 0xD79 "C3_MSR_PMON_CTR3" "linux-snbep"];
-    at many C4_MSR_PMON_CTR "C4": [Msr<CboCtr>; 4] = [0 0xD96 "C4_MSR_PMON_CTR0" "linux-snbep", 1 0xD97 "C4_MSR_PMON_CTR1" "linux-snbep", 2 0xD98 "C4_MSR_PMON_CTR2" "linux-snbep", 3 0xD99 "C4_MSR_PMON_CTR3" "linux-snbep"];
-    at many C5_MSR_PMON_CTR "C5": [Msr<CboCtr>; 4] = [0 0xDB6 "C5_MSR_PMON_CTR0" "linux-snbep", 1 0xDB7 "C5_MSR_PMON_CTR1" "linux-snbep", 2 0xDB8 "C5_MSR_PMON_CTR2" "linux-snbep", 3 0xDB9 "C5_MSR_PMON_CTR3" "linux-snbep"];
-    at many C6_MSR_PMON_CTR "C6": [Msr<CboCtr>; 4] = [0 0xDD6 "C6_MSR_PMON_CTR0" "linux-snbep", 1 0xDD7 "C6_MSR_PMON_CTR1" "linux-snbep", 2 0xDD8 "C6_MSR_PMON_CTR2" "linux-snbep", 3 0xDD9 "C6_MSR_PMON_CTR3" "linux-snbep"];
-    at many C7_MSR_PMON_CTR "C7": [Msr<CboCtr>; 4] = [0 0xDF6 "C7_MSR_PMON_CTR0" "linux-snbep", 1 0xDF7 "C7_MSR_PMON_CTR1" "linux-snbep", 2 0xDF8 "C7_MSR_PMON_CTR2" "linux-snbep", 3 0xDF9 "C7_MSR_PMON_CTR3" "linux-snbep"];
+    note "info" "Width from the guide's text and Linux; the table itself was not read": "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees).";
+    bits 63:44 rv "rsv" = 0x0;
+    /// The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "C0": const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD16) "C0_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD17) "C0_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD18) "C0_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD19) "C0_MSR_PMON_CTR3" from "linux-snbep"];
+    "C1": const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD36) "C1_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD37) "C1_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD38) "C1_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD39) "C1_MSR_PMON_CTR3" from "linux-snbep"];
+    "C2": const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD56) "C2_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD57) "C2_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD58) "C2_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD59) "C2_MSR_PMON_CTR3" from "linux-snbep"];
+    "C3": const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD76) "C3_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD77) "C3_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD78) "C3_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD79) "C3_MSR_PMON_CTR3" from "linux-snbep"];
+    "C4": const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD96) "C4_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD97) "C4_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD98) "C4_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD99) "C4_MSR_PMON_CTR3" from "linux-snbep"];
+    "C5": const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDB6) "C5_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDB7) "C5_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDB8) "C5_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDB9) "C5_MSR_PMON_CTR3" from "linux-snbep"];
+    "C6": const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDD6) "C6_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDD7) "C6_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDD8) "C6_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDD9) "C6_MSR_PMON_CTR3" from "linux-snbep"];
+    "C7": const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDF6) "C7_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDF7) "C7_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDF8) "C7_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDF9) "C7_MSR_PMON_CTR3" from "linux-snbep"];
 }
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
 
 register! {
-    CboBoxFilter(u32, 32) "C{i}_MSR_PMON_BOX_FILTER" msr[1] None, "xeon-e5-2600" "CBO" CBO_BOX_FILTER_INFO all C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [C0_MSR_PMON_BOX_FILTER, C1_MSR_PMON_BOX_FILTER, C2_MSR_PMON_BOX_FILTER, C3_MSR_PMON_BOX_FILTER, C4_MSR_PMON_BOX_FILTER, C5_MSR_PMON_BOX_FILTER, C6_MSR_PMON_BOX_FILTER, C7_MSR_PMON_BOX_FILTER];
-    "Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.";
+    /// Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.
+    pub struct CboBoxFilter(u32): "C{i}_MSR_PMON_BOX_FILTER", MSR[1], unit "CBO" of "xeon-e5-2600", static CBO_BOX_FILTER_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28";
-    note "info" "Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read" "The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x << 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter[17:10], CBoFilter[22:18] and CBoFilter[31:23]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position).";
-    note "info" "Addresses" "The filter of CBo i is MSR 0xD14 + 0x20*i: Linux (SNBEP_C0_MSR_PMON_BOX_FILTER = 0xd14, written at + SNBEP_CBO_MSR_OFFSET * box index), Intel PCM (JKT_C0_MSR_PMON_BOX_FILTER = 0x0D14, step 0x20) and likwid (MSR_UNC_C7_PMON_BOX_FILTER = 0xDF4) agree. The filter is 32 bits wide as in the guide's MSR lists; Linux writes the masked config1 value to it.";
-    field Rw "rw" "opc" "31:23" [23, 9] 0x0 "Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables)." [] narrow(opc, with_opc, set_opc, try_with_opc: u16);
-    field Rw "rw" "state" "22:18" [18, 5] 0x0 "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states." [] narrow(state, with_state, set_state, try_with_state: u8);
-    field Rw "rw" "nid" "17:10" [10, 8] 0x0 "Node id to match, for the events that filter by node." [] val(nid, with_nid, set_nid: u8);
-    field Rsv "rsv" "rsv" "9:5" [5, 5] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "tid" "4:0" [0, 5] 0x0 "Thread/core id to match; used by any CBo event whose control register has tid_en set." [] narrow(tid, with_tid, set_tid, try_with_tid: u8);
-    at one C0_MSR_PMON_BOX_FILTER "C0": Msr<CboBoxFilter> = [0 0xD14 "C0_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C1_MSR_PMON_BOX_FILTER "C1": Msr<CboBoxFilter> = [0 0xD34 "C1_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C2_MSR_PMON_BOX_FILTER "C2": Msr<CboBoxFilter> = [0 0xD54 "C2_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C3_MSR_PMON_BOX_FILTER "C3": Msr<CboBoxFilter> = [0 0xD74 "C3_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C4_MSR_PMON_BOX_FILTER "C4": Msr<CboBoxFilter> = [0 0xD94 "C4_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C5_MSR_PMON_BOX_FILTER "C5": Msr<CboBoxFilter> = [0 0xDB4 "C5_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C6_MSR_PMON_BOX_FILTER "C6": Msr<CboBoxFilter> = [0 0xDD4 "C6_MSR_PMON_BOX_FILTER" "linux-snbep"];
-    at one C7_MSR_PMON_BOX_FILTER "C7": Msr<CboBoxFilter> = [0 0xDF4 "C7_MSR_PMON_BOX_FILTER" "linux-snbep"];
+    note "info" "Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read": "The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x << 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter[17:10], CBoFilter[22:18] and CBoFilter[31:23]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position).";
+    note "info" "Addresses": "The filter of CBo i is MSR 0xD14 + 0x20*i: Linux (SNBEP_C0_MSR_PMON_BOX_FILTER = 0xd14, written at + SNBEP_CBO_MSR_OFFSET * box index), Intel PCM (JKT_C0_MSR_PMON_BOX_FILTER = 0x0D14, step 0x20) and likwid (MSR_UNC_C7_PMON_BOX_FILTER = 0xDF4) agree. The filter is 32 bits wide as in the guide's MSR lists; Linux writes the masked config1 value to it.";
+    /// Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).
+    bits 31:23 rw opc: u16 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
+    /// Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states.
+    bits 22:18 rw state: u8 = 0x0 { get: state, with: with_state, try_with: try_with_state };
+    /// Node id to match, for the events that filter by node.
+    bits 17:10 rw nid: u8 = 0x0 { get: nid, with: with_nid };
+    bits 9:5 rsv "rsv" = 0x0;
+    /// Thread/core id to match; used by any CBo event whose control register has tid_en set.
+    bits 4:0 rw tid: u8 = 0x0 { get: tid, with: with_tid, try_with: try_with_tid };
+    "C0": const C0_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD14) "C0_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C1": const C1_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD34) "C1_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C2": const C2_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD54) "C2_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C3": const C3_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD74) "C3_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C4": const C4_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD94) "C4_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C5": const C5_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDB4) "C5_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C6": const C6_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDD4) "C6_MSR_PMON_BOX_FILTER" from "linux-snbep";
+    "C7": const C7_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDF4) "C7_MSR_PMON_BOX_FILTER" from "linux-snbep";
 }
+/// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order.
+pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [C0_MSR_PMON_BOX_FILTER, C1_MSR_PMON_BOX_FILTER, C2_MSR_PMON_BOX_FILTER, C3_MSR_PMON_BOX_FILTER, C4_MSR_PMON_BOX_FILTER, C5_MSR_PMON_BOX_FILTER, C6_MSR_PMON_BOX_FILTER, C7_MSR_PMON_BOX_FILTER];
 
 unit_events!([CboCtl noext], [
     CLOCKTICKS = "UNC_C_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
@@ -199,4 +236,20 @@ unit_events!([CboCtl noext], [
     TXR_STARVED_BL = "UNC_C_TxR_STARVED.BL" 0x03 0x04 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "CBO", "cbox", "Caching Agent (CBo) performance monitoring", "Each core's slice of the last-level cache has a caching agent (CBo) that handles requests from the cores, looks them up in its LLC slice and sends misses on over the ring. Each of up to eight CBos has four 44-bit counters with their control MSRs, a box-wide control MSR and a filter MSR that narrows some events by thread, node id, cache-line state or request opcode. A CBo's registers sit at a fixed MSR offset of 0x20 from the previous CBo's. Parts with fewer than eight cores have fewer CBos; the registers of absent CBos do not exist.", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"], [CBO_BOX_CTL_INFO, CBO_CTL_INFO, CBO_CTR_INFO, CBO_BOX_FILTER_INFO], EVENT_INFOS, Some(&super::pmu::CBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "CBO",
+    module: "cbox",
+    title: "Caching Agent (CBo) performance monitoring",
+    description: "Each core's slice of the last-level cache has a caching agent (CBo) that handles requests from the cores, looks them up in its LLC slice and sends misses on over the ring. Each of up to eight CBos has four 44-bit counters with their control MSRs, a box-wide control MSR and a filter MSR that narrows some events by thread, node id, cache-line state or request opcode. A CBo's registers sit at a fixed MSR offset of 0x20 from the previous CBo's. Parts with fewer than eight cores have fewer CBos; the registers of absent CBos do not exist.",
+    instances: &["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"],
+    registers: &[
+        &CBO_BOX_CTL_INFO,
+        &CBO_CTL_INFO,
+        &CBO_CTR_INFO,
+        &CBO_BOX_FILTER_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::CBOX),
+};

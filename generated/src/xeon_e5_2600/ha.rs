@@ -5,54 +5,77 @@
 //! The Home Agent is the memory-side coherence agent of the socket: it receives memory requests arriving over the ring and QPI, tracks them and orders them towards the memory controller. Its monitoring block offers four general counters, each 48 bits wide and paired with its own control register, plus a box-wide control register for freezing and resetting them. All of them live in the PCI configuration space of the Home Agent function on the socket's uncore bus.
 //!
 //! Instances: HA.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    HaBoxCtl(u32, 32) "HA_PCI_PMON_BOX_CTL" pci[1] None, "xeon-e5-2600" "HA" HA_BOX_CTL_INFO;
-    "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.";
+    /// Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.
+    pub struct HaBoxCtl(u32): "HA_PCI_PMON_BOX_CTL", PCI[1], unit "HA" of "xeon-e5-2600", static HA_BOX_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "erratum" "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)" "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error.";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one HA_PCI_PMON_BOX_CTL "HA": PciRegister<HaBoxCtl> = [0 (0x3C46, 14, 1, 0x0F4) "HA_PCI_PMON_BOX_CTL" "likwid"];
+    note "erratum" "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)": "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error.";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 sets all data counters of the box to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 sets all counter control registers of the box to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "HA": const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0F4) "HA_PCI_PMON_BOX_CTL" from "likwid";
 }
 
-field_enum!(HaCtlInvert, "Values of `HA_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `HA_PCI_PMON_CTL{n}.invert` (bit 23).
+    pub enum HaCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    HaCtl(u32, 32) "HA_PCI_PMON_CTL{n}" pci[4] None, "xeon-e5-2600" "HA" HA_CTL_INFO;
-    "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.";
+    /// Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.
+    pub struct HaCtl(u32): "HA_PCI_PMON_CTL{n}", PCI[4], unit "HA" of "xeon-e5-2600", static HA_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48";
-    note "source-conflict" "Bit 17 is reserved in the HA table although the QPI control has rst there" "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    note "info" "Offsets" "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [HaCtlInvert::VALUES] named(invert, with_invert, set_invert: HaCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Rsv "rsv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the Home Agent event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many HA_PCI_PMON_CTL "HA": [PciRegister<HaCtl>; 4] = [0 (0x3C46, 14, 1, 0x0D8) "HA_PCI_PMON_CTL0" "likwid", 1 (0x3C46, 14, 1, 0x0DC) "HA_PCI_PMON_CTL1" "likwid", 2 (0x3C46, 14, 1, 0x0E0) "HA_PCI_PMON_CTL2" "likwid", 3 (0x3C46, 14, 1, 0x0E4) "HA_PCI_PMON_CTL3" "likwid"];
+    note "source-conflict" "Bit 17 is reserved in the HA table although the QPI control has rst there": "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
+    note "info" "Offsets": "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
+    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: HaCtlInvert = 0x0, values HaCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    bit 19 rv "rsv" = 0x0;
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    bits 17:16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the code of the Home Agent event to count.
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "HA": const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0D8) "HA_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0DC) "HA_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0E0) "HA_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0E4) "HA_PCI_PMON_CTL3" from "likwid"];
 }
 
 register! {
-    HaCtr(u64, 64) "HA_PCI_PMON_CTR{n}" pci[4] None, "xeon-e5-2600" "HA" HA_CTR_INFO;
-    "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.";
+    /// Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.
+    pub struct HaCtr(u64): "HA_PCI_PMON_CTR{n}", PCI[4], unit "HA" of "xeon-e5-2600", static HA_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48";
-    note "info" "48-bit counter read as two dwords" "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many HA_PCI_PMON_CTR "HA": [PciRegister<HaCtr>; 4] = [0 (0x3C46, 14, 1, 0x0A0) "HA_PCI_PMON_CTR0" "likwid", 1 (0x3C46, 14, 1, 0x0A8) "HA_PCI_PMON_CTR1" "likwid", 2 (0x3C46, 14, 1, 0x0B0) "HA_PCI_PMON_CTR2" "likwid", 3 (0x3C46, 14, 1, 0x0B8) "HA_PCI_PMON_CTR3" "likwid"];
+    note "info" "48-bit counter read as two dwords": "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "HA": const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0) "HA_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8) "HA_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0) "HA_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8) "HA_PCI_PMON_CTR3" from "likwid"];
 }
 
 unit_events!([HaCtl noext], [
@@ -167,4 +190,19 @@ unit_events!([HaCtl noext], [
     WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x19 0x08 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "HA", "ha", "Home Agent (HA) performance monitoring", "The Home Agent is the memory-side coherence agent of the socket: it receives memory requests arriving over the ring and QPI, tracks them and orders them towards the memory controller. Its monitoring block offers four general counters, each 48 bits wide and paired with its own control register, plus a box-wide control register for freezing and resetting them. All of them live in the PCI configuration space of the Home Agent function on the socket's uncore bus.", ["HA"], [HA_BOX_CTL_INFO, HA_CTL_INFO, HA_CTR_INFO], EVENT_INFOS, Some(&super::pmu::HA));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "HA",
+    module: "ha",
+    title: "Home Agent (HA) performance monitoring",
+    description: "The Home Agent is the memory-side coherence agent of the socket: it receives memory requests arriving over the ring and QPI, tracks them and orders them towards the memory controller. Its monitoring block offers four general counters, each 48 bits wide and paired with its own control register, plus a box-wide control register for freezing and resetting them. All of them live in the PCI configuration space of the Home Agent function on the socket's uncore bus.",
+    instances: &["HA"],
+    registers: &[
+        &HA_BOX_CTL_INFO,
+        &HA_CTL_INFO,
+        &HA_CTR_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::HA),
+};

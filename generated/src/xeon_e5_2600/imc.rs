@@ -5,97 +5,133 @@
 //! The integrated memory controller turns the Home Agent's read and write requests into DRAM commands for up to four DDR3 channels. Every channel has its own monitoring block in its own PCI function on the socket's uncore bus: four general 48-bit counters, each with a control register, a fixed 48-bit counter that counts DRAM clock cycles (dclk) and has a small control register of its own, and a box-wide control register for freezing and resetting the channel's counters.
 //!
 //! Instances: CH0, CH1, CH2, CH3.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    ImcBoxCtl(u32, 32) "MC_CH{i}_PCI_PMON_BOX_CTL" pci[1] None, "xeon-e5-2600" "IMC" IMC_BOX_CTL_INFO all MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL];
-    "Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.";
+    /// Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.
+    pub struct ImcBoxCtl(u32): "MC_CH{i}_PCI_PMON_BOX_CTL", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_BOX_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "erratum" "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)" "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error.";
-    note "info" "Channel functions and device ids" "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree.";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the channel to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the channel to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one MC_CH0_PCI_PMON_BOX_CTL "CH0": PciRegister<ImcBoxCtl> = [0 (0x3CB0, 16, 0, 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" "likwid"];
-    at one MC_CH1_PCI_PMON_BOX_CTL "CH1": PciRegister<ImcBoxCtl> = [0 (0x3CB1, 16, 1, 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" "likwid"];
-    at one MC_CH2_PCI_PMON_BOX_CTL "CH2": PciRegister<ImcBoxCtl> = [0 (0x3CB4, 16, 4, 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" "likwid"];
-    at one MC_CH3_PCI_PMON_BOX_CTL "CH3": PciRegister<ImcBoxCtl> = [0 (0x3CB5, 16, 5, 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" "likwid"];
+    note "erratum" "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)": "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error.";
+    note "info" "Channel functions and device ids": "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree.";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 sets all data counters of the channel to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 sets all counter control registers of the channel to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "CH0": const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" from "likwid";
+    "CH1": const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" from "likwid";
+    "CH2": const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" from "likwid";
+    "CH3": const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" from "likwid";
 }
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
+pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL];
 
-field_enum!(ImcCtlInvert, "Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+    pub enum ImcCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    ImcCtl(u32, 32) "MC_CH{i}_PCI_PMON_CTL{n}" pci[4] None, "xeon-e5-2600" "IMC" IMC_CTL_INFO all MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL];
-    "Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.";
+    /// Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.
+    pub struct ImcCtl(u32): "MC_CH{i}_PCI_PMON_CTL{n}", PCI[4], unit "IMC" of "xeon-e5-2600", static IMC_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bit 17: reserved in Table 2-61, rst in Intel PCM" "Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved (\"Reserved (?)\"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
-    note "info" "umask and ev_sel rows taken from Linux and PCM" "The public copies of page 61 that were available end at the bits 17:16 row; the umask and ev_sel rows (bits 15:0) were not seen. Their positions are taken from Linux uncore_snbep.c (the iMC uses the common SNB-EP format: event = config:0-7, umask = config:8-15, both inside SNBEP_PMON_RAW_EVENT_MASK) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL_EVENT(x) = x << 0, MC_CH_PCI_PMON_CTL_UMASK(x) = x << 8); every other E5-2600 counter control table seen (HA Table 2-35, QPI Table 2-86) has umask 15:8 and ev_sel 7:0, RW-V, reset 0, and the same attributes are used here.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    note "info" "Offsets" "Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [ImcCtlInvert::VALUES] named(invert, with_invert, set_invert: ImcCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Rsv "rsv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the memory-controller event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many MC_CH0_PCI_PMON_CTL "CH0": [PciRegister<ImcCtl>; 4] = [0 (0x3CB0, 16, 0, 0x0D8) "MC_CH0_PCI_PMON_CTL0" "likwid", 1 (0x3CB0, 16, 0, 0x0DC) "MC_CH0_PCI_PMON_CTL1" "likwid", 2 (0x3CB0, 16, 0, 0x0E0) "MC_CH0_PCI_PMON_CTL2" "likwid", 3 (0x3CB0, 16, 0, 0x0E4) "MC_CH0_PCI_PMON_CTL3" "likwid"];
-    at many MC_CH1_PCI_PMON_CTL "CH1": [PciRegister<ImcCtl>; 4] = [0 (0x3CB1, 16, 1, 0x0D8) "MC_CH1_PCI_PMON_CTL0" "likwid", 1 (0x3CB1, 16, 1, 0x0DC) "MC_CH1_PCI_PMON_CTL1" "likwid", 2 (0x3CB1, 16, 1, 0x0E0) "MC_CH1_PCI_PMON_CTL2" "likwid", 3 (0x3CB1, 16, 1, 0x0E4) "MC_CH1_PCI_PMON_CTL3" "likwid"];
-    at many MC_CH2_PCI_PMON_CTL "CH2": [PciRegister<ImcCtl>; 4] = [0 (0x3CB4, 16, 4, 0x0D8) "MC_CH2_PCI_PMON_CTL0" "likwid", 1 (0x3CB4, 16, 4, 0x0DC) "MC_CH2_PCI_PMON_CTL1" "likwid", 2 (0x3CB4, 16, 4, 0x0E0) "MC_CH2_PCI_PMON_CTL2" "likwid", 3 (0x3CB4, 16, 4, 0x0E4) "MC_CH2_PCI_PMON_CTL3" "likwid"];
-    at many MC_CH3_PCI_PMON_CTL "CH3": [PciRegister<ImcCtl>; 4] = [0 (0x3CB5, 16, 5, 0x0D8) "MC_CH3_PCI_PMON_CTL0" "likwid", 1 (0x3CB5, 16, 5, 0x0DC) "MC_CH3_PCI_PMON_CTL1" "likwid", 2 (0x3CB5, 16, 5, 0x0E0) "MC_CH3_PCI_PMON_CTL2" "likwid", 3 (0x3CB5, 16, 5, 0x0E4) "MC_CH3_PCI_PMON_CTL3" "likwid"];
+    note "source-conflict" "Bit 17: reserved in Table 2-61, rst in Intel PCM": "Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved (\"Reserved (?)\"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
+    note "info" "umask and ev_sel rows taken from Linux and PCM": "The public copies of page 61 that were available end at the bits 17:16 row; the umask and ev_sel rows (bits 15:0) were not seen. Their positions are taken from Linux uncore_snbep.c (the iMC uses the common SNB-EP format: event = config:0-7, umask = config:8-15, both inside SNBEP_PMON_RAW_EVENT_MASK) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL_EVENT(x) = x << 0, MC_CH_PCI_PMON_CTL_UMASK(x) = x << 8); every other E5-2600 counter control table seen (HA Table 2-35, QPI Table 2-86) has umask 15:8 and ev_sel 7:0, RW-V, reset 0, and the same attributes are used here.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
+    note "info" "Offsets": "Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree.";
+    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: ImcCtlInvert = 0x0, values ImcCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    bit 19 rv "rsv" = 0x0;
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    bits 17:16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the code of the memory-controller event to count.
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "CH0": const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D8) "MC_CH0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0DC) "MC_CH0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E0) "MC_CH0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E4) "MC_CH0_PCI_PMON_CTL3" from "likwid"];
+    "CH1": const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D8) "MC_CH1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0DC) "MC_CH1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E0) "MC_CH1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E4) "MC_CH1_PCI_PMON_CTL3" from "likwid"];
+    "CH2": const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D8) "MC_CH2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0DC) "MC_CH2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E0) "MC_CH2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E4) "MC_CH2_PCI_PMON_CTL3" from "likwid"];
+    "CH3": const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D8) "MC_CH3_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0DC) "MC_CH3_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E0) "MC_CH3_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E4) "MC_CH3_PCI_PMON_CTL3" from "likwid"];
 }
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
+pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL];
 
 register! {
-    ImcCtr(u64, 64) "MC_CH{i}_PCI_PMON_CTR{n}" pci[4] None, "xeon-e5-2600" "IMC" IMC_CTR_INFO all MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR];
-    "General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.";
+    /// General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
+    pub struct ImcCtr(u64): "MC_CH{i}_PCI_PMON_CTR{n}", PCI[4], unit "IMC" of "xeon-e5-2600", static IMC_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62";
-    note "info" "48-bit counter read as two dwords" "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many MC_CH0_PCI_PMON_CTR "CH0": [PciRegister<ImcCtr>; 4] = [0 (0x3CB0, 16, 0, 0x0A0) "MC_CH0_PCI_PMON_CTR0" "likwid", 1 (0x3CB0, 16, 0, 0x0A8) "MC_CH0_PCI_PMON_CTR1" "likwid", 2 (0x3CB0, 16, 0, 0x0B0) "MC_CH0_PCI_PMON_CTR2" "likwid", 3 (0x3CB0, 16, 0, 0x0B8) "MC_CH0_PCI_PMON_CTR3" "likwid"];
-    at many MC_CH1_PCI_PMON_CTR "CH1": [PciRegister<ImcCtr>; 4] = [0 (0x3CB1, 16, 1, 0x0A0) "MC_CH1_PCI_PMON_CTR0" "likwid", 1 (0x3CB1, 16, 1, 0x0A8) "MC_CH1_PCI_PMON_CTR1" "likwid", 2 (0x3CB1, 16, 1, 0x0B0) "MC_CH1_PCI_PMON_CTR2" "likwid", 3 (0x3CB1, 16, 1, 0x0B8) "MC_CH1_PCI_PMON_CTR3" "likwid"];
-    at many MC_CH2_PCI_PMON_CTR "CH2": [PciRegister<ImcCtr>; 4] = [0 (0x3CB4, 16, 4, 0x0A0) "MC_CH2_PCI_PMON_CTR0" "likwid", 1 (0x3CB4, 16, 4, 0x0A8) "MC_CH2_PCI_PMON_CTR1" "likwid", 2 (0x3CB4, 16, 4, 0x0B0) "MC_CH2_PCI_PMON_CTR2" "likwid", 3 (0x3CB4, 16, 4, 0x0B8) "MC_CH2_PCI_PMON_CTR3" "likwid"];
-    at many MC_CH3_PCI_PMON_CTR "CH3": [PciRegister<ImcCtr>; 4] = [0 (0x3CB5, 16, 5, 0x0A0) "MC_CH3_PCI_PMON_CTR0" "likwid", 1 (0x3CB5, 16, 5, 0x0A8) "MC_CH3_PCI_PMON_CTR1" "likwid", 2 (0x3CB5, 16, 5, 0x0B0) "MC_CH3_PCI_PMON_CTR2" "likwid", 3 (0x3CB5, 16, 5, 0x0B8) "MC_CH3_PCI_PMON_CTR3" "likwid"];
+    note "info" "48-bit counter read as two dwords": "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "CH0": const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A0) "MC_CH0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A8) "MC_CH0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B0) "MC_CH0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B8) "MC_CH0_PCI_PMON_CTR3" from "likwid"];
+    "CH1": const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A0) "MC_CH1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A8) "MC_CH1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B0) "MC_CH1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B8) "MC_CH1_PCI_PMON_CTR3" from "likwid"];
+    "CH2": const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A0) "MC_CH2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A8) "MC_CH2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B0) "MC_CH2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B8) "MC_CH2_PCI_PMON_CTR3" from "likwid"];
+    "CH3": const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A0) "MC_CH3_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A8) "MC_CH3_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B0) "MC_CH3_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B8) "MC_CH3_PCI_PMON_CTR3" from "likwid"];
 }
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
+pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR];
 
 register! {
-    ImcFixedCtl(u32, 32) "MC_CH{i}_PCI_PMON_FIXED_CTL" pci[1] None, "xeon-e5-2600" "IMC" IMC_FIXED_CTL_INFO all MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL];
-    "Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.";
+    /// Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.
+    pub struct ImcFixedCtl(u32): "MC_CH{i}_PCI_PMON_FIXED_CTL", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_FIXED_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62";
-    note "info" "Layout confirmed by Linux and Intel PCM" "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0.";
-    field Rv "rv" "rsv" "31:24" [24, 8] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables the fixed DRAM-clock counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rv "rv" "rsv" "18:0" [0, 19] 0x0 "Reserved; write zero." [] none();
-    at one MC_CH0_PCI_PMON_FIXED_CTL "CH0": PciRegister<ImcFixedCtl> = [0 (0x3CB0, 16, 0, 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" "likwid"];
-    at one MC_CH1_PCI_PMON_FIXED_CTL "CH1": PciRegister<ImcFixedCtl> = [0 (0x3CB1, 16, 1, 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" "likwid"];
-    at one MC_CH2_PCI_PMON_FIXED_CTL "CH2": PciRegister<ImcFixedCtl> = [0 (0x3CB4, 16, 4, 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" "likwid"];
-    at one MC_CH3_PCI_PMON_FIXED_CTL "CH3": PciRegister<ImcFixedCtl> = [0 (0x3CB5, 16, 5, 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" "likwid"];
+    note "info" "Layout confirmed by Linux and Intel PCM": "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0.";
+    bits 31:24 rv "rsv" = 0x0;
+    bit 23 rsv "rsv" = 0x0;
+    /// Enables the fixed DRAM-clock counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    /// Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.
+    bit 19 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bits 18:0 rv "rsv" = 0x0;
+    "CH0": const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" from "likwid";
+    "CH1": const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" from "likwid";
+    "CH2": const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" from "likwid";
+    "CH3": const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" from "likwid";
 }
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
+pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL];
 
 register! {
-    ImcFixedCtr(u64, 64) "MC_CH{i}_PCI_PMON_FIXED_CTR" pci[1] None, "xeon-e5-2600" "IMC" IMC_FIXED_CTR_INFO all MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR];
-    "One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.";
+    /// One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.
+    pub struct ImcFixedCtr(u64): "MC_CH{i}_PCI_PMON_FIXED_CTR", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_FIXED_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62";
-    note "info" "Offset and width" "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at one MC_CH0_PCI_PMON_FIXED_CTR "CH0": PciRegister<ImcFixedCtr> = [0 (0x3CB0, 16, 0, 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" "likwid"];
-    at one MC_CH1_PCI_PMON_FIXED_CTR "CH1": PciRegister<ImcFixedCtr> = [0 (0x3CB1, 16, 1, 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" "likwid"];
-    at one MC_CH2_PCI_PMON_FIXED_CTR "CH2": PciRegister<ImcFixedCtr> = [0 (0x3CB4, 16, 4, 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" "likwid"];
-    at one MC_CH3_PCI_PMON_FIXED_CTR "CH3": PciRegister<ImcFixedCtr> = [0 (0x3CB5, 16, 5, 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" "likwid"];
+    note "info" "Offset and width": "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "CH0": const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" from "likwid";
+    "CH1": const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" from "likwid";
+    "CH2": const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" from "likwid";
+    "CH3": const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" from "likwid";
 }
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
+pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR];
 
 unit_events!([ImcCtl noext], [
     ACT_COUNT = "UNC_M_ACT_COUNT" 0x01 0x00 false 0b1111 "",
@@ -151,4 +187,21 @@ unit_events!([ImcCtl noext], [
     CLOCKTICKS = "UNC_M_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "IMC", "imc", "Integrated memory controller (iMC) channel performance monitoring", "The integrated memory controller turns the Home Agent's read and write requests into DRAM commands for up to four DDR3 channels. Every channel has its own monitoring block in its own PCI function on the socket's uncore bus: four general 48-bit counters, each with a control register, a fixed 48-bit counter that counts DRAM clock cycles (dclk) and has a small control register of its own, and a box-wide control register for freezing and resetting the channel's counters.", ["CH0", "CH1", "CH2", "CH3"], [IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO], EVENT_INFOS, Some(&super::pmu::IMC));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "IMC",
+    module: "imc",
+    title: "Integrated memory controller (iMC) channel performance monitoring",
+    description: "The integrated memory controller turns the Home Agent's read and write requests into DRAM commands for up to four DDR3 channels. Every channel has its own monitoring block in its own PCI function on the socket's uncore bus: four general 48-bit counters, each with a control register, a fixed 48-bit counter that counts DRAM clock cycles (dclk) and has a small control register of its own, and a box-wide control register for freezing and resetting the channel's counters.",
+    instances: &["CH0", "CH1", "CH2", "CH3"],
+    registers: &[
+        &IMC_BOX_CTL_INFO,
+        &IMC_CTL_INFO,
+        &IMC_CTR_INFO,
+        &IMC_FIXED_CTL_INFO,
+        &IMC_FIXED_CTR_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::IMC),
+};

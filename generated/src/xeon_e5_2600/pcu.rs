@@ -5,94 +5,139 @@
 //! The PCU manages the socket's power and frequency: core C-states, P-state and frequency changes, thermal and power limits. Much of it is a microcontroller, and many of its events are reported by that firmware. Its monitoring block has four 48-bit counters with their control MSRs, a box-wide control MSR and a filter MSR holding four frequency/voltage bands. Occupancy events count how many cores are in C0, C3 or C6 in each cycle, with their own threshold inversion and edge detection bits. Two further 64-bit MSRs count cycles in which some core is in C3 or C6; they are outside the monitoring infrastructure and cannot be frozen or reset through it.
 //!
 //! Instances: PCU.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    PcuBoxCtl(u32, 32) "PCU_MSR_PMON_BOX_CTL" msr[1] None, "xeon-e5-2600" "PCU" PCU_BOX_CTL_INFO;
-    "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.";
+    /// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+    pub struct PcuBoxCtl(u32): "PCU_MSR_PMON_BOX_CTL", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_BOX_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73";
-    note "info" "Address" "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree.";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every PCU data counter to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every PCU counter control register to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one PCU_MSR_PMON_BOX_CTL "PCU": Msr<PcuBoxCtl> = [0 0xC24 "PCU_MSR_PMON_BOX_CTL" "linux-snbep"];
+    note "info" "Address": "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree.";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 clears every PCU data counter to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 clears every PCU counter control register to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "PCU": const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = msr(0xC24) "PCU_MSR_PMON_BOX_CTL" from "linux-snbep";
 }
 
-field_enum!(PcuCtlOccInvert, "Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).", [Ge = 0, "ge", "count when the occupancy is >= thresh"], [Lt = 1, "lt", "count when the occupancy is < thresh"]);
-field_enum!(PcuCtlInvert, "Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
+    pub enum PcuCtlOccInvert {
+        /// count when the occupancy is >= thresh
+        Ge = 0 "ge",
+        /// count when the occupancy is < thresh
+        Lt = 1 "lt",
+    }
+}
+field_enum! {
+    /// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
+    pub enum PcuCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 /// Named values of `PCU_MSR_PMON_CTL{n}.occ_sel`.
-const PCU_CTL_OCC_SEL_VALUES: &[ValueInfo] = &[ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" }, ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" }, ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" }];
+const PCU_CTL_OCC_SEL_VALUES: &[ValueInfo] = &[
+    ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" },
+    ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" },
+    ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" },
+];
 register! {
-    PcuCtl(u32, 32) "PCU_MSR_PMON_CTL{n}" msr[4] None, "xeon-e5-2600" "PCU" PCU_CTL_INFO;
-    "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.";
+    /// Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.
+    pub struct PcuCtl(u32): "PCU_MSR_PMON_CTL{n}", MSR[4], unit "PCU" of "xeon-e5-2600", static PCU_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list" "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8.";
-    note "source-conflict" "ev_sel_ext (bit 21) is in Intel PCM and Intel's event list but not in Linux" "Linux's SNB-EP PCU event mask does not include bit 21, so perf cannot program it. Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL as bit 21, Intel's event list marks twelve PCU events (FREQ_TRANS_CYCLES, FREQ_MIN_IO_P_CYCLES, FREQ_MIN_PERF_P_CYCLES, CORE0..7_TRANSITION_CYCLES, TOTAL_TRANSITION_CYCLES) with ExtSel=1, and the v2 guide defines ev_sel_ext at bit 21 in the same register. We define ev_sel_ext at 21; those twelve events need it set.";
-    note "info" "Addresses" "Control n is MSR 0xC30 + n: the guide's Table 2-73 (p. 73, PCU_MSR_PMON_CTL0..3 = 0x0C30..0x0C33), Linux SNBEP_PCU_MSR_PMON_CTL0 = 0xc30 with four counters, likwid and Intel PCM agree.";
-    note "info" "invert and occ_invert have enumerated values" "Both comparison senses are enumerated as ge (0) and lt (1). occ_sel lists only the three encodings confirmed by Intel's event list; the meaning of 0 is not stated by any source read.";
-    field RwV "rw-v" "occ_edge_det" "31" [31, 1] 0x0 "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh." [] val(occ_edge_det, with_occ_edge_det, set_occ_edge_det: bool);
-    field RwV "rw-v" "occ_invert" "30" [30, 1] 0x0 "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set)." [PcuCtlOccInvert::VALUES] named(occ_invert, with_occ_invert, set_occ_invert: PcuCtlOccInvert);
-    field Rsv "rsv" "rsv" "29" [29, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges." [PcuCtlInvert::VALUES] named(invert, with_invert, set_invert: PcuCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events)." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
-    field Rsv "rsv" "rsv" "20:19" [19, 2] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "occ_sel" "15:14" [14, 2] 0x0 "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples." [PCU_CTL_OCC_SEL_VALUES] narrow(occ_sel, with_occ_sel, set_occ_sel, try_with_occ_sel: u8);
-    field Rsv "rsv" "rsv" "13:8" [8, 6] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many PCU_MSR_PMON_CTL "PCU": [Msr<PcuCtl>; 4] = [0 0xC30 "PCU_MSR_PMON_CTL0" "linux-snbep", 1 0xC31 "PCU_MSR_PMON_CTL1" "linux-snbep", 2 0xC32 "PCU_MSR_PMON_CTL2" "linux-snbep", 3 0xC33 "PCU_MSR_PMON_CTL3" "linux-snbep"];
+    note "info" "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list": "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8.";
+    note "source-conflict" "ev_sel_ext (bit 21) is in Intel PCM and Intel's event list but not in Linux": "Linux's SNB-EP PCU event mask does not include bit 21, so perf cannot program it. Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL as bit 21, Intel's event list marks twelve PCU events (FREQ_TRANS_CYCLES, FREQ_MIN_IO_P_CYCLES, FREQ_MIN_PERF_P_CYCLES, CORE0..7_TRANSITION_CYCLES, TOTAL_TRANSITION_CYCLES) with ExtSel=1, and the v2 guide defines ev_sel_ext at bit 21 in the same register. We define ev_sel_ext at 21; those twelve events need it set.";
+    note "info" "Addresses": "Control n is MSR 0xC30 + n: the guide's Table 2-73 (p. 73, PCU_MSR_PMON_CTL0..3 = 0x0C30..0x0C33), Linux SNBEP_PCU_MSR_PMON_CTL0 = 0xc30 with four counters, likwid and Intel PCM agree.";
+    note "info" "invert and occ_invert have enumerated values": "Both comparison senses are enumerated as ge (0) and lt (1). occ_sel lists only the three encodings confirmed by Intel's event list; the meaning of 0 is not stated by any source read.";
+    /// Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.
+    bit 31 rw-v occ_edge_det: bool = 0x0 { get: occ_edge_det, with: with_occ_edge_det };
+    /// Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).
+    bit 30 rw-v occ_invert: PcuCtlOccInvert = 0x0, values PcuCtlOccInvert::VALUES { get: occ_invert, with: with_occ_invert };
+    bit 29 rsv "rsv" = 0x0;
+    /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
+    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
+    /// Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: PcuCtlInvert = 0x0, values PcuCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    /// Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).
+    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
+    bits 20:19 rsv "rsv" = 0x0;
+    /// Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    /// Reset: writing 1 clears the paired data counter to zero.
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bit 16 rsv "rsv" = 0x0;
+    /// Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.
+    bits 15:14 rw-v occ_sel: u8 = 0x0, values PCU_CTL_OCC_SEL_VALUES { get: occ_sel, with: with_occ_sel, try_with: try_with_occ_sel };
+    bits 13:8 rsv "rsv" = 0x0;
+    /// Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "PCU": const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [0: msr(0xC30) "PCU_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC31) "PCU_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xC32) "PCU_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xC33) "PCU_MSR_PMON_CTL3" from "linux-snbep"];
 }
 
 register! {
-    PcuCtr(u64, 64) "PCU_MSR_PMON_CTR{n}" msr[4] None, "xeon-e5-2600" "PCU" PCU_CTR_INFO;
-    "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.";
+    /// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+    pub struct PcuCtr(u64): "PCU_MSR_PMON_CTR{n}", MSR[4], unit "PCU" of "xeon-e5-2600", static PCU_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from Linux and the v2 guide; the E5-2600 table was not read" "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many PCU_MSR_PMON_CTR "PCU": [Msr<PcuCtr>; 4] = [0 0xC36 "PCU_MSR_PMON_CTR0" "linux-snbep", 1 0xC37 "PCU_MSR_PMON_CTR1" "linux-snbep", 2 0xC38 "PCU_MSR_PMON_CTR2" "linux-snbep", 3 0xC39 "PCU_MSR_PMON_CTR3" "linux-snbep"];
+    note "info" "Width from Linux and the v2 guide; the E5-2600 table was not read": "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "PCU": const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [0: msr(0xC36) "PCU_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC37) "PCU_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xC38) "PCU_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xC39) "PCU_MSR_PMON_CTR3" from "linux-snbep"];
 }
 
 register! {
-    PcuBoxFilter(u32, 32) "PCU_MSR_PMON_BOX_FILTER" msr[1] None, "xeon-e5-2600" "PCU" PCU_BOX_FILTER_INFO;
-    "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.";
+    /// Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.
+    pub struct PcuBoxFilter(u32): "PCU_MSR_PMON_BOX_FILTER", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_BOX_FILTER_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76";
-    note "erratum" "Table 2-77 lists a reserved field 63:48 for a 32-bit register" "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table.";
-    note "info" "Band-to-event mapping and address" "Linux (snbep_pcu_hw_config) uses the filter for events 0x0b..0x0e, giving event 0x0b band 0 (bits 7:0) through event 0x0e band 3 (bits 31:24); Intel's event list names events 0x0b..0x0e FREQ_BAND0..3_CYCLES with filter dependencies PCUFilter[7:0] .. PCUFilter[31:24]; Intel PCM defines PCU_MSR_PMON_BOX_FILTER_BAND_0..3 at shifts 0, 8, 16, 24. Address 0xC34: Table 2-73, Linux SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34, likwid and Intel PCM agree.";
-    field RwV "rw-v" "filt31_24" "31:24" [24, 8] 0x0 "Band 3 threshold, for the band-3 frequency/voltage event." [] val(filt31_24, with_filt31_24, set_filt31_24: u8);
-    field RwV "rw-v" "filt23_16" "23:16" [16, 8] 0x0 "Band 2 threshold, for the band-2 frequency/voltage event." [] val(filt23_16, with_filt23_16, set_filt23_16: u8);
-    field RwV "rw-v" "filt15_8" "15:8" [8, 8] 0x0 "Band 1 threshold, for the band-1 frequency/voltage event." [] val(filt15_8, with_filt15_8, set_filt15_8: u8);
-    field RwV "rw-v" "filt7_0" "7:0" [0, 8] 0x0 "Band 0 threshold, for the band-0 frequency/voltage event." [] val(filt7_0, with_filt7_0, set_filt7_0: u8);
-    at one PCU_MSR_PMON_BOX_FILTER "PCU": Msr<PcuBoxFilter> = [0 0xC34 "PCU_MSR_PMON_BOX_FILTER" "linux-snbep"];
+    note "erratum" "Table 2-77 lists a reserved field 63:48 for a 32-bit register": "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table.";
+    note "info" "Band-to-event mapping and address": "Linux (snbep_pcu_hw_config) uses the filter for events 0x0b..0x0e, giving event 0x0b band 0 (bits 7:0) through event 0x0e band 3 (bits 31:24); Intel's event list names events 0x0b..0x0e FREQ_BAND0..3_CYCLES with filter dependencies PCUFilter[7:0] .. PCUFilter[31:24]; Intel PCM defines PCU_MSR_PMON_BOX_FILTER_BAND_0..3 at shifts 0, 8, 16, 24. Address 0xC34: Table 2-73, Linux SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34, likwid and Intel PCM agree.";
+    /// Band 3 threshold, for the band-3 frequency/voltage event.
+    bits 31:24 rw-v filt31_24: u8 = 0x0 { get: filt31_24, with: with_filt31_24 };
+    /// Band 2 threshold, for the band-2 frequency/voltage event.
+    bits 23:16 rw-v filt23_16: u8 = 0x0 { get: filt23_16, with: with_filt23_16 };
+    /// Band 1 threshold, for the band-1 frequency/voltage event.
+    bits 15:8 rw-v filt15_8: u8 = 0x0 { get: filt15_8, with: with_filt15_8 };
+    /// Band 0 threshold, for the band-0 frequency/voltage event.
+    bits 7:0 rw-v filt7_0: u8 = 0x0 { get: filt7_0, with: with_filt7_0 };
+    "PCU": const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = msr(0xC34) "PCU_MSR_PMON_BOX_FILTER" from "linux-snbep";
 }
 
 register! {
-    PcuCoreC6Ctr(u64, 64) "PCU_MSR_CORE_C6_CTR" msr[1] None, "xeon-e5-2600" "PCU" PCU_CORE_C6_CTR_INFO;
-    "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.";
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.
+    pub struct PcuCoreC6Ctr(u64): "PCU_MSR_CORE_C6_CTR", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_CORE_C6_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76";
-    note "info" "Address" "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C6, 64 bits." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
-    at one PCU_MSR_CORE_C6_CTR "PCU": Msr<PcuCoreC6Ctr> = [0 0x3FD "PCU_MSR_CORE_C6_CTR" "linux-snbep"];
+    note "info" "Address": "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.";
+    /// Cycles in which some core was in C6, 64 bits.
+    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
+    "PCU": const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = msr(0x3FD) "PCU_MSR_CORE_C6_CTR" from "linux-snbep";
 }
 
 register! {
-    PcuCoreC3Ctr(u64, 64) "PCU_MSR_CORE_C3_CTR" msr[1] None, "xeon-e5-2600" "PCU" PCU_CORE_C3_CTR_INFO;
-    "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.";
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.
+    pub struct PcuCoreC3Ctr(u64): "PCU_MSR_CORE_C3_CTR", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_CORE_C3_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76";
-    note "info" "Table 2-79 body not read; layout taken from Table 2-78" "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C3, 64 bits." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
-    at one PCU_MSR_CORE_C3_CTR "PCU": Msr<PcuCoreC3Ctr> = [0 0x3FC "PCU_MSR_CORE_C3_CTR" "linux-snbep"];
+    note "info" "Table 2-79 body not read; layout taken from Table 2-78": "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.";
+    /// Cycles in which some core was in C3, 64 bits.
+    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
+    "PCU": const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = msr(0x3FC) "PCU_MSR_CORE_C3_CTR" from "linux-snbep";
 }
 
 unit_events!([PcuCtl ext_noumask], [
@@ -134,4 +179,22 @@ unit_events!([PcuCtl ext_noumask], [
     VR_HOT_CYCLES = "UNC_P_VR_HOT_CYCLES" 0x32 0x00 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages the socket's power and frequency: core C-states, P-state and frequency changes, thermal and power limits. Much of it is a microcontroller, and many of its events are reported by that firmware. Its monitoring block has four 48-bit counters with their control MSRs, a box-wide control MSR and a filter MSR holding four frequency/voltage bands. Occupancy events count how many cores are in C0, C3 or C6 in each cycle, with their own threshold inversion and edge detection bits. Two further 64-bit MSRs count cycles in which some core is in C3 or C6; they are outside the monitoring infrastructure and cannot be frozen or reset through it.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_CTR_INFO, PCU_BOX_FILTER_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS, Some(&super::pmu::PCU));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "PCU",
+    module: "pcu",
+    title: "Power Control Unit (PCU) performance monitoring",
+    description: "The PCU manages the socket's power and frequency: core C-states, P-state and frequency changes, thermal and power limits. Much of it is a microcontroller, and many of its events are reported by that firmware. Its monitoring block has four 48-bit counters with their control MSRs, a box-wide control MSR and a filter MSR holding four frequency/voltage bands. Occupancy events count how many cores are in C0, C3 or C6 in each cycle, with their own threshold inversion and edge detection bits. Two further 64-bit MSRs count cycles in which some core is in C3 or C6; they are outside the monitoring infrastructure and cannot be frozen or reset through it.",
+    instances: &["PCU"],
+    registers: &[
+        &PCU_BOX_CTL_INFO,
+        &PCU_CTL_INFO,
+        &PCU_CTR_INFO,
+        &PCU_BOX_FILTER_INFO,
+        &PCU_CORE_C6_CTR_INFO,
+        &PCU_CORE_C3_CTR_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::PCU),
+};

@@ -5,123 +5,182 @@
 //! Each of the socket's two Intel QuickPath Interconnect ports has a link-layer monitoring block with four 48-bit counters, their control registers and a box-wide control register, all in the port's link-layer PCI function. Each port also has a packet match/mask facility, reached through a separate PCI function of the same device: two match/mask register pairs select packets by opcode, message class, response data state, node ids and virtual network, and a counter programmed with event 0x38 (CTO_COUNT) counts the packets that match.
 //!
 //! Instances: P0, P1.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    QpiBoxCtl(u32, 32) "Q_P{i}_PCI_PMON_BOX_CTL" pci[1] None, "xeon-e5-2600" "QPI" QPI_BOX_CTL_INFO all Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL];
-    "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.";
+    /// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+    pub struct QpiBoxCtl(u32): "Q_P{i}_PCI_PMON_BOX_CTL", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_BOX_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89";
-    note "info" "Table 2-85 taken from a public copy of the guide" "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).";
-    note "info" "frz_en and frz are documented write-only but read back in practice" "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access.";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one Q_P0_PCI_PMON_BOX_CTL "P0": PciRegister<QpiBoxCtl> = [0 (0x3C41, 8, 2, 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" "likwid"];
-    at one Q_P1_PCI_PMON_BOX_CTL "P1": PciRegister<QpiBoxCtl> = [0 (0x3C42, 9, 2, 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" "likwid"];
+    note "info" "Table 2-85 taken from a public copy of the guide": "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).";
+    note "info" "frz_en and frz are documented write-only but read back in practice": "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access.";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 clears every data counter of the box to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 clears every counter control register of the box to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "P0": const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" from "likwid";
+    "P1": const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" from "likwid";
 }
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
+pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL];
 
-field_enum!(QpiCtlInvert, "Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+    pub enum QpiCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    QpiCtl(u32, 32) "Q_P{i}_PCI_PMON_CTL{n}" pci[4] None, "xeon-e5-2600" "QPI" QPI_CTL_INFO all Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL];
-    "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.";
+    /// Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
+    pub struct QpiCtl(u32): "Q_P{i}_PCI_PMON_CTL{n}", PCI[4], unit "QPI" of "xeon-e5-2600", static QPI_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred" "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [QpiCtlInvert::VALUES] named(invert, with_invert, set_invert: QpiCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
-    field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit)." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many Q_P0_PCI_PMON_CTL "P0": [PciRegister<QpiCtl>; 4] = [0 (0x3C41, 8, 2, 0x0D8) "Q_P0_PCI_PMON_CTL0" "likwid", 1 (0x3C41, 8, 2, 0x0DC) "Q_P0_PCI_PMON_CTL1" "likwid", 2 (0x3C41, 8, 2, 0x0E0) "Q_P0_PCI_PMON_CTL2" "likwid", 3 (0x3C41, 8, 2, 0x0E4) "Q_P0_PCI_PMON_CTL3" "likwid"];
-    at many Q_P1_PCI_PMON_CTL "P1": [PciRegister<QpiCtl>; 4] = [0 (0x3C42, 9, 2, 0x0D8) "Q_P1_PCI_PMON_CTL0" "likwid", 1 (0x3C42, 9, 2, 0x0DC) "Q_P1_PCI_PMON_CTL1" "likwid", 2 (0x3C42, 9, 2, 0x0E0) "Q_P1_PCI_PMON_CTL2" "likwid", 3 (0x3C42, 9, 2, 0x0E4) "Q_P1_PCI_PMON_CTL3" "likwid"];
+    note "info" "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred": "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
+    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: QpiCtlInvert = 0x0, values QpiCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    /// Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
+    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
+    bit 20 rsv "rsv" = 0x0;
+    bit 19 rv "rsv" = 0x0;
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    /// Reset: writing 1 clears the paired data counter to zero.
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bit 16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit).
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "P0": const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8) "Q_P0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC) "Q_P0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0) "Q_P0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4) "Q_P0_PCI_PMON_CTL3" from "likwid"];
+    "P1": const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8) "Q_P1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC) "Q_P1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0) "Q_P1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4) "Q_P1_PCI_PMON_CTL3" from "likwid"];
 }
+/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
+pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL];
 
 register! {
-    QpiCtr(u64, 64) "Q_P{i}_PCI_PMON_CTR{n}" pci[4] None, "xeon-e5-2600" "QPI" QPI_CTR_INFO all Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR];
-    "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.";
+    /// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
+    pub struct QpiCtr(u64): "Q_P{i}_PCI_PMON_CTR{n}", PCI[4], unit "QPI" of "xeon-e5-2600", static QPI_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90";
-    note "info" "48-bit counter read as two dwords" "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many Q_P0_PCI_PMON_CTR "P0": [PciRegister<QpiCtr>; 4] = [0 (0x3C41, 8, 2, 0x0A0) "Q_P0_PCI_PMON_CTR0" "likwid", 1 (0x3C41, 8, 2, 0x0A8) "Q_P0_PCI_PMON_CTR1" "likwid", 2 (0x3C41, 8, 2, 0x0B0) "Q_P0_PCI_PMON_CTR2" "likwid", 3 (0x3C41, 8, 2, 0x0B8) "Q_P0_PCI_PMON_CTR3" "likwid"];
-    at many Q_P1_PCI_PMON_CTR "P1": [PciRegister<QpiCtr>; 4] = [0 (0x3C42, 9, 2, 0x0A0) "Q_P1_PCI_PMON_CTR0" "likwid", 1 (0x3C42, 9, 2, 0x0A8) "Q_P1_PCI_PMON_CTR1" "likwid", 2 (0x3C42, 9, 2, 0x0B0) "Q_P1_PCI_PMON_CTR2" "likwid", 3 (0x3C42, 9, 2, 0x0B8) "Q_P1_PCI_PMON_CTR3" "likwid"];
+    note "info" "48-bit counter read as two dwords": "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "P0": const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0) "Q_P0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8) "Q_P0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0) "Q_P0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8) "Q_P0_PCI_PMON_CTR3" from "likwid"];
+    "P1": const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0) "Q_P1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8) "Q_P1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0) "Q_P1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8) "Q_P1_PCI_PMON_CTR3" from "likwid"];
 }
+/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
+pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR];
 
 register! {
-    QpiPktMatch0(u32, 32) "Q_P{i}_PCI_PMON_PKT_MATCH0" pci[1] None, "xeon-e5-2600" "QPI" QPI_PKT_MATCH0_INFO all Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0];
-    "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.";
+    /// Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
+    pub struct QpiPktMatch0(u32): "Q_P{i}_PCI_PMON_PKT_MATCH0", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MATCH0_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Lives in the port's filter function, not the counter function" "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT).";
-    note "info" "Layout confirmed without the guide page that holds Table 2-89" "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables.";
-    field Rw "rw" "rnid_4" "31" [31, 1] 0x0 "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0." [] val(rnid_4, with_rnid_4, set_rnid_4: bool);
-    field Rsv "rsv" "rsv" "30:18" [18, 13] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "dnid" "17:13" [13, 5] 0x0 "Destination node id to match." [] narrow(dnid, with_dnid, set_dnid, try_with_dnid: u8);
-    field Rw "rw" "mc" "12:9" [9, 4] 0x0 "Message class to match (encodings in the guide's packet-matching reference, section 2.10)." [] narrow(mc, with_mc, set_mc, try_with_mc: u8);
-    field Rw "rw" "opc" "8:5" [5, 4] 0x0 "Opcode to match; which opcodes exist depends on the message class (guide section 2.10)." [] narrow(opc, with_opc, set_opc, try_with_opc: u8);
-    field Rw "rw" "vnw" "4:3" [3, 2] 0x0 "Virtual network to match." [] narrow(vnw, with_vnw, set_vnw, try_with_vnw: u8);
-    field Rsv "rsv" "rsv" "2:0" [0, 3] 0x0 "Reserved; write zero." [] none();
-    at one Q_P0_PCI_PMON_PKT_MATCH0 "P0": PciRegister<QpiPktMatch0> = [0 (0x3C86, 8, 6, 0x228) "Q_P0_PCI_PMON_PKT_MATCH0" "likwid"];
-    at one Q_P1_PCI_PMON_PKT_MATCH0 "P1": PciRegister<QpiPktMatch0> = [0 (0x3C96, 9, 6, 0x228) "Q_P1_PCI_PMON_PKT_MATCH0" "likwid"];
+    note "info" "Lives in the port's filter function, not the counter function": "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT).";
+    note "info" "Layout confirmed without the guide page that holds Table 2-89": "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables.";
+    /// Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.
+    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
+    bits 30:18 rsv "rsv" = 0x0;
+    /// Destination node id to match.
+    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
+    /// Message class to match (encodings in the guide's packet-matching reference, section 2.10).
+    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
+    /// Opcode to match; which opcodes exist depends on the message class (guide section 2.10).
+    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
+    /// Virtual network to match.
+    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
+    bits 2:0 rsv "rsv" = 0x0;
+    "P0": const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x228) "Q_P0_PCI_PMON_PKT_MATCH0" from "likwid";
+    "P1": const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x228) "Q_P1_PCI_PMON_PKT_MATCH0" from "likwid";
 }
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
+pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0];
 
 /// Named values of `Q_P{i}_PCI_PMON_PKT_MATCH1.rds`.
-const QPI_PKT_MATCH1_RDS_VALUES: &[ValueInfo] = &[ValueInfo { value: 8, name: "modified", description: "line returned in M state" }, ValueInfo { value: 4, name: "exclusive", description: "line returned in E state" }, ValueInfo { value: 2, name: "shared", description: "line returned in S state" }, ValueInfo { value: 1, name: "forwarding", description: "line returned in F state" }, ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" }];
+const QPI_PKT_MATCH1_RDS_VALUES: &[ValueInfo] = &[
+    ValueInfo { value: 8, name: "modified", description: "line returned in M state" },
+    ValueInfo { value: 4, name: "exclusive", description: "line returned in E state" },
+    ValueInfo { value: 2, name: "shared", description: "line returned in S state" },
+    ValueInfo { value: 1, name: "forwarding", description: "line returned in F state" },
+    ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" },
+];
 register! {
-    QpiPktMatch1(u32, 32) "Q_P{i}_PCI_PMON_PKT_MATCH1" pci[1] None, "xeon-e5-2600" "QPI" QPI_PKT_MATCH1_INFO all Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1];
-    "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.";
+    /// High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.
+    pub struct QpiPktMatch1(u32): "Q_P{i}_PCI_PMON_PKT_MATCH1", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MATCH1_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout confirmed without the guide page that holds Table 2-88" "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function.";
-    field Rsv "rsv" "rsv" "31:20" [20, 12] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rds" "19:16" [16, 4] 0x0 "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive." [QPI_PKT_MATCH1_RDS_VALUES] narrow(rds, with_rds, set_rds, try_with_rds: u8);
-    field Rsv "rsv" "rsv" "15:4" [4, 12] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rnid_3_0" "3:0" [0, 4] 0x0 "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4." [] narrow(rnid_3_0, with_rnid_3_0, set_rnid_3_0, try_with_rnid_3_0: u8);
-    at one Q_P0_PCI_PMON_PKT_MATCH1 "P0": PciRegister<QpiPktMatch1> = [0 (0x3C86, 8, 6, 0x22C) "Q_P0_PCI_PMON_PKT_MATCH1" "likwid"];
-    at one Q_P1_PCI_PMON_PKT_MATCH1 "P1": PciRegister<QpiPktMatch1> = [0 (0x3C96, 9, 6, 0x22C) "Q_P1_PCI_PMON_PKT_MATCH1" "likwid"];
+    note "info" "Layout confirmed without the guide page that holds Table 2-88": "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function.";
+    bits 31:20 rsv "rsv" = 0x0;
+    /// Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.
+    bits 19:16 rw rds: u8 = 0x0, values QPI_PKT_MATCH1_RDS_VALUES { get: rds, with: with_rds, try_with: try_with_rds };
+    bits 15:4 rsv "rsv" = 0x0;
+    /// Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.
+    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
+    "P0": const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x22C) "Q_P0_PCI_PMON_PKT_MATCH1" from "likwid";
+    "P1": const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x22C) "Q_P1_PCI_PMON_PKT_MATCH1" from "likwid";
 }
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
+pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1];
 
 register! {
-    QpiPktMask0(u32, 32) "Q_P{i}_PCI_PMON_PKT_MASK0" pci[1] None, "xeon-e5-2600" "QPI" QPI_PKT_MASK0_INFO all Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0];
-    "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.";
+    /// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
+    pub struct QpiPktMask0(u32): "Q_P{i}_PCI_PMON_PKT_MASK0", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MASK0_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92";
-    note "info" "No attribute column; offset and function" "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function.";
-    field Rw "rw" "rnid_4" "31" [31, 1] 0x0 "Mask for bit 4 of the remote node id." [] val(rnid_4, with_rnid_4, set_rnid_4: bool);
-    field Rsv "rsv" "rsv" "30:18" [18, 13] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "dnid" "17:13" [13, 5] 0x0 "Mask for the destination node id." [] narrow(dnid, with_dnid, set_dnid, try_with_dnid: u8);
-    field Rw "rw" "mc" "12:9" [9, 4] 0x0 "Mask for the message class." [] narrow(mc, with_mc, set_mc, try_with_mc: u8);
-    field Rw "rw" "opc" "8:5" [5, 4] 0x0 "Mask for the opcode." [] narrow(opc, with_opc, set_opc, try_with_opc: u8);
-    field Rw "rw" "vnw" "4:3" [3, 2] 0x0 "Mask for the virtual network." [] narrow(vnw, with_vnw, set_vnw, try_with_vnw: u8);
-    field Rsv "rsv" "rsv" "2:0" [0, 3] 0x0 "Reserved; write zero." [] none();
-    at one Q_P0_PCI_PMON_PKT_MASK0 "P0": PciRegister<QpiPktMask0> = [0 (0x3C86, 8, 6, 0x238) "Q_P0_PCI_PMON_PKT_MASK0" "likwid"];
-    at one Q_P1_PCI_PMON_PKT_MASK0 "P1": PciRegister<QpiPktMask0> = [0 (0x3C96, 9, 6, 0x238) "Q_P1_PCI_PMON_PKT_MASK0" "likwid"];
+    note "info" "No attribute column; offset and function": "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function.";
+    /// Mask for bit 4 of the remote node id.
+    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
+    bits 30:18 rsv "rsv" = 0x0;
+    /// Mask for the destination node id.
+    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
+    /// Mask for the message class.
+    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
+    /// Mask for the opcode.
+    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
+    /// Mask for the virtual network.
+    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
+    bits 2:0 rsv "rsv" = 0x0;
+    "P0": const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x238) "Q_P0_PCI_PMON_PKT_MASK0" from "likwid";
+    "P1": const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x238) "Q_P1_PCI_PMON_PKT_MASK0" from "likwid";
 }
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
+pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0];
 
 register! {
-    QpiPktMask1(u32, 32) "Q_P{i}_PCI_PMON_PKT_MASK1" pci[1] None, "xeon-e5-2600" "QPI" QPI_PKT_MASK1_INFO all Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1];
-    "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.";
+    /// High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
+    pub struct QpiPktMask1(u32): "Q_P{i}_PCI_PMON_PKT_MASK1", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MASK1_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92";
-    note "info" "No attribute column; offset and function" "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.";
-    field Rsv "rsv" "rsv" "31:20" [20, 12] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rds" "19:16" [16, 4] 0x0 "Mask for the response data state (see MATCH1.rds for the state encodings)." [] narrow(rds, with_rds, set_rds, try_with_rds: u8);
-    field Rsv "rsv" "rsv" "15:4" [4, 12] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rnid_3_0" "3:0" [0, 4] 0x0 "Mask for bits 3:0 of the remote node id." [] narrow(rnid_3_0, with_rnid_3_0, set_rnid_3_0, try_with_rnid_3_0: u8);
-    at one Q_P0_PCI_PMON_PKT_MASK1 "P0": PciRegister<QpiPktMask1> = [0 (0x3C86, 8, 6, 0x23C) "Q_P0_PCI_PMON_PKT_MASK1" "likwid"];
-    at one Q_P1_PCI_PMON_PKT_MASK1 "P1": PciRegister<QpiPktMask1> = [0 (0x3C96, 9, 6, 0x23C) "Q_P1_PCI_PMON_PKT_MASK1" "likwid"];
+    note "info" "No attribute column; offset and function": "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.";
+    bits 31:20 rsv "rsv" = 0x0;
+    /// Mask for the response data state (see MATCH1.rds for the state encodings).
+    bits 19:16 rw rds: u8 = 0x0 { get: rds, with: with_rds, try_with: try_with_rds };
+    bits 15:4 rsv "rsv" = 0x0;
+    /// Mask for bits 3:0 of the remote node id.
+    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
+    "P0": const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x23C) "Q_P0_PCI_PMON_PKT_MASK1" from "likwid";
+    "P1": const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x23C) "Q_P1_PCI_PMON_PKT_MASK1" from "likwid";
 }
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
+pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1];
 
 unit_events!([QpiCtl ext], [
     CLOCKTICKS = "UNC_Q_CLOCKTICKS" 0x14 0x00 false 0b1111 "",
@@ -210,4 +269,23 @@ unit_events!([QpiCtl ext], [
     VNA_CREDIT_RETURN_OCCUPANCY = "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY" 0x1b 0x00 true 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "QPI", "qpi", "Intel QPI link layer performance monitoring", "Each of the socket's two Intel QuickPath Interconnect ports has a link-layer monitoring block with four 48-bit counters, their control registers and a box-wide control register, all in the port's link-layer PCI function. Each port also has a packet match/mask facility, reached through a separate PCI function of the same device: two match/mask register pairs select packets by opcode, message class, response data state, node ids and virtual network, and a counter programmed with event 0x38 (CTO_COUNT) counts the packets that match.", ["P0", "P1"], [QPI_BOX_CTL_INFO, QPI_CTL_INFO, QPI_CTR_INFO, QPI_PKT_MATCH0_INFO, QPI_PKT_MATCH1_INFO, QPI_PKT_MASK0_INFO, QPI_PKT_MASK1_INFO], EVENT_INFOS, Some(&super::pmu::QPI));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "QPI",
+    module: "qpi",
+    title: "Intel QPI link layer performance monitoring",
+    description: "Each of the socket's two Intel QuickPath Interconnect ports has a link-layer monitoring block with four 48-bit counters, their control registers and a box-wide control register, all in the port's link-layer PCI function. Each port also has a packet match/mask facility, reached through a separate PCI function of the same device: two match/mask register pairs select packets by opcode, message class, response data state, node ids and virtual network, and a counter programmed with event 0x38 (CTO_COUNT) counts the packets that match.",
+    instances: &["P0", "P1"],
+    registers: &[
+        &QPI_BOX_CTL_INFO,
+        &QPI_CTL_INFO,
+        &QPI_CTR_INFO,
+        &QPI_PKT_MATCH0_INFO,
+        &QPI_PKT_MATCH1_INFO,
+        &QPI_PKT_MASK0_INFO,
+        &QPI_PKT_MASK1_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::QPI),
+};

@@ -5,58 +5,82 @@
 //! R2PCIe is the ring stop through which traffic between the uncore ring and the integrated I/O (PCI Express) controller passes. Its monitoring block has four general counters, 44 bits wide, each with a control register, and a box-wide control register for freezing and resetting them, all in one PCI function on the socket's uncore bus. Not every event can use every counter: the guide restricts some events (for example ring-usage and occupancy events) to particular counters.
 //!
 //! Instances: R2PCIE.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
 register! {
-    R2pcieBoxCtl(u32, 32) "R2_PCI_PMON_BOX_CTL" pci[1] None, "xeon-e5-2600" "R2PCIE" R2PCIE_BOX_CTL_INFO;
-    "Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.";
+    /// Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.
+    pub struct R2pcieBoxCtl(u32): "R2_PCI_PMON_BOX_CTL", PCI[1], unit "R2PCIE" of "xeon-e5-2600", static R2PCIE_BOX_CTL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
-    note "info" "Guide table not available; layout from Linux, PCM and the E5 box-control pattern" "The guide's field table for R2_PCI_PMON_BOX_CTL (section 2.8.3.1, presumably p. 112) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split (31:18 and 15:9 and 7:2 \"Reserved (?)\", 17 reserved with software writing 0) are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74). The Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 19 function 1 offset F4h among the unit controls it describes, which confirms the address.";
-    note "info" "Device and function" "R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43: likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree.";
-    field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
-    field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
-    field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool) role Freeze [];
-    field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
-    at one R2_PCI_PMON_BOX_CTL "R2PCIE": PciRegister<R2pcieBoxCtl> = [0 (0x3C43, 19, 1, 0x0F4) "R2_PCI_PMON_BOX_CTL" "likwid"];
+    note "info" "Guide table not available; layout from Linux, PCM and the E5 box-control pattern": "The guide's field table for R2_PCI_PMON_BOX_CTL (section 2.8.3.1, presumably p. 112) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split (31:18 and 15:9 and 7:2 \"Reserved (?)\", 17 reserved with software writing 0) are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74). The Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 19 function 1 offset F4h among the unit controls it describes, which confirms the address.";
+    note "info" "Device and function": "R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43: likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree.";
+    bits 31:18 rv "rsv" = 0x0;
+    bit 17 rsv "rsv" = 0x0;
+    /// Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.
+    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
+    bits 15:9 rv "rsv" = 0x0;
+    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.
+    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
+    bits 7:2 rv "rsv" = 0x0;
+    /// Reset counters: writing 1 sets all data counters of the box to zero.
+    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
+    /// Reset control: writing 1 sets all counter control registers of the box to zero.
+    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
+    "R2PCIE": const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0F4) "R2_PCI_PMON_BOX_CTL" from "likwid";
 }
 
-field_enum!(R2pcieCtlInvert, "Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
+    pub enum R2pcieCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    R2pcieCtl(u32, 32) "R2_PCI_PMON_CTL{n}" pci[4] None, "xeon-e5-2600" "R2PCIE" R2PCIE_CTL_INFO;
-    "Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.";
+    /// Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
+    pub struct R2pcieCtl(u32): "R2_PCI_PMON_CTL{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600", static R2PCIE_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-106, p. 113";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 31:18 from Table 2-106; bits 17:0 inferred" "Table 2-106 (p. 113, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and edge_det 18 (RW-V); the rest of the table (bits 17:0, presumably on p. 114) was not available. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read. Bit 17 is given as rst (WO) because the guide's own lead-in to Table 2-106 (section 2.8.3.2) says the R2PCIe control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing sheet ever shows otherwise, rst and bit 16 are the fields to revisit.";
-    note "info" "thresh is eight bits here" "Unlike the UBox and PCU controls (five-bit thresholds), Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh format (config:24-31) for this box.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    note "info" "Offsets" "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [R2pcieCtlInvert::VALUES] named(invert, with_invert, set_invert: R2pcieCtlInvert) role Invert [];
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the R2PCIe event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many R2_PCI_PMON_CTL "R2PCIE": [PciRegister<R2pcieCtl>; 4] = [0 (0x3C43, 19, 1, 0x0D8) "R2_PCI_PMON_CTL0" "likwid", 1 (0x3C43, 19, 1, 0x0DC) "R2_PCI_PMON_CTL1" "likwid", 2 (0x3C43, 19, 1, 0x0E0) "R2_PCI_PMON_CTL2" "likwid", 3 (0x3C43, 19, 1, 0x0E4) "R2_PCI_PMON_CTL3" "likwid"];
+    note "info" "Bits 31:18 from Table 2-106; bits 17:0 inferred": "Table 2-106 (p. 113, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and edge_det 18 (RW-V); the rest of the table (bits 17:0, presumably on p. 114) was not available. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read. Bit 17 is given as rst (WO) because the guide's own lead-in to Table 2-106 (section 2.8.3.2) says the R2PCIe control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing sheet ever shows otherwise, rst and bit 16 are the fields to revisit.";
+    note "info" "thresh is eight bits here": "Unlike the UBox and PCU controls (five-bit thresholds), Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh format (config:24-31) for this box.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
+    note "info" "Offsets": "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
+    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw-v invert: R2pcieCtlInvert = 0x0, values R2pcieCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1.
+    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    bit 19 rv "rsv" = 0x0;
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    /// Reset: writing 1 clears the paired data counter to zero.
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bit 16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the code of the R2PCIe event to count.
+    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "R2PCIE": const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [0: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0D8) "R2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0DC) "R2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0E0) "R2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0E4) "R2_PCI_PMON_CTL3" from "likwid"];
 }
 
 register! {
-    R2pcieCtr(u64, 64) "R2_PCI_PMON_CTR{n}" pci[4] None, "xeon-e5-2600" "R2PCIE" R2PCIE_CTR_INFO;
-    "R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.";
+    /// R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.
+    pub struct R2pcieCtr(u64): "R2_PCI_PMON_CTR{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600", static R2PCIE_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.8.3.2, p. 113";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from the guide's text and Linux; field table not seen" "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).";
-    field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many R2_PCI_PMON_CTR "R2PCIE": [PciRegister<R2pcieCtr>; 4] = [0 (0x3C43, 19, 1, 0x0A0) "R2_PCI_PMON_CTR0" "likwid", 1 (0x3C43, 19, 1, 0x0A8) "R2_PCI_PMON_CTR1" "likwid", 2 (0x3C43, 19, 1, 0x0B0) "R2_PCI_PMON_CTR2" "likwid", 3 (0x3C43, 19, 1, 0x0B8) "R2_PCI_PMON_CTR3" "likwid"];
+    note "info" "Width from the guide's text and Linux; field table not seen": "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).";
+    bits 63:44 rv "rsv" = 0x0;
+    /// The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "R2PCIE": const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [0: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0A0) "R2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0A8) "R2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0B0) "R2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C43, device: 19, function: 1, offset: 0x0B8) "R2_PCI_PMON_CTR3" from "likwid"];
 }
 
 unit_events!([R2pcieCtl noext], [
@@ -98,4 +122,19 @@ unit_events!([R2pcieCtl noext], [
     TXR_NACKS_BL = "UNC_R2_TxR_NACKS.BL" 0x26 0x04 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "R2PCIE", "r2pcie", "R2PCIe (ring to PCIe agent) performance monitoring", "R2PCIe is the ring stop through which traffic between the uncore ring and the integrated I/O (PCI Express) controller passes. Its monitoring block has four general counters, 44 bits wide, each with a control register, and a box-wide control register for freezing and resetting them, all in one PCI function on the socket's uncore bus. Not every event can use every counter: the guide restricts some events (for example ring-usage and occupancy events) to particular counters.", ["R2PCIE"], [R2PCIE_BOX_CTL_INFO, R2PCIE_CTL_INFO, R2PCIE_CTR_INFO], EVENT_INFOS, Some(&super::pmu::R2PCIE));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "R2PCIE",
+    module: "r2pcie",
+    title: "R2PCIe (ring to PCIe agent) performance monitoring",
+    description: "R2PCIe is the ring stop through which traffic between the uncore ring and the integrated I/O (PCI Express) controller passes. Its monitoring block has four general counters, 44 bits wide, each with a control register, and a box-wide control register for freezing and resetting them, all in one PCI function on the socket's uncore bus. Not every event can use every counter: the guide restricts some events (for example ring-usage and occupancy events) to particular counters.",
+    instances: &["R2PCIE"],
+    registers: &[
+        &R2PCIE_BOX_CTL_INFO,
+        &R2PCIE_CTL_INFO,
+        &R2PCIE_CTR_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::R2PCIE),
+};

@@ -5,95 +5,126 @@
 //! The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.
 //!
 //! Instances: UBOX.
+//!
+//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
+//! bits, access, Rust name, value type and reset value, then its accessors; one line per
+//! instance with its addresses and their sources.
 use crate::support::*;
 
-field_enum!(UCtlInvert, "Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
+field_enum! {
+    /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
+    pub enum UCtlInvert {
+        /// count when the increment is >= thresh
+        Ge = 0 "ge",
+        /// count when the increment is < thresh
+        Lt = 1 "lt",
+    }
+}
 register! {
-    UCtl(u32, 32) "U_MSR_PMON_CTL{n}" msr[2] None, "xeon-e5-2600" "UBOX" U_CTL_INFO;
-    "Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.";
+    /// Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.
+    pub struct UCtl(u32): "U_MSR_PMON_CTL{n}", MSR[2], unit "UBOX" of "xeon-e5-2600", static U_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 31:18 from Table 2-2; bits 17:0 from other sources" "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86).";
-    note "source-conflict" "Intel's event list marks some U-box events with an extra select bit" "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API.";
-    note "info" "Addresses; Table 2-1 size column" "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers.";
-    note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
-    field Rv "rv" "rsv" "31:29" [29, 3] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [UCtlInvert::VALUES] named(invert, with_invert, set_invert: UCtlInvert) role Invert [];
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled)." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
-    field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
-    at many U_MSR_PMON_CTL "UBOX": [Msr<UCtl>; 2] = [0 0xC10 "U_MSR_PMON_CTL0" "linux-snbep", 1 0xC11 "U_MSR_PMON_CTL1" "linux-snbep"];
+    note "info" "Bits 31:18 from Table 2-2; bits 17:0 from other sources": "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86).";
+    note "source-conflict" "Intel's event list marks some U-box events with an extra select bit": "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API.";
+    note "info" "Addresses; Table 2-1 size column": "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers.";
+    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
+    bits 31:29 rv "rsv" = 0x0;
+    /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    bits 28:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
+    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    bit 23 rw invert: UCtlInvert = 0x0, values UCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
+    /// Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    bit 19 rv "rsv" = 0x0;
+    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    bit 18 rw edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
+    /// Reset: writing 1 clears the paired data counter to zero.
+    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
+    bit 16 rsv "rsv" = 0x0;
+    /// Unit mask: chooses which sub-events of the selected event are counted.
+    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
+    /// Event select: the code of the U-box event to count.
+    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
+    "UBOX": const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [0: msr(0xC10) "U_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC11) "U_MSR_PMON_CTL1" from "linux-snbep"];
 }
 
 register! {
-    UCtr(u64, 64) "U_MSR_PMON_CTR{n}" msr[2] None, "xeon-e5-2600" "UBOX" U_CTR_INFO;
-    "U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.";
+    /// U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+    pub struct UCtr(u64): "U_MSR_PMON_CTR{n}", MSR[2], unit "UBOX" of "xeon-e5-2600", static U_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from the guide's text and Linux; the table itself was not read" "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.";
-    field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at many U_MSR_PMON_CTR "UBOX": [Msr<UCtr>; 2] = [0 0xC16 "U_MSR_PMON_CTR0" "linux-snbep", 1 0xC17 "U_MSR_PMON_CTR1" "linux-snbep"];
+    note "info" "Width from the guide's text and Linux; the table itself was not read": "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.";
+    bits 63:44 rv "rsv" = 0x0;
+    /// The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
+    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "UBOX": const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [0: msr(0xC16) "U_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC17) "U_MSR_PMON_CTR1" from "linux-snbep"];
 }
 
 register! {
-    UUclkFixedCtl(u32, 32) "U_MSR_PMON_UCLK_FIXED_CTL" msr[1] None, "xeon-e5-2600" "UBOX" U_UCLK_FIXED_CTL_INFO;
-    "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.";
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.
+    pub struct UUclkFixedCtl(u32): "U_MSR_PMON_UCLK_FIXED_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600", static U_UCLK_FIXED_CTL_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21";
-    note "info" "Name and address" "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).";
-    field Rv "rv" "rsv" "31:23" [23, 9] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled." [] val(en, with_en, set_en: bool) role Enable [];
-    field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Rv "rv" "rsv" "19:0" [0, 20] 0x0 "Reserved; write zero." [] none();
-    at one U_MSR_PMON_UCLK_FIXED_CTL "UBOX": Msr<UUclkFixedCtl> = [0 0xC08 "U_MSR_PMON_UCLK_FIXED_CTL" "linux-snbep"];
+    note "info" "Name and address": "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).";
+    bits 31:23 rv "rsv" = 0x0;
+    /// Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.
+    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
+    bits 21:20 rsv "rsv" = 0x0;
+    bits 19:0 rv "rsv" = 0x0;
+    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = msr(0xC08) "U_MSR_PMON_UCLK_FIXED_CTL" from "linux-snbep";
 }
 
 register! {
-    UUclkFixedCtr(u64, 64) "U_MSR_PMON_UCLK_FIXED_CTR" msr[1] None, "xeon-e5-2600" "UBOX" U_UCLK_FIXED_CTR_INFO;
-    "The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.";
+    /// The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.
+    pub struct UUclkFixedCtr(u64): "U_MSR_PMON_UCLK_FIXED_CTR", MSR[1], unit "UBOX" of "xeon-e5-2600", static U_UCLK_FIXED_CTR_INFO;
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Table 2-5 gives bits 43:0 for a counter it calls 48-bit" "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.";
-    note "info" "Address" "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.";
-    field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The number of UCLK cycles counted, 48 bits." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
-    at one U_MSR_PMON_UCLK_FIXED_CTR "UBOX": Msr<UUclkFixedCtr> = [0 0xC09 "U_MSR_PMON_UCLK_FIXED_CTR" "linux-snbep"];
+    note "source-conflict" "Table 2-5 gives bits 43:0 for a counter it calls 48-bit": "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.";
+    note "info" "Address": "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.";
+    bits 63:48 rv "rsv" = 0x0;
+    /// The number of UCLK cycles counted, 48 bits.
+    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
+    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = msr(0xC09) "U_MSR_PMON_UCLK_FIXED_CTR" from "linux-snbep";
 }
 
 register! {
-    UCpuNodeId(u32, 32) "U_PCI_CPUNODEID" pci[1] None, "xeon-e5-2600" "UBOX" U_CPU_NODE_ID_INFO;
-    "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.";
+    /// Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.
+    pub struct UCpuNodeId(u32): "U_PCI_CPUNODEID", PCI[1], unit "UBOX" of "xeon-e5-2600", static U_CPU_NODE_ID_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Device and function from public lspci/dmesg listings, not from Linux" "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset.";
-    note "info" "Fields from Linux; the rest is unknown, not known-reserved" "Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock.";
-    note "info" "Reset value" "The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder.";
-    field Rv "rv" "rsv" "31:3" [3, 29] 0x0 "Reserved; write zero." [] none();
-    field Ro "ro" "local_node_id" "2:0" [0, 3] 0x0 "Node ID of this socket (local node ID), as configured by firmware." [] narrow(local_node_id,: u8);
-    at one U_PCI_CPUNODEID "UBOX": PciRegister<UCpuNodeId> = [0 (0x3CE0, 11, 0, 0x040) "U_PCI_CPUNODEID" "linux-snbep"];
+    note "info" "Device and function from public lspci/dmesg listings, not from Linux": "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset.";
+    note "info" "Fields from Linux; the rest is unknown, not known-reserved": "Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock.";
+    note "info" "Reset value": "The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder.";
+    bits 31:3 rv "rsv" = 0x0;
+    /// Node ID of this socket (local node ID), as configured by firmware.
+    bits 2:0 ro local_node_id: u8 = 0x0 { get: local_node_id };
+    "UBOX": const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = pci(device_id: 0x3CE0, device: 11, function: 0, offset: 0x040) "U_PCI_CPUNODEID" from "linux-snbep";
 }
 
 register! {
-    UGidNidMap(u32, 32) "U_PCI_GIDNIDMAP" pci[1] None, "xeon-e5-2600" "UBOX" U_GID_NID_MAP_INFO;
-    "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.";
+    /// Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.
+    pub struct UGidNidMap(u32): "U_PCI_GIDNIDMAP", PCI[1], unit "UBOX" of "xeon-e5-2600", static U_GID_NID_MAP_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Device and function from public lspci/dmesg listings, not from Linux" "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID.";
-    note "info" "Fields from Linux; bits 31:24" "snbep_pci2phy_map_init() compares (config >> 3 * i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0.";
-    field Rv "rv" "rsv" "31:24" [24, 8] 0x0 "Reserved; write zero." [] none();
-    field Ro "ro" "node_id7" "23:21" [21, 3] 0x0 "Node ID of the socket whose group ID is 7." [] narrow(node_id7,: u8);
-    field Ro "ro" "node_id6" "20:18" [18, 3] 0x0 "Node ID of the socket whose group ID is 6." [] narrow(node_id6,: u8);
-    field Ro "ro" "node_id5" "17:15" [15, 3] 0x0 "Node ID of the socket whose group ID is 5." [] narrow(node_id5,: u8);
-    field Ro "ro" "node_id4" "14:12" [12, 3] 0x0 "Node ID of the socket whose group ID is 4." [] narrow(node_id4,: u8);
-    field Ro "ro" "node_id3" "11:9" [9, 3] 0x0 "Node ID of the socket whose group ID is 3." [] narrow(node_id3,: u8);
-    field Ro "ro" "node_id2" "8:6" [6, 3] 0x0 "Node ID of the socket whose group ID is 2." [] narrow(node_id2,: u8);
-    field Ro "ro" "node_id1" "5:3" [3, 3] 0x0 "Node ID of the socket whose group ID is 1." [] narrow(node_id1,: u8);
-    field Ro "ro" "node_id0" "2:0" [0, 3] 0x0 "Node ID of the socket whose group ID is 0." [] narrow(node_id0,: u8);
-    at one U_PCI_GIDNIDMAP "UBOX": PciRegister<UGidNidMap> = [0 (0x3CE0, 11, 0, 0x054) "U_PCI_GIDNIDMAP" "linux-snbep"];
+    note "info" "Device and function from public lspci/dmesg listings, not from Linux": "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID.";
+    note "info" "Fields from Linux; bits 31:24": "snbep_pci2phy_map_init() compares (config >> 3 * i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0.";
+    bits 31:24 rv "rsv" = 0x0;
+    /// Node ID of the socket whose group ID is 7.
+    bits 23:21 ro node_id7: u8 = 0x0 { get: node_id7 };
+    /// Node ID of the socket whose group ID is 6.
+    bits 20:18 ro node_id6: u8 = 0x0 { get: node_id6 };
+    /// Node ID of the socket whose group ID is 5.
+    bits 17:15 ro node_id5: u8 = 0x0 { get: node_id5 };
+    /// Node ID of the socket whose group ID is 4.
+    bits 14:12 ro node_id4: u8 = 0x0 { get: node_id4 };
+    /// Node ID of the socket whose group ID is 3.
+    bits 11:9 ro node_id3: u8 = 0x0 { get: node_id3 };
+    /// Node ID of the socket whose group ID is 2.
+    bits 8:6 ro node_id2: u8 = 0x0 { get: node_id2 };
+    /// Node ID of the socket whose group ID is 1.
+    bits 5:3 ro node_id1: u8 = 0x0 { get: node_id1 };
+    /// Node ID of the socket whose group ID is 0.
+    bits 2:0 ro node_id0: u8 = 0x0 { get: node_id0 };
+    "UBOX": const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = pci(device_id: 0x3CE0, device: 11, function: 0, offset: 0x054) "U_PCI_GIDNIDMAP" from "linux-snbep";
 }
 
 unit_events!([UCtl noext], [
@@ -118,4 +149,22 @@ unit_events!([UCtl noext], [
     CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.", ["UBOX"], [U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS, Some(&super::pmu::UBOX));
+/// Metadata of this unit and its registers.
+pub static UNIT: UnitInfo = UnitInfo {
+    processor: "xeon-e5-2600",
+    name: "UBOX",
+    module: "ubox",
+    title: "U-box (system configuration controller) performance monitoring",
+    description: "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.",
+    instances: &["UBOX"],
+    registers: &[
+        &U_CTL_INFO,
+        &U_CTR_INFO,
+        &U_UCLK_FIXED_CTL_INFO,
+        &U_UCLK_FIXED_CTR_INFO,
+        &U_CPU_NODE_ID_INFO,
+        &U_GID_NID_MAP_INFO,
+    ],
+    events: EVENT_INFOS,
+    pmu: Some(&super::pmu::UBOX),
+};

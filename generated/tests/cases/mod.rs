@@ -108,6 +108,7 @@ macro_rules! layout {
     };
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_bbox {
 use super::*;
 use pmu_regs::xeon_7500::bbox::*;
@@ -167,6 +168,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_cbox {
 use super::*;
 use pmu_regs::xeon_7500::cbox::*;
@@ -203,6 +205,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_mbox {
 use super::*;
 use pmu_regs::xeon_7500::mbox::*;
@@ -300,6 +303,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_rbox {
 use super::*;
 use pmu_regs::xeon_7500::rbox::*;
@@ -379,6 +383,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_sbox {
 use super::*;
 use pmu_regs::xeon_7500::sbox::*;
@@ -435,6 +440,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_ubox {
 use super::*;
 use pmu_regs::xeon_7500::ubox::*;
@@ -479,6 +485,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-7500")]
 mod xeon_7500_wbox {
 use super::*;
 use pmu_regs::xeon_7500::wbox::*;
@@ -528,6 +535,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_cbox {
 use super::*;
 use pmu_regs::xeon_e5_2600::cbox::*;
@@ -567,6 +575,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_ha {
 use super::*;
 use pmu_regs::xeon_e5_2600::ha::*;
@@ -594,6 +603,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_imc {
 use super::*;
 use pmu_regs::xeon_e5_2600::imc::*;
@@ -631,6 +641,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_pcu {
 use super::*;
 use pmu_regs::xeon_e5_2600::pcu::*;
@@ -679,6 +690,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_qpi {
 use super::*;
 use pmu_regs::xeon_e5_2600::qpi::*;
@@ -746,6 +758,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_r2pcie {
 use super::*;
 use pmu_regs::xeon_e5_2600::r2pcie::*;
@@ -774,6 +787,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_r3qpi {
 use super::*;
 use pmu_regs::xeon_e5_2600::r3qpi::*;
@@ -802,6 +816,7 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600")]
 mod xeon_e5_2600_ubox {
 use super::*;
 use pmu_regs::xeon_e5_2600::ubox::*;

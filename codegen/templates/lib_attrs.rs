@@ -1,0 +1,15 @@
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+// Field descriptions are the spec's prose, shown as written: `EAX[15:8]` is not a link and
+// `n < 8` is not an HTML tag.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
+#[macro_use]
+#[rustfmt::skip]
+pub mod support;
+pub use support::*;
+
+#[rustfmt::skip]
+pub mod structure;
+pub use structure::*;

@@ -74,6 +74,7 @@ error_cases!(
     missing_description,
     xeon7500_table_2_98_as_printed,
     sdm_inuse_text_bit_32,
+    pci_device_identity,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -11,6 +11,8 @@ use crate::diagnostics::{Diagnostic, SourceFile};
 use crate::model::*;
 use crate::parse::*;
 
+mod pci_identity;
+
 /// Validates a parsed spec directory.
 pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {
     let mut v = Validator::default();
@@ -457,6 +459,9 @@ impl Validator {
         }
         for p in &ctx.processors {
             self.check_address_collisions(p);
+            for d in pci_identity::check(p) {
+                self.push(d);
+            }
         }
     }
 

@@ -124,7 +124,7 @@ register! {
     note "info" "Device id and offset from Linux; device and function from a device listing" "Linux hswep_uncore_pci_init calls snbep_pci2phy_map_init(0x2f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-hsx), which shows [8086:2f1e] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder.";
     field Rv "rv" "rsv" "31:3" [3, 29] 0x0 "Reserved; write zero." [] none();
     field Ro "ro" "local_node_id" "2:0" [0, 3] 0x0 "Node id of this socket, set by firmware." [] narrow(local_node_id,: u8);
-    at one U_PCI_CPUNODEID "UBOX": PciRegister<UCpuNodeId> = [0 (0x2F1E, 16, 5, 0x040) "U_PCI_CPUNODEID" "linux-snbep"];
+    at one U_PCI_CPUNODEID "UBOX": PciRegister<UCpuNodeId> = [0 (0x2F1E, 16, 5, 0x040) "U_PCI_CPUNODEID" "lspci-hsx"];
 }
 
 register! {
@@ -141,7 +141,7 @@ register! {
     field Ro "ro" "node_id2" "8:6" [6, 3] 0x0 "Node id of the socket whose group id is 2." [] narrow(node_id2,: u8);
     field Ro "ro" "node_id1" "5:3" [3, 3] 0x0 "Node id of the socket whose group id is 1." [] narrow(node_id1,: u8);
     field Ro "ro" "node_id0" "2:0" [0, 3] 0x0 "Node id of the socket whose group id is 0." [] narrow(node_id0,: u8);
-    at one U_PCI_GIDNIDMAP "UBOX": PciRegister<UGidNidMap> = [0 (0x2F1E, 16, 5, 0x054) "U_PCI_GIDNIDMAP" "linux-snbep"];
+    at one U_PCI_GIDNIDMAP "UBOX": PciRegister<UGidNidMap> = [0 (0x2F1E, 16, 5, 0x054) "U_PCI_GIDNIDMAP" "lspci-hsx"];
 }
 
 unit_events!([UCtl noext], [

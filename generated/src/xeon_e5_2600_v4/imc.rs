@@ -22,14 +22,14 @@ register! {
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
     field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
     field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
-    at one MC_CH0_PCI_PMON_BOX_CTL "CH0": PciRegister<ImcBoxCtl> = [0 (0x6FB0, 20, 0, 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH1_PCI_PMON_BOX_CTL "CH1": PciRegister<ImcBoxCtl> = [0 (0x6FB1, 20, 1, 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH2_PCI_PMON_BOX_CTL "CH2": PciRegister<ImcBoxCtl> = [0 (0x6FB4, 21, 0, 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH3_PCI_PMON_BOX_CTL "CH3": PciRegister<ImcBoxCtl> = [0 (0x6FB5, 21, 1, 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH4_PCI_PMON_BOX_CTL "CH4": PciRegister<ImcBoxCtl> = [0 (0x6FD0, 23, 0, 0x0F4) "MC_CH4_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH5_PCI_PMON_BOX_CTL "CH5": PciRegister<ImcBoxCtl> = [0 (0x6FD1, 23, 1, 0x0F4) "MC_CH5_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH6_PCI_PMON_BOX_CTL "CH6": PciRegister<ImcBoxCtl> = [0 (0x6FD4, 24, 0, 0x0F4) "MC_CH6_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one MC_CH7_PCI_PMON_BOX_CTL "CH7": PciRegister<ImcBoxCtl> = [0 (0x6FD5, 24, 1, 0x0F4) "MC_CH7_PCI_PMON_BOX_CTL" "linux-snbep"];
+    at one MC_CH0_PCI_PMON_BOX_CTL "CH0": PciRegister<ImcBoxCtl> = [0 (0x6FB0, 20, 0, 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH1_PCI_PMON_BOX_CTL "CH1": PciRegister<ImcBoxCtl> = [0 (0x6FB1, 20, 1, 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH2_PCI_PMON_BOX_CTL "CH2": PciRegister<ImcBoxCtl> = [0 (0x6FB4, 21, 0, 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH3_PCI_PMON_BOX_CTL "CH3": PciRegister<ImcBoxCtl> = [0 (0x6FB5, 21, 1, 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH4_PCI_PMON_BOX_CTL "CH4": PciRegister<ImcBoxCtl> = [0 (0x6FD0, 23, 0, 0x0F4) "MC_CH4_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH5_PCI_PMON_BOX_CTL "CH5": PciRegister<ImcBoxCtl> = [0 (0x6FD1, 23, 1, 0x0F4) "MC_CH5_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH6_PCI_PMON_BOX_CTL "CH6": PciRegister<ImcBoxCtl> = [0 (0x6FD4, 24, 0, 0x0F4) "MC_CH6_PCI_PMON_BOX_CTL" "lspci-bdx"];
+    at one MC_CH7_PCI_PMON_BOX_CTL "CH7": PciRegister<ImcBoxCtl> = [0 (0x6FD5, 24, 1, 0x0F4) "MC_CH7_PCI_PMON_BOX_CTL" "lspci-bdx"];
 }
 
 field_enum!(ImcCtlInvert, "Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
@@ -50,14 +50,14 @@ register! {
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
     field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
-    at many MC_CH0_PCI_PMON_CTL "CH0": [PciRegister<ImcCtl>; 4] = [0 (0x6FB0, 20, 0, 0x0D8) "MC_CH0_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FB0, 20, 0, 0x0DC) "MC_CH0_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FB0, 20, 0, 0x0E0) "MC_CH0_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FB0, 20, 0, 0x0E4) "MC_CH0_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH1_PCI_PMON_CTL "CH1": [PciRegister<ImcCtl>; 4] = [0 (0x6FB1, 20, 1, 0x0D8) "MC_CH1_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FB1, 20, 1, 0x0DC) "MC_CH1_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FB1, 20, 1, 0x0E0) "MC_CH1_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FB1, 20, 1, 0x0E4) "MC_CH1_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH2_PCI_PMON_CTL "CH2": [PciRegister<ImcCtl>; 4] = [0 (0x6FB4, 21, 0, 0x0D8) "MC_CH2_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FB4, 21, 0, 0x0DC) "MC_CH2_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FB4, 21, 0, 0x0E0) "MC_CH2_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FB4, 21, 0, 0x0E4) "MC_CH2_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH3_PCI_PMON_CTL "CH3": [PciRegister<ImcCtl>; 4] = [0 (0x6FB5, 21, 1, 0x0D8) "MC_CH3_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FB5, 21, 1, 0x0DC) "MC_CH3_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FB5, 21, 1, 0x0E0) "MC_CH3_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FB5, 21, 1, 0x0E4) "MC_CH3_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH4_PCI_PMON_CTL "CH4": [PciRegister<ImcCtl>; 4] = [0 (0x6FD0, 23, 0, 0x0D8) "MC_CH4_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FD0, 23, 0, 0x0DC) "MC_CH4_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FD0, 23, 0, 0x0E0) "MC_CH4_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FD0, 23, 0, 0x0E4) "MC_CH4_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH5_PCI_PMON_CTL "CH5": [PciRegister<ImcCtl>; 4] = [0 (0x6FD1, 23, 1, 0x0D8) "MC_CH5_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FD1, 23, 1, 0x0DC) "MC_CH5_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FD1, 23, 1, 0x0E0) "MC_CH5_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FD1, 23, 1, 0x0E4) "MC_CH5_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH6_PCI_PMON_CTL "CH6": [PciRegister<ImcCtl>; 4] = [0 (0x6FD4, 24, 0, 0x0D8) "MC_CH6_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FD4, 24, 0, 0x0DC) "MC_CH6_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FD4, 24, 0, 0x0E0) "MC_CH6_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FD4, 24, 0, 0x0E4) "MC_CH6_PCI_PMON_CTL3" "linux-snbep"];
-    at many MC_CH7_PCI_PMON_CTL "CH7": [PciRegister<ImcCtl>; 4] = [0 (0x6FD5, 24, 1, 0x0D8) "MC_CH7_PCI_PMON_CTL0" "linux-snbep", 1 (0x6FD5, 24, 1, 0x0DC) "MC_CH7_PCI_PMON_CTL1" "linux-snbep", 2 (0x6FD5, 24, 1, 0x0E0) "MC_CH7_PCI_PMON_CTL2" "linux-snbep", 3 (0x6FD5, 24, 1, 0x0E4) "MC_CH7_PCI_PMON_CTL3" "linux-snbep"];
+    at many MC_CH0_PCI_PMON_CTL "CH0": [PciRegister<ImcCtl>; 4] = [0 (0x6FB0, 20, 0, 0x0D8) "MC_CH0_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FB0, 20, 0, 0x0DC) "MC_CH0_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FB0, 20, 0, 0x0E0) "MC_CH0_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FB0, 20, 0, 0x0E4) "MC_CH0_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH1_PCI_PMON_CTL "CH1": [PciRegister<ImcCtl>; 4] = [0 (0x6FB1, 20, 1, 0x0D8) "MC_CH1_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FB1, 20, 1, 0x0DC) "MC_CH1_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FB1, 20, 1, 0x0E0) "MC_CH1_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FB1, 20, 1, 0x0E4) "MC_CH1_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH2_PCI_PMON_CTL "CH2": [PciRegister<ImcCtl>; 4] = [0 (0x6FB4, 21, 0, 0x0D8) "MC_CH2_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FB4, 21, 0, 0x0DC) "MC_CH2_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FB4, 21, 0, 0x0E0) "MC_CH2_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FB4, 21, 0, 0x0E4) "MC_CH2_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH3_PCI_PMON_CTL "CH3": [PciRegister<ImcCtl>; 4] = [0 (0x6FB5, 21, 1, 0x0D8) "MC_CH3_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FB5, 21, 1, 0x0DC) "MC_CH3_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FB5, 21, 1, 0x0E0) "MC_CH3_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FB5, 21, 1, 0x0E4) "MC_CH3_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH4_PCI_PMON_CTL "CH4": [PciRegister<ImcCtl>; 4] = [0 (0x6FD0, 23, 0, 0x0D8) "MC_CH4_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FD0, 23, 0, 0x0DC) "MC_CH4_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FD0, 23, 0, 0x0E0) "MC_CH4_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FD0, 23, 0, 0x0E4) "MC_CH4_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH5_PCI_PMON_CTL "CH5": [PciRegister<ImcCtl>; 4] = [0 (0x6FD1, 23, 1, 0x0D8) "MC_CH5_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FD1, 23, 1, 0x0DC) "MC_CH5_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FD1, 23, 1, 0x0E0) "MC_CH5_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FD1, 23, 1, 0x0E4) "MC_CH5_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH6_PCI_PMON_CTL "CH6": [PciRegister<ImcCtl>; 4] = [0 (0x6FD4, 24, 0, 0x0D8) "MC_CH6_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FD4, 24, 0, 0x0DC) "MC_CH6_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FD4, 24, 0, 0x0E0) "MC_CH6_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FD4, 24, 0, 0x0E4) "MC_CH6_PCI_PMON_CTL3" "lspci-bdx"];
+    at many MC_CH7_PCI_PMON_CTL "CH7": [PciRegister<ImcCtl>; 4] = [0 (0x6FD5, 24, 1, 0x0D8) "MC_CH7_PCI_PMON_CTL0" "lspci-bdx", 1 (0x6FD5, 24, 1, 0x0DC) "MC_CH7_PCI_PMON_CTL1" "lspci-bdx", 2 (0x6FD5, 24, 1, 0x0E0) "MC_CH7_PCI_PMON_CTL2" "lspci-bdx", 3 (0x6FD5, 24, 1, 0x0E4) "MC_CH7_PCI_PMON_CTL3" "lspci-bdx"];
 }
 
 register! {
@@ -86,14 +86,14 @@ register! {
     note "info" "Device ids, devices and functions" "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
-    at many MC_CH0_PCI_PMON_CTR "CH0": [PciRegister<ImcCtr>; 4] = [0 (0x6FB0, 20, 0, 0x0A0) "MC_CH0_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FB0, 20, 0, 0x0A8) "MC_CH0_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FB0, 20, 0, 0x0B0) "MC_CH0_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FB0, 20, 0, 0x0B8) "MC_CH0_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH1_PCI_PMON_CTR "CH1": [PciRegister<ImcCtr>; 4] = [0 (0x6FB1, 20, 1, 0x0A0) "MC_CH1_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FB1, 20, 1, 0x0A8) "MC_CH1_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FB1, 20, 1, 0x0B0) "MC_CH1_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FB1, 20, 1, 0x0B8) "MC_CH1_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH2_PCI_PMON_CTR "CH2": [PciRegister<ImcCtr>; 4] = [0 (0x6FB4, 21, 0, 0x0A0) "MC_CH2_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FB4, 21, 0, 0x0A8) "MC_CH2_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FB4, 21, 0, 0x0B0) "MC_CH2_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FB4, 21, 0, 0x0B8) "MC_CH2_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH3_PCI_PMON_CTR "CH3": [PciRegister<ImcCtr>; 4] = [0 (0x6FB5, 21, 1, 0x0A0) "MC_CH3_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FB5, 21, 1, 0x0A8) "MC_CH3_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FB5, 21, 1, 0x0B0) "MC_CH3_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FB5, 21, 1, 0x0B8) "MC_CH3_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH4_PCI_PMON_CTR "CH4": [PciRegister<ImcCtr>; 4] = [0 (0x6FD0, 23, 0, 0x0A0) "MC_CH4_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FD0, 23, 0, 0x0A8) "MC_CH4_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FD0, 23, 0, 0x0B0) "MC_CH4_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FD0, 23, 0, 0x0B8) "MC_CH4_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH5_PCI_PMON_CTR "CH5": [PciRegister<ImcCtr>; 4] = [0 (0x6FD1, 23, 1, 0x0A0) "MC_CH5_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FD1, 23, 1, 0x0A8) "MC_CH5_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FD1, 23, 1, 0x0B0) "MC_CH5_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FD1, 23, 1, 0x0B8) "MC_CH5_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH6_PCI_PMON_CTR "CH6": [PciRegister<ImcCtr>; 4] = [0 (0x6FD4, 24, 0, 0x0A0) "MC_CH6_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FD4, 24, 0, 0x0A8) "MC_CH6_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FD4, 24, 0, 0x0B0) "MC_CH6_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FD4, 24, 0, 0x0B8) "MC_CH6_PCI_PMON_CTR3" "linux-snbep"];
-    at many MC_CH7_PCI_PMON_CTR "CH7": [PciRegister<ImcCtr>; 4] = [0 (0x6FD5, 24, 1, 0x0A0) "MC_CH7_PCI_PMON_CTR0" "linux-snbep", 1 (0x6FD5, 24, 1, 0x0A8) "MC_CH7_PCI_PMON_CTR1" "linux-snbep", 2 (0x6FD5, 24, 1, 0x0B0) "MC_CH7_PCI_PMON_CTR2" "linux-snbep", 3 (0x6FD5, 24, 1, 0x0B8) "MC_CH7_PCI_PMON_CTR3" "linux-snbep"];
+    at many MC_CH0_PCI_PMON_CTR "CH0": [PciRegister<ImcCtr>; 4] = [0 (0x6FB0, 20, 0, 0x0A0) "MC_CH0_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FB0, 20, 0, 0x0A8) "MC_CH0_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FB0, 20, 0, 0x0B0) "MC_CH0_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FB0, 20, 0, 0x0B8) "MC_CH0_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH1_PCI_PMON_CTR "CH1": [PciRegister<ImcCtr>; 4] = [0 (0x6FB1, 20, 1, 0x0A0) "MC_CH1_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FB1, 20, 1, 0x0A8) "MC_CH1_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FB1, 20, 1, 0x0B0) "MC_CH1_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FB1, 20, 1, 0x0B8) "MC_CH1_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH2_PCI_PMON_CTR "CH2": [PciRegister<ImcCtr>; 4] = [0 (0x6FB4, 21, 0, 0x0A0) "MC_CH2_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FB4, 21, 0, 0x0A8) "MC_CH2_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FB4, 21, 0, 0x0B0) "MC_CH2_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FB4, 21, 0, 0x0B8) "MC_CH2_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH3_PCI_PMON_CTR "CH3": [PciRegister<ImcCtr>; 4] = [0 (0x6FB5, 21, 1, 0x0A0) "MC_CH3_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FB5, 21, 1, 0x0A8) "MC_CH3_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FB5, 21, 1, 0x0B0) "MC_CH3_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FB5, 21, 1, 0x0B8) "MC_CH3_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH4_PCI_PMON_CTR "CH4": [PciRegister<ImcCtr>; 4] = [0 (0x6FD0, 23, 0, 0x0A0) "MC_CH4_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FD0, 23, 0, 0x0A8) "MC_CH4_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FD0, 23, 0, 0x0B0) "MC_CH4_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FD0, 23, 0, 0x0B8) "MC_CH4_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH5_PCI_PMON_CTR "CH5": [PciRegister<ImcCtr>; 4] = [0 (0x6FD1, 23, 1, 0x0A0) "MC_CH5_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FD1, 23, 1, 0x0A8) "MC_CH5_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FD1, 23, 1, 0x0B0) "MC_CH5_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FD1, 23, 1, 0x0B8) "MC_CH5_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH6_PCI_PMON_CTR "CH6": [PciRegister<ImcCtr>; 4] = [0 (0x6FD4, 24, 0, 0x0A0) "MC_CH6_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FD4, 24, 0, 0x0A8) "MC_CH6_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FD4, 24, 0, 0x0B0) "MC_CH6_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FD4, 24, 0, 0x0B8) "MC_CH6_PCI_PMON_CTR3" "lspci-bdx"];
+    at many MC_CH7_PCI_PMON_CTR "CH7": [PciRegister<ImcCtr>; 4] = [0 (0x6FD5, 24, 1, 0x0A0) "MC_CH7_PCI_PMON_CTR0" "lspci-bdx", 1 (0x6FD5, 24, 1, 0x0A8) "MC_CH7_PCI_PMON_CTR1" "lspci-bdx", 2 (0x6FD5, 24, 1, 0x0B0) "MC_CH7_PCI_PMON_CTR2" "lspci-bdx", 3 (0x6FD5, 24, 1, 0x0B8) "MC_CH7_PCI_PMON_CTR3" "lspci-bdx"];
 }
 
 register! {
@@ -108,14 +108,14 @@ register! {
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter." [] val(, with_rst, set_rst: bool);
     field Rv "rv" "rsv" "18:0" [0, 19] 0x0 "Reserved; write zero." [] none();
-    at one MC_CH0_PCI_PMON_FIXED_CTL "CH0": PciRegister<ImcFixedCtl> = [0 (0x6FB0, 20, 0, 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH1_PCI_PMON_FIXED_CTL "CH1": PciRegister<ImcFixedCtl> = [0 (0x6FB1, 20, 1, 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH2_PCI_PMON_FIXED_CTL "CH2": PciRegister<ImcFixedCtl> = [0 (0x6FB4, 21, 0, 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH3_PCI_PMON_FIXED_CTL "CH3": PciRegister<ImcFixedCtl> = [0 (0x6FB5, 21, 1, 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH4_PCI_PMON_FIXED_CTL "CH4": PciRegister<ImcFixedCtl> = [0 (0x6FD0, 23, 0, 0x0F0) "MC_CH4_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH5_PCI_PMON_FIXED_CTL "CH5": PciRegister<ImcFixedCtl> = [0 (0x6FD1, 23, 1, 0x0F0) "MC_CH5_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH6_PCI_PMON_FIXED_CTL "CH6": PciRegister<ImcFixedCtl> = [0 (0x6FD4, 24, 0, 0x0F0) "MC_CH6_PCI_PMON_FIXED_CTL" "linux-snbep"];
-    at one MC_CH7_PCI_PMON_FIXED_CTL "CH7": PciRegister<ImcFixedCtl> = [0 (0x6FD5, 24, 1, 0x0F0) "MC_CH7_PCI_PMON_FIXED_CTL" "linux-snbep"];
+    at one MC_CH0_PCI_PMON_FIXED_CTL "CH0": PciRegister<ImcFixedCtl> = [0 (0x6FB0, 20, 0, 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH1_PCI_PMON_FIXED_CTL "CH1": PciRegister<ImcFixedCtl> = [0 (0x6FB1, 20, 1, 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH2_PCI_PMON_FIXED_CTL "CH2": PciRegister<ImcFixedCtl> = [0 (0x6FB4, 21, 0, 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH3_PCI_PMON_FIXED_CTL "CH3": PciRegister<ImcFixedCtl> = [0 (0x6FB5, 21, 1, 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH4_PCI_PMON_FIXED_CTL "CH4": PciRegister<ImcFixedCtl> = [0 (0x6FD0, 23, 0, 0x0F0) "MC_CH4_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH5_PCI_PMON_FIXED_CTL "CH5": PciRegister<ImcFixedCtl> = [0 (0x6FD1, 23, 1, 0x0F0) "MC_CH5_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH6_PCI_PMON_FIXED_CTL "CH6": PciRegister<ImcFixedCtl> = [0 (0x6FD4, 24, 0, 0x0F0) "MC_CH6_PCI_PMON_FIXED_CTL" "lspci-bdx"];
+    at one MC_CH7_PCI_PMON_FIXED_CTL "CH7": PciRegister<ImcFixedCtl> = [0 (0x6FD5, 24, 1, 0x0F0) "MC_CH7_PCI_PMON_FIXED_CTL" "lspci-bdx"];
 }
 
 register! {
@@ -126,14 +126,14 @@ register! {
     note "info" "Device ids, devices and functions" "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
-    at one MC_CH0_PCI_PMON_FIXED_CTR "CH0": PciRegister<ImcFixedCtr> = [0 (0x6FB0, 20, 0, 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH1_PCI_PMON_FIXED_CTR "CH1": PciRegister<ImcFixedCtr> = [0 (0x6FB1, 20, 1, 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH2_PCI_PMON_FIXED_CTR "CH2": PciRegister<ImcFixedCtr> = [0 (0x6FB4, 21, 0, 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH3_PCI_PMON_FIXED_CTR "CH3": PciRegister<ImcFixedCtr> = [0 (0x6FB5, 21, 1, 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH4_PCI_PMON_FIXED_CTR "CH4": PciRegister<ImcFixedCtr> = [0 (0x6FD0, 23, 0, 0x0D0) "MC_CH4_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH5_PCI_PMON_FIXED_CTR "CH5": PciRegister<ImcFixedCtr> = [0 (0x6FD1, 23, 1, 0x0D0) "MC_CH5_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH6_PCI_PMON_FIXED_CTR "CH6": PciRegister<ImcFixedCtr> = [0 (0x6FD4, 24, 0, 0x0D0) "MC_CH6_PCI_PMON_FIXED_CTR" "linux-snbep"];
-    at one MC_CH7_PCI_PMON_FIXED_CTR "CH7": PciRegister<ImcFixedCtr> = [0 (0x6FD5, 24, 1, 0x0D0) "MC_CH7_PCI_PMON_FIXED_CTR" "linux-snbep"];
+    at one MC_CH0_PCI_PMON_FIXED_CTR "CH0": PciRegister<ImcFixedCtr> = [0 (0x6FB0, 20, 0, 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH1_PCI_PMON_FIXED_CTR "CH1": PciRegister<ImcFixedCtr> = [0 (0x6FB1, 20, 1, 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH2_PCI_PMON_FIXED_CTR "CH2": PciRegister<ImcFixedCtr> = [0 (0x6FB4, 21, 0, 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH3_PCI_PMON_FIXED_CTR "CH3": PciRegister<ImcFixedCtr> = [0 (0x6FB5, 21, 1, 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH4_PCI_PMON_FIXED_CTR "CH4": PciRegister<ImcFixedCtr> = [0 (0x6FD0, 23, 0, 0x0D0) "MC_CH4_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH5_PCI_PMON_FIXED_CTR "CH5": PciRegister<ImcFixedCtr> = [0 (0x6FD1, 23, 1, 0x0D0) "MC_CH5_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH6_PCI_PMON_FIXED_CTR "CH6": PciRegister<ImcFixedCtr> = [0 (0x6FD4, 24, 0, 0x0D0) "MC_CH6_PCI_PMON_FIXED_CTR" "lspci-bdx"];
+    at one MC_CH7_PCI_PMON_FIXED_CTR "CH7": PciRegister<ImcFixedCtr> = [0 (0x6FD5, 24, 1, 0x0D0) "MC_CH7_PCI_PMON_FIXED_CTR" "lspci-bdx"];
 }
 
 unit_events!([ImcCtl noext], [

@@ -22,9 +22,9 @@ register! {
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
     field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
     field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
-    at one Q_P0_PCI_PMON_BOX_CTL "P0": PciRegister<QpiBoxCtl> = [0 (0x6F32, 8, 2, 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one Q_P1_PCI_PMON_BOX_CTL "P1": PciRegister<QpiBoxCtl> = [0 (0x6F33, 9, 2, 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" "linux-snbep"];
-    at one Q_P2_PCI_PMON_BOX_CTL "P2": PciRegister<QpiBoxCtl> = [0 (0x6F3A, 10, 2, 0x0F4) "Q_P2_PCI_PMON_BOX_CTL" "linux-snbep"];
+    at one Q_P0_PCI_PMON_BOX_CTL "P0": PciRegister<QpiBoxCtl> = [0 (0x6F32, 8, 2, 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" "likwid"];
+    at one Q_P1_PCI_PMON_BOX_CTL "P1": PciRegister<QpiBoxCtl> = [0 (0x6F33, 9, 2, 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" "likwid"];
+    at one Q_P2_PCI_PMON_BOX_CTL "P2": PciRegister<QpiBoxCtl> = [0 (0x6F3A, 10, 2, 0x0F4) "Q_P2_PCI_PMON_BOX_CTL" "likwid"];
 }
 
 field_enum!(QpiCtlInvert, "Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
@@ -45,9 +45,9 @@ register! {
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
     field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
-    at many Q_P0_PCI_PMON_CTL "P0": [PciRegister<QpiCtl>; 4] = [0 (0x6F32, 8, 2, 0x0D8) "Q_P0_PCI_PMON_CTL0" "linux-snbep", 1 (0x6F32, 8, 2, 0x0DC) "Q_P0_PCI_PMON_CTL1" "linux-snbep", 2 (0x6F32, 8, 2, 0x0E0) "Q_P0_PCI_PMON_CTL2" "linux-snbep", 3 (0x6F32, 8, 2, 0x0E4) "Q_P0_PCI_PMON_CTL3" "linux-snbep"];
-    at many Q_P1_PCI_PMON_CTL "P1": [PciRegister<QpiCtl>; 4] = [0 (0x6F33, 9, 2, 0x0D8) "Q_P1_PCI_PMON_CTL0" "linux-snbep", 1 (0x6F33, 9, 2, 0x0DC) "Q_P1_PCI_PMON_CTL1" "linux-snbep", 2 (0x6F33, 9, 2, 0x0E0) "Q_P1_PCI_PMON_CTL2" "linux-snbep", 3 (0x6F33, 9, 2, 0x0E4) "Q_P1_PCI_PMON_CTL3" "linux-snbep"];
-    at many Q_P2_PCI_PMON_CTL "P2": [PciRegister<QpiCtl>; 4] = [0 (0x6F3A, 10, 2, 0x0D8) "Q_P2_PCI_PMON_CTL0" "linux-snbep", 1 (0x6F3A, 10, 2, 0x0DC) "Q_P2_PCI_PMON_CTL1" "linux-snbep", 2 (0x6F3A, 10, 2, 0x0E0) "Q_P2_PCI_PMON_CTL2" "linux-snbep", 3 (0x6F3A, 10, 2, 0x0E4) "Q_P2_PCI_PMON_CTL3" "linux-snbep"];
+    at many Q_P0_PCI_PMON_CTL "P0": [PciRegister<QpiCtl>; 4] = [0 (0x6F32, 8, 2, 0x0D8) "Q_P0_PCI_PMON_CTL0" "likwid", 1 (0x6F32, 8, 2, 0x0DC) "Q_P0_PCI_PMON_CTL1" "likwid", 2 (0x6F32, 8, 2, 0x0E0) "Q_P0_PCI_PMON_CTL2" "likwid", 3 (0x6F32, 8, 2, 0x0E4) "Q_P0_PCI_PMON_CTL3" "likwid"];
+    at many Q_P1_PCI_PMON_CTL "P1": [PciRegister<QpiCtl>; 4] = [0 (0x6F33, 9, 2, 0x0D8) "Q_P1_PCI_PMON_CTL0" "likwid", 1 (0x6F33, 9, 2, 0x0DC) "Q_P1_PCI_PMON_CTL1" "likwid", 2 (0x6F33, 9, 2, 0x0E0) "Q_P1_PCI_PMON_CTL2" "likwid", 3 (0x6F33, 9, 2, 0x0E4) "Q_P1_PCI_PMON_CTL3" "likwid"];
+    at many Q_P2_PCI_PMON_CTL "P2": [PciRegister<QpiCtl>; 4] = [0 (0x6F3A, 10, 2, 0x0D8) "Q_P2_PCI_PMON_CTL0" "likwid", 1 (0x6F3A, 10, 2, 0x0DC) "Q_P2_PCI_PMON_CTL1" "likwid", 2 (0x6F3A, 10, 2, 0x0E0) "Q_P2_PCI_PMON_CTL2" "likwid", 3 (0x6F3A, 10, 2, 0x0E4) "Q_P2_PCI_PMON_CTL3" "likwid"];
 }
 
 register! {
@@ -71,9 +71,9 @@ register! {
     note "info" "Device ids, devices and functions" "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
-    at many Q_P0_PCI_PMON_CTR "P0": [PciRegister<QpiCtr>; 4] = [0 (0x6F32, 8, 2, 0x0A0) "Q_P0_PCI_PMON_CTR0" "linux-snbep", 1 (0x6F32, 8, 2, 0x0A8) "Q_P0_PCI_PMON_CTR1" "linux-snbep", 2 (0x6F32, 8, 2, 0x0B0) "Q_P0_PCI_PMON_CTR2" "linux-snbep", 3 (0x6F32, 8, 2, 0x0B8) "Q_P0_PCI_PMON_CTR3" "linux-snbep"];
-    at many Q_P1_PCI_PMON_CTR "P1": [PciRegister<QpiCtr>; 4] = [0 (0x6F33, 9, 2, 0x0A0) "Q_P1_PCI_PMON_CTR0" "linux-snbep", 1 (0x6F33, 9, 2, 0x0A8) "Q_P1_PCI_PMON_CTR1" "linux-snbep", 2 (0x6F33, 9, 2, 0x0B0) "Q_P1_PCI_PMON_CTR2" "linux-snbep", 3 (0x6F33, 9, 2, 0x0B8) "Q_P1_PCI_PMON_CTR3" "linux-snbep"];
-    at many Q_P2_PCI_PMON_CTR "P2": [PciRegister<QpiCtr>; 4] = [0 (0x6F3A, 10, 2, 0x0A0) "Q_P2_PCI_PMON_CTR0" "linux-snbep", 1 (0x6F3A, 10, 2, 0x0A8) "Q_P2_PCI_PMON_CTR1" "linux-snbep", 2 (0x6F3A, 10, 2, 0x0B0) "Q_P2_PCI_PMON_CTR2" "linux-snbep", 3 (0x6F3A, 10, 2, 0x0B8) "Q_P2_PCI_PMON_CTR3" "linux-snbep"];
+    at many Q_P0_PCI_PMON_CTR "P0": [PciRegister<QpiCtr>; 4] = [0 (0x6F32, 8, 2, 0x0A0) "Q_P0_PCI_PMON_CTR0" "likwid", 1 (0x6F32, 8, 2, 0x0A8) "Q_P0_PCI_PMON_CTR1" "likwid", 2 (0x6F32, 8, 2, 0x0B0) "Q_P0_PCI_PMON_CTR2" "likwid", 3 (0x6F32, 8, 2, 0x0B8) "Q_P0_PCI_PMON_CTR3" "likwid"];
+    at many Q_P1_PCI_PMON_CTR "P1": [PciRegister<QpiCtr>; 4] = [0 (0x6F33, 9, 2, 0x0A0) "Q_P1_PCI_PMON_CTR0" "likwid", 1 (0x6F33, 9, 2, 0x0A8) "Q_P1_PCI_PMON_CTR1" "likwid", 2 (0x6F33, 9, 2, 0x0B0) "Q_P1_PCI_PMON_CTR2" "likwid", 3 (0x6F33, 9, 2, 0x0B8) "Q_P1_PCI_PMON_CTR3" "likwid"];
+    at many Q_P2_PCI_PMON_CTR "P2": [PciRegister<QpiCtr>; 4] = [0 (0x6F3A, 10, 2, 0x0A0) "Q_P2_PCI_PMON_CTR0" "likwid", 1 (0x6F3A, 10, 2, 0x0A8) "Q_P2_PCI_PMON_CTR1" "likwid", 2 (0x6F3A, 10, 2, 0x0B0) "Q_P2_PCI_PMON_CTR2" "likwid", 3 (0x6F3A, 10, 2, 0x0B8) "Q_P2_PCI_PMON_CTR3" "likwid"];
 }
 
 register! {

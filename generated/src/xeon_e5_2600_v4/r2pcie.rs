@@ -21,7 +21,7 @@ register! {
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
     field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
     field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
-    at one R2_PCI_PMON_BOX_CTL "R2PCIE": PciRegister<R2pcieBoxCtl> = [0 (0x6F34, 16, 1, 0x0F4) "R2_PCI_PMON_BOX_CTL" "linux-snbep"];
+    at one R2_PCI_PMON_BOX_CTL "R2PCIE": PciRegister<R2pcieBoxCtl> = [0 (0x6F34, 16, 1, 0x0F4) "R2_PCI_PMON_BOX_CTL" "likwid"];
 }
 
 field_enum!(R2pcieCtlInvert, "Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).", [Ge = 0, "ge", "count when the increment is >= thresh"], [Lt = 1, "lt", "count when the increment is < thresh"]);
@@ -42,7 +42,7 @@ register! {
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
     field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
-    at many R2_PCI_PMON_CTL "R2PCIE": [PciRegister<R2pcieCtl>; 4] = [0 (0x6F34, 16, 1, 0x0D8) "R2_PCI_PMON_CTL0" "linux-snbep", 1 (0x6F34, 16, 1, 0x0DC) "R2_PCI_PMON_CTL1" "linux-snbep", 2 (0x6F34, 16, 1, 0x0E0) "R2_PCI_PMON_CTL2" "linux-snbep", 3 (0x6F34, 16, 1, 0x0E4) "R2_PCI_PMON_CTL3" "linux-snbep"];
+    at many R2_PCI_PMON_CTL "R2PCIE": [PciRegister<R2pcieCtl>; 4] = [0 (0x6F34, 16, 1, 0x0D8) "R2_PCI_PMON_CTL0" "likwid", 1 (0x6F34, 16, 1, 0x0DC) "R2_PCI_PMON_CTL1" "likwid", 2 (0x6F34, 16, 1, 0x0E0) "R2_PCI_PMON_CTL2" "likwid", 3 (0x6F34, 16, 1, 0x0E4) "R2_PCI_PMON_CTL3" "likwid"];
 }
 
 register! {
@@ -64,7 +64,7 @@ register! {
     note "info" "Device ids, devices and functions" "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
-    at many R2_PCI_PMON_CTR "R2PCIE": [PciRegister<R2pcieCtr>; 4] = [0 (0x6F34, 16, 1, 0x0A0) "R2_PCI_PMON_CTR0" "linux-snbep", 1 (0x6F34, 16, 1, 0x0A8) "R2_PCI_PMON_CTR1" "linux-snbep", 2 (0x6F34, 16, 1, 0x0B0) "R2_PCI_PMON_CTR2" "linux-snbep", 3 (0x6F34, 16, 1, 0x0B8) "R2_PCI_PMON_CTR3" "linux-snbep"];
+    at many R2_PCI_PMON_CTR "R2PCIE": [PciRegister<R2pcieCtr>; 4] = [0 (0x6F34, 16, 1, 0x0A0) "R2_PCI_PMON_CTR0" "likwid", 1 (0x6F34, 16, 1, 0x0A8) "R2_PCI_PMON_CTR1" "likwid", 2 (0x6F34, 16, 1, 0x0B0) "R2_PCI_PMON_CTR2" "likwid", 3 (0x6F34, 16, 1, 0x0B8) "R2_PCI_PMON_CTR3" "likwid"];
 }
 
 unit_events!([R2pcieCtl noext], [

@@ -15,12 +15,12 @@ register! {
     note "info" "Addresses" "CBo i's block starts at MSR 0xE00 + 0x10*i: Linux HSWEP_C0_MSR_PMON_BOX_CTL = 0xe00, CTL0 = 0xe01, BOX_FILTER0 = 0xe05, CTR0 = 0xe08, HSWEP_CBO_MSR_OFFSET = 0x10 (also used for BDX), with the second filter at FILTER0 + 1 (hswep_cbox_enable_event); likwid MSR_UNC_V3_C0..C27 agree and add BOX_STATUS = 0xE07 + 0x10*i. Count: Linux hswep_uncore_cbox.num_boxes = 18 (capped at the core count).";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one C0_MSR_PMON_BOX_CTL "C0": Msr<CboBoxCtl> = [0 0xE00 "C0_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one C1_MSR_PMON_BOX_CTL "C1": Msr<CboBoxCtl> = [0 0xE10 "C1_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one C2_MSR_PMON_BOX_CTL "C2": Msr<CboBoxCtl> = [0 0xE20 "C2_MSR_PMON_BOX_CTL" "linux-snbep"];
@@ -47,17 +47,17 @@ register! {
     "Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable, threshold, inversion and edge detection.";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [CboCtlInvert::VALUES] named(invert, with_invert, set_invert: CboCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [CboCtlInvert::VALUES] named(invert, with_invert, set_invert: CboCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "tid_en" "19" [19, 1] 0x0 "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id." [] val(tid_en, with_tid_en, set_tid_en: bool);
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many C0_MSR_PMON_CTL "C0": [Msr<CboCtl>; 4] = [0 0xE01 "C0_MSR_PMON_CTL0" "linux-snbep", 1 0xE02 "C0_MSR_PMON_CTL1" "linux-snbep", 2 0xE03 "C0_MSR_PMON_CTL2" "linux-snbep", 3 0xE04 "C0_MSR_PMON_CTL3" "linux-snbep"];
     at many C1_MSR_PMON_CTL "C1": [Msr<CboCtl>; 4] = [0 0xE11 "C1_MSR_PMON_CTL0" "linux-snbep", 1 0xE12 "C1_MSR_PMON_CTL1" "linux-snbep", 2 0xE13 "C1_MSR_PMON_CTL2" "linux-snbep", 3 0xE14 "C1_MSR_PMON_CTL3" "linux-snbep"];
     at many C2_MSR_PMON_CTL "C2": [Msr<CboCtl>; 4] = [0 0xE21 "C2_MSR_PMON_CTL0" "linux-snbep", 1 0xE22 "C2_MSR_PMON_CTL1" "linux-snbep", 2 0xE23 "C2_MSR_PMON_CTL2" "linux-snbep", 3 0xE24 "C2_MSR_PMON_CTL3" "linux-snbep"];
@@ -150,7 +150,7 @@ register! {
     note "info" "Box status from likwid; the v3/v4 guide was not read" "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
     note "info" "Addresses" "CBo i's block starts at MSR 0xE00 + 0x10*i: Linux HSWEP_C0_MSR_PMON_BOX_CTL = 0xe00, CTL0 = 0xe01, BOX_FILTER0 = 0xe05, CTR0 = 0xe08, HSWEP_CBO_MSR_OFFSET = 0x10 (also used for BDX), with the second filter at FILTER0 + 1 (hswep_cbox_enable_event); likwid MSR_UNC_V3_C0..C27 agree and add BOX_STATUS = 0xE07 + 0x10*i. Count: Linux hswep_uncore_cbox.num_boxes = 18 (capped at the core count).";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one C0_MSR_PMON_BOX_STATUS "C0": Msr<CboBoxStatus> = [0 0xE07 "C0_MSR_PMON_BOX_STATUS" "linux-snbep"];
     at one C1_MSR_PMON_BOX_STATUS "C1": Msr<CboBoxStatus> = [0 0xE17 "C1_MSR_PMON_BOX_STATUS" "linux-snbep"];
     at one C2_MSR_PMON_BOX_STATUS "C2": Msr<CboBoxStatus> = [0 0xE27 "C2_MSR_PMON_BOX_STATUS" "linux-snbep"];
@@ -178,7 +178,7 @@ register! {
     note "info" "Width" "Linux hswep_uncore_cbox sets perf_ctr_bits = 48 (Linux first had 44 for Haswell-EP and corrected it to 48); likwid also gives the CBos a 48-bit width.";
     note "info" "Addresses" "CBo i's block starts at MSR 0xE00 + 0x10*i: Linux HSWEP_C0_MSR_PMON_BOX_CTL = 0xe00, CTL0 = 0xe01, BOX_FILTER0 = 0xe05, CTR0 = 0xe08, HSWEP_CBO_MSR_OFFSET = 0x10 (also used for BDX), with the second filter at FILTER0 + 1 (hswep_cbox_enable_event); likwid MSR_UNC_V3_C0..C27 agree and add BOX_STATUS = 0xE07 + 0x10*i. Count: Linux hswep_uncore_cbox.num_boxes = 18 (capped at the core count).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many C0_MSR_PMON_CTR "C0": [Msr<CboCtr>; 4] = [0 0xE08 "C0_MSR_PMON_CTR0" "linux-snbep", 1 0xE09 "C0_MSR_PMON_CTR1" "linux-snbep", 2 0xE0A "C0_MSR_PMON_CTR2" "linux-snbep", 3 0xE0B "C0_MSR_PMON_CTR3" "linux-snbep"];
     at many C1_MSR_PMON_CTR "C1": [Msr<CboCtr>; 4] = [0 0xE18 "C1_MSR_PMON_CTR0" "linux-snbep", 1 0xE19 "C1_MSR_PMON_CTR1" "linux-snbep", 2 0xE1A "C1_MSR_PMON_CTR2" "linux-snbep", 3 0xE1B "C1_MSR_PMON_CTR3" "linux-snbep"];
     at many C2_MSR_PMON_CTR "C2": [Msr<CboCtr>; 4] = [0 0xE28 "C2_MSR_PMON_CTR0" "linux-snbep", 1 0xE29 "C2_MSR_PMON_CTR1" "linux-snbep", 2 0xE2A "C2_MSR_PMON_CTR2" "linux-snbep", 3 0xE2B "C2_MSR_PMON_CTR3" "linux-snbep"];
@@ -365,4 +365,4 @@ unit_events!([CboCtl noext], [
     LLC_VICTIMS_I_STATE = "UNC_C_LLC_VICTIMS.I_STATE" 0x37 0x04 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v3", "CBO", "cbox", "Caching Agent (CBo) performance monitoring", "Each slice of the last-level cache has a caching agent (CBo). On this processor the CBos' monitoring registers are MSRs in a block of 0x10 per CBo from 0xE00; up to 18 CBos, one per core of the largest die: parts with fewer cores have fewer, and the registers of absent CBos do not exist. Each has four 48-bit counters with their controls, a box control, a box status and two filter MSRs (thread, link, cache-line state; node, opcode and request attributes).", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17"], [CBO_BOX_CTL_INFO, CBO_CTL_INFO, CBO_BOX_FILTER0_INFO, CBO_BOX_FILTER1_INFO, CBO_BOX_STATUS_INFO, CBO_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v3", "CBO", "cbox", "Caching Agent (CBo) performance monitoring", "Each slice of the last-level cache has a caching agent (CBo). On this processor the CBos' monitoring registers are MSRs in a block of 0x10 per CBo from 0xE00; up to 18 CBos, one per core of the largest die: parts with fewer cores have fewer, and the registers of absent CBos do not exist. Each has four 48-bit counters with their controls, a box control, a box status and two filter MSRs (thread, link, cache-line state; node, opcode and request attributes).", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17"], [CBO_BOX_CTL_INFO, CBO_CTL_INFO, CBO_BOX_FILTER0_INFO, CBO_BOX_FILTER1_INFO, CBO_BOX_STATUS_INFO, CBO_CTR_INFO], EVENT_INFOS, Some(&super::pmu::CBOX));

@@ -15,12 +15,12 @@ register! {
     note "info" "Device ids, devices and functions" "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one MC_CH0_PCI_PMON_BOX_CTL "CH0": PciRegister<ImcBoxCtl> = [0 (0x2FB0, 20, 0, 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" "likwid"];
     at one MC_CH1_PCI_PMON_BOX_CTL "CH1": PciRegister<ImcBoxCtl> = [0 (0x2FB1, 20, 1, 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" "likwid"];
     at one MC_CH2_PCI_PMON_BOX_CTL "CH2": PciRegister<ImcBoxCtl> = [0 (0x2FB4, 21, 0, 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" "likwid"];
@@ -38,17 +38,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
     note "info" "Device ids, devices and functions" "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [ImcCtlInvert::VALUES] named(invert, with_invert, set_invert: ImcCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [ImcCtlInvert::VALUES] named(invert, with_invert, set_invert: ImcCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many MC_CH0_PCI_PMON_CTL "CH0": [PciRegister<ImcCtl>; 4] = [0 (0x2FB0, 20, 0, 0x0D8) "MC_CH0_PCI_PMON_CTL0" "likwid", 1 (0x2FB0, 20, 0, 0x0DC) "MC_CH0_PCI_PMON_CTL1" "likwid", 2 (0x2FB0, 20, 0, 0x0E0) "MC_CH0_PCI_PMON_CTL2" "likwid", 3 (0x2FB0, 20, 0, 0x0E4) "MC_CH0_PCI_PMON_CTL3" "likwid"];
     at many MC_CH1_PCI_PMON_CTL "CH1": [PciRegister<ImcCtl>; 4] = [0 (0x2FB1, 20, 1, 0x0D8) "MC_CH1_PCI_PMON_CTL0" "likwid", 1 (0x2FB1, 20, 1, 0x0DC) "MC_CH1_PCI_PMON_CTL1" "likwid", 2 (0x2FB1, 20, 1, 0x0E0) "MC_CH1_PCI_PMON_CTL2" "likwid", 3 (0x2FB1, 20, 1, 0x0E4) "MC_CH1_PCI_PMON_CTL3" "likwid"];
     at many MC_CH2_PCI_PMON_CTL "CH2": [PciRegister<ImcCtl>; 4] = [0 (0x2FB4, 21, 0, 0x0D8) "MC_CH2_PCI_PMON_CTL0" "likwid", 1 (0x2FB4, 21, 0, 0x0DC) "MC_CH2_PCI_PMON_CTL1" "likwid", 2 (0x2FB4, 21, 0, 0x0E0) "MC_CH2_PCI_PMON_CTL2" "likwid", 3 (0x2FB4, 21, 0, 0x0E4) "MC_CH2_PCI_PMON_CTL3" "likwid"];
@@ -84,7 +84,7 @@ register! {
     note "info" "Width" "Linux hswep_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48.";
     note "info" "Device ids, devices and functions" "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many MC_CH0_PCI_PMON_CTR "CH0": [PciRegister<ImcCtr>; 4] = [0 (0x2FB0, 20, 0, 0x0A0) "MC_CH0_PCI_PMON_CTR0" "likwid", 1 (0x2FB0, 20, 0, 0x0A8) "MC_CH0_PCI_PMON_CTR1" "likwid", 2 (0x2FB0, 20, 0, 0x0B0) "MC_CH0_PCI_PMON_CTR2" "likwid", 3 (0x2FB0, 20, 0, 0x0B8) "MC_CH0_PCI_PMON_CTR3" "likwid"];
     at many MC_CH1_PCI_PMON_CTR "CH1": [PciRegister<ImcCtr>; 4] = [0 (0x2FB1, 20, 1, 0x0A0) "MC_CH1_PCI_PMON_CTR0" "likwid", 1 (0x2FB1, 20, 1, 0x0A8) "MC_CH1_PCI_PMON_CTR1" "likwid", 2 (0x2FB1, 20, 1, 0x0B0) "MC_CH1_PCI_PMON_CTR2" "likwid", 3 (0x2FB1, 20, 1, 0x0B8) "MC_CH1_PCI_PMON_CTR3" "likwid"];
     at many MC_CH2_PCI_PMON_CTR "CH2": [PciRegister<ImcCtr>; 4] = [0 (0x2FB4, 21, 0, 0x0A0) "MC_CH2_PCI_PMON_CTR0" "likwid", 1 (0x2FB4, 21, 0, 0x0A8) "MC_CH2_PCI_PMON_CTR1" "likwid", 2 (0x2FB4, 21, 0, 0x0B0) "MC_CH2_PCI_PMON_CTR2" "likwid", 3 (0x2FB4, 21, 0, 0x0B8) "MC_CH2_PCI_PMON_CTR3" "likwid"];
@@ -103,9 +103,9 @@ register! {
     note "info" "Device ids, devices and functions" "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "31:24" [24, 8] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables the fixed counter." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables the fixed counter." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter." [] val(, with_rst, set_rst: bool);
+    field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rv "rv" "rsv" "18:0" [0, 19] 0x0 "Reserved; write zero." [] none();
     at one MC_CH0_PCI_PMON_FIXED_CTL "CH0": PciRegister<ImcFixedCtl> = [0 (0x2FB0, 20, 0, 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" "likwid"];
     at one MC_CH1_PCI_PMON_FIXED_CTL "CH1": PciRegister<ImcFixedCtl> = [0 (0x2FB1, 20, 1, 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" "likwid"];
@@ -124,7 +124,7 @@ register! {
     note "info" "Offset and width" "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0.";
     note "info" "Device ids, devices and functions" "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one MC_CH0_PCI_PMON_FIXED_CTR "CH0": PciRegister<ImcFixedCtr> = [0 (0x2FB0, 20, 0, 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" "likwid"];
     at one MC_CH1_PCI_PMON_FIXED_CTR "CH1": PciRegister<ImcFixedCtr> = [0 (0x2FB1, 20, 1, 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" "likwid"];
     at one MC_CH2_PCI_PMON_FIXED_CTR "CH2": PciRegister<ImcFixedCtr> = [0 (0x2FB4, 21, 0, 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" "likwid"];
@@ -461,4 +461,4 @@ unit_events!([ImcCtl noext], [
     DCLOCKTICKS = "UNC_M_DCLOCKTICKS" 0x00 0x00 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v3", "IMC", "imc", "Integrated memory controller (iMC) channel performance monitoring", "Two memory controllers with four channels each; every channel has its own monitoring block: four 48-bit counters with controls, a box control, a box status and a fixed counter of DRAM clocks, in the channel's PCI function on the uncore bus. Channels that a part or board does not populate may be hidden.", ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"], [IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_BOX_STATUS_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v3", "IMC", "imc", "Integrated memory controller (iMC) channel performance monitoring", "Two memory controllers with four channels each; every channel has its own monitoring block: four 48-bit counters with controls, a box control, a box status and a fixed counter of DRAM clocks, in the channel's PCI function on the uncore bus. Channels that a part or board does not populate may be hidden.", ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"], [IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_BOX_STATUS_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO], EVENT_INFOS, Some(&super::pmu::IMC));

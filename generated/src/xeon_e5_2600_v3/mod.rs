@@ -24,6 +24,7 @@ pub mod r3qpi;
 pub mod sbox;
 #[rustfmt::skip]
 pub mod ubox;
+pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-e5-2600-v3",
@@ -47,4 +48,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &sbox::UNIT,
         &ubox::UNIT,
     ],
+    global: None,
 };

@@ -15,12 +15,12 @@ register! {
     note "info" "Address" "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one PCU_MSR_PMON_BOX_CTL "PCU": Msr<PcuBoxCtl> = [0 0x710 "PCU_MSR_PMON_BOX_CTL" "linux-snbep"];
 }
 
@@ -37,16 +37,16 @@ register! {
     field RwV "rw-v" "occ_edge_det" "31" [31, 1] 0x0 "Edge detect on the occupancy counter selected by occ_sel." [] val(occ_edge_det, with_occ_edge_det, set_occ_edge_det: bool);
     field RwV "rw-v" "occ_invert" "30" [30, 1] 0x0 "Inverts the occupancy threshold comparison." [PcuCtlOccInvert::VALUES] named(occ_invert, with_occ_invert, set_occ_invert: PcuCtlOccInvert);
     field Rsv "rsv" "rsv" "29" [29, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits) for the increment or occupancy comparison." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison." [PcuCtlInvert::VALUES] named(invert, with_invert, set_invert: PcuCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits) for the increment or occupancy comparison." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison." [PcuCtlInvert::VALUES] named(invert, with_invert, set_invert: PcuCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:19" [19, 3] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "occ_sel" "15:14" [14, 2] 0x0 "Occupancy counter to use for occupancy events." [PCU_CTL_OCC_SEL_VALUES] narrow(occ_sel, with_occ_sel, set_occ_sel, try_with_occ_sel: u8);
     field Rsv "rsv" "rsv" "13:8" [8, 6] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many PCU_MSR_PMON_CTL "PCU": [Msr<PcuCtl>; 4] = [0 0x711 "PCU_MSR_PMON_CTL0" "linux-snbep", 1 0x712 "PCU_MSR_PMON_CTL1" "linux-snbep", 2 0x713 "PCU_MSR_PMON_CTL2" "linux-snbep", 3 0x714 "PCU_MSR_PMON_CTL3" "linux-snbep"];
 }
 
@@ -68,7 +68,7 @@ register! {
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Box status from likwid; the v3/v4 guide was not read" "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one PCU_MSR_PMON_BOX_STATUS "PCU": Msr<PcuBoxStatus> = [0 0x716 "PCU_MSR_PMON_BOX_STATUS" "likwid"];
 }
 
@@ -78,7 +78,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Address and width" "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many PCU_MSR_PMON_CTR "PCU": [Msr<PcuCtr>; 4] = [0 0x717 "PCU_MSR_PMON_CTR0" "linux-snbep", 1 0x718 "PCU_MSR_PMON_CTR1" "linux-snbep", 2 0x719 "PCU_MSR_PMON_CTR2" "linux-snbep", 3 0x71A "PCU_MSR_PMON_CTR3" "linux-snbep"];
 }
 
@@ -87,7 +87,7 @@ register! {
     "Free-running count of the time cores of this socket spend in C6; no control.";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Address" "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Residency in C6, counted by hardware." [] val(event_count, with_event_count, set_event_count: u64);
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Residency in C6, counted by hardware." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C6_CTR "PCU": Msr<PcuCoreC6Ctr> = [0 0x3FD "PCU_MSR_CORE_C6_CTR" "likwid"];
 }
 
@@ -96,7 +96,7 @@ register! {
     "Free-running count of the time cores of this socket spend in C3; no control.";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Address" "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR).";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Residency in C3, counted by hardware." [] val(event_count, with_event_count, set_event_count: u64);
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Residency in C3, counted by hardware." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C3_CTR "PCU": Msr<PcuCoreC3Ctr> = [0 0x3FC "PCU_MSR_CORE_C3_CTR" "likwid"];
 }
 
@@ -162,4 +162,4 @@ unit_events!([PcuCtl noext_noumask], [
     UFS_TRANSITIONS_RING_GV = "UNC_P_UFS_TRANSITIONS_RING_GV" 0x79 0x00 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v3", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages the socket's power and frequency. Its monitoring block has four 48-bit counters with controls, a box control, a box status and a filter of four frequency bands, all MSRs from 0x710, plus two free-running core C-state residency counters.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_BOX_FILTER_INFO, PCU_BOX_STATUS_INFO, PCU_CTR_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v3", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages the socket's power and frequency. Its monitoring block has four 48-bit counters with controls, a box control, a box status and a filter of four frequency bands, all MSRs from 0x710, plus two free-running core C-state residency counters.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_BOX_FILTER_INFO, PCU_BOX_STATUS_INFO, PCU_CTR_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS, Some(&super::pmu::PCU));

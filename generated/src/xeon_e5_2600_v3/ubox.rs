@@ -48,7 +48,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Address and layout" "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4).";
     field Rv "rv" "rsv" "31:23" [23, 9] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the UCLK fixed counter." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the UCLK fixed counter." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19:0" [0, 20] 0x0 "Reserved; write zero." [] none();
     at one U_MSR_PMON_UCLK_FIXED_CTL "UBOX": Msr<UUclkFixedCtl> = [0 0x703 "U_MSR_PMON_UCLK_FIXED_CTL" "linux-snbep"];
@@ -60,7 +60,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Address and width" "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one U_MSR_PMON_UCLK_FIXED_CTR "UBOX": Msr<UUclkFixedCtr> = [0 0x704 "U_MSR_PMON_UCLK_FIXED_CTR" "linux-snbep"];
 }
 
@@ -71,17 +71,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706.";
     field Rv "rv" "rsv" "31:29" [29, 3] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [UCtlInvert::VALUES] named(invert, with_invert, set_invert: UCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [UCtlInvert::VALUES] named(invert, with_invert, set_invert: UCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many U_MSR_PMON_CTL "UBOX": [Msr<UCtl>; 2] = [0 0x705 "U_MSR_PMON_CTL0" "linux-snbep", 1 0x706 "U_MSR_PMON_CTL1" "linux-snbep"];
 }
 
@@ -113,7 +113,7 @@ register! {
     note "source-conflict" "Linux says 44 bits, likwid 48" "Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits.";
     note "info" "Addresses" "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A.";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many U_MSR_PMON_CTR "UBOX": [Msr<UCtr>; 2] = [0 0x709 "U_MSR_PMON_CTR0" "linux-snbep", 1 0x70A "U_MSR_PMON_CTR1" "linux-snbep"];
 }
 
@@ -163,4 +163,4 @@ unit_events!([UCtl noext], [
     CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600-v3", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box carries the uncore's message channel and interrupt routing. On this processor its MSRs also hold the socket-wide uncore controls: a global control that freezes and unfreezes every box at once, and a global status where the boxes report counter overflows. Its own monitoring block has two general counters with control MSRs, a filter, a box status MSR and a fixed counter of uncore clocks. The MSRs moved from 0xC00 (E5-2600) to 0x700.", ["UBOX"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CTL_INFO, U_BOX_FILTER_INFO, U_BOX_STATUS_INFO, U_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v3", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box carries the uncore's message channel and interrupt routing. On this processor its MSRs also hold the socket-wide uncore controls: a global control that freezes and unfreezes every box at once, and a global status where the boxes report counter overflows. Its own monitoring block has two general counters with control MSRs, a filter, a box status MSR and a fixed counter of uncore clocks. The MSRs moved from 0xC00 (E5-2600) to 0x700.", ["UBOX"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CTL_INFO, U_BOX_FILTER_INFO, U_BOX_STATUS_INFO, U_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS, Some(&super::pmu::UBOX));

@@ -15,12 +15,12 @@ register! {
     note "info" "Device, function and counter offsets" "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one IRP_PCI_PMON_BOX_CTL "IRP": PciRegister<IrpBoxCtl> = [0 (0x6F39, 5, 6, 0x0F4) "IRP_PCI_PMON_BOX_CTL" "likwid"];
 }
 
@@ -31,17 +31,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
     note "info" "Device, function and counter offsets" "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [IrpCtlInvert::VALUES] named(invert, with_invert, set_invert: IrpCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [IrpCtlInvert::VALUES] named(invert, with_invert, set_invert: IrpCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many IRP_PCI_PMON_CTL "IRP": [PciRegister<IrpCtl>; 4] = [0 (0x6F39, 5, 6, 0x0D8) "IRP_PCI_PMON_CTL0" "likwid", 1 (0x6F39, 5, 6, 0x0DC) "IRP_PCI_PMON_CTL1" "likwid", 2 (0x6F39, 5, 6, 0x0E0) "IRP_PCI_PMON_CTL2" "likwid", 3 (0x6F39, 5, 6, 0x0E4) "IRP_PCI_PMON_CTL3" "likwid"];
 }
 
@@ -52,7 +52,7 @@ register! {
     note "info" "Box status from likwid; the v3/v4 guide was not read" "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
     note "info" "Device, function and counter offsets" "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one IRP_PCI_PMON_BOX_STATUS "IRP": PciRegister<IrpBoxStatus> = [0 (0x6F39, 5, 6, 0x0F8) "IRP_PCI_PMON_BOX_STATUS" "likwid"];
 }
 
@@ -64,7 +64,7 @@ register! {
     note "info" "Device, function and counter offsets" "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
     note "source-conflict" "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0" "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many IRP_PCI_PMON_CTR "IRP": [PciRegister<IrpCtr>; 4] = [0 (0x6F39, 5, 6, 0x0A0) "IRP_PCI_PMON_CTR0" "likwid", 1 (0x6F39, 5, 6, 0x0A8) "IRP_PCI_PMON_CTR1" "likwid", 2 (0x6F39, 5, 6, 0x0B0) "IRP_PCI_PMON_CTR2" "likwid", 3 (0x6F39, 5, 6, 0x0B8) "IRP_PCI_PMON_CTR3" "likwid"];
 }
 
@@ -127,4 +127,4 @@ unit_events!([IrpCtl noext], [
     TXR_REQUEST_OCCUPANCY = "UNC_I_TxR_REQUEST_OCCUPANCY" 0x0d 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600-v4", "IRP", "irp", "IRP (IIO ring port) performance monitoring", "The IRP connects the integrated I/O (IIO) to the ring and tracks coherent I/O requests. Its monitoring block has four 48-bit counters with controls, a box control and a box status in a PCI function on the socket's IIO bus.", ["IRP"], [IRP_BOX_CTL_INFO, IRP_CTL_INFO, IRP_BOX_STATUS_INFO, IRP_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v4", "IRP", "irp", "IRP (IIO ring port) performance monitoring", "The IRP connects the integrated I/O (IIO) to the ring and tracks coherent I/O requests. Its monitoring block has four 48-bit counters with controls, a box control and a box status in a PCI function on the socket's IIO bus.", ["IRP"], [IRP_BOX_CTL_INFO, IRP_CTL_INFO, IRP_BOX_STATUS_INFO, IRP_CTR_INFO], EVENT_INFOS, Some(&super::pmu::IRP));

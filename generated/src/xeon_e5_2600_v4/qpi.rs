@@ -16,12 +16,12 @@ register! {
     note "info" "Port 2" "Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) agree. Parts with two QPI links do not have port 2.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one Q_P0_PCI_PMON_BOX_CTL "P0": PciRegister<QpiBoxCtl> = [0 (0x6F32, 8, 2, 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" "likwid"];
     at one Q_P1_PCI_PMON_BOX_CTL "P1": PciRegister<QpiBoxCtl> = [0 (0x6F33, 9, 2, 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" "likwid"];
     at one Q_P2_PCI_PMON_BOX_CTL "P2": PciRegister<QpiBoxCtl> = [0 (0x6F3A, 10, 2, 0x0F4) "Q_P2_PCI_PMON_BOX_CTL" "likwid"];
@@ -34,17 +34,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
     note "info" "Device ids, devices and functions" "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [QpiCtlInvert::VALUES] named(invert, with_invert, set_invert: QpiCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [QpiCtlInvert::VALUES] named(invert, with_invert, set_invert: QpiCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
+    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many Q_P0_PCI_PMON_CTL "P0": [PciRegister<QpiCtl>; 4] = [0 (0x6F32, 8, 2, 0x0D8) "Q_P0_PCI_PMON_CTL0" "likwid", 1 (0x6F32, 8, 2, 0x0DC) "Q_P0_PCI_PMON_CTL1" "likwid", 2 (0x6F32, 8, 2, 0x0E0) "Q_P0_PCI_PMON_CTL2" "likwid", 3 (0x6F32, 8, 2, 0x0E4) "Q_P0_PCI_PMON_CTL3" "likwid"];
     at many Q_P1_PCI_PMON_CTL "P1": [PciRegister<QpiCtl>; 4] = [0 (0x6F33, 9, 2, 0x0D8) "Q_P1_PCI_PMON_CTL0" "likwid", 1 (0x6F33, 9, 2, 0x0DC) "Q_P1_PCI_PMON_CTL1" "likwid", 2 (0x6F33, 9, 2, 0x0E0) "Q_P1_PCI_PMON_CTL2" "likwid", 3 (0x6F33, 9, 2, 0x0E4) "Q_P1_PCI_PMON_CTL3" "likwid"];
     at many Q_P2_PCI_PMON_CTL "P2": [PciRegister<QpiCtl>; 4] = [0 (0x6F3A, 10, 2, 0x0D8) "Q_P2_PCI_PMON_CTL0" "likwid", 1 (0x6F3A, 10, 2, 0x0DC) "Q_P2_PCI_PMON_CTL1" "likwid", 2 (0x6F3A, 10, 2, 0x0E0) "Q_P2_PCI_PMON_CTL2" "likwid", 3 (0x6F3A, 10, 2, 0x0E4) "Q_P2_PCI_PMON_CTL3" "likwid"];
@@ -57,7 +57,7 @@ register! {
     note "info" "Box status from likwid; the v3/v4 guide was not read" "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
     note "info" "Device ids, devices and functions" "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one Q_P0_PCI_PMON_BOX_STATUS "P0": PciRegister<QpiBoxStatus> = [0 (0x6F32, 8, 2, 0x0F8) "Q_P0_PCI_PMON_BOX_STATUS" "likwid"];
     at one Q_P1_PCI_PMON_BOX_STATUS "P1": PciRegister<QpiBoxStatus> = [0 (0x6F33, 9, 2, 0x0F8) "Q_P1_PCI_PMON_BOX_STATUS" "likwid"];
     at one Q_P2_PCI_PMON_BOX_STATUS "P2": PciRegister<QpiBoxStatus> = [0 (0x6F3A, 10, 2, 0x0F8) "Q_P2_PCI_PMON_BOX_STATUS" "likwid"];
@@ -70,7 +70,7 @@ register! {
     note "info" "Width" "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48.";
     note "info" "Device ids, devices and functions" "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many Q_P0_PCI_PMON_CTR "P0": [PciRegister<QpiCtr>; 4] = [0 (0x6F32, 8, 2, 0x0A0) "Q_P0_PCI_PMON_CTR0" "likwid", 1 (0x6F32, 8, 2, 0x0A8) "Q_P0_PCI_PMON_CTR1" "likwid", 2 (0x6F32, 8, 2, 0x0B0) "Q_P0_PCI_PMON_CTR2" "likwid", 3 (0x6F32, 8, 2, 0x0B8) "Q_P0_PCI_PMON_CTR3" "likwid"];
     at many Q_P1_PCI_PMON_CTR "P1": [PciRegister<QpiCtr>; 4] = [0 (0x6F33, 9, 2, 0x0A0) "Q_P1_PCI_PMON_CTR0" "likwid", 1 (0x6F33, 9, 2, 0x0A8) "Q_P1_PCI_PMON_CTR1" "likwid", 2 (0x6F33, 9, 2, 0x0B0) "Q_P1_PCI_PMON_CTR2" "likwid", 3 (0x6F33, 9, 2, 0x0B8) "Q_P1_PCI_PMON_CTR3" "likwid"];
     at many Q_P2_PCI_PMON_CTR "P2": [PciRegister<QpiCtr>; 4] = [0 (0x6F3A, 10, 2, 0x0A0) "Q_P2_PCI_PMON_CTR0" "likwid", 1 (0x6F3A, 10, 2, 0x0A8) "Q_P2_PCI_PMON_CTR1" "likwid", 2 (0x6F3A, 10, 2, 0x0B0) "Q_P2_PCI_PMON_CTR2" "likwid", 3 (0x6F3A, 10, 2, 0x0B8) "Q_P2_PCI_PMON_CTR3" "likwid"];
@@ -298,4 +298,4 @@ unit_events!([QpiCtl ext], [
     TXL_CRC_NO_CREDITS_ALMOST_FULL = "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL" 0x02 0x02 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v4", "QPI", "qpi", "Intel QPI link layer performance monitoring", "Each QPI port's link layer has a monitoring block with four 48-bit counters, their controls (with the event-select extension bit), a box control and a box status, in the port's link-layer PCI function, and a receive packet match/mask facility in a separate filter function of the same device. Parts have two or three ports.", ["P0", "P1", "P2"], [QPI_BOX_CTL_INFO, QPI_CTL_INFO, QPI_BOX_STATUS_INFO, QPI_CTR_INFO, QPI_PKT_MATCH0_INFO, QPI_PKT_MATCH1_INFO, QPI_PKT_MASK0_INFO, QPI_PKT_MASK1_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v4", "QPI", "qpi", "Intel QPI link layer performance monitoring", "Each QPI port's link layer has a monitoring block with four 48-bit counters, their controls (with the event-select extension bit), a box control and a box status, in the port's link-layer PCI function, and a receive packet match/mask facility in a separate filter function of the same device. Parts have two or three ports.", ["P0", "P1", "P2"], [QPI_BOX_CTL_INFO, QPI_CTL_INFO, QPI_BOX_STATUS_INFO, QPI_CTR_INFO, QPI_PKT_MATCH0_INFO, QPI_PKT_MATCH1_INFO, QPI_PKT_MASK0_INFO, QPI_PKT_MASK1_INFO], EVENT_INFOS, Some(&super::pmu::QPI));

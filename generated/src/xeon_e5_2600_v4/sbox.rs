@@ -16,12 +16,12 @@ register! {
     note "info" "Addresses" "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one S0_MSR_PMON_BOX_CTL "S0": Msr<SboxBoxCtl> = [0 0x720 "S0_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one S1_MSR_PMON_BOX_CTL "S1": Msr<SboxBoxCtl> = [0 0x72A "S1_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one S2_MSR_PMON_BOX_CTL "S2": Msr<SboxBoxCtl> = [0 0x734 "S2_MSR_PMON_BOX_CTL" "linux-snbep"];
@@ -34,17 +34,17 @@ register! {
     "Control for counter n of one S-box.";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read" "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [SboxCtlInvert::VALUES] named(invert, with_invert, set_invert: SboxCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges." [SboxCtlInvert::VALUES] named(invert, with_invert, set_invert: SboxCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter: it counts while this bit is 1 and the box is not frozen." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "20" [20, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "tid_en" "19" [19, 1] 0x0 "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id." [] val(tid_en, with_tid_en, set_tid_en: bool);
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many S0_MSR_PMON_CTL "S0": [Msr<SboxCtl>; 4] = [0 0x721 "S0_MSR_PMON_CTL0" "linux-snbep", 1 0x722 "S0_MSR_PMON_CTL1" "linux-snbep", 2 0x723 "S0_MSR_PMON_CTL2" "linux-snbep", 3 0x724 "S0_MSR_PMON_CTL3" "linux-snbep"];
     at many S1_MSR_PMON_CTL "S1": [Msr<SboxCtl>; 4] = [0 0x72B "S1_MSR_PMON_CTL0" "linux-snbep", 1 0x72C "S1_MSR_PMON_CTL1" "linux-snbep", 2 0x72D "S1_MSR_PMON_CTL2" "linux-snbep", 3 0x72E "S1_MSR_PMON_CTL3" "linux-snbep"];
     at many S2_MSR_PMON_CTL "S2": [Msr<SboxCtl>; 4] = [0 0x735 "S2_MSR_PMON_CTL0" "linux-snbep", 1 0x736 "S2_MSR_PMON_CTL1" "linux-snbep", 2 0x737 "S2_MSR_PMON_CTL2" "linux-snbep", 3 0x738 "S2_MSR_PMON_CTL3" "linux-snbep"];
@@ -58,7 +58,7 @@ register! {
     note "info" "Box status from likwid; the v3/v4 guide was not read" "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
     note "info" "Addresses" "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field Rw1c "rw1c" "ov" "3:0" [0, 4] 0x0 "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one S0_MSR_PMON_BOX_STATUS "S0": Msr<SboxBoxStatus> = [0 0x725 "S0_MSR_PMON_BOX_STATUS" "linux-snbep"];
     at one S1_MSR_PMON_BOX_STATUS "S1": Msr<SboxBoxStatus> = [0 0x72F "S1_MSR_PMON_BOX_STATUS" "linux-snbep"];
     at one S2_MSR_PMON_BOX_STATUS "S2": Msr<SboxBoxStatus> = [0 0x739 "S2_MSR_PMON_BOX_STATUS" "linux-snbep"];
@@ -72,7 +72,7 @@ register! {
     note "info" "Width" "Linux bdx_uncore_sbox sets perf_ctr_bits = 48, likwid 48; Haswell-EP's S-box counters are 44 bits in Linux (a difference).";
     note "info" "Addresses" "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many S0_MSR_PMON_CTR "S0": [Msr<SboxCtr>; 4] = [0 0x726 "S0_MSR_PMON_CTR0" "linux-snbep", 1 0x727 "S0_MSR_PMON_CTR1" "linux-snbep", 2 0x728 "S0_MSR_PMON_CTR2" "linux-snbep", 3 0x729 "S0_MSR_PMON_CTR3" "linux-snbep"];
     at many S1_MSR_PMON_CTR "S1": [Msr<SboxCtr>; 4] = [0 0x730 "S1_MSR_PMON_CTR0" "linux-snbep", 1 0x731 "S1_MSR_PMON_CTR1" "linux-snbep", 2 0x732 "S1_MSR_PMON_CTR2" "linux-snbep", 3 0x733 "S1_MSR_PMON_CTR3" "linux-snbep"];
     at many S2_MSR_PMON_CTR "S2": [Msr<SboxCtr>; 4] = [0 0x73A "S2_MSR_PMON_CTR0" "linux-snbep", 1 0x73B "S2_MSR_PMON_CTR1" "linux-snbep", 2 0x73C "S2_MSR_PMON_CTR2" "linux-snbep", 3 0x73D "S2_MSR_PMON_CTR3" "linux-snbep"];
@@ -164,4 +164,4 @@ unit_events!([SboxCtl noext], [
     RING_BL_USED_ALL = "UNC_S_RING_BL_USED.ALL" 0x1d 0x0f false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v4", "SBOX", "sbox", "S-box (ring stop between the two rings) performance monitoring", "The larger dies of this processor have two rings; the S-boxes are the ring stops that move traffic between them. Each of up to four S-boxes has four counters with their controls, a box control and a box status, all MSRs in a block of 0xA per box from 0x720. Dies with one ring have fewer S-boxes (Linux finds two on 6-8 core Haswell-EP parts and none on some Broadwell parts).", ["S0", "S1", "S2", "S3"], [SBOX_BOX_CTL_INFO, SBOX_CTL_INFO, SBOX_BOX_STATUS_INFO, SBOX_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v4", "SBOX", "sbox", "S-box (ring stop between the two rings) performance monitoring", "The larger dies of this processor have two rings; the S-boxes are the ring stops that move traffic between them. Each of up to four S-boxes has four counters with their controls, a box control and a box status, all MSRs in a block of 0xA per box from 0x720. Dies with one ring have fewer S-boxes (Linux finds two on 6-8 core Haswell-EP parts and none on some Broadwell parts).", ["S0", "S1", "S2", "S3"], [SBOX_BOX_CTL_INFO, SBOX_CTL_INFO, SBOX_BOX_STATUS_INFO, SBOX_CTR_INFO], EVENT_INFOS, Some(&super::pmu::SBOX));

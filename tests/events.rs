@@ -51,8 +51,7 @@ fn import_writes_facts_per_unit_and_reports_what_it_could_not_map() {
     assert_eq!(report.imported.get("QPI"), Some(&1));
     assert_eq!(report.errors.len(), 1);
     assert!(
-        report.errors[0]
-            .contains("record 4 (UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY): Intel unit `IRP`"),
+        report.errors[0].contains("record 4 (UNC_M2M_BYPASS_M2M_EGRESS.TAKEN): Intel unit `M2M`"),
         "{:?}",
         report.errors
     );

@@ -75,6 +75,7 @@ error_cases!(
     xeon7500_table_2_98_as_printed,
     sdm_inuse_text_bit_32,
     name_starts_with_placeholder,
+    pci_device_identity,
     // The PMU structure (spec/README.md, "PMU structure").
     pmu_unknown_register,
     pmu_route_unknown_field,

@@ -23,6 +23,8 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("iMC", "IMC"),
     ("R2PCIe", "R2PCIE"),
     ("R3QPI", "R3QPI"),
+    ("SBO", "SBOX"),
+    ("IRP", "IRP"),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -204,7 +206,8 @@ pub fn plan(
             ""
         };
         let filters = match e.filter.trim() {
-            "" | "null" => String::new(),
+            // Later lists write "na" where there is no filter.
+            "" | "null" | "na" => String::new(),
             f => format!(" filters=\"{}\"", xml_escape(f)),
         };
         let line = format!(

@@ -228,6 +228,8 @@ pub enum Access {
     Wo,
     /// Write 1 to clear.
     W1c,
+    /// Status bits hardware sets: reads show them, writing 1 clears them.
+    Rw1c,
     /// Reserved: software must write zero.
     Rsv,
     /// Reserved value: reads undefined; written as zero.
@@ -246,6 +248,7 @@ impl Access {
             Access::RoV => "ro-v",
             Access::Wo => "wo",
             Access::W1c => "w1c",
+            Access::Rw1c => "rw1c",
             Access::Rsv => "rsv",
             Access::Rv => "rv",
             Access::Ig => "ig",
@@ -263,6 +266,7 @@ impl Access {
             b"ro-v" => Access::RoV,
             b"wo" => Access::Wo,
             b"w1c" => Access::W1c,
+            b"rw1c" => Access::Rw1c,
             b"rsv" => Access::Rsv,
             b"rv" => Access::Rv,
             b"ig" => Access::Ig,
@@ -275,11 +279,17 @@ impl Access {
     }
     /// Software may write the field.
     pub const fn is_writable(self) -> bool {
-        matches!(self, Access::Rw | Access::RwV | Access::Wo | Access::W1c)
+        matches!(
+            self,
+            Access::Rw | Access::RwV | Access::Wo | Access::W1c | Access::Rw1c
+        )
     }
     /// Reading the field tells something.
     pub const fn is_readable(self) -> bool {
-        matches!(self, Access::Rw | Access::RwV | Access::Ro | Access::RoV)
+        matches!(
+            self,
+            Access::Rw | Access::RwV | Access::Ro | Access::RoV | Access::Rw1c
+        )
     }
 }
 
@@ -973,7 +983,7 @@ macro_rules! register {
             pub const RESERVED_MASK: $raw = $crate::support::reserved_mask(Self::FIELDS) as $raw;
             /// Bits that read as zero and ignore writes (`ig` fields).
             pub const IGNORED_MASK: $raw = $crate::support::ignored_mask(Self::FIELDS) as $raw;
-            /// Bits software may write (`rw`, `rw-v`, `wo` and `w1c` fields).
+            /// Bits software may write (`rw`, `rw-v`, `wo`, `w1c` and `rw1c` fields).
             pub const WRITABLE_MASK: $raw = $crate::support::writable_mask(Self::FIELDS) as $raw;
 
             /// The value of `raw` with the reserved bits cleared, so that it is always safe

@@ -65,6 +65,8 @@
 //! |---|---|---|
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
+//! | `xeon-e5-2600-v3` | [`xeon_e5_2600_v3`] | Intel Xeon Processor E5-2600 v3 Product Family (Haswell-EP) uncore |
+//! | `xeon-e5-2600-v4` | [`xeon_e5_2600_v4`] | Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -88,6 +90,12 @@ pub mod xeon_7500;
 #[cfg(feature = "xeon-e5-2600")]
 #[rustfmt::skip]
 pub mod xeon_e5_2600;
+#[cfg(feature = "xeon-e5-2600-v3")]
+#[rustfmt::skip]
+pub mod xeon_e5_2600_v3;
+#[cfg(feature = "xeon-e5-2600-v4")]
+#[rustfmt::skip]
+pub mod xeon_e5_2600_v4;
 #[rustfmt::skip]
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
@@ -97,5 +105,9 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &xeon_7500::PROCESSOR,
     #[cfg(feature = "xeon-e5-2600")]
     &xeon_e5_2600::PROCESSOR,
+    #[cfg(feature = "xeon-e5-2600-v3")]
+    &xeon_e5_2600_v3::PROCESSOR,
+    #[cfg(feature = "xeon-e5-2600-v4")]
+    &xeon_e5_2600_v4::PROCESSOR,
     &arch::PROCESSOR,
 ];

@@ -29,7 +29,7 @@ fn class(access: Access) -> &'static str {
         Access::Rsv | Access::Rv => "rs",
         Access::Ig => "ig",
         Access::Ro | Access::RoV => "ro",
-        Access::Wo | Access::W1c => "wo",
+        Access::Wo | Access::W1c | Access::Rw1c => "wo",
         Access::Rw | Access::RwV => "rw",
     }
 }

@@ -369,6 +369,8 @@ pub enum Access {
     Wo,
     /// Write 1 to clear.
     W1c,
+    /// Status bits hardware sets: reads show them, writing 1 clears them.
+    Rw1c,
     /// Reserved; software must write zero.
     Rsv,
     /// Reserved value (E5 `RV` without a must-write-zero statement); written as zero.
@@ -379,13 +381,14 @@ pub enum Access {
 
 impl Access {
     /// Every kind with its spec spelling.
-    pub const ALL: [(Access, &'static str); 9] = [
+    pub const ALL: [(Access, &'static str); 10] = [
         (Access::Rw, "rw"),
         (Access::RwV, "rw-v"),
         (Access::Ro, "ro"),
         (Access::RoV, "ro-v"),
         (Access::Wo, "wo"),
         (Access::W1c, "w1c"),
+        (Access::Rw1c, "rw1c"),
         (Access::Rsv, "rsv"),
         (Access::Rv, "rv"),
         (Access::Ig, "ig"),
@@ -413,6 +416,7 @@ impl Access {
             Access::RoV => "RoV",
             Access::Wo => "Wo",
             Access::W1c => "W1c",
+            Access::Rw1c => "Rw1c",
             Access::Rsv => "Rsv",
             Access::Rv => "Rv",
             Access::Ig => "Ig",
@@ -431,12 +435,18 @@ impl Access {
 
     /// Software may write the field.
     pub fn is_writable(self) -> bool {
-        matches!(self, Access::Rw | Access::RwV | Access::Wo | Access::W1c)
+        matches!(
+            self,
+            Access::Rw | Access::RwV | Access::Wo | Access::W1c | Access::Rw1c
+        )
     }
 
     /// Reading the field tells something.
     pub fn is_readable(self) -> bool {
-        matches!(self, Access::Rw | Access::RwV | Access::Ro | Access::RoV)
+        matches!(
+            self,
+            Access::Rw | Access::RwV | Access::Ro | Access::RoV | Access::Rw1c
+        )
     }
 }
 

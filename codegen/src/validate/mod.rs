@@ -19,6 +19,7 @@ mod events;
 mod fields;
 mod numbers;
 mod processors;
+mod pci_identity;
 mod structure;
 mod unit;
 
@@ -155,6 +156,9 @@ impl Validator {
         }
         for p in &ctx.processors {
             self.check_address_collisions(p);
+            for d in pci_identity::check(p) {
+                self.push(d);
+            }
         }
         for (p, pending) in ctx.processors.iter_mut().zip(pending) {
             self.resolve_routes(p, pending);

@@ -863,6 +863,980 @@ layout! {
 }
 }
 
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_cbox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::cbox::*;
+
+layout! {
+    cbo_box_ctl: CboBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cbo_ctl: CboCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named CboCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cbo_box_filter0: CboBoxFilter0;
+    rw(state, with_state, val u8, 17, 7);
+    checked(try_with_state, u8, 7);
+    rw(link, with_link, val u8, 6, 4);
+    checked(try_with_link, u8, 4);
+    rw(tid, with_tid, val u8, 0, 6);
+    checked(try_with_tid, u8, 6);
+}
+layout! {
+    cbo_box_filter1: CboBoxFilter1;
+    rw(isoc, with_isoc, val bool, 31, 1);
+    rw(nc, with_nc, val bool, 30, 1);
+    rw(c6, with_c6, val bool, 29, 1);
+    rw(opc, with_opc, val u16, 20, 9);
+    checked(try_with_opc, u16, 9);
+    rw(nid, with_nid, val u16, 0, 16);
+}
+layout! {
+    cbo_box_status: CboBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    cbo_ctr: CboCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_ha {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::ha::*;
+
+layout! {
+    ha_box_ctl: HaBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    ha_ctl: HaCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named HaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    ha_box_status: HaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    ha_ctr: HaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    ha_box_addr_match0: HaBoxAddrMatch0;
+    rw(lo_addr, with_lo_addr, val u32, 6, 26);
+    checked(try_with_lo_addr, u32, 26);
+}
+layout! {
+    ha_box_addr_match1: HaBoxAddrMatch1;
+    rw(hi_addr, with_hi_addr, val u16, 0, 14);
+    checked(try_with_hi_addr, u16, 14);
+}
+layout! {
+    ha_box_opcode_match: HaBoxOpcodeMatch;
+    rw(opc, with_opc, val u8, 0, 6);
+    checked(try_with_opc, u8, 6);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_imc {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_box_status: ImcBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_irp {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_pcu {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, named PcuCtlOccInvert, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, val u8, 14, 2);
+    checked(try_with_occ_sel, u8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    pcu_core_c6_ctr: PcuCoreC6Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+layout! {
+    pcu_core_c3_ctr: PcuCoreC3Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::qpi::*;
+
+layout! {
+    qpi_box_ctl: QpiBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    qpi_ctl: QpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named QpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ev_sel_ext, with_ev_sel_ext, val bool, 21, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    qpi_box_status: QpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    qpi_ctr: QpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    qpi_pkt_match0: QpiPktMatch0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_match1: QpiPktMatch1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+layout! {
+    qpi_pkt_mask0: QpiPktMask0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_mask1: QpiPktMask1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_r2pcie {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::r2pcie::*;
+
+layout! {
+    r2pcie_box_ctl: R2pcieBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r2pcie_ctl: R2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R2pcieCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r2pcie_box_status: R2pcieBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    r2pcie_ctr: R2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_r3qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::r3qpi::*;
+
+layout! {
+    r3qpi_box_ctl: R3qpiBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r3qpi_ctl: R3qpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R3qpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r3qpi_box_status: R3qpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 3);
+    checked(try_with_ov, u8, 3);
+}
+layout! {
+    r3qpi_ctr: R3qpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_sbox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::sbox::*;
+
+layout! {
+    sbox_box_ctl: SboxBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    sbox_ctl: SboxCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named SboxCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    sbox_box_status: SboxBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    sbox_ctr: SboxCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v3")]
+mod xeon_e5_2600_v3_ubox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v3::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 31, 1);
+    wo(with_unfrz_all, val bool, 29, 1);
+}
+layout! {
+    u_global_status: UGlobalStatus;
+    rw(ov_r2pcie, with_ov_r2pcie, val bool, 29, 1);
+    rw(ov_r3qpi1, with_ov_r3qpi1, val bool, 28, 1);
+    rw(ov_r3qpi0, with_ov_r3qpi0, val bool, 27, 1);
+    rw(ov_qpi1, with_ov_qpi1, val bool, 26, 1);
+    rw(ov_qpi0, with_ov_qpi0, val bool, 25, 1);
+    rw(ov_imc1, with_ov_imc1, val bool, 24, 1);
+    rw(ov_imc0, with_ov_imc0, val bool, 23, 1);
+    rw(ov_ha1, with_ov_ha1, val bool, 22, 1);
+    rw(ov_ha0, with_ov_ha0, val bool, 21, 1);
+    rw(ov_pcu, with_ov_pcu, val bool, 2, 1);
+    rw(ov_u, with_ov_u, val bool, 1, 1);
+    rw(ov_u_fixed, with_ov_u_fixed, val bool, 0, 1);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_box_filter: UBoxFilter;
+    rw(cid, with_cid, val u8, 1, 5);
+    checked(try_with_cid, u8, 5);
+    rw(tid, with_tid, val bool, 0, 1);
+}
+layout! {
+    u_box_status: UBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_cbox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::cbox::*;
+
+layout! {
+    cbo_box_ctl: CboBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cbo_ctl: CboCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named CboCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cbo_box_filter0: CboBoxFilter0;
+    rw(state, with_state, val u8, 17, 7);
+    checked(try_with_state, u8, 7);
+    rw(link, with_link, val u8, 6, 4);
+    checked(try_with_link, u8, 4);
+    rw(tid, with_tid, val u8, 0, 6);
+    checked(try_with_tid, u8, 6);
+}
+layout! {
+    cbo_box_filter1: CboBoxFilter1;
+    rw(isoc, with_isoc, val bool, 31, 1);
+    rw(nc, with_nc, val bool, 30, 1);
+    rw(c6, with_c6, val bool, 29, 1);
+    rw(opc, with_opc, val u16, 20, 9);
+    checked(try_with_opc, u16, 9);
+    rw(nid, with_nid, val u16, 0, 16);
+}
+layout! {
+    cbo_box_status: CboBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    cbo_ctr: CboCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_ha {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::ha::*;
+
+layout! {
+    ha_box_ctl: HaBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    ha_ctl: HaCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named HaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    ha_box_status: HaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    ha_ctr: HaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    ha_box_addr_match0: HaBoxAddrMatch0;
+    rw(lo_addr, with_lo_addr, val u32, 6, 26);
+    checked(try_with_lo_addr, u32, 26);
+}
+layout! {
+    ha_box_addr_match1: HaBoxAddrMatch1;
+    rw(hi_addr, with_hi_addr, val u16, 0, 14);
+    checked(try_with_hi_addr, u16, 14);
+}
+layout! {
+    ha_box_opcode_match: HaBoxOpcodeMatch;
+    rw(opc, with_opc, val u8, 0, 6);
+    checked(try_with_opc, u8, 6);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_imc {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_box_status: ImcBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_irp {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_pcu {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, named PcuCtlOccInvert, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, val u8, 14, 2);
+    checked(try_with_occ_sel, u8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    pcu_core_c6_ctr: PcuCoreC6Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+layout! {
+    pcu_core_c3_ctr: PcuCoreC3Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::qpi::*;
+
+layout! {
+    qpi_box_ctl: QpiBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    qpi_ctl: QpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named QpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ev_sel_ext, with_ev_sel_ext, val bool, 21, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    qpi_box_status: QpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    qpi_ctr: QpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    qpi_pkt_match0: QpiPktMatch0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_match1: QpiPktMatch1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+layout! {
+    qpi_pkt_mask0: QpiPktMask0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_mask1: QpiPktMask1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_r2pcie {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::r2pcie::*;
+
+layout! {
+    r2pcie_box_ctl: R2pcieBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r2pcie_ctl: R2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R2pcieCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r2pcie_box_status: R2pcieBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    r2pcie_ctr: R2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_r3qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::r3qpi::*;
+
+layout! {
+    r3qpi_box_ctl: R3qpiBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r3qpi_ctl: R3qpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named R3qpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r3qpi_box_status: R3qpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 3);
+    checked(try_with_ov, u8, 3);
+}
+layout! {
+    r3qpi_ctr: R3qpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_sbox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::sbox::*;
+
+layout! {
+    sbox_box_ctl: SboxBoxCtl;
+    wo(with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    sbox_ctl: SboxCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named SboxCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    sbox_box_status: SboxBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    sbox_ctr: SboxCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v4")]
+mod xeon_e5_2600_v4_ubox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v4::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 31, 1);
+    wo(with_unfrz_all, val bool, 29, 1);
+}
+layout! {
+    u_global_status: UGlobalStatus;
+    rw(ov_r2pcie, with_ov_r2pcie, val bool, 29, 1);
+    rw(ov_r3qpi1, with_ov_r3qpi1, val bool, 28, 1);
+    rw(ov_r3qpi0, with_ov_r3qpi0, val bool, 27, 1);
+    rw(ov_qpi1, with_ov_qpi1, val bool, 26, 1);
+    rw(ov_qpi0, with_ov_qpi0, val bool, 25, 1);
+    rw(ov_imc1, with_ov_imc1, val bool, 24, 1);
+    rw(ov_imc0, with_ov_imc0, val bool, 23, 1);
+    rw(ov_ha1, with_ov_ha1, val bool, 22, 1);
+    rw(ov_ha0, with_ov_ha0, val bool, 21, 1);
+    rw(ov_pcu, with_ov_pcu, val bool, 2, 1);
+    rw(ov_u, with_ov_u, val bool, 1, 1);
+    rw(ov_u_fixed, with_ov_u_fixed, val bool, 0, 1);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_box_filter: UBoxFilter;
+    rw(cid, with_cid, val u8, 1, 5);
+    checked(try_with_cid, u8, 5);
+    rw(tid, with_tid, val bool, 0, 1);
+}
+layout! {
+    u_box_status: UBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

@@ -23,6 +23,7 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("iMC", "IMC"),
     ("R2PCIe", "R2PCIE"),
     ("R3QPI", "R3QPI"),
+    ("IRP", "IRP"),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -221,13 +222,21 @@ pub fn plan(
             .push(line);
     }
 
+    // Each processor's event list is its own source when processors.xml declares one
+    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id.
+    let specific = format!("intel-perfmon-{processor}");
+    let source = if spec.public_sources.iter().any(|s| s.id == specific) {
+        specific
+    } else {
+        "intel-perfmon".to_string()
+    };
     let mut plan = Plan {
         report,
         files: Vec::new(),
     };
     for (module, (name, dir, lines)) in &files {
         let content = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"intel-perfmon\">\n{}\n</events>\n",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")
         );
         plan.files.push((

@@ -54,11 +54,14 @@ pub mod xeon_7500;
 #[rustfmt::skip]
 pub mod xeon_e5_2600;
 #[rustfmt::skip]
+pub mod xeon_e5_2600_v2;
+#[rustfmt::skip]
 pub mod arch;
 /// Every processor in the spec, with all units and registers: for tools that list,
 /// decode or look registers up by name without parsing XML.
 pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &xeon_7500::PROCESSOR,
     &xeon_e5_2600::PROCESSOR,
+    &xeon_e5_2600_v2::PROCESSOR,
     &arch::PROCESSOR,
 ];

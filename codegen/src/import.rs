@@ -311,6 +311,37 @@ pub fn import_perfmon(
     Ok(report)
 }
 
+/// The processor whose `<identity perfmon="..">` prefixes `file`'s name (case-insensitively):
+/// `ivytown_uncore.json` belongs to the processor with `perfmon="ivytown"`.
+pub fn processor_for_file(file: &Path, spec_dir: &Path) -> Result<String, ImportError> {
+    let spec = crate::load_spec(spec_dir)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let known: Vec<(&str, &str)> = spec
+        .processors
+        .iter()
+        .filter_map(|p| Some((p.id.as_str(), p.identity.as_ref()?.perfmon.as_deref()?)))
+        .collect();
+    known
+        .iter()
+        .filter(|(_, prefix)| name.starts_with(&format!("{}_", prefix.to_ascii_lowercase())))
+        .map(|(id, _)| id.to_string())
+        .next()
+        .ok_or_else(|| ImportError::Input {
+            path: file.display().to_string(),
+            message: format!(
+                "no processor's perfmon name prefixes this file name (known: {}); pass --processor",
+                known
+                    .iter()
+                    .map(|(id, prefix)| format!("{prefix}_* for {id}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
 /// A fresh scratch directory (unique per process and call).
 fn scratch_dir() -> std::io::Result<PathBuf> {
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -17,5 +17,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "253669",
         ),
     ],
+    cpuid: None,
+    code_names: &[],
     units: &[&core::UNIT],
 };

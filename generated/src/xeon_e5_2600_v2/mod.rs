@@ -33,6 +33,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "329468-002",
         ),
     ],
+    cpuid: Some((0x6, 0x3E)),
+    code_names: &["Ivy Bridge-EP", "IvyTown"],
     units: &[
         &cbox::UNIT,
         &ha::UNIT,

@@ -55,6 +55,37 @@ register! {
     at many HA_PCI_PMON_CTR "HA": [PciRegister<HaCtr>; 4] = [0 (0x3C46, 14, 1, 0x0A0) "HA_PCI_PMON_CTR0" "likwid", 1 (0x3C46, 14, 1, 0x0A8) "HA_PCI_PMON_CTR1" "likwid", 2 (0x3C46, 14, 1, 0x0B0) "HA_PCI_PMON_CTR2" "likwid", 3 (0x3C46, 14, 1, 0x0B8) "HA_PCI_PMON_CTR3" "likwid"];
 }
 
+register! {
+    HaAddrMatch0(u32, 32) "HA_PCI_PMON_BOX_ADDRMATCH0" pci[1] None, "xeon-e5-2600" "HA" HA_ADDR_MATCH0_INFO;
+    "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.";
+    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
+    source "Intel perfmon event list for the Xeon E5-2600 uncore (Jaketown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters";
+    note "info" "Layout from Intel's event list; the guide's table was not read" "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree.";
+    field Rw "rw" "lo_addr" "31:6" [6, 26] 0x0 "Bits 31:6 of the cache-line-aligned system address to match." [] narrow(lo_addr, with_lo_addr, set_lo_addr, try_with_lo_addr: u32);
+    field Rsv "rsv" "rsv" "5:0" [0, 6] 0x0 "Reserved; write zero." [] none();
+    at one HA_PCI_PMON_BOX_ADDRMATCH0 "HA": PciRegister<HaAddrMatch0> = [0 (0x3C46, 14, 1, 0x040) "HA_PCI_PMON_BOX_ADDRMATCH0" "linux-snbep"];
+}
+
+register! {
+    HaAddrMatch1(u32, 32) "HA_PCI_PMON_BOX_ADDRMATCH1" pci[1] None, "xeon-e5-2600" "HA" HA_ADDR_MATCH1_INFO;
+    "High half of the physical-address match of the Home Agent's filter: address bits 45:32.";
+    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48";
+    note "info" "RWS modelled as rw; offset" "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree.";
+    field Rv "rv" "rsv" "31:14" [14, 18] 0x0 "Reserved; write zero." [] none();
+    field Rw "rw" "hi_addr" "13:0" [0, 14] 0x0 "Bits 45:32 of the cache-line-aligned system address to match." [] narrow(hi_addr, with_hi_addr, set_hi_addr, try_with_hi_addr: u16);
+    at one HA_PCI_PMON_BOX_ADDRMATCH1 "HA": PciRegister<HaAddrMatch1> = [0 (0x3C46, 14, 1, 0x044) "HA_PCI_PMON_BOX_ADDRMATCH1" "linux-snbep"];
+}
+
+register! {
+    HaOpcodeMatch(u32, 32) "HA_PCI_PMON_BOX_OPCODEMATCH" pci[1] None, "xeon-e5-2600" "HA" HA_OPCODE_MATCH_INFO;
+    "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.";
+    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48";
+    note "erratum" "Table 2-37 leaves the polarity of opc open" "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree.";
+    field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
+    field Rw "rw" "opc" "5:0" [0, 6] 0x0 "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143)." [] narrow(opc, with_opc, set_opc, try_with_opc: u8);
+    at one HA_PCI_PMON_BOX_OPCODEMATCH "HA": PciRegister<HaOpcodeMatch> = [0 (0x3C46, 14, 1, 0x048) "HA_PCI_PMON_BOX_OPCODEMATCH" "linux-snbep"];
+}
+
 unit_events!([HaCtl noext], [
     ADDR_OPC_MATCH_FILT = "UNC_H_ADDR_OPC_MATCH.FILT" 0x20 0x03 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]",
     BYPASS_IMC_NOT_TAKEN = "UNC_H_BYPASS_IMC.NOT_TAKEN" 0x14 0x02 false 0b1111 "",
@@ -167,4 +198,4 @@ unit_events!([HaCtl noext], [
     WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x19 0x08 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "HA", "ha", "Home Agent (HA) performance monitoring", "The Home Agent is the memory-side coherence agent of the socket: it receives memory requests arriving over the ring and QPI, tracks them and orders them towards the memory controller. Its monitoring block offers four general counters, each 48 bits wide and paired with its own control register, plus a box-wide control register for freezing and resetting them. All of them live in the PCI configuration space of the Home Agent function on the socket's uncore bus.", ["HA"], [HA_BOX_CTL_INFO, HA_CTL_INFO, HA_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "HA", "ha", "Home Agent (HA) performance monitoring", "The Home Agent is the memory-side coherence agent of the socket: it receives memory requests arriving over the ring and QPI, tracks them and orders them towards the memory controller. Its monitoring block offers four general counters, each 48 bits wide and paired with its own control register, plus a box-wide control register for freezing and resetting them. All of them live in the PCI configuration space of the Home Agent function on the socket's uncore bus.", ["HA"], [HA_BOX_CTL_INFO, HA_CTL_INFO, HA_CTR_INFO, HA_ADDR_MATCH0_INFO, HA_ADDR_MATCH1_INFO, HA_OPCODE_MATCH_INFO], EVENT_INFOS);

@@ -592,6 +592,21 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    ha_addr_match0: HaAddrMatch0;
+    rw(lo_addr, with_lo_addr, val u32, 6, 26);
+    checked(try_with_lo_addr, u32, 26);
+}
+layout! {
+    ha_addr_match1: HaAddrMatch1;
+    rw(hi_addr, with_hi_addr, val u16, 0, 14);
+    checked(try_with_hi_addr, u16, 14);
+}
+layout! {
+    ha_opcode_match: HaOpcodeMatch;
+    rw(opc, with_opc, val u8, 0, 6);
+    checked(try_with_opc, u8, 6);
+}
 }
 
 mod xeon_e5_2600_imc {

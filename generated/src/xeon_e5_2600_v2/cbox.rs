@@ -16,12 +16,12 @@ register! {
     note "info" "Addresses" "CBo i's registers sit 0x20 MSRs after CBo i-1's, as on the E5-2600: box control 0xD04 + 0x20*i (Linux SNBEP_C0_MSR_PMON_BOX_CTL, SNBEP_CBO_MSR_OFFSET, used by ivbep_uncore_cbox with num_boxes = 15; likwid MSR_UNC_C0..C14_PMON_BOX_CTL = 0xD04..0xEC4). Parts with fewer cores have fewer CBos (Linux caps the count at the core count).";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one C0_MSR_PMON_BOX_CTL "C0": Msr<CboBoxCtl> = [0 0xD04 "C0_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one C1_MSR_PMON_BOX_CTL "C1": Msr<CboBoxCtl> = [0 0xD24 "C1_MSR_PMON_BOX_CTL" "linux-snbep"];
     at one C2_MSR_PMON_BOX_CTL "C2": Msr<CboBoxCtl> = [0 0xD44 "C2_MSR_PMON_BOX_CTL" "linux-snbep"];
@@ -46,16 +46,16 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
     note "source-conflict" "No ov_en in Table 2-14" "Table 2-14 (p. 33) marks bits 21:20 of the CBo control as reserved (software must write 0), while the text under it speaks of setting the control register to send an overflow message, and the other boxes of this generation have ov_en at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the E5-2600.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "tid_en" "19" [19, 1] 0x0 "Thread-id filter enable: when 1, the counter counts only occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0." [] val(tid_en, with_tid_en, set_tid_en: bool);
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many C0_MSR_PMON_CTL "C0": [Msr<CboCtl>; 4] = [0 0xD10 "C0_MSR_PMON_CTL0" "linux-snbep", 1 0xD11 "C0_MSR_PMON_CTL1" "linux-snbep", 2 0xD12 "C0_MSR_PMON_CTL2" "linux-snbep", 3 0xD13 "C0_MSR_PMON_CTL3" "linux-snbep"];
     at many C1_MSR_PMON_CTL "C1": [Msr<CboCtl>; 4] = [0 0xD30 "C1_MSR_PMON_CTL0" "linux-snbep", 1 0xD31 "C1_MSR_PMON_CTL1" "linux-snbep", 2 0xD32 "C1_MSR_PMON_CTL2" "linux-snbep", 3 0xD33 "C1_MSR_PMON_CTL3" "linux-snbep"];
     at many C2_MSR_PMON_CTL "C2": [Msr<CboCtl>; 4] = [0 0xD50 "C2_MSR_PMON_CTL0" "linux-snbep", 1 0xD51 "C2_MSR_PMON_CTL1" "linux-snbep", 2 0xD52 "C2_MSR_PMON_CTL2" "linux-snbep", 3 0xD53 "C2_MSR_PMON_CTL3" "linux-snbep"];
@@ -80,7 +80,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width" "The guide's text under Table 2-14 (p. 33) gives 44 bits (carry out of bit 43); Linux perf_ctr_bits = 44 and likwid's box map (44) agree. Addresses: 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0; likwid MSR_UNC_C14_PMON_CTR0 = 0xED6).";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many C0_MSR_PMON_CTR "C0": [Msr<CboCtr>; 4] = [0 0xD16 "C0_MSR_PMON_CTR0" "linux-snbep", 1 0xD17 "C0_MSR_PMON_CTR1" "linux-snbep", 2 0xD18 "C0_MSR_PMON_CTR2" "linux-snbep", 3 0xD19 "C0_MSR_PMON_CTR3" "linux-snbep"];
     at many C1_MSR_PMON_CTR "C1": [Msr<CboCtr>; 4] = [0 0xD36 "C1_MSR_PMON_CTR0" "linux-snbep", 1 0xD37 "C1_MSR_PMON_CTR1" "linux-snbep", 2 0xD38 "C1_MSR_PMON_CTR2" "linux-snbep", 3 0xD39 "C1_MSR_PMON_CTR3" "linux-snbep"];
     at many C2_MSR_PMON_CTR "C2": [Msr<CboCtr>; 4] = [0 0xD56 "C2_MSR_PMON_CTR0" "linux-snbep", 1 0xD57 "C2_MSR_PMON_CTR1" "linux-snbep", 2 0xD58 "C2_MSR_PMON_CTR2" "linux-snbep", 3 0xD59 "C2_MSR_PMON_CTR3" "linux-snbep"];
@@ -316,4 +316,4 @@ unit_events!([CboCtl noext], [
     RXR_OCCUPANCY_IRQ_REJ = "UNC_C_RxR_OCCUPANCY.IRQ_REJ" 0x11 0x02 false 0b1 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "CBO", "cbox", "Caching Agent (CBo) performance monitoring", "Each core's slice of the last-level cache has a caching agent (CBo); IvyTown parts have up to fifteen. Each CBo has four 44-bit counters with their controls, a box control and two filter registers shared by its counters, all in MSR space, 0x20 MSRs apart from one CBo to the next.", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14"], [CBO_BOX_CTL_INFO, CBO_CTL_INFO, CBO_CTR_INFO, CBO_BOX_FILTER0_INFO, CBO_BOX_FILTER1_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "CBO", "cbox", "Caching Agent (CBo) performance monitoring", "Each core's slice of the last-level cache has a caching agent (CBo); IvyTown parts have up to fifteen. Each CBo has four 44-bit counters with their controls, a box control and two filter registers shared by its counters, all in MSR space, 0x20 MSRs apart from one CBo to the next.", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14"], [CBO_BOX_CTL_INFO, CBO_CTL_INFO, CBO_CTR_INFO, CBO_BOX_FILTER0_INFO, CBO_BOX_FILTER1_INFO], EVENT_INFOS, Some(&super::pmu::CBOX));

@@ -16,12 +16,12 @@ register! {
     note "info" "Devices and functions" "HA0 is device 14 function 1 (device id 0x0E30) and HA1 device 28 function 1 (0x0E38): the guide's Table 2-37 (p. 55: HA0 D14:F1, HA1 D28:F1), Linux ivbep_uncore_pci_ids (0xe30, 0xe38) and likwid (0e.1, 1c.1) agree; offsets F4 (box control), F8 (status), D8.. (controls), A0.. (counters) are in Table 2-37.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one HA0_PCI_PMON_BOX_CTL "HA0": PciRegister<HaBoxCtl> = [0 (0x0E30, 14, 1, 0x0F4) "HA0_PCI_PMON_BOX_CTL" "likwid"];
     at one HA1_PCI_PMON_BOX_CTL "HA1": PciRegister<HaBoxCtl> = [0 (0x0E38, 28, 1, 0x0F4) "HA1_PCI_PMON_BOX_CTL" "likwid"];
 }
@@ -33,7 +33,7 @@ register! {
     note "info" "RW1C modelled as rw-v" "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
     field Rv "rv" "rsv" "31:5" [5, 27] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "4" [4, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one HA0_PCI_PMON_BOX_STATUS "HA0": PciRegister<HaBoxStatus> = [0 (0x0E30, 14, 1, 0x0F8) "HA0_PCI_PMON_BOX_STATUS" "likwid"];
     at one HA1_PCI_PMON_BOX_STATUS "HA1": PciRegister<HaBoxStatus> = [0 (0x0E38, 28, 1, 0x0F8) "HA1_PCI_PMON_BOX_STATUS" "likwid"];
 }
@@ -45,17 +45,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
     note "source-conflict" "Bit 16: q_occ_rst from Linux" "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Wo "wo" "q_occ_rst" "16" [16, 1] 0x0 "Queue occupancy reset: writing 1 clears the queue-occupancy accumulator that feeds this counter's occupancy events." [] val(, with_q_occ_rst, set_q_occ_rst: bool);
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many HA0_PCI_PMON_CTL "HA0": [PciRegister<HaCtl>; 4] = [0 (0x0E30, 14, 1, 0x0D8) "HA0_PCI_PMON_CTL0" "likwid", 1 (0x0E30, 14, 1, 0x0DC) "HA0_PCI_PMON_CTL1" "likwid", 2 (0x0E30, 14, 1, 0x0E0) "HA0_PCI_PMON_CTL2" "likwid", 3 (0x0E30, 14, 1, 0x0E4) "HA0_PCI_PMON_CTL3" "likwid"];
     at many HA1_PCI_PMON_CTL "HA1": [PciRegister<HaCtl>; 4] = [0 (0x0E38, 28, 1, 0x0D8) "HA1_PCI_PMON_CTL0" "likwid", 1 (0x0E38, 28, 1, 0x0DC) "HA1_PCI_PMON_CTL1" "likwid", 2 (0x0E38, 28, 1, 0x0E0) "HA1_PCI_PMON_CTL2" "likwid", 3 (0x0E38, 28, 1, 0x0E4) "HA1_PCI_PMON_CTL3" "likwid"];
 }
@@ -66,7 +66,7 @@ register! {
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57";
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many HA0_PCI_PMON_CTR "HA0": [PciRegister<HaCtr>; 4] = [0 (0x0E30, 14, 1, 0x0A0) "HA0_PCI_PMON_CTR0" "likwid", 1 (0x0E30, 14, 1, 0x0A8) "HA0_PCI_PMON_CTR1" "likwid", 2 (0x0E30, 14, 1, 0x0B0) "HA0_PCI_PMON_CTR2" "likwid", 3 (0x0E30, 14, 1, 0x0B8) "HA0_PCI_PMON_CTR3" "likwid"];
     at many HA1_PCI_PMON_CTR "HA1": [PciRegister<HaCtr>; 4] = [0 (0x0E38, 28, 1, 0x0A0) "HA1_PCI_PMON_CTR0" "likwid", 1 (0x0E38, 28, 1, 0x0A8) "HA1_PCI_PMON_CTR1" "likwid", 2 (0x0E38, 28, 1, 0x0B0) "HA1_PCI_PMON_CTR2" "likwid", 3 (0x0E38, 28, 1, 0x0B8) "HA1_PCI_PMON_CTR3" "likwid"];
 }
@@ -308,4 +308,4 @@ unit_events!([HaCtl noext], [
     TXR_AD_HOM = "UNC_H_TxR_AD.HOM" 0x0f 0x04 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "HA", "ha", "Home Agent (HA) performance monitoring", "The Home Agent is the memory-side coherence agent: it orders the memory requests that arrive over the ring and QPI and passes them to its memory controller. IvyTown parts have up to two Home Agents, one per memory controller, each in its own PCI function on the socket's uncore bus: four 48-bit counters with their controls, a box control and status, and an address/opcode match filter.", ["HA0", "HA1"], [HA_BOX_CTL_INFO, HA_BOX_STATUS_INFO, HA_CTL_INFO, HA_CTR_INFO, HA_ADDR_MATCH0_INFO, HA_ADDR_MATCH1_INFO, HA_OPCODE_MATCH_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "HA", "ha", "Home Agent (HA) performance monitoring", "The Home Agent is the memory-side coherence agent: it orders the memory requests that arrive over the ring and QPI and passes them to its memory controller. IvyTown parts have up to two Home Agents, one per memory controller, each in its own PCI function on the socket's uncore bus: four 48-bit counters with their controls, a box control and status, and an address/opcode match filter.", ["HA0", "HA1"], [HA_BOX_CTL_INFO, HA_BOX_STATUS_INFO, HA_CTL_INFO, HA_CTR_INFO, HA_ADDR_MATCH0_INFO, HA_ADDR_MATCH1_INFO, HA_OPCODE_MATCH_INFO], EVENT_INFOS, Some(&super::pmu::HA));

@@ -16,12 +16,12 @@ register! {
     note "info" "Devices and functions" "Channels 0-3 (first controller) are device 16 functions 4, 5, 0, 1 with device ids 0x0EB4, 0x0EB5, 0x0EB0, 0x0EB1; channels 4-7 (second controller) are device 30 functions 4, 5, 0, 1 with 0x0EF4, 0x0EF5, 0x0EF0, 0x0EF1. Linux ivbep_uncore_pci_ids binds those ids to imc boxes 0-7 in this order, and likwid's table gives the same device.function paths (10.4, 10.5, 10.0, 10.1, 1e.4, 1e.5, 1e.0, 1e.1). Linux's comments call boxes 2 and 3 'Channel 3' and 'Channel 4'; we number channels by box order, as likwid does.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one MC_CH0_PCI_PMON_BOX_CTL "CH0": PciRegister<ImcBoxCtl> = [0 (0x0EB4, 16, 4, 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" "likwid"];
     at one MC_CH1_PCI_PMON_BOX_CTL "CH1": PciRegister<ImcBoxCtl> = [0 (0x0EB5, 16, 5, 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" "likwid"];
     at one MC_CH2_PCI_PMON_BOX_CTL "CH2": PciRegister<ImcBoxCtl> = [0 (0x0EB0, 16, 0, 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" "likwid"];
@@ -39,7 +39,7 @@ register! {
     note "info" "RW1C modelled as rw-v" "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "5" [5, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "4:0" [0, 5] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "4:0" [0, 5] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3, 4];
     at one MC_CH0_PCI_PMON_BOX_STATUS "CH0": PciRegister<ImcBoxStatus> = [0 (0x0EB4, 16, 4, 0x0F8) "MC_CH0_PCI_PMON_BOX_STATUS" "likwid"];
     at one MC_CH1_PCI_PMON_BOX_STATUS "CH1": PciRegister<ImcBoxStatus> = [0 (0x0EB5, 16, 5, 0x0F8) "MC_CH1_PCI_PMON_BOX_STATUS" "likwid"];
     at one MC_CH2_PCI_PMON_BOX_STATUS "CH2": PciRegister<ImcBoxStatus> = [0 (0x0EB0, 16, 0, 0x0F8) "MC_CH2_PCI_PMON_BOX_STATUS" "likwid"];
@@ -55,17 +55,17 @@ register! {
     "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many MC_CH0_PCI_PMON_CTL "CH0": [PciRegister<ImcCtl>; 4] = [0 (0x0EB4, 16, 4, 0x0D8) "MC_CH0_PCI_PMON_CTL0" "likwid", 1 (0x0EB4, 16, 4, 0x0DC) "MC_CH0_PCI_PMON_CTL1" "likwid", 2 (0x0EB4, 16, 4, 0x0E0) "MC_CH0_PCI_PMON_CTL2" "likwid", 3 (0x0EB4, 16, 4, 0x0E4) "MC_CH0_PCI_PMON_CTL3" "likwid"];
     at many MC_CH1_PCI_PMON_CTL "CH1": [PciRegister<ImcCtl>; 4] = [0 (0x0EB5, 16, 5, 0x0D8) "MC_CH1_PCI_PMON_CTL0" "likwid", 1 (0x0EB5, 16, 5, 0x0DC) "MC_CH1_PCI_PMON_CTL1" "likwid", 2 (0x0EB5, 16, 5, 0x0E0) "MC_CH1_PCI_PMON_CTL2" "likwid", 3 (0x0EB5, 16, 5, 0x0E4) "MC_CH1_PCI_PMON_CTL3" "likwid"];
     at many MC_CH2_PCI_PMON_CTL "CH2": [PciRegister<ImcCtl>; 4] = [0 (0x0EB0, 16, 0, 0x0D8) "MC_CH2_PCI_PMON_CTL0" "likwid", 1 (0x0EB0, 16, 0, 0x0DC) "MC_CH2_PCI_PMON_CTL1" "likwid", 2 (0x0EB0, 16, 0, 0x0E0) "MC_CH2_PCI_PMON_CTL2" "likwid", 3 (0x0EB0, 16, 0, 0x0E4) "MC_CH2_PCI_PMON_CTL3" "likwid"];
@@ -82,7 +82,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many MC_CH0_PCI_PMON_CTR "CH0": [PciRegister<ImcCtr>; 4] = [0 (0x0EB4, 16, 4, 0x0A0) "MC_CH0_PCI_PMON_CTR0" "likwid", 1 (0x0EB4, 16, 4, 0x0A8) "MC_CH0_PCI_PMON_CTR1" "likwid", 2 (0x0EB4, 16, 4, 0x0B0) "MC_CH0_PCI_PMON_CTR2" "likwid", 3 (0x0EB4, 16, 4, 0x0B8) "MC_CH0_PCI_PMON_CTR3" "likwid"];
     at many MC_CH1_PCI_PMON_CTR "CH1": [PciRegister<ImcCtr>; 4] = [0 (0x0EB5, 16, 5, 0x0A0) "MC_CH1_PCI_PMON_CTR0" "likwid", 1 (0x0EB5, 16, 5, 0x0A8) "MC_CH1_PCI_PMON_CTR1" "likwid", 2 (0x0EB5, 16, 5, 0x0B0) "MC_CH1_PCI_PMON_CTR2" "likwid", 3 (0x0EB5, 16, 5, 0x0B8) "MC_CH1_PCI_PMON_CTR3" "likwid"];
     at many MC_CH2_PCI_PMON_CTR "CH2": [PciRegister<ImcCtr>; 4] = [0 (0x0EB0, 16, 0, 0x0A0) "MC_CH2_PCI_PMON_CTR0" "likwid", 1 (0x0EB0, 16, 0, 0x0A8) "MC_CH2_PCI_PMON_CTR1" "likwid", 2 (0x0EB0, 16, 0, 0x0B0) "MC_CH2_PCI_PMON_CTR2" "likwid", 3 (0x0EB0, 16, 0, 0x0B8) "MC_CH2_PCI_PMON_CTR3" "likwid"];
@@ -101,10 +101,10 @@ register! {
     note "info" "Layout from the v1 guide, Linux and PCM; ov_en inferred" "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).";
     field Rv "rv" "rsv" "31:24" [24, 8] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables the fixed DRAM-clock counter." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables the fixed DRAM-clock counter." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
+    field Wo "wo" "rst" "19" [19, 1] 0x0 "Reset: writing 1 clears the fixed counter." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rv "rv" "rsv" "18:0" [0, 19] 0x0 "Reserved; write zero." [] none();
     at one MC_CH0_PCI_PMON_FIXED_CTL "CH0": PciRegister<ImcFixedCtl> = [0 (0x0EB4, 16, 4, 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" "likwid"];
     at one MC_CH1_PCI_PMON_FIXED_CTL "CH1": PciRegister<ImcFixedCtl> = [0 (0x0EB5, 16, 5, 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" "likwid"];
@@ -123,7 +123,7 @@ register! {
     note "info" "Width and offset" "Linux: SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48 for ivbep_uncore_imc; likwid: PCI_UNC_MC_PMON_FIXED_CTR_B/A at 0xD0/0xD4.";
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one MC_CH0_PCI_PMON_FIXED_CTR "CH0": PciRegister<ImcFixedCtr> = [0 (0x0EB4, 16, 4, 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" "likwid"];
     at one MC_CH1_PCI_PMON_FIXED_CTR "CH1": PciRegister<ImcFixedCtr> = [0 (0x0EB5, 16, 5, 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" "likwid"];
     at one MC_CH2_PCI_PMON_FIXED_CTR "CH2": PciRegister<ImcFixedCtr> = [0 (0x0EB0, 16, 0, 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" "likwid"];
@@ -335,4 +335,4 @@ unit_events!([ImcCtl noext], [
     WR_CAS_RANK7_BANK7 = "UNC_M_WR_CAS_RANK7.BANK7" 0xbf 0x80 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "IMC", "imc", "Integrated memory controller (iMC) channel performance monitoring", "IvyTown has up to two memory controllers with four DDR3 channels each. Every channel has its own monitoring block in its own PCI function: four general 48-bit counters with their controls, a fixed 48-bit DRAM-clock counter, and a box control and status.", ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"], [IMC_BOX_CTL_INFO, IMC_BOX_STATUS_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "IMC", "imc", "Integrated memory controller (iMC) channel performance monitoring", "IvyTown has up to two memory controllers with four DDR3 channels each. Every channel has its own monitoring block in its own PCI function: four general 48-bit counters with their controls, a fixed 48-bit DRAM-clock counter, and a box control and status.", ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"], [IMC_BOX_CTL_INFO, IMC_BOX_STATUS_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO], EVENT_INFOS, Some(&super::pmu::IMC));

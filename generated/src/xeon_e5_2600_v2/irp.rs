@@ -15,12 +15,12 @@ register! {
     note "info" "Devices and functions" "The IRP is device 5 function 6, device id 0x0E39: Linux ivbep_uncore_pci_ids and likwid (05.6) agree. Box control 0xF4 (Linux SNBEP_PCI_PMON_BOX_CTL for ivbep_uncore_irp; likwid PCI_UNC_IRP_PMON_BOX_CTL), status 0xF8 (likwid PCI_UNC_IRP_PMON_BOX_STATUS).";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one IRP_PCI_PMON_BOX_CTL "IRP": PciRegister<IrpBoxCtl> = [0 (0x0E39, 5, 6, 0x0F4) "IRP_PCI_PMON_BOX_CTL" "likwid"];
 }
 
@@ -33,7 +33,7 @@ register! {
     note "info" "Layout not read from the guide" "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
     field Rv "rv" "rsv" "31:5" [5, 27] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "4" [4, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one IRP_PCI_PMON_BOX_STATUS "IRP": PciRegister<IrpBoxStatus> = [0 (0x0E39, 5, 6, 0x0F8) "IRP_PCI_PMON_BOX_STATUS" "likwid"];
 }
 
@@ -43,17 +43,17 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
     note "source-conflict" "One box of four counters, or two of two" "Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many IRP_PCI_PMON_CTL "IRP": [PciRegister<IrpCtl>; 4] = [0 (0x0E39, 5, 6, 0x0D8) "IRP_PCI_PMON_CTL0" "linux-snbep", 1 (0x0E39, 5, 6, 0x0DC) "IRP_PCI_PMON_CTL1" "linux-snbep", 2 (0x0E39, 5, 6, 0x0E0) "IRP_PCI_PMON_CTL2" "linux-snbep", 3 (0x0E39, 5, 6, 0x0E4) "IRP_PCI_PMON_CTL3" "linux-snbep"];
 }
 
@@ -64,7 +64,7 @@ register! {
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     note "source-conflict" "48 bits in Linux, 44 in likwid" "Linux uncore_snbep.c gives ivbep_uncore_irp perf_ctr_bits = 48; likwid's IvyBridge-EP tables describe the IRP counters as 44 bits wide (comment 'IRP counters four 44bit wide' and box-map width 44). The guide's table for these counters was not read. We take 48 bits from Linux, whose counter arithmetic depends on the width; if the hardware counter is 44 bits wide, bits 47:44 read as zero and a 44-bit wrap looks like a large backwards step that the sampling code must treat as an overflow.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many IRP_PCI_PMON_CTR "IRP": [PciRegister<IrpCtr>; 4] = [0 (0x0E39, 5, 6, 0x0A0) "IRP_PCI_PMON_CTR0" "linux-snbep", 1 (0x0E39, 5, 6, 0x0B0) "IRP_PCI_PMON_CTR1" "linux-snbep", 2 (0x0E39, 5, 6, 0x0B8) "IRP_PCI_PMON_CTR2" "linux-snbep", 3 (0x0E39, 5, 6, 0x0C0) "IRP_PCI_PMON_CTR3" "linux-snbep"];
 }
 
@@ -109,4 +109,4 @@ unit_events!([IrpCtl noext], [
     TRANSACTIONS_RD_PREFETCHES = "UNC_I_TRANSACTIONS.RD_PREFETCHES" 0x15 0x04 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "IRP", "irp", "IRP (I/O coherence agent) performance monitoring", "The IRP box tracks coherent traffic from the integrated I/O controller. Its monitoring block, in one PCI function, has four 48-bit counters whose controls and counters are not evenly spaced, a box control and a box status.", ["IRP"], [IRP_BOX_CTL_INFO, IRP_BOX_STATUS_INFO, IRP_CTL_INFO, IRP_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "IRP", "irp", "IRP (I/O coherence agent) performance monitoring", "The IRP box tracks coherent traffic from the integrated I/O controller. Its monitoring block, in one PCI function, has four 48-bit counters whose controls and counters are not evenly spaced, a box control and a box status.", ["IRP"], [IRP_BOX_CTL_INFO, IRP_BOX_STATUS_INFO, IRP_CTL_INFO, IRP_CTR_INFO], EVENT_INFOS, Some(&super::pmu::IRP));

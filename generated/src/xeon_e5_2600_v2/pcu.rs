@@ -16,12 +16,12 @@ register! {
     note "info" "Address" "Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24 (used by ivbep_uncore_pcu), likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one PCU_MSR_PMON_BOX_CTL "PCU": Msr<PcuBoxCtl> = [0 0xC24 "PCU_MSR_PMON_BOX_CTL" "linux-snbep"];
 }
 
@@ -34,7 +34,7 @@ register! {
     note "info" "Address from likwid; layout inferred" "The guide names this register (Table 2-120, p. 111: the ov field is cleared by writing 1) but its rows were not read. likwid gives MSR_UNC_PCU_PMON_BOX_STATUS = 0xC35; Linux does not use it. The layout (ov 3:0 for the four counters) follows the datasheet's PmonUnitStatus description ('PCU: [3:0]') and the HA status table.";
     field Rv "rv" "rsv" "31:5" [5, 27] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "4" [4, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one PCU_MSR_PMON_BOX_STATUS "PCU": Msr<PcuBoxStatus> = [0 0xC35 "PCU_MSR_PMON_BOX_STATUS" "likwid"];
 }
 
@@ -48,18 +48,18 @@ register! {
     field RwV "rw-v" "occ_edge_det" "31" [31, 1] 0x0 "Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy." [] val(occ_edge_det, with_occ_edge_det, set_occ_edge_det: bool);
     field RwV "rw-v" "occ_invert" "30" [30, 1] 0x0 "Invert the threshold comparison for occupancy events (count cycles below thresh)." [] val(occ_invert, with_occ_invert, set_occ_invert: bool);
     field Rsv "rsv" "rsv" "29" [29, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
+    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension bit." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool);
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
+    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension bit." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "occ_sel" "15:14" [14, 2] 0x0 "Occupancy select: which core C-state occupancy counter feeds occupancy events." [] narrow(occ_sel, with_occ_sel, set_occ_sel, try_with_occ_sel: u8);
     field Rsv "rsv" "rsv" "13:8" [8, 6] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select; bit 7 set selects an occupancy event." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select; bit 7 set selects an occupancy event." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many PCU_MSR_PMON_CTL "PCU": [Msr<PcuCtl>; 4] = [0 0xC30 "PCU_MSR_PMON_CTL0" "linux-snbep", 1 0xC31 "PCU_MSR_PMON_CTL1" "linux-snbep", 2 0xC32 "PCU_MSR_PMON_CTL2" "linux-snbep", 3 0xC33 "PCU_MSR_PMON_CTL3" "linux-snbep"];
 }
 
@@ -69,7 +69,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width and address" "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many PCU_MSR_PMON_CTR "PCU": [Msr<PcuCtr>; 4] = [0 0xC36 "PCU_MSR_PMON_CTR0" "linux-snbep", 1 0xC37 "PCU_MSR_PMON_CTR1" "linux-snbep", 2 0xC38 "PCU_MSR_PMON_CTR2" "linux-snbep", 3 0xC39 "PCU_MSR_PMON_CTR3" "linux-snbep"];
 }
 
@@ -90,8 +90,8 @@ register! {
     PcuCoreC6Ctr(u64, 64) "PCU_MSR_CORE_C6_CTR" msr[1] None, "xeon-e5-2600-v2" "PCU" PCU_CORE_C6_CTR_INFO;
     "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address" "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is ro-v (a residency counter software only reads).";
-    field RoV "ro-v" "event_count" "63:0" [0, 64] 0x0 "Accumulated core C6 residency." [] val(event_count,: u64);
+    note "info" "Address" "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).";
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Accumulated core C6 residency." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C6_CTR "PCU": Msr<PcuCoreC6Ctr> = [0 0x3FD "PCU_MSR_CORE_C6_CTR" "likwid"];
 }
 
@@ -99,8 +99,8 @@ register! {
     PcuCoreC3Ctr(u64, 64) "PCU_MSR_CORE_C3_CTR" msr[1] None, "xeon-e5-2600-v2" "PCU" PCU_CORE_C3_CTR_INFO;
     "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address" "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is ro-v (a residency counter software only reads).";
-    field RoV "ro-v" "event_count" "63:0" [0, 64] 0x0 "Accumulated core C3 residency." [] val(event_count,: u64);
+    note "info" "Address" "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).";
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Accumulated core C3 residency." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C3_CTR "PCU": Msr<PcuCoreC3Ctr> = [0 0x3FC "PCU_MSR_CORE_C3_CTR" "likwid"];
 }
 
@@ -178,4 +178,4 @@ unit_events!([PcuCtl ext_noumask], [
     PKG_C_EXIT_LATENCY = "UNC_P_PKG_C_EXIT_LATENCY" 0x26 0x00 true 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages power and frequency for the package. Its monitoring block has four 48-bit counters with their controls, a band filter, a box control and status, plus two free-running C-state residency counters.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_BOX_STATUS_INFO, PCU_CTL_INFO, PCU_CTR_INFO, PCU_BOX_FILTER_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages power and frequency for the package. Its monitoring block has four 48-bit counters with their controls, a band filter, a box control and status, plus two free-running C-state residency counters.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_BOX_STATUS_INFO, PCU_CTL_INFO, PCU_CTR_INFO, PCU_BOX_FILTER_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS, Some(&super::pmu::PCU));

@@ -15,12 +15,12 @@ register! {
     note "info" "Devices and functions" "Ports 0 and 1 are function 2 of devices 8 and 9 (device ids 0x0E32, 0x0E33: Linux and likwid agree). Port 2 is function 2 of device 10 (likwid path 0a.2); for its device id Linux ivbep_uncore_pci_ids gives 0xe3a ('QPI1 Port 2') while likwid gives 0x0ec2. We take 0x0E3A: it is the id the Linux driver binds its PMON box to, and it continues the 0x0E3x numbering of the other IvyTown PMON functions (HA 0xE30/0xE38, QPI 0xE32/0xE33, R2PCIe 0xE34, R3QPI 0xE36/0xE37/0xE3E, IRP 0xE39), whereas likwid's 0x0EC2 sits in the series of the port-2 misc and filter functions (0x0EC0, 0x0EC6). Recorded as a source conflict.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one Q_P0_PCI_PMON_BOX_CTL "P0": PciRegister<QpiBoxCtl> = [0 (0x0E32, 8, 2, 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" "likwid"];
     at one Q_P1_PCI_PMON_BOX_CTL "P1": PciRegister<QpiBoxCtl> = [0 (0x0E33, 9, 2, 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" "likwid"];
     at one Q_P2_PCI_PMON_BOX_CTL "P2": PciRegister<QpiBoxCtl> = [0 (0x0E3A, 10, 2, 0x0F4) "Q_P2_PCI_PMON_BOX_CTL" "likwid"];
@@ -35,7 +35,7 @@ register! {
     note "info" "Layout not read from the guide" "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
     field Rv "rv" "rsv" "31:5" [5, 27] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "4" [4, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one Q_P0_PCI_PMON_BOX_STATUS "P0": PciRegister<QpiBoxStatus> = [0 (0x0E32, 8, 2, 0x0F8) "Q_P0_PCI_PMON_BOX_STATUS" "likwid"];
     at one Q_P1_PCI_PMON_BOX_STATUS "P1": PciRegister<QpiBoxStatus> = [0 (0x0E33, 9, 2, 0x0F8) "Q_P1_PCI_PMON_BOX_STATUS" "likwid"];
     at one Q_P2_PCI_PMON_BOX_STATUS "P2": PciRegister<QpiBoxStatus> = [0 (0x0E3A, 10, 2, 0x0F8) "Q_P2_PCI_PMON_BOX_STATUS" "likwid"];
@@ -46,17 +46,17 @@ register! {
     "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: the ninth bit of the event code, for QPI events numbered 0x100 and above." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool);
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
+    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: the ninth bit of the event code, for QPI events numbered 0x100 and above." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many Q_P0_PCI_PMON_CTL "P0": [PciRegister<QpiCtl>; 4] = [0 (0x0E32, 8, 2, 0x0D8) "Q_P0_PCI_PMON_CTL0" "likwid", 1 (0x0E32, 8, 2, 0x0DC) "Q_P0_PCI_PMON_CTL1" "likwid", 2 (0x0E32, 8, 2, 0x0E0) "Q_P0_PCI_PMON_CTL2" "likwid", 3 (0x0E32, 8, 2, 0x0E4) "Q_P0_PCI_PMON_CTL3" "likwid"];
     at many Q_P1_PCI_PMON_CTL "P1": [PciRegister<QpiCtl>; 4] = [0 (0x0E33, 9, 2, 0x0D8) "Q_P1_PCI_PMON_CTL0" "likwid", 1 (0x0E33, 9, 2, 0x0DC) "Q_P1_PCI_PMON_CTL1" "likwid", 2 (0x0E33, 9, 2, 0x0E0) "Q_P1_PCI_PMON_CTL2" "likwid", 3 (0x0E33, 9, 2, 0x0E4) "Q_P1_PCI_PMON_CTL3" "likwid"];
     at many Q_P2_PCI_PMON_CTL "P2": [PciRegister<QpiCtl>; 4] = [0 (0x0E3A, 10, 2, 0x0D8) "Q_P2_PCI_PMON_CTL0" "likwid", 1 (0x0E3A, 10, 2, 0x0DC) "Q_P2_PCI_PMON_CTL1" "likwid", 2 (0x0E3A, 10, 2, 0x0E0) "Q_P2_PCI_PMON_CTL2" "likwid", 3 (0x0E3A, 10, 2, 0x0E4) "Q_P2_PCI_PMON_CTL3" "likwid"];
@@ -68,7 +68,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many Q_P0_PCI_PMON_CTR "P0": [PciRegister<QpiCtr>; 4] = [0 (0x0E32, 8, 2, 0x0A0) "Q_P0_PCI_PMON_CTR0" "likwid", 1 (0x0E32, 8, 2, 0x0A8) "Q_P0_PCI_PMON_CTR1" "likwid", 2 (0x0E32, 8, 2, 0x0B0) "Q_P0_PCI_PMON_CTR2" "likwid", 3 (0x0E32, 8, 2, 0x0B8) "Q_P0_PCI_PMON_CTR3" "likwid"];
     at many Q_P1_PCI_PMON_CTR "P1": [PciRegister<QpiCtr>; 4] = [0 (0x0E33, 9, 2, 0x0A0) "Q_P1_PCI_PMON_CTR0" "likwid", 1 (0x0E33, 9, 2, 0x0A8) "Q_P1_PCI_PMON_CTR1" "likwid", 2 (0x0E33, 9, 2, 0x0B0) "Q_P1_PCI_PMON_CTR2" "likwid", 3 (0x0E33, 9, 2, 0x0B8) "Q_P1_PCI_PMON_CTR3" "likwid"];
     at many Q_P2_PCI_PMON_CTR "P2": [PciRegister<QpiCtr>; 4] = [0 (0x0E3A, 10, 2, 0x0A0) "Q_P2_PCI_PMON_CTR0" "likwid", 1 (0x0E3A, 10, 2, 0x0A8) "Q_P2_PCI_PMON_CTR1" "likwid", 2 (0x0E3A, 10, 2, 0x0B0) "Q_P2_PCI_PMON_CTR2" "likwid", 3 (0x0E3A, 10, 2, 0x0B8) "Q_P2_PCI_PMON_CTR3" "likwid"];
@@ -343,4 +343,4 @@ unit_events!([QpiCtl ext], [
     TXR_AK_NDR_CREDIT_OCCUPANCY = "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY" 0x25 0x00 true 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "QPI", "qpi", "Intel QPI link layer performance monitoring", "Each of up to three QPI ports has a link-layer monitoring block in its own PCI function: four 48-bit counters with their controls (with a ninth event-select bit), a box control and status, and a packet match/mask filter in a separate function of the same device.", ["P0", "P1", "P2"], [QPI_BOX_CTL_INFO, QPI_BOX_STATUS_INFO, QPI_CTL_INFO, QPI_CTR_INFO, QPI_PKT_MATCH0_INFO, QPI_PKT_MATCH1_INFO, QPI_PKT_MASK0_INFO, QPI_PKT_MASK1_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "QPI", "qpi", "Intel QPI link layer performance monitoring", "Each of up to three QPI ports has a link-layer monitoring block in its own PCI function: four 48-bit counters with their controls (with a ninth event-select bit), a box control and status, and a packet match/mask filter in a separate function of the same device.", ["P0", "P1", "P2"], [QPI_BOX_CTL_INFO, QPI_BOX_STATUS_INFO, QPI_CTL_INFO, QPI_CTR_INFO, QPI_PKT_MATCH0_INFO, QPI_PKT_MATCH1_INFO, QPI_PKT_MASK0_INFO, QPI_PKT_MASK1_INFO], EVENT_INFOS, Some(&super::pmu::QPI));

@@ -15,12 +15,12 @@ register! {
     note "info" "Devices and functions" "R2PCIe is device 19 function 1, device id 0x0E34: Linux ivbep_uncore_pci_ids and likwid (13.1) agree. Counter width 44 bits: Linux perf_ctr_bits = 44 and likwid's box map agree.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "ov_en" "17" [17, 1] 0x0 "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)." [] val(ov_en, with_ov_en, set_ov_en: bool);
-    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool);
+    field Rw "rw" "frz_en" "16" [16, 1] 0x0 "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note)." [] val(frz_en, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 stops all counters of this box until the bit is written as 0." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every data counter of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every counter control register of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one R2_PCI_PMON_BOX_CTL "R2PCIE": PciRegister<R2pcieBoxCtl> = [0 (0x0E34, 19, 1, 0x0F4) "R2_PCI_PMON_BOX_CTL" "likwid"];
 }
 
@@ -33,7 +33,7 @@ register! {
     note "info" "Layout not read from the guide" "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
     field Rv "rv" "rsv" "31:5" [5, 27] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "4" [4, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide)." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one R2_PCI_PMON_BOX_STATUS "R2PCIE": PciRegister<R2pcieBoxStatus> = [0 (0x0E34, 19, 1, 0x0F8) "R2_PCI_PMON_BOX_STATUS" "likwid"];
 }
 
@@ -42,17 +42,17 @@ register! {
     "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many R2_PCI_PMON_CTL "R2PCIE": [PciRegister<R2pcieCtl>; 4] = [0 (0x0E34, 19, 1, 0x0D8) "R2_PCI_PMON_CTL0" "likwid", 1 (0x0E34, 19, 1, 0x0DC) "R2_PCI_PMON_CTL1" "likwid", 2 (0x0E34, 19, 1, 0x0E0) "R2_PCI_PMON_CTL2" "likwid", 3 (0x0E34, 19, 1, 0x0E4) "R2_PCI_PMON_CTL3" "likwid"];
 }
 
@@ -62,7 +62,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Read as two dwords" "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many R2_PCI_PMON_CTR "R2PCIE": [PciRegister<R2pcieCtr>; 4] = [0 (0x0E34, 19, 1, 0x0A0) "R2_PCI_PMON_CTR0" "likwid", 1 (0x0E34, 19, 1, 0x0A8) "R2_PCI_PMON_CTR1" "likwid", 2 (0x0E34, 19, 1, 0x0B0) "R2_PCI_PMON_CTR2" "likwid", 3 (0x0E34, 19, 1, 0x0B8) "R2_PCI_PMON_CTR3" "likwid"];
 }
 
@@ -130,4 +130,4 @@ unit_events!([R2pcieCtl noext], [
     TXR_NACK_CW_BL = "UNC_R2_TxR_NACK_CW.BL" 0x26 0x04 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "R2PCIE", "r2pcie", "R2PCIe (ring to PCIe agent) performance monitoring", "R2PCIe is the ring stop between the uncore ring and the integrated I/O controller. Its monitoring block has four 44-bit counters with their controls and a box control and status, in one PCI function.", ["R2PCIE"], [R2PCIE_BOX_CTL_INFO, R2PCIE_BOX_STATUS_INFO, R2PCIE_CTL_INFO, R2PCIE_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "R2PCIE", "r2pcie", "R2PCIe (ring to PCIe agent) performance monitoring", "R2PCIe is the ring stop between the uncore ring and the integrated I/O controller. Its monitoring block has four 44-bit counters with their controls and a box control and status, in one PCI function.", ["R2PCIE"], [R2PCIE_BOX_CTL_INFO, R2PCIE_BOX_STATUS_INFO, R2PCIE_CTL_INFO, R2PCIE_CTR_INFO], EVENT_INFOS, Some(&super::pmu::R2PCIE));

@@ -30,17 +30,17 @@ register! {
     note "info" "Layout from Linux and the guide's text" "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read.";
     note "source-conflict" "No invert bit on this generation" "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
     field Rv "rv" "rsv" "31:29" [29, 3] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
+    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
     field Rsv "rsv" "rsv" "23" [23, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field RwV "rw-v" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many U_MSR_PMON_CTL "UBOX": [Msr<UCtl>; 2] = [0 0xC10 "U_MSR_PMON_CTL0" "linux-snbep", 1 0xC11 "U_MSR_PMON_CTL1" "linux-snbep"];
 }
 
@@ -51,7 +51,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width" "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid).";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many U_MSR_PMON_CTR "UBOX": [Msr<UCtr>; 2] = [0 0xC16 "U_MSR_PMON_CTR0" "linux-snbep", 1 0xC17 "U_MSR_PMON_CTR1" "linux-snbep"];
 }
 
@@ -61,9 +61,9 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Layout from the E5-2600 table; ov_en inferred" "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters.";
     field Rv "rv" "rsv" "31:23" [23, 9] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the uncore-clock fixed counter." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the uncore-clock fixed counter." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool);
+    field Rw "rw" "ov_en" "20" [20, 1] 0x0 "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore." [] val(ov_en, with_ov_en, set_ov_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19:0" [0, 20] 0x0 "Reserved; write zero." [] none();
     at one U_MSR_PMON_UCLK_FIXED_CTL "UBOX": Msr<UUclkFixedCtl> = [0 0xC08 "U_MSR_PMON_UCLK_FIXED_CTL" "linux-snbep"];
 }
@@ -75,7 +75,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width" "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one U_MSR_PMON_UCLK_FIXED_CTR "UBOX": Msr<UUclkFixedCtr> = [0 0xC09 "U_MSR_PMON_UCLK_FIXED_CTR" "linux-snbep"];
 }
 
@@ -103,4 +103,4 @@ unit_events!([UCtl noext], [
     CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600-v2", "UBOX", "ubox", "U-box (system configuration agent) and uncore-wide performance monitoring control", "The U-box handles interrupts, locks and configuration messages for the socket. It holds the uncore-wide control that freezes all uncore counters and routes overflow PMIs, and its own two 44-bit counters and a 48-bit uncore-clock counter.", ["UBOX"], [U_GLOBAL_CTL_INFO, U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600-v2", "UBOX", "ubox", "U-box (system configuration agent) and uncore-wide performance monitoring control", "The U-box handles interrupts, locks and configuration messages for the socket. It holds the uncore-wide control that freezes all uncore counters and routes overflow PMIs, and its own two 44-bit counters and a 48-bit uncore-clock counter.", ["UBOX"], [U_GLOBAL_CTL_INFO, U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO], EVENT_INFOS, Some(&super::pmu::UBOX));

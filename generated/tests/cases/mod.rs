@@ -1085,11 +1085,11 @@ layout! {
 }
 layout! {
     pcu_core_c6_ctr: PcuCoreC6Ctr;
-    ro(event_count, val u64, 0, 64);
+    rw(event_count, with_event_count, val u64, 0, 64);
 }
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
-    ro(event_count, val u64, 0, 64);
+    rw(event_count, with_event_count, val u64, 0, 64);
 }
 }
 

@@ -52,7 +52,7 @@ fn import_writes_facts_per_unit_and_reports_what_it_could_not_map() {
     assert_eq!(report.errors.len(), 1);
     assert!(
         report.errors[0]
-            .contains("record 4 (UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY): Intel unit `IRP`"),
+            .contains("record 4 (UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY): unit IRP is not in the spec of xeon-e5-2600"),
         "{:?}",
         report.errors
     );

@@ -36,10 +36,16 @@ mod tests {
             .iter()
             .filter(|p| p.cpuid.is_some())
             .collect();
-        assert!(with_cpuid.len() >= 3, "the spec identifies its uncore processors");
+        assert!(
+            with_cpuid.len() >= 3,
+            "the spec identifies its uncore processors"
+        );
         for p in with_cpuid {
             let (f, m) = p.cpuid.unwrap();
-            assert_eq!(processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id), Some(p.id));
+            assert_eq!(
+                processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id),
+                Some(p.id)
+            );
             assert!(!p.code_names.is_empty(), "{} has code names", p.id);
         }
     }

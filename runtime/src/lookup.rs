@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(f.address.unwrap().location, Location::Msr(0xC94));
         let f = find("WEvtSel").unwrap();
         assert!(f.address.is_none());
-        let f = find("Q_P1_PCI_PMON_CTL3").unwrap();
+        let f = find("xeon-e5-2600:Q_P1_PCI_PMON_CTL3").unwrap();
         assert_eq!(f.address.unwrap().instance, "P1");
     }
 

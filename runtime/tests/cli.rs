@@ -186,7 +186,11 @@ fn encode_starts_from_reset_and_refuses_bad_fields() {
     let (code, _, err) = run(&["encode", "IA32_PERFEVTSEL0", "evsel=1"]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("encode_unknown_field", err);
-    let (code, _, err) = run(&["encode", "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel=16"]);
+    let (code, _, err) = run(&[
+        "encode",
+        "xeon-7500:U_MSR_PMON_GLOBAL_CTL",
+        "pmi_core_sel=16",
+    ]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("encode_too_wide", err);
     let (code, _, err) = run(&["encode", "IA32_PERF_CAPABILITIES", "fw_write=1"]);
@@ -203,7 +207,7 @@ fn read_decodes_an_msr_from_the_tree() {
     let r = root.path().to_str().unwrap();
     let (code, out, err) = run(&[
         "read",
-        "U_MSR_PMON_GLOBAL_CTL",
+        "xeon-7500:U_MSR_PMON_GLOBAL_CTL",
         "--socket",
         "1",
         "--root",
@@ -213,7 +217,7 @@ fn read_decodes_an_msr_from_the_tree() {
     insta::assert_snapshot!("read_u_global_ctl", out);
     let (code, out, _) = run(&[
         "read",
-        "U_MSR_PMON_GLOBAL_CTL",
+        "xeon-7500:U_MSR_PMON_GLOBAL_CTL",
         "--cpu",
         "0",
         "--root",
@@ -262,7 +266,7 @@ fn read_errors_say_what_to_do() {
     let (code, _, err) = run(&["read", "W_MSR_PMON_EVT_SEL0", "--cpu", "5", "--root", r]);
     assert_eq!(code, 1);
     insta::assert_snapshot!("read_no_msr_device", redact(&err, root.path()));
-    let (code, _, err) = run(&["read", "Q_P0_PCI_PMON_CTL0", "--root", r]);
+    let (code, _, err) = run(&["read", "xeon-e5-2600:Q_P0_PCI_PMON_CTL0", "--root", r]);
     assert_eq!(code, 1);
     assert!(err.contains("was not found on socket 0"), "{err}");
     let empty = tempfile::tempdir().unwrap();
@@ -358,7 +362,12 @@ fn write_refuses_reserved_bits_and_read_only_registers() {
 #[test]
 fn write_through_the_simulator_faults_like_hardware() {
     // 32-bit register, value too wide: refused before reaching the backend.
-    let (code, _, err) = run(&["write", "U_MSR_PMON_GLOBAL_CTL", "0x100000000", "--sim"]);
+    let (code, _, err) = run(&[
+        "write",
+        "xeon-7500:U_MSR_PMON_GLOBAL_CTL",
+        "0x100000000",
+        "--sim",
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("does not fit in the 32-bit register"), "{err}");
     // IA32_A_PMC4 does not exist on the simulated CPU (4 counters): EIO.
@@ -507,7 +516,7 @@ fn list_events_and_summary() {
 fn encode_takes_an_event_by_name() {
     let (code, out, err) = run(&[
         "encode",
-        "Q_P0_PCI_PMON_CTL0",
+        "xeon-e5-2600:Q_P0_PCI_PMON_CTL0",
         "event=UNC_Q_CTO_COUNT",
         "en=1",
     ]);

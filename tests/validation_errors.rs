@@ -124,3 +124,33 @@ fn codegen_run_and_import_errors_say_what_to_do() {
     ];
     insta::assert_snapshot!(errors.join("\n"));
 }
+
+/// The errors of `fixtures/processors-errors/{case}.xml` used as processors.xml (no units).
+fn processors_diagnostics(case: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(
+        root.join(format!("processors-errors/{case}.xml")),
+        dir.path().join("processors.xml"),
+    )
+    .unwrap();
+    match codegen::load_spec(dir.path()) {
+        Ok(_) => panic!("fixture {case} was accepted, but it must be rejected"),
+        Err(e) => e
+            .to_string()
+            .replace(&dir.path().display().to_string(), "SPEC"),
+    }
+}
+
+/// Two processors claiming one CPUID signature (or one perfmon file name) are refused: the
+/// runtime picks the spec for a machine by its signature.
+#[test]
+fn duplicate_cpuid() {
+    insta::assert_snapshot!(processors_diagnostics("duplicate_cpuid"));
+}
+
+/// A signature that is not a number, an identity without a code name, an unknown source.
+#[test]
+fn bad_cpuid() {
+    insta::assert_snapshot!(processors_diagnostics("bad_cpuid"));
+}

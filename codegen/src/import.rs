@@ -224,13 +224,21 @@ pub fn plan(
             .push(line);
     }
 
+    // Each processor's event list is its own source when processors.xml declares one
+    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id.
+    let specific = format!("intel-perfmon-{processor}");
+    let source = if spec.public_sources.iter().any(|s| s.id == specific) {
+        specific
+    } else {
+        "intel-perfmon".to_string()
+    };
     let mut plan = Plan {
         report,
         files: Vec::new(),
     };
     for (module, (name, dir, lines)) in &files {
         let content = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"intel-perfmon\">\n{}\n</events>\n",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")
         );
         plan.files.push((
@@ -285,6 +293,37 @@ pub fn import_perfmon(
         report.written.push(path);
     }
     Ok(report)
+}
+
+/// The processor whose `<identity perfmon="..">` prefixes `file`'s name (case-insensitively):
+/// `ivytown_uncore.json` belongs to the processor with `perfmon="ivytown"`.
+pub fn processor_for_file(file: &Path, spec_dir: &Path) -> Result<String, ImportError> {
+    let spec = crate::load_spec(spec_dir)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let known: Vec<(&str, &str)> = spec
+        .processors
+        .iter()
+        .filter_map(|p| Some((p.id.as_str(), p.identity.as_ref()?.perfmon.as_deref()?)))
+        .collect();
+    known
+        .iter()
+        .filter(|(_, prefix)| name.starts_with(&format!("{}_", prefix.to_ascii_lowercase())))
+        .map(|(id, _)| id.to_string())
+        .next()
+        .ok_or_else(|| ImportError::Input {
+            path: file.display().to_string(),
+            message: format!(
+                "no processor's perfmon name prefixes this file name (known: {}); pass --processor",
+                known
+                    .iter()
+                    .map(|(id, prefix)| format!("{prefix}_* for {id}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
 }
 
 /// Writes `content` to `path`, creating its `events/` directory if needed.

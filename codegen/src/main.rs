@@ -31,9 +31,10 @@ enum Command {
     ImportPerfmon {
         /// The perfmon JSON file.
         file: PathBuf,
-        /// The processor the events belong to.
-        #[arg(long, default_value = "xeon-e5-2600")]
-        processor: String,
+        /// The processor the events belong to; by default the one whose perfmon name
+        /// (processors.xml `<identity perfmon="..">`) prefixes the file name.
+        #[arg(long)]
+        processor: Option<String>,
         /// Succeed even when some records name units the spec does not have.
         #[arg(long)]
         skip_unmapped: bool,
@@ -56,7 +57,17 @@ fn main() -> ExitCode {
         skip_unmapped,
     }) = &args.command
     {
-        return match codegen::import::import_perfmon(file, &args.spec, processor) {
+        let processor = match processor {
+            Some(p) => p.clone(),
+            None => match codegen::import::processor_for_file(file, &args.spec) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            },
+        };
+        return match codegen::import::import_perfmon(file, &args.spec, &processor) {
             Ok(report) => {
                 print!("{}", report.render());
                 if report.errors.is_empty() || *skip_unmapped {

@@ -45,6 +45,27 @@ pub struct RawProcessor {
     pub name: String,
     #[serde(default)]
     pub document: Vec<RawDocument>,
+    #[serde(default)]
+    pub identity: Option<RawIdentity>,
+}
+
+/// `<identity family=".." model=".." codenames=".." perfmon=".." source=".."/>`: how software
+/// recognises the processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdentity {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@family")]
+    pub family: String,
+    #[serde(rename = "@model")]
+    pub model: String,
+    #[serde(rename = "@codenames")]
+    pub codenames: String,
+    #[serde(rename = "@perfmon", default)]
+    pub perfmon: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 #[derive(Debug, Deserialize)]

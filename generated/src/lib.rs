@@ -65,6 +65,7 @@
 //! |---|---|---|
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
+//! | `xeon-e5-2600-v2` | [`xeon_e5_2600_v2`] | Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore |
 //! | `xeon-e5-2600-v3` | [`xeon_e5_2600_v3`] | Intel Xeon Processor E5-2600 v3 Product Family (Haswell-EP) uncore |
 //! | `xeon-e5-2600-v4` | [`xeon_e5_2600_v4`] | Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
@@ -90,6 +91,9 @@ pub mod xeon_7500;
 #[cfg(feature = "xeon-e5-2600")]
 #[rustfmt::skip]
 pub mod xeon_e5_2600;
+#[cfg(feature = "xeon-e5-2600-v2")]
+#[rustfmt::skip]
+pub mod xeon_e5_2600_v2;
 #[cfg(feature = "xeon-e5-2600-v3")]
 #[rustfmt::skip]
 pub mod xeon_e5_2600_v3;
@@ -105,9 +109,21 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &xeon_7500::PROCESSOR,
     #[cfg(feature = "xeon-e5-2600")]
     &xeon_e5_2600::PROCESSOR,
+    #[cfg(feature = "xeon-e5-2600-v2")]
+    &xeon_e5_2600_v2::PROCESSOR,
     #[cfg(feature = "xeon-e5-2600-v3")]
     &xeon_e5_2600_v3::PROCESSOR,
     #[cfg(feature = "xeon-e5-2600-v4")]
     &xeon_e5_2600_v4::PROCESSOR,
     &arch::PROCESSOR,
 ];
+/// The processor with CPUID display family `family` and model `model` (06_3EH is
+/// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
+/// built: how a tool picks the spec for the machine it runs on.
+pub fn processor_for_cpuid(
+    family: u32,
+    model: u32,
+) -> Option<&'static support::ProcessorInfo> {
+    let wanted = Some((family, model));
+    PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
+}

@@ -306,6 +306,10 @@ pub struct ProcessorInfo {
     pub name: &'static str,
     /// Intel documents the tables come from: (title, reference number).
     pub documents: &'static [(&'static str, &'static str)],
+    /// CPUID display family and model (`(0x6, 0x3E)` for 06_3EH), if the spec gives them.
+    pub cpuid: Option<(u32, u32)>,
+    /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
+    pub code_names: &'static [&'static str],
     /// Units (boxes).
     pub units: &'static [&'static UnitInfo],
     /// The level above every box (global control and status), if the processor has one.

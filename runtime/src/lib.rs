@@ -35,6 +35,7 @@ pub mod codec;
 pub mod error;
 pub mod fault;
 pub mod hierarchy;
+pub mod identify;
 pub mod lookup;
 pub mod msr;
 pub mod pci;

@@ -548,6 +548,25 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         let (t, r) = (str_lit(&d.title), str_lit(&d.reference));
         quote!((#t, #r))
     });
+    let cpuid = match &proc.identity {
+        Some(id) => {
+            // Hex, as Intel writes signatures (06_3EH).
+            let hex = |n: u32| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let (f, m) = (hex(id.family), hex(id.model));
+            quote!(Some((#f, #m)))
+        }
+        None => quote!(None),
+    };
+    let code_names = proc
+        .identity
+        .iter()
+        .flat_map(|id| id.codenames.iter())
+        .map(|c| str_lit(c));
     let doc_attrs = inner_docs(&doc);
     let global = super::structure::processor_global_ref(proc);
     quote! {
@@ -562,6 +581,8 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             module: #module,
             name: #name,
             documents: &[#(#docs),*],
+            cpuid: #cpuid,
+            code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
         };
@@ -626,6 +647,14 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         /// Every processor built (see the features), with all units and registers: for tools
         /// that list, decode or look registers up by name without parsing XML.
         pub static PROCESSORS: &[&support::ProcessorInfo] = &[#(#items),*];
+
+        /// The processor with CPUID display family `family` and model `model` (06_3EH is
+        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
+        /// built: how a tool picks the spec for the machine it runs on.
+        pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static support::ProcessorInfo> {
+            let wanted = Some((family, model));
+            PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
+        }
     }
 }
 

@@ -36,8 +36,26 @@ pub struct Processor {
     pub name: String,
     /// Intel documents its tables come from.
     pub documents: Vec<Document>,
+    /// How software recognises the processor, where the spec says.
+    pub identity: Option<Identity>,
     /// Units, in file-path order.
     pub units: Vec<Unit>,
+}
+
+/// A processor's identity: its CPUID signature, Intel's code names and the name of Intel's
+/// perfmon event lists for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// CPUID display family (`0x6`).
+    pub family: u32,
+    /// CPUID display model (`0x3E`).
+    pub model: u32,
+    /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
+    pub codenames: Vec<String>,
+    /// The prefix of Intel's perfmon file names for it (`ivytown`), if it has event lists.
+    pub perfmon: Option<String>,
+    /// The public source of the CPUID signature.
+    pub source: String,
 }
 
 /// An Intel document.

@@ -74,6 +74,7 @@ impl Validator {
                 module: p.module.clone(),
                 name: p.name.clone(),
                 documents,
+                identity: None,
                 units: Vec::new(),
             });
         }
@@ -101,10 +102,104 @@ impl Validator {
             }
             public_sources.push(src);
         }
+        for (p, raw) in processors.iter_mut().zip(&parsed.raw.processor) {
+            if let Some(raw) = &raw.identity {
+                p.identity = self.identity(&ctx, &p.id, raw, &catalogue);
+            }
+        }
+        self.unique_identities(&ctx, &processors, &parsed.raw.processor);
         SpecContext {
             processors,
             public_sources,
             catalogue,
+        }
+    }
+
+    /// A processor's `<identity>`, or `None` (with errors pushed) if it is malformed.
+    fn identity(
+        &mut self,
+        ctx: &Ctx,
+        processor: &str,
+        raw: &RawIdentity,
+        catalogue: &Catalogue,
+    ) -> Option<Identity> {
+        let number = |text: &str, max: u64| parse_number(text).filter(|&n| n <= max);
+        let (Some(family), Some(model)) = (number(&raw.family, 0x10E), number(&raw.model, 0xFF))
+        else {
+            self.push(ctx.error(
+                raw.at,
+                format!(
+                    "processor `{processor}`: CPUID family `{}` / model `{}` is not a display family (at most 0x10E) and model (at most 0xFF)",
+                    raw.family, raw.model
+                ),
+                "write the display family and model as numbers, e.g. family=\"0x6\" model=\"0x3E\" for 06_3EH",
+            ));
+            return None;
+        };
+        if !catalogue.public.contains_key(&raw.source) {
+            self.push(ctx.error(
+                raw.at,
+                format!(
+                    "processor `{processor}`: identity source `{}` is not a <source> of processors.xml",
+                    raw.source
+                ),
+                "cite a declared public source for the CPUID signature",
+            ));
+        }
+        let codenames: Vec<String> = raw
+            .codenames
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        if codenames.is_empty() {
+            self.push(ctx.error(
+                raw.at,
+                format!("processor `{processor}`: identity has no code name"),
+                "list Intel's code names, comma-separated (codenames=\"Ivy Bridge-EP, IvyTown\")",
+            ));
+        }
+        Some(Identity {
+            family: family as u32,
+            model: model as u32,
+            codenames,
+            perfmon: raw.perfmon.clone(),
+            source: raw.source.clone(),
+        })
+    }
+
+    /// Two processors may not claim one CPUID signature or one perfmon file name: `pmu` could
+    /// not tell which spec a machine needs.
+    fn unique_identities(&mut self, ctx: &Ctx, processors: &[Processor], raw: &[RawProcessor]) {
+        for (i, (p, rp)) in processors.iter().zip(raw).enumerate() {
+            let (Some(id), Some(at)) = (&p.identity, rp.identity.as_ref().map(|r| r.at)) else {
+                continue;
+            };
+            for q in &processors[..i] {
+                let Some(other) = &q.identity else { continue };
+                if (other.family, other.model) == (id.family, id.model) {
+                    self.push(ctx.error(
+                        at,
+                        format!(
+                            "processors `{}` and `{}` both claim CPUID {:02X}_{:02X}H",
+                            q.id, p.id, id.family, id.model
+                        ),
+                        "each CPUID signature names one processor; fix the family or model",
+                    ));
+                }
+                if id.perfmon.is_some() && other.perfmon == id.perfmon {
+                    self.push(ctx.error(
+                        at,
+                        format!(
+                            "processors `{}` and `{}` both claim the perfmon file name `{}`",
+                            q.id,
+                            p.id,
+                            id.perfmon.as_deref().unwrap_or_default()
+                        ),
+                        "each perfmon file name prefix names one processor",
+                    ));
+                }
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "253669",
         ),
     ],
+    cpuid: None,
+    code_names: &[],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
 };

@@ -27,6 +27,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     documents: &[
         ("Intel Xeon Processor 7500 Series Uncore Programming Guide", "323535-001"),
     ],
+    cpuid: Some((0x6, 0x2E)),
+    code_names: &["Nehalem-EX", "Beckton"],
     units: &[
         &bbox::UNIT,
         &cbox::UNIT,

@@ -78,6 +78,40 @@ register! {
     "HA": const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0) "HA_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8) "HA_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0) "HA_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8) "HA_PCI_PMON_CTR3" from "likwid"];
 }
 
+register! {
+    /// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.
+    pub struct HaAddrMatch0(u32): "HA_PCI_PMON_BOX_ADDRMATCH0", PCI[1], unit "HA" of "xeon-e5-2600", static HA_ADDR_MATCH0_INFO;
+    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
+    source "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters";
+    note "info" "Layout from Intel's event list; the guide's table was not read": "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree.";
+    /// Bits 31:6 of the cache-line-aligned system address to match.
+    bits 31:6 rw lo_addr: u32 = 0x0 { get: lo_addr, with: with_lo_addr, try_with: try_with_lo_addr };
+    bits 5:0 rsv "rsv" = 0x0;
+    "HA": const HA_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x040) "HA_PCI_PMON_BOX_ADDRMATCH0" from "linux-snbep";
+}
+
+register! {
+    /// High half of the physical-address match of the Home Agent's filter: address bits 45:32.
+    pub struct HaAddrMatch1(u32): "HA_PCI_PMON_BOX_ADDRMATCH1", PCI[1], unit "HA" of "xeon-e5-2600", static HA_ADDR_MATCH1_INFO;
+    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48";
+    note "info" "RWS modelled as rw; offset": "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree.";
+    bits 31:14 rv "rsv" = 0x0;
+    /// Bits 45:32 of the cache-line-aligned system address to match.
+    bits 13:0 rw hi_addr: u16 = 0x0 { get: hi_addr, with: with_hi_addr, try_with: try_with_hi_addr };
+    "HA": const HA_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x044) "HA_PCI_PMON_BOX_ADDRMATCH1" from "linux-snbep";
+}
+
+register! {
+    /// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.
+    pub struct HaOpcodeMatch(u32): "HA_PCI_PMON_BOX_OPCODEMATCH", PCI[1], unit "HA" of "xeon-e5-2600", static HA_OPCODE_MATCH_INFO;
+    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48";
+    note "erratum" "Table 2-37 leaves the polarity of opc open": "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree.";
+    bits 31:6 rv "rsv" = 0x0;
+    /// Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).
+    bits 5:0 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
+    "HA": const HA_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x048) "HA_PCI_PMON_BOX_OPCODEMATCH" from "linux-snbep";
+}
+
 unit_events!([HaCtl noext], [
     ADDR_OPC_MATCH_FILT = "UNC_H_ADDR_OPC_MATCH.FILT" 0x20 0x03 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]",
     BYPASS_IMC_NOT_TAKEN = "UNC_H_BYPASS_IMC.NOT_TAKEN" 0x14 0x02 false 0b1111 "",
@@ -202,6 +236,9 @@ pub static UNIT: UnitInfo = UnitInfo {
         &HA_BOX_CTL_INFO,
         &HA_CTL_INFO,
         &HA_CTR_INFO,
+        &HA_ADDR_MATCH0_INFO,
+        &HA_ADDR_MATCH1_INFO,
+        &HA_OPCODE_MATCH_INFO,
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::HA),

@@ -32,6 +32,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "327043-001",
         ),
     ],
+    cpuid: Some((0x6, 0x2D)),
+    code_names: &["Sandy Bridge-EP", "Jaketown"],
     units: &[
         &cbox::UNIT,
         &ha::UNIT,

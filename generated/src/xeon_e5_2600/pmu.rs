@@ -220,7 +220,32 @@ pub static HA: PmuInfo = PmuInfo {
             event: None,
         },
     ],
-    filters: &[],
+    filters: &[
+        FilterInfo {
+            register: <super::ha::HaAddrMatch0 as crate::support::Register>::INFO,
+            mask: None,
+            event: None,
+            event_ext: false,
+            counters: &[],
+            description: "Address match, low half (address bits 31:6), for the ADDR_OPC_MATCH.FILT event, whose list entry names HA_AddrMatch0.",
+        },
+        FilterInfo {
+            register: <super::ha::HaAddrMatch1 as crate::support::Register>::INFO,
+            mask: None,
+            event: None,
+            event_ext: false,
+            counters: &[],
+            description: "Address match, high half (address bits 45:32), for the events whose list entry names HA_AddrMatch1.",
+        },
+        FilterInfo {
+            register: <super::ha::HaOpcodeMatch as crate::support::Register>::INFO,
+            mask: None,
+            event: None,
+            event_ext: false,
+            counters: &[],
+            description: "Opcode match, for the events whose list entry names HA_OpcodeMatch.",
+        },
+    ],
     routes: &[],
     notes: &[
         crate::support::NoteInfo {

@@ -36,6 +36,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "331051",
         ),
     ],
+    cpuid: None,
+    code_names: &[],
     units: &[
         &cbox::UNIT,
         &ha::UNIT,

@@ -601,6 +601,21 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    ha_addr_match0: HaAddrMatch0;
+    rw(lo_addr, with_lo_addr, val u32, 6, 26);
+    checked(try_with_lo_addr, u32, 26);
+}
+layout! {
+    ha_addr_match1: HaAddrMatch1;
+    rw(hi_addr, with_hi_addr, val u16, 0, 14);
+    checked(try_with_hi_addr, u16, 14);
+}
+layout! {
+    ha_opcode_match: HaOpcodeMatch;
+    rw(opc, with_opc, val u8, 0, 6);
+    checked(try_with_opc, u8, 6);
+}
 }
 
 #[cfg(feature = "xeon-e5-2600")]
@@ -860,6 +875,426 @@ layout! {
     ro(node_id2, val u8, 6, 3);
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_cbox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::cbox::*;
+
+layout! {
+    cbo_box_ctl: CboBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cbo_ctl: CboCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cbo_ctr: CboCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+layout! {
+    cbo_box_filter0: CboBoxFilter0;
+    rw(state, with_state, val u8, 17, 6);
+    checked(try_with_state, u8, 6);
+    rw(link, with_link, val u8, 5, 4);
+    checked(try_with_link, u8, 4);
+    rw(tid, with_tid, val u8, 0, 5);
+    checked(try_with_tid, u8, 5);
+}
+layout! {
+    cbo_box_filter1: CboBoxFilter1;
+    rw(isoc, with_isoc, val bool, 31, 1);
+    rw(nc, with_nc, val bool, 30, 1);
+    rw(c6, with_c6, val bool, 29, 1);
+    rw(opc, with_opc, val u16, 20, 9);
+    checked(try_with_opc, u16, 9);
+    rw(nid, with_nid, val u16, 0, 16);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_ha {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::ha::*;
+
+layout! {
+    ha_box_ctl: HaBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    ha_box_status: HaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    ha_ctl: HaCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    wo(with_q_occ_rst, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    ha_ctr: HaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    ha_addr_match0: HaAddrMatch0;
+    rw(lo_addr, with_lo_addr, val u32, 6, 26);
+    checked(try_with_lo_addr, u32, 26);
+}
+layout! {
+    ha_addr_match1: HaAddrMatch1;
+    rw(hi_addr, with_hi_addr, val u16, 0, 14);
+    checked(try_with_hi_addr, u16, 14);
+}
+layout! {
+    ha_opcode_match: HaOpcodeMatch;
+    rw(opc, with_opc, val u8, 0, 6);
+    checked(try_with_opc, u8, 6);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_imc {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_box_status: ImcBoxStatus;
+    rw(ov, with_ov, val u8, 0, 5);
+    checked(try_with_ov, u8, 5);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_irp {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_pcu {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, val bool, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ev_sel_ext, with_ev_sel_ext, val bool, 21, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, val u8, 14, 2);
+    checked(try_with_occ_sel, u8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(band3, with_band3, val u8, 24, 8);
+    rw(band2, with_band2, val u8, 16, 8);
+    rw(band1, with_band1, val u8, 8, 8);
+    rw(band0, with_band0, val u8, 0, 8);
+}
+layout! {
+    pcu_core_c6_ctr: PcuCoreC6Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+layout! {
+    pcu_core_c3_ctr: PcuCoreC3Ctr;
+    rw(event_count, with_event_count, val u64, 0, 64);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::qpi::*;
+
+layout! {
+    qpi_box_ctl: QpiBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    qpi_box_status: QpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    qpi_ctl: QpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ev_sel_ext, with_ev_sel_ext, val bool, 21, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    qpi_ctr: QpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    qpi_pkt_match0: QpiPktMatch0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_match1: QpiPktMatch1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+layout! {
+    qpi_pkt_mask0: QpiPktMask0;
+    rw(rnid_4, with_rnid_4, val bool, 31, 1);
+    rw(dnid, with_dnid, val u8, 13, 5);
+    checked(try_with_dnid, u8, 5);
+    rw(mc, with_mc, val u8, 9, 4);
+    checked(try_with_mc, u8, 4);
+    rw(opc, with_opc, val u8, 5, 4);
+    checked(try_with_opc, u8, 4);
+    rw(vnw, with_vnw, val u8, 3, 2);
+    checked(try_with_vnw, u8, 2);
+}
+layout! {
+    qpi_pkt_mask1: QpiPktMask1;
+    rw(rds, with_rds, val u8, 16, 4);
+    checked(try_with_rds, u8, 4);
+    rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
+    checked(try_with_rnid_3_0, u8, 4);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_r2pcie {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::r2pcie::*;
+
+layout! {
+    r2pcie_box_ctl: R2pcieBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r2pcie_box_status: R2pcieBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    r2pcie_ctl: R2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r2pcie_ctr: R2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_r3qpi {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::r3qpi::*;
+
+layout! {
+    r3qpi_box_ctl: R3qpiBoxCtl;
+    rw(ov_en, with_ov_en, val bool, 17, 1);
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    wo(with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    r3qpi_box_status: R3qpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 3);
+    checked(try_with_ov, u8, 3);
+}
+layout! {
+    r3qpi_ctl: R3qpiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    r3qpi_ctr: R3qpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+}
+
+#[cfg(feature = "xeon-e5-2600-v2")]
+mod xeon_e5_2600_v2_ubox {
+use super::*;
+use pmu_regs::xeon_e5_2600_v2::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 31, 1);
+    rw(wk_on_pmi, with_wk_on_pmi, val bool, 30, 1);
+    wo(with_unfrz_all, val bool, 29, 1);
+    rw(pmi_core_sel, with_pmi_core_sel, val u16, 0, 15);
+    checked(try_with_pmi_core_sel, u16, 15);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 44);
+    checked(try_with_event_count, u64, 44);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
 }
 }
 

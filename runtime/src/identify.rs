@@ -1,0 +1,67 @@
+//! Which spec describes the machine: the processor whose CPUID signature (from the spec's
+//! `<identity>`, `pmu_regs::processor_for_cpuid`) matches the running CPU's. Generic over
+//! every processor in the spec; nothing here names one.
+
+use pmu_regs::support::ProcessorInfo;
+
+/// The CPUID display family and model of the first CPU in `/proc/cpuinfo` text (`cpu family`
+/// and `model` lines), or `None` if the text has neither.
+pub fn signature_from_cpuinfo(text: &str) -> Option<(u32, u32)> {
+    let value = |key: &str| {
+        text.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == key)
+            .and_then(|(_, v)| v.trim().parse::<u32>().ok())
+    };
+    Some((value("cpu family")?, value("model")?))
+}
+
+/// The processor of the spec that `/proc/cpuinfo` text describes, if the spec has one.
+pub fn processor_from_cpuinfo(text: &str) -> Option<&'static ProcessorInfo> {
+    let (family, model) = signature_from_cpuinfo(text)?;
+    pmu_regs::processor_for_cpuid(family, model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpuinfo(family: u32, model: u32) -> String {
+        format!("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: test\n\nprocessor\t: 1\ncpu family\t: {family}\nmodel\t\t: {model}\n")
+    }
+
+    #[test]
+    fn each_signature_in_the_spec_finds_its_processor() {
+        let with_cpuid: Vec<_> = pmu_regs::PROCESSORS
+            .iter()
+            .filter(|p| p.cpuid.is_some())
+            .collect();
+        assert!(
+            with_cpuid.len() >= 3,
+            "the spec identifies its uncore processors"
+        );
+        for p in with_cpuid {
+            let (f, m) = p.cpuid.unwrap();
+            assert_eq!(
+                processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id),
+                Some(p.id)
+            );
+            assert!(!p.code_names.is_empty(), "{} has code names", p.id);
+        }
+    }
+
+    #[test]
+    fn ivy_bridge_ep_is_06_3e() {
+        // 62 = 0x3E, the E5-2600 v2 (Ivy Bridge-EP) signature.
+        let p = processor_from_cpuinfo(&cpuinfo(6, 62)).expect("06_3EH is in the spec");
+        assert_eq!(p.id, "xeon-e5-2600-v2");
+        assert!(p.code_names.contains(&"IvyTown"));
+    }
+
+    #[test]
+    fn unknown_or_missing_signatures_find_nothing() {
+        assert!(processor_from_cpuinfo(&cpuinfo(6, 0x55)).is_none());
+        assert!(processor_from_cpuinfo("processor : 0\nmodel name : no family\n").is_none());
+        assert_eq!(signature_from_cpuinfo(""), None);
+    }
+}

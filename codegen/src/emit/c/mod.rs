@@ -172,7 +172,10 @@ pub fn files(spec: &Spec) -> Result<Vec<(String, String)>, NameClash> {
             line.strip_prefix("static inline "),
         ) {
             (Some(rest), _) => rest.split([' ', '(']).next(),
-            (_, Some(rest)) => rest.split('(').next().and_then(|s| s.split(' ').next_back()),
+            (_, Some(rest)) => rest
+                .split('(')
+                .next()
+                .and_then(|s| s.split(' ').next_back()),
             _ => None,
         };
         if let Some(name) = name {

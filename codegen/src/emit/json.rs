@@ -255,7 +255,7 @@ fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
                 mask: f.mask(),
                 access: access(f.access),
                 reset: f.reset,
-                description: &f.description,
+                description: f.shown_description(),
                 values: f
                     .values
                     .iter()

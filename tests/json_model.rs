@@ -111,7 +111,7 @@ fn model_agrees_with_the_rust_metadata() {
     let model = load("pmu-regs.json");
     let procs = model["processors"].as_array().unwrap();
     assert_eq!(procs.len(), PROCESSORS.len());
-    let (mut registers, mut fields, mut events) = (0, 0, 0);
+    let (mut registers, mut fields, mut events, mut structures) = (0, 0, 0, 0);
     for (p, jp) in PROCESSORS.iter().zip(procs) {
         assert_eq!(jp["id"], p.id);
         assert_eq!(jp["module"], p.module);
@@ -128,6 +128,11 @@ fn model_agrees_with_the_rust_metadata() {
             })
             .collect();
         assert_eq!(docs, p.documents);
+        let global = p.global.map(|g| {
+            json!({"unit": g.unit, "instance": g.instance, "control": g.control.name,
+                   "status": g.status.name, "overflow_clear": g.overflow_clear.map(|r| r.name)})
+        });
+        assert_eq!(jp["global"], json!(global), "{}", p.id);
         let units = jp["units"].as_array().unwrap();
         assert_eq!(units.len(), p.units.len(), "{}", p.id);
         for (u, ju) in p.units.iter().zip(units) {
@@ -205,7 +210,8 @@ fn model_agrees_with_the_rust_metadata() {
                         j,
                         json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "width": f.width(),
                                "mask": f.mask(), "access": f.access.as_str(), "reset": f.reset,
-                               "description": f.description, "values": values, "repeat": repeat}),
+                               "description": f.description, "values": values, "repeat": repeat,
+                               "role": f.role.map(kebab), "counters": f.counters}),
                         "{at}"
                     );
                 }
@@ -215,6 +221,13 @@ fn model_agrees_with_the_rust_metadata() {
                     .map(|n| json!({"kind": n.kind, "title": n.title, "text": n.text}))
                     .collect();
                 assert_eq!(jr["notes"], json!(notes), "{at}");
+            }
+            match u.pmu {
+                Some(pmu) => {
+                    structure_agrees(pmu, &ju["pmu"]);
+                    structures += 1;
+                }
+                None => assert_eq!(ju["pmu"], Value::Null, "{} {}", p.id, u.name),
             }
             let je = ju["events"].as_array().unwrap();
             assert_eq!(je.len(), u.events.len(), "{} {}", p.id, u.name);
@@ -231,5 +244,77 @@ fn model_agrees_with_the_rust_metadata() {
         }
     }
     // The README's coverage table: 113 layouts, 495 events today; never none.
-    assert!(registers > 100 && fields > 500 && events > 400);
+    assert!(registers > 100 && fields > 500 && events > 400 && structures > 10);
+}
+
+/// `OverflowEnable` -> `overflow-enable`: the spec spelling of a generated enum variant.
+fn kebab(v: impl std::fmt::Debug) -> String {
+    let mut out = String::new();
+    for c in format!("{v:?}").chars() {
+        if c.is_ascii_uppercase() && !out.is_empty() {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+fn element(r: &pmu_regs::structure::RegRef) -> Value {
+    json!({"register": r.register.name, "index": r.index})
+}
+
+fn hop_bit(b: &pmu_regs::structure::BitRef) -> Value {
+    json!({"unit": b.register.unit, "register": b.register_name, "layout": b.register.name,
+           "instance": b.instance, "index": b.index, "field": b.field.name, "bit": b.field.lsb})
+}
+
+/// A unit's `pmu` object says what its `PmuInfo` says.
+fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
+    let at = format!("{} {} pmu", pmu.processor, pmu.unit);
+    let names = |regs: &[&pmu_regs::RegisterInfo]| -> Value {
+        regs.iter().map(|r| r.name).collect::<Vec<_>>().into()
+    };
+    let counters: Vec<Value> = pmu
+        .counters
+        .iter()
+        .map(|c| {
+            json!({"number": c.number, "kind": kebab(c.kind), "width": c.width,
+                   "width_cpuid": c.width_cpuid, "control": c.control.as_ref().map(element),
+                   "counter": element(&c.counter), "alias": c.alias.as_ref().map(element),
+                   "event": c.event})
+        })
+        .collect();
+    let filters: Vec<Value> = pmu
+        .filters
+        .iter()
+        .map(|f| {
+            json!({"register": f.register.name, "mask": f.mask.map(|m| m.name),
+                   "event": f.event, "event_ext": f.event_ext, "counters": f.counters,
+                   "description": f.description})
+        })
+        .collect();
+    let routes: Vec<Value> = pmu
+        .routes
+        .iter()
+        .map(|r| {
+            let hops: Vec<Value> = r
+                .hops
+                .iter()
+                .map(|h| json!({"bit": hop_bit(&h.bit), "clear": h.clear.as_ref().map(hop_bit)}))
+                .collect();
+            json!({"instances": r.instances, "counters": r.counters, "hops": hops})
+        })
+        .collect();
+    let notes: Vec<Value> = pmu
+        .notes
+        .iter()
+        .map(|n| json!({"kind": n.kind, "title": n.title, "text": n.text}))
+        .collect();
+    assert_eq!(
+        j,
+        &json!({"scope": kebab(pmu.scope), "controls": names(pmu.controls),
+                "statuses": names(pmu.statuses), "overflow_clears": names(pmu.overflow_clears),
+                "counters": counters, "filters": filters, "routes": routes, "notes": notes}),
+        "{at}"
+    );
 }

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use crate::model::pmu::{self as mp, Scope};
 use crate::model::{self, Access, SourceOrigin, Space};
 
 /// The schema, emitted as `model/schema.json`.
@@ -38,6 +39,7 @@ struct Processor<'a> {
     module: &'a str,
     name: &'a str,
     documents: Vec<Document<'a>>,
+    global: Option<Global<'a>>,
     units: Vec<Unit<'a>>,
 }
 
@@ -58,6 +60,7 @@ struct Unit<'a> {
     instances: Vec<Instance<'a>>,
     registers: Vec<Register<'a>>,
     events: Vec<Event<'a>>,
+    pmu: Option<Pmu<'a>>,
 }
 
 #[derive(Serialize)]
@@ -131,6 +134,8 @@ struct Field<'a> {
     values: Vec<Value<'a>>,
     repeat: Option<Repeat<'a>>,
     source: Option<&'a str>,
+    role: Option<&'static str>,
+    counters: &'a [u32],
 }
 
 #[derive(Serialize)]
@@ -164,6 +169,193 @@ struct Event<'a> {
     counters: Vec<u32>,
     filters: &'a str,
     source: &'a str,
+}
+
+/// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
+#[derive(Serialize)]
+struct Pmu<'a> {
+    scope: &'static str,
+    controls: Vec<&'a str>,
+    statuses: Vec<&'a str>,
+    overflow_clears: Vec<&'a str>,
+    counters: Vec<Counter<'a>>,
+    filters: Vec<Filter<'a>>,
+    routes: Vec<Route<'a>>,
+    notes: Vec<Note<'a>>,
+}
+
+/// One element of a register array of the unit.
+#[derive(Serialize)]
+struct RegElement<'a> {
+    register: &'a str,
+    index: u32,
+}
+
+#[derive(Serialize)]
+struct Counter<'a> {
+    number: u32,
+    kind: &'static str,
+    width: u32,
+    width_cpuid: Option<&'a str>,
+    control: Option<RegElement<'a>>,
+    counter: RegElement<'a>,
+    alias: Option<RegElement<'a>>,
+    event: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Filter<'a> {
+    register: &'a str,
+    mask: Option<&'a str>,
+    event: Option<u8>,
+    event_ext: bool,
+    counters: &'a [u32],
+    description: &'a str,
+}
+
+#[derive(Serialize)]
+struct Route<'a> {
+    instances: Vec<&'a str>,
+    counters: &'a [u32],
+    hops: Vec<Hop<'a>>,
+}
+
+#[derive(Serialize)]
+struct Hop<'a> {
+    bit: Bit<'a>,
+    clear: Option<Bit<'a>>,
+}
+
+/// One bit of the overflow hierarchy, in any unit of the processor.
+#[derive(Serialize)]
+struct Bit<'a> {
+    unit: &'a str,
+    /// Concrete register name (`S0_MSR_PMON_SUMMARY`).
+    register: String,
+    /// The register's name template.
+    layout: &'a str,
+    instance: &'a str,
+    index: u32,
+    field: &'a str,
+    /// The field's (one) bit.
+    bit: u32,
+}
+
+/// The processor's level above every box.
+#[derive(Serialize)]
+struct Global<'a> {
+    unit: &'a str,
+    instance: &'a str,
+    control: &'a str,
+    status: &'a str,
+    overflow_clear: Option<&'a str>,
+}
+
+fn element<'a>(u: &'a model::Unit, r: &mp::RegIndex) -> RegElement<'a> {
+    RegElement {
+        register: &u.registers[r.register].name,
+        index: r.index,
+    }
+}
+
+fn bit<'a>(p: &'a model::Processor, b: &mp::BitRef) -> Bit<'a> {
+    let u = &p.units[b.unit];
+    let r = &u.registers[b.register];
+    let inst = &u.instances[b.instance];
+    let f = &r.fields[b.field];
+    Bit {
+        unit: &u.name,
+        register: r.concrete_name(inst, b.index),
+        layout: &r.name,
+        instance: &inst.name,
+        index: b.index,
+        field: &f.name,
+        bit: f.lsb,
+    }
+}
+
+fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) -> Pmu<'a> {
+    let names = |regs: &[usize]| -> Vec<&'a str> {
+        regs.iter().map(|r| u.registers[*r].name.as_str()).collect()
+    };
+    Pmu {
+        scope: match pmu.scope {
+            Scope::Socket => "socket",
+            Scope::Cpu => "cpu",
+        },
+        controls: names(&pmu.controls),
+        statuses: names(&pmu.statuses),
+        overflow_clears: names(&pmu.overflow_clears),
+        counters: pmu
+            .counters
+            .iter()
+            .map(|c| Counter {
+                number: c.number,
+                kind: c.kind.as_str(),
+                width: c.width,
+                width_cpuid: c.width_cpuid.as_deref(),
+                control: c.control.as_ref().map(|r| element(u, r)),
+                counter: element(u, &c.counter),
+                alias: c.alias.as_ref().map(|r| element(u, r)),
+                event: c.event.as_deref(),
+            })
+            .collect(),
+        filters: pmu
+            .filters
+            .iter()
+            .map(|f| Filter {
+                register: &u.registers[f.register].name,
+                mask: f.mask.map(|m| u.registers[m].name.as_str()),
+                event: f.event,
+                event_ext: f.event_ext,
+                counters: &f.counters,
+                description: &f.description,
+            })
+            .collect(),
+        routes: pmu
+            .routes
+            .iter()
+            .map(|r| Route {
+                instances: r
+                    .instances
+                    .iter()
+                    .map(|i| u.instances[*i].name.as_str())
+                    .collect(),
+                counters: &r.counters,
+                hops: r
+                    .hops
+                    .iter()
+                    .map(|h| Hop {
+                        bit: bit(p, &h.bit),
+                        clear: h.clear.as_ref().map(|c| bit(p, c)),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        notes: pmu
+            .notes
+            .iter()
+            .map(|n| Note {
+                kind: &n.kind,
+                title: &n.title,
+                text: &n.text,
+            })
+            .collect(),
+    }
+}
+
+/// The processor's global level, from the unit that declares it.
+fn global(p: &model::Processor) -> Option<Global<'_>> {
+    p.units.iter().find_map(|u| {
+        let g = u.pmu.as_ref()?.global.as_ref()?;
+        Some(Global {
+            unit: &u.name,
+            instance: &u.instances.first()?.name,
+            control: &u.registers[g.control].name,
+            status: &u.registers[g.status].name,
+            overflow_clear: g.overflow_clear.map(|r| u.registers[r].name.as_str()),
+        })
+    })
 }
 
 fn space(s: Space) -> &'static str {
@@ -271,6 +463,8 @@ fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
                     count_cpuid: rep.count_cpuid.as_deref(),
                 }),
                 source: f.source.as_deref(),
+                role: f.role.as_deref().map(|r| r.role.as_str()),
+                counters: f.role.as_deref().map_or(&[], |r| &r.counters),
             })
             .collect(),
         notes: r
@@ -285,7 +479,7 @@ fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
     }
 }
 
-fn unit(u: &model::Unit) -> Unit<'_> {
+fn unit<'a>(p: &'a model::Processor, u: &'a model::Unit) -> Unit<'a> {
     Unit {
         name: &u.name,
         module: &u.module,
@@ -315,6 +509,7 @@ fn unit(u: &model::Unit) -> Unit<'_> {
                 source: &e.source,
             })
             .collect(),
+        pmu: u.pmu.as_ref().map(|pmu| structure(p, u, pmu)),
     }
 }
 
@@ -339,7 +534,8 @@ pub fn model_text(spec: &model::Spec) -> String {
                         reference: &d.reference,
                     })
                     .collect(),
-                units: p.units.iter().map(unit).collect(),
+                global: global(p),
+                units: p.units.iter().map(|u| unit(p, u)).collect(),
             })
             .collect(),
         sources: spec

@@ -68,9 +68,9 @@
 #define PMU_ARCH_IA32_PMC(n) (0xC1U + 1U * (unsigned)(n))
 
 /*
- * count (bits 63:0, rw-v): Event count. Hardware increments it while the paired event selector
- * and the global enable allow; software may read or preload it (see the register description
- * for how writes are sign-extended from bit 31).
+ * count (bits 63:0, rw-v, role count): Event count. Hardware increments it while the paired
+ * event selector and the global enable allow; software may read or preload it (see the
+ * register description for how writes are sign-extended from bit 31).
  */
 #define PMU_ARCH_IA32_PMC_COUNT_SHIFT 0
 #define PMU_ARCH_IA32_PMC_COUNT_WIDTH 64
@@ -150,9 +150,9 @@ static inline uint64_t pmu_arch_ia32_a_pmc_count_set(uint64_t reg, uint64_t valu
 #define PMU_ARCH_IA32_PERFEVTSEL(n) (0x186U + 1U * (unsigned)(n))
 
 /*
- * cmask (bits 31:24, rw): Counter mask. When non-zero, the counter advances by one in each
- * cycle in which the number of event occurrences is at least this value (or, with inv set,
- * less than it). Zero counts every occurrence.
+ * cmask (bits 31:24, rw, role threshold): Counter mask. When non-zero, the counter advances by
+ * one in each cycle in which the number of event occurrences is at least this value (or, with
+ * inv set, less than it). Zero counts every occurrence.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_CMASK_SHIFT 24
 #define PMU_ARCH_IA32_PERFEVTSEL_CMASK_WIDTH 8
@@ -161,7 +161,7 @@ static inline uint64_t pmu_arch_ia32_a_pmc_count_set(uint64_t reg, uint64_t valu
 static inline uint64_t pmu_arch_ia32_perfevtsel_cmask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERFEVTSEL_CMASK_MASK, PMU_ARCH_IA32_PERFEVTSEL_CMASK_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perfevtsel_cmask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_CMASK_MASK, PMU_ARCH_IA32_PERFEVTSEL_CMASK_SHIFT, value); }
 
-/* inv (bit 23, rw): Invert the sense of the cmask comparison. */
+/* inv (bit 23, rw, role invert): Invert the sense of the cmask comparison. */
 #define PMU_ARCH_IA32_PERFEVTSEL_INV_SHIFT 23
 #define PMU_ARCH_IA32_PERFEVTSEL_INV_WIDTH 1
 #define PMU_ARCH_IA32_PERFEVTSEL_INV_MASK 0x0000000000800000ULL
@@ -170,8 +170,8 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_inv_get(uint64_t reg) { return p
 static inline uint64_t pmu_arch_ia32_perfevtsel_inv_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_INV_MASK, PMU_ARCH_IA32_PERFEVTSEL_INV_SHIFT, value); }
 
 /*
- * en (bit 22, rw): Enable the counter. Counting also needs the matching enable bit in
- * IA32_PERF_GLOBAL_CTRL (version 2 and later).
+ * en (bit 22, rw, role enable): Enable the counter. Counting also needs the matching enable
+ * bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_EN_SHIFT 22
 #define PMU_ARCH_IA32_PERFEVTSEL_EN_WIDTH 1
@@ -181,9 +181,9 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_en_get(uint64_t reg) { return pm
 static inline uint64_t pmu_arch_ia32_perfevtsel_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_EN_MASK, PMU_ARCH_IA32_PERFEVTSEL_EN_SHIFT, value); }
 
 /*
- * any_thread (bit 21, rw): AnyThread (version 3): count the event on every logical processor
- * of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] =
- * 1.
+ * any_thread (bit 21, rw, role any-thread): AnyThread (version 3): count the event on every
+ * logical processor of the core, not only on this one. Deprecated on processors that report
+ * CPUID.0AH:EDX[15] = 1.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_ANY_THREAD_SHIFT 21
 #define PMU_ARCH_IA32_PERFEVTSEL_ANY_THREAD_WIDTH 1
@@ -193,8 +193,8 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_any_thread_get(uint64_t reg) { r
 static inline uint64_t pmu_arch_ia32_perfevtsel_any_thread_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_ANY_THREAD_MASK, PMU_ARCH_IA32_PERFEVTSEL_ANY_THREAD_SHIFT, value); }
 
 /*
- * int (bit 20, rw): Raise a performance-monitoring interrupt through the local APIC when the
- * counter overflows.
+ * int (bit 20, rw, role overflow-enable): Raise a performance-monitoring interrupt through the
+ * local APIC when the counter overflows.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_INT_SHIFT 20
 #define PMU_ARCH_IA32_PERFEVTSEL_INT_WIDTH 1
@@ -212,8 +212,8 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_pc_get(uint64_t reg) { return pm
 static inline uint64_t pmu_arch_ia32_perfevtsel_pc_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_PC_MASK, PMU_ARCH_IA32_PERFEVTSEL_PC_SHIFT, value); }
 
 /*
- * edge (bit 18, rw): Edge detect: count rising edges of the event condition instead of every
- * cycle it is true.
+ * edge (bit 18, rw, role edge): Edge detect: count rising edges of the event condition instead
+ * of every cycle it is true.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_EDGE_SHIFT 18
 #define PMU_ARCH_IA32_PERFEVTSEL_EDGE_WIDTH 1
@@ -222,7 +222,7 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_pc_set(uint64_t reg, uint64_t va
 static inline uint64_t pmu_arch_ia32_perfevtsel_edge_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERFEVTSEL_EDGE_MASK, PMU_ARCH_IA32_PERFEVTSEL_EDGE_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perfevtsel_edge_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_EDGE_MASK, PMU_ARCH_IA32_PERFEVTSEL_EDGE_SHIFT, value); }
 
-/* os (bit 17, rw): Count while the logical processor runs at privilege level 0. */
+/* os (bit 17, rw, role kernel): Count while the logical processor runs at privilege level 0. */
 #define PMU_ARCH_IA32_PERFEVTSEL_OS_SHIFT 17
 #define PMU_ARCH_IA32_PERFEVTSEL_OS_WIDTH 1
 #define PMU_ARCH_IA32_PERFEVTSEL_OS_MASK 0x0000000000020000ULL
@@ -230,7 +230,10 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_edge_set(uint64_t reg, uint64_t 
 static inline uint64_t pmu_arch_ia32_perfevtsel_os_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERFEVTSEL_OS_MASK, PMU_ARCH_IA32_PERFEVTSEL_OS_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perfevtsel_os_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_OS_MASK, PMU_ARCH_IA32_PERFEVTSEL_OS_SHIFT, value); }
 
-/* usr (bit 16, rw): Count while the logical processor runs at privilege levels 1, 2 or 3. */
+/*
+ * usr (bit 16, rw, role user): Count while the logical processor runs at privilege levels 1, 2
+ * or 3.
+ */
 #define PMU_ARCH_IA32_PERFEVTSEL_USR_SHIFT 16
 #define PMU_ARCH_IA32_PERFEVTSEL_USR_WIDTH 1
 #define PMU_ARCH_IA32_PERFEVTSEL_USR_MASK 0x0000000000010000ULL
@@ -239,8 +242,8 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_usr_get(uint64_t reg) { return p
 static inline uint64_t pmu_arch_ia32_perfevtsel_usr_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_USR_MASK, PMU_ARCH_IA32_PERFEVTSEL_USR_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw): Unit mask: qualifies which conditions of the selected event are
- * counted.
+ * umask (bits 15:8, rw, role umask): Unit mask: qualifies which conditions of the selected
+ * event are counted.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_UMASK_SHIFT 8
 #define PMU_ARCH_IA32_PERFEVTSEL_UMASK_WIDTH 8
@@ -250,8 +253,9 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_umask_get(uint64_t reg) { return
 static inline uint64_t pmu_arch_ia32_perfevtsel_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERFEVTSEL_UMASK_MASK, PMU_ARCH_IA32_PERFEVTSEL_UMASK_SHIFT, value); }
 
 /*
- * ev_sel (bits 7:0, rw): Event select: which event logic unit the counter observes. A non-zero
- * value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
+ * ev_sel (bits 7:0, rw, role event): Event select: which event logic unit the counter
+ * observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of
+ * IA32_PERF_GLOBAL_INUSE.
  */
 #define PMU_ARCH_IA32_PERFEVTSEL_EV_SEL_SHIFT 0
 #define PMU_ARCH_IA32_PERFEVTSEL_EV_SEL_WIDTH 8
@@ -288,8 +292,8 @@ static inline uint64_t pmu_arch_ia32_perfevtsel_ev_sel_set(uint64_t reg, uint64_
 #define PMU_ARCH_IA32_FIXED_CTR(n) (0x309U + 1U * (unsigned)(n))
 
 /*
- * count (bits 63:0, rw-v): Event count; hardware increments it, software may read or preload
- * it.
+ * count (bits 63:0, rw-v, role count): Event count; hardware increments it, software may read
+ * or preload it.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_COUNT_SHIFT 0
 #define PMU_ARCH_IA32_FIXED_CTR_COUNT_WIDTH 64
@@ -321,7 +325,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_count_set(uint64_t reg, uint64_t 
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_WRITABLE_MASK 0x0000000000000FFFULL
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL 0x38DU
 
-/* en2_pmi (bit 11, rw): Raise a PMI when IA32_FIXED_CTR2 overflows. */
+/*
+ * en2_pmi (bit 11, rw, role overflow-enable of counter 34): Raise a PMI when IA32_FIXED_CTR2
+ * overflows.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_PMI_SHIFT 11
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_PMI_WIDTH 1
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_PMI_MASK 0x0000000000000800ULL
@@ -330,8 +337,8 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en2_pmi_get(uint64_t reg) { 
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en2_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_PMI_SHIFT, value); }
 
 /*
- * any_thread2 (bit 10, rw): Count IA32_FIXED_CTR2's event on every logical processor of the
- * core.
+ * any_thread2 (bit 10, rw, role any-thread of counter 34): Count IA32_FIXED_CTR2's event on
+ * every logical processor of the core.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_SHIFT 10
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_WIDTH 1
@@ -340,7 +347,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en2_pmi_set(uint64_t reg, ui
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread2_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD2_SHIFT, value); }
 
-/* en2 (bits 9:8, rw): Privilege levels at which IA32_FIXED_CTR2 counts. */
+/*
+ * en2 (bits 9:8, rw, role ring-enable of counter 34): Privilege levels at which
+ * IA32_FIXED_CTR2 counts.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_SHIFT 8
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_WIDTH 2
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_MASK 0x0000000000000300ULL
@@ -352,7 +362,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread2_set(uint64_t reg
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en2_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN2_SHIFT, value); }
 
-/* en1_pmi (bit 7, rw): Raise a PMI when IA32_FIXED_CTR1 overflows. */
+/*
+ * en1_pmi (bit 7, rw, role overflow-enable of counter 33): Raise a PMI when IA32_FIXED_CTR1
+ * overflows.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_PMI_SHIFT 7
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_PMI_WIDTH 1
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_PMI_MASK 0x0000000000000080ULL
@@ -361,8 +374,8 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en1_pmi_get(uint64_t reg) { 
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en1_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_PMI_SHIFT, value); }
 
 /*
- * any_thread1 (bit 6, rw): Count IA32_FIXED_CTR1's event on every logical processor of the
- * core.
+ * any_thread1 (bit 6, rw, role any-thread of counter 33): Count IA32_FIXED_CTR1's event on
+ * every logical processor of the core.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_SHIFT 6
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_WIDTH 1
@@ -371,7 +384,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en1_pmi_set(uint64_t reg, ui
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread1_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD1_SHIFT, value); }
 
-/* en1 (bits 5:4, rw): Privilege levels at which IA32_FIXED_CTR1 counts. */
+/*
+ * en1 (bits 5:4, rw, role ring-enable of counter 33): Privilege levels at which
+ * IA32_FIXED_CTR1 counts.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_SHIFT 4
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_WIDTH 2
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_MASK 0x0000000000000030ULL
@@ -383,7 +399,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread1_set(uint64_t reg
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en1_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN1_SHIFT, value); }
 
-/* en0_pmi (bit 3, rw): Raise a PMI when IA32_FIXED_CTR0 overflows. */
+/*
+ * en0_pmi (bit 3, rw, role overflow-enable of counter 32): Raise a PMI when IA32_FIXED_CTR0
+ * overflows.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_PMI_SHIFT 3
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_PMI_WIDTH 1
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_PMI_MASK 0x0000000000000008ULL
@@ -392,8 +411,8 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en0_pmi_get(uint64_t reg) { 
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en0_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_PMI_SHIFT, value); }
 
 /*
- * any_thread0 (bit 2, rw): Count IA32_FIXED_CTR0's event on every logical processor of the
- * core.
+ * any_thread0 (bit 2, rw, role any-thread of counter 32): Count IA32_FIXED_CTR0's event on
+ * every logical processor of the core.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_SHIFT 2
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_WIDTH 1
@@ -402,7 +421,10 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en0_pmi_set(uint64_t reg, ui
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread0_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread0_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD0_SHIFT, value); }
 
-/* en0 (bits 1:0, rw): Privilege levels at which IA32_FIXED_CTR0 counts. */
+/*
+ * en0 (bits 1:0, rw, role ring-enable of counter 32): Privilege levels at which
+ * IA32_FIXED_CTR0 counts.
+ */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_SHIFT 0
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_WIDTH 2
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN0_MASK 0x0000000000000003ULL
@@ -511,21 +533,21 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_trace_topa_pmi_get(uint6
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_status_perf_metrics_ovf_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_SHIFT); }
 
-/* ovf_fixed_ctr2 (bit 34, ro-v): IA32_FIXED_CTR2 overflowed. */
+/* ovf_fixed_ctr2 (bit 34, ro-v, role overflow of counter 34): IA32_FIXED_CTR2 overflowed. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_SHIFT 34
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_MASK 0x0000000400000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_SHIFT); }
 
-/* ovf_fixed_ctr1 (bit 33, ro-v): IA32_FIXED_CTR1 overflowed. */
+/* ovf_fixed_ctr1 (bit 33, ro-v, role overflow of counter 33): IA32_FIXED_CTR1 overflowed. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_SHIFT 33
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_MASK 0x0000000200000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR1_SHIFT); }
 
-/* ovf_fixed_ctr0 (bit 32, ro-v): IA32_FIXED_CTR0 overflowed. */
+/* ovf_fixed_ctr0 (bit 32, ro-v, role overflow of counter 32): IA32_FIXED_CTR0 overflowed. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR0_SHIFT 32
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR0_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR0_MASK 0x0000000100000000ULL
@@ -533,8 +555,8 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr1_get(uint6
 static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr0_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR0_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR0_SHIFT); }
 
 /*
- * Ovf_PMC{n} (bits 31:0, ro-v): Bit n set: IA32_PMC{n} overflowed. Bits at or above
- * CPUID.0AH:EAX[15:8] are reserved.
+ * Ovf_PMC{n} (bits 31:0, ro-v, role overflow of counters 0,1,2,3,4,5,6,7): Bit n set:
+ * IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
  */
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_PMC_SHIFT 0
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_PMC_WIDTH 32
@@ -578,7 +600,7 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_pmc_get(uint64_t reg
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT, value); }
 
-/* en_fixed_ctr2 (bit 34, rw): Enable IA32_FIXED_CTR2. */
+/* en_fixed_ctr2 (bit 34, rw, role counter-enable of counter 34): Enable IA32_FIXED_CTR2. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_SHIFT 34
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_MASK 0x0000000400000000ULL
@@ -586,7 +608,7 @@ static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_set(uint64
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr2_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_SHIFT, value); }
 
-/* en_fixed_ctr1 (bit 33, rw): Enable IA32_FIXED_CTR1. */
+/* en_fixed_ctr1 (bit 33, rw, role counter-enable of counter 33): Enable IA32_FIXED_CTR1. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_SHIFT 33
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_MASK 0x0000000200000000ULL
@@ -594,7 +616,7 @@ static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr2_set(uint64_t
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr1_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR1_SHIFT, value); }
 
-/* en_fixed_ctr0 (bit 32, rw): Enable IA32_FIXED_CTR0. */
+/* en_fixed_ctr0 (bit 32, rw, role counter-enable of counter 32): Enable IA32_FIXED_CTR0. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR0_SHIFT 32
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR0_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR0_MASK 0x0000000100000000ULL
@@ -603,8 +625,8 @@ static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr0_get(uint64_t
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr0_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR0_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR0_SHIFT, value); }
 
 /*
- * PMC{n}_EN (bits 31:0, rw): Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8]
- * are reserved.
+ * PMC{n}_EN (bits 31:0, rw, role counter-enable of counters 0,1,2,3,4,5,6,7): Bit n enables
+ * IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
  */
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_PMC_EN_SHIFT 0
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_PMC_EN_WIDTH 32
@@ -689,21 +711,30 @@ static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_lbr_frz_set(uint64
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_trace_topa_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_SHIFT, value); }
 
-/* clr_ovf_fixed_ctr2 (bit 34, w1c): Clear the IA32_FIXED_CTR2 overflow bit. */
+/*
+ * clr_ovf_fixed_ctr2 (bit 34, w1c, role overflow-clear of counter 34): Clear the
+ * IA32_FIXED_CTR2 overflow bit.
+ */
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_SHIFT 34
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_MASK 0x0000000400000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr2_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR2_SHIFT, value); }
 
-/* clr_ovf_fixed_ctr1 (bit 33, w1c): Clear the IA32_FIXED_CTR1 overflow bit. */
+/*
+ * clr_ovf_fixed_ctr1 (bit 33, w1c, role overflow-clear of counter 33): Clear the
+ * IA32_FIXED_CTR1 overflow bit.
+ */
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_SHIFT 33
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_MASK 0x0000000200000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr1_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR1_SHIFT, value); }
 
-/* clr_ovf_fixed_ctr0 (bit 32, w1c): Clear the IA32_FIXED_CTR0 overflow bit. */
+/*
+ * clr_ovf_fixed_ctr0 (bit 32, w1c, role overflow-clear of counter 32): Clear the
+ * IA32_FIXED_CTR0 overflow bit.
+ */
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR0_SHIFT 32
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR0_WIDTH 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR0_MASK 0x0000000100000000ULL
@@ -711,8 +742,8 @@ static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr1_set
 static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr0_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR0_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR0_SHIFT, value); }
 
 /*
- * Clr_Ovf_PMC{n} (bits 31:0, w1c): Bit n clears the IA32_PMC{n} overflow bit. Bits at or above
- * CPUID.0AH:EAX[15:8] are reserved.
+ * Clr_Ovf_PMC{n} (bits 31:0, w1c, role overflow-clear of counters 0,1,2,3,4,5,6,7): Bit n
+ * clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
  */
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_PMC_SHIFT 0
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_PMC_WIDTH 32

@@ -48,7 +48,10 @@
 #define PMU_XEON_7500_B0_MSR_PMON_GLOBAL_CTL 0xC20U
 #define PMU_XEON_7500_B1_MSR_PMON_GLOBAL_CTL 0xC60U
 
-/* ctr_en (bits 3:0, rw): Per-counter enable, bit n for counter n of this box. */
+/*
+ * ctr_en (bits 3:0, rw, role counter-enable of counters 0,1,2,3): Per-counter enable, bit n
+ * for counter n of this box.
+ */
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_CTL_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_CTL_CTR_EN_WIDTH 4
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_CTL_CTR_EN_MASK 0x0000000FU
@@ -80,8 +83,9 @@ static inline uint32_t pmu_xeon_7500_b_msr_pmon_global_ctl_ctr_en_set(uint32_t r
 #define PMU_XEON_7500_B1_MSR_PMON_GLOBAL_STATUS 0xC61U
 
 /*
- * ov (bits 3:0, rw-v): Overflow flag per counter, bit n for counter n; set by hardware when
- * that counter carries out of bit 47, cleared through the matching clr_ov bit.
+ * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow flag per counter, bit n for
+ * counter n; set by hardware when that counter carries out of bit 47, cleared through the
+ * matching clr_ov bit.
  */
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_STATUS_OV_SHIFT 0
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_STATUS_OV_WIDTH 4
@@ -114,8 +118,8 @@ static inline uint32_t pmu_xeon_7500_b_msr_pmon_global_status_ov_set(uint32_t re
 #define PMU_XEON_7500_B1_MSR_PMON_GLOBAL_OVF_CTL 0xC62U
 
 /*
- * clr_ov (bits 3:0, w1c): Write 1 to bit n to clear ov bit n of the status register; writing 0
- * has no effect.
+ * clr_ov (bits 3:0, w1c, role overflow-clear of counters 0,1,2,3): Write 1 to bit n to clear
+ * ov bit n of the status register; writing 0 has no effect.
  */
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_B_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_WIDTH 4
@@ -155,7 +159,10 @@ static inline uint32_t pmu_xeon_7500_b_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 #define PMU_XEON_7500_B0_MSR_PMON_EVT_SEL(n) (0xC30U + 2U * (unsigned)(n))
 #define PMU_XEON_7500_B1_MSR_PMON_EVT_SEL(n) (0xC70U + 2U * (unsigned)(n))
 
-/* pmi_en (bit 20, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 20, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_SHIFT 20
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_MASK 0x0000000000100000ULL
@@ -163,7 +170,10 @@ static inline uint32_t pmu_xeon_7500_b_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_pmi_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_PMI_EN_SHIFT, value); }
 
-/* ev_sel (bits 5:1, rw): Selects the event from the set available to this particular counter. */
+/*
+ * ev_sel (bits 5:1, rw, role event): Selects the event from the set available to this
+ * particular counter.
+ */
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_SHIFT 1
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_WIDTH 5
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_MASK 0x000000000000003EULL
@@ -171,7 +181,7 @@ static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_pmi_en_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_MASK, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_SHIFT); }
 static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_MASK, PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EV_SEL_SHIFT, value); }
 
-/* en (bit 0, rw): Local enable for this counter. */
+/* en (bit 0, rw, role enable): Local enable for this counter. */
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EN_SHIFT 0
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EN_WIDTH 1
 #define PMU_XEON_7500_B_MSR_PMON_EVT_SEL_EN_MASK 0x0000000000000001ULL
@@ -209,8 +219,9 @@ static inline uint64_t pmu_xeon_7500_b_msr_pmon_evt_sel_en_set(uint64_t reg, uin
 #define PMU_XEON_7500_B1_MSR_PMON_CNT(n) (0xC71U + 2U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_B_MSR_PMON_CNT_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_B_MSR_PMON_CNT_EVENT_COUNT_WIDTH 48
@@ -385,7 +396,10 @@ static inline uint64_t pmu_xeon_7500_b_msr_mask_addr_set(uint64_t reg, uint64_t 
 #define PMU_XEON_7500_C6_MSR_PMON_GLOBAL_CTL 0xD60U
 #define PMU_XEON_7500_C7_MSR_PMON_GLOBAL_CTL 0xDE0U
 
-/* ctr_en (bits 5:0, rw): Per-counter enable, bit n for counter n of this box. */
+/*
+ * ctr_en (bits 5:0, rw, role counter-enable of counters 0,1,2,3,4,5): Per-counter enable, bit
+ * n for counter n of this box.
+ */
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_CTL_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_CTL_CTR_EN_WIDTH 6
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_CTL_CTR_EN_MASK 0x0000003FU
@@ -422,8 +436,9 @@ static inline uint32_t pmu_xeon_7500_c_msr_pmon_global_ctl_ctr_en_set(uint32_t r
 #define PMU_XEON_7500_C7_MSR_PMON_GLOBAL_STATUS 0xDE1U
 
 /*
- * ov (bits 5:0, rw-v): Overflow flag per counter, bit n for counter n; set by hardware when
- * that counter carries out of bit 47, cleared through the matching clr_ov bit.
+ * ov (bits 5:0, rw-v, role overflow of counters 0,1,2,3,4,5): Overflow flag per counter, bit n
+ * for counter n; set by hardware when that counter carries out of bit 47, cleared through the
+ * matching clr_ov bit.
  */
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_STATUS_OV_SHIFT 0
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_STATUS_OV_WIDTH 6
@@ -461,8 +476,8 @@ static inline uint32_t pmu_xeon_7500_c_msr_pmon_global_status_ov_set(uint32_t re
 #define PMU_XEON_7500_C7_MSR_PMON_GLOBAL_OVF_CTL 0xDE2U
 
 /*
- * clr_ov (bits 5:0, w1c): Write 1 to bit n to clear ov bit n of the status register; writing 0
- * has no effect.
+ * clr_ov (bits 5:0, w1c, role overflow-clear of counters 0,1,2,3,4,5): Write 1 to bit n to
+ * clear ov bit n of the status register; writing 0 has no effect.
  */
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_C_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_WIDTH 6
@@ -549,8 +564,8 @@ static inline uint32_t pmu_xeon_7500_c_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 #define PMU_XEON_7500_C7_MSR_PMON_EVT_SEL(n) (0xDF0U + 2U * (unsigned)(n))
 
 /*
- * threshold (bits 31:24, rw): Threshold compared with the per-cycle event increment; 0
- * disables the comparison.
+ * threshold (bits 31:24, rw, role threshold): Threshold compared with the per-cycle event
+ * increment; 0 disables the comparison.
  */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_SHIFT 24
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_WIDTH 8
@@ -559,7 +574,7 @@ static inline uint32_t pmu_xeon_7500_c_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_threshold_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_SHIFT); }
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_threshold_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_THRESHOLD_SHIFT, value); }
 
-/* invert (bit 23, rw): Selects the sense of the threshold comparison. */
+/* invert (bit 23, rw, role invert): Selects the sense of the threshold comparison. */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_INVERT_SHIFT 23
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_INVERT_WIDTH 1
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_INVERT_MASK 0x0000000000800000ULL
@@ -570,8 +585,8 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_invert_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_INVERT_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_INVERT_SHIFT, value); }
 
 /*
- * en (bit 22, rw): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must
- * also be set.
+ * en (bit 22, rw, role enable): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box
+ * enable must also be set.
  */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_SHIFT 22
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_WIDTH 1
@@ -580,7 +595,10 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_invert_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EN_SHIFT, value); }
 
-/* pmi_en (bit 20, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 20, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_PMI_EN_SHIFT 20
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_PMI_EN_MASK 0x0000000000100000ULL
@@ -589,8 +607,8 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_pmi_en_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_PMI_EN_SHIFT, value); }
 
 /*
- * edge_detect (bit 18, rw): Count 0-to-1 transitions of a one-bit event instead of every cycle
- * it is asserted.
+ * edge_detect (bit 18, rw, role edge): Count 0-to-1 transitions of a one-bit event instead of
+ * every cycle it is asserted.
  */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT 18
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_WIDTH 1
@@ -599,7 +617,7 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_pmi_en_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_edge_detect_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT); }
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_edge_detect_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT, value); }
 
-/* umask (bits 15:8, rw): Unit mask qualifying the selected event. */
+/* umask (bits 15:8, rw, role umask): Unit mask qualifying the selected event. */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_SHIFT 8
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_WIDTH 8
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_MASK 0x000000000000FF00ULL
@@ -607,7 +625,7 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_edge_detect_set(uint64_t
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_SHIFT); }
 static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_C_MSR_PMON_EVT_SEL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw): Selects the C-box event to count. */
+/* ev_sel (bits 7:0, rw, role event): Selects the C-box event to count. */
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EV_SEL_SHIFT 0
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EV_SEL_WIDTH 8
 #define PMU_XEON_7500_C_MSR_PMON_EVT_SEL_EV_SEL_MASK 0x00000000000000FFULL
@@ -692,8 +710,9 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_evt_sel_ev_sel_set(uint64_t reg,
 #define PMU_XEON_7500_C7_MSR_PMON_CTR(n) (0xDF1U + 2U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_C_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_C_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -733,7 +752,10 @@ static inline uint64_t pmu_xeon_7500_c_msr_pmon_ctr_event_count_set(uint64_t reg
 #define PMU_XEON_7500_M0_MSR_PERF_GLOBAL_CTL 0xCA0U
 #define PMU_XEON_7500_M1_MSR_PERF_GLOBAL_CTL 0xCE0U
 
-/* ctr_en (bits 5:0, rw): Per-counter enable, bit n for counter n of this box. */
+/*
+ * ctr_en (bits 5:0, rw, role counter-enable of counters 0,1,2,3,4,5): Per-counter enable, bit
+ * n for counter n of this box.
+ */
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_CTL_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_CTL_CTR_EN_WIDTH 6
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_CTL_CTR_EN_MASK 0x0000003FU
@@ -765,8 +787,9 @@ static inline uint32_t pmu_xeon_7500_m_msr_perf_global_ctl_ctr_en_set(uint32_t r
 #define PMU_XEON_7500_M1_MSR_PERF_GLOBAL_STATUS 0xCE1U
 
 /*
- * ov (bits 5:0, rw-v): Overflow flag per counter, bit n for counter n; set by hardware when
- * that counter carries out of bit 47, cleared through the matching clr_ov bit.
+ * ov (bits 5:0, rw-v, role overflow of counters 0,1,2,3,4,5): Overflow flag per counter, bit n
+ * for counter n; set by hardware when that counter carries out of bit 47, cleared through the
+ * matching clr_ov bit.
  */
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_STATUS_OV_SHIFT 0
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_STATUS_OV_WIDTH 6
@@ -799,8 +822,8 @@ static inline uint32_t pmu_xeon_7500_m_msr_perf_global_status_ov_set(uint32_t re
 #define PMU_XEON_7500_M1_MSR_PERF_GLOBAL_OVF_CTL 0xCE2U
 
 /*
- * clr_ov (bits 5:0, w1c): Write 1 to bit n to clear ov bit n of the status register; writing 0
- * has no effect.
+ * clr_ov (bits 5:0, w1c, role overflow-clear of counters 0,1,2,3,4,5): Write 1 to bit n to
+ * clear ov bit n of the status register; writing 0 has no effect.
  */
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_OVF_CTL_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_M_MSR_PERF_GLOBAL_OVF_CTL_CLR_OV_WIDTH 6
@@ -856,7 +879,10 @@ static inline uint32_t pmu_xeon_7500_m_msr_perf_global_ovf_ctl_clr_ov_set(uint32
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_set_flag_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_SET_FLAG_SEL_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_SET_FLAG_SEL_SHIFT); }
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_set_flag_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_SET_FLAG_SEL_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_SET_FLAG_SEL_SHIFT, value); }
 
-/* inc_sel (bits 13:9, rw): Primary event select: the increment signal for this counter. */
+/*
+ * inc_sel (bits 13:9, rw, role event): Primary event select: the increment signal for this
+ * counter.
+ */
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_INC_SEL_SHIFT 9
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_INC_SEL_WIDTH 5
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_INC_SEL_MASK 0x0000000000003E00ULL
@@ -899,7 +925,10 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_storage_mode_set(uint64_t
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_count_mode_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_COUNT_MODE_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_COUNT_MODE_SHIFT); }
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_count_mode_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_COUNT_MODE_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_COUNT_MODE_SHIFT, value); }
 
-/* pmi_en (bit 1, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 1, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_SHIFT 1
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_MASK 0x0000000000000002ULL
@@ -907,7 +936,7 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_count_mode_set(uint64_t r
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_pmi_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_MASK, PMU_XEON_7500_M_MSR_PMU_CNT_CTL_PMI_EN_SHIFT, value); }
 
-/* en (bit 0, rw): Local enable for this counter. */
+/* en (bit 0, rw, role enable): Local enable for this counter. */
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_EN_SHIFT 0
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_EN_WIDTH 1
 #define PMU_XEON_7500_M_MSR_PMU_CNT_CTL_EN_MASK 0x0000000000000001ULL
@@ -950,8 +979,9 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_cnt_ctl_en_set(uint64_t reg, uint
 #define PMU_XEON_7500_M1_MSR_PMU_CNT(n) (0xCF1U + 2U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_M_MSR_PMU_CNT_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_M_MSR_PMU_CNT_EVENT_COUNT_WIDTH 48
@@ -1375,7 +1405,10 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_zdp_ctl_fvc_fvid_set(uint64_t reg
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_7_0_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_7_0 0xE00U
 
-/* ctr_en (bits 7:0, rw): Enable per counter; bit k for counter k. */
+/*
+ * ctr_en (bits 7:0, rw, role counter-enable of counters 0,1,2,3,4,5,6,7): Enable per counter;
+ * bit k for counter k.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_7_0_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_7_0_CTR_EN_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_7_0_CTR_EN_MASK 0x000000FFU
@@ -1405,7 +1438,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_ctl_7_0_ctr_en_set(uint32
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_7_0_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_7_0 0xE01U
 
-/* ov (bits 7:0, rw-v): Overflow flag per counter of this half. */
+/*
+ * ov (bits 7:0, rw-v, role overflow of counters 0,1,2,3,4,5,6,7): Overflow flag per counter of
+ * this half.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_7_0_OV_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_7_0_OV_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_7_0_OV_MASK 0x000000FFU
@@ -1436,7 +1472,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_status_7_0_ov_set(uint32_
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_7_0_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_7_0 0xE02U
 
-/* clr_ov (bits 7:0, w1c): Write 1 to bit k to clear the matching ov bit. */
+/*
+ * clr_ov (bits 7:0, w1c, role overflow-clear of counters 0,1,2,3,4,5,6,7): Write 1 to bit k to
+ * clear the matching ov bit.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_7_0_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_7_0_CLR_OV_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_7_0_CLR_OV_MASK 0x000000FFU
@@ -1464,7 +1503,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_ovf_ctl_7_0_clr_ov_set(ui
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_15_8_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_15_8 0xE20U
 
-/* ctr_en (bits 7:0, rw): Enable per counter; bit k for counter k+8. */
+/*
+ * ctr_en (bits 7:0, rw, role counter-enable of counters 8,9,10,11,12,13,14,15): Enable per
+ * counter; bit k for counter k+8.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_15_8_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_15_8_CTR_EN_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_CTL_15_8_CTR_EN_MASK 0x000000FFU
@@ -1494,7 +1536,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_ctl_15_8_ctr_en_set(uint3
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_15_8_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_15_8 0xE21U
 
-/* ov (bits 7:0, rw-v): Overflow flag per counter of this half. */
+/*
+ * ov (bits 7:0, rw-v, role overflow of counters 8,9,10,11,12,13,14,15): Overflow flag per
+ * counter of this half.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_15_8_OV_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_15_8_OV_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_STATUS_15_8_OV_MASK 0x000000FFU
@@ -1525,7 +1570,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_status_15_8_ov_set(uint32
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_15_8_WRITABLE_MASK 0x000000FFU
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_15_8 0xE22U
 
-/* clr_ov (bits 7:0, w1c): Write 1 to bit k to clear the matching ov bit. */
+/*
+ * clr_ov (bits 7:0, w1c, role overflow-clear of counters 8,9,10,11,12,13,14,15): Write 1 to
+ * bit k to clear the matching ov bit.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_15_8_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_15_8_CLR_OV_WIDTH 8
 #define PMU_XEON_7500_R_MSR_PMON_GLOBAL_OVF_CTL_15_8_CLR_OV_MASK 0x000000FFU
@@ -1569,7 +1617,10 @@ static inline uint32_t pmu_xeon_7500_r_msr_pmon_global_ovf_ctl_15_8_clr_ov_set(u
 #define PMU_XEON_7500_R_MSR_PMON_CTL14 0xE3CU
 #define PMU_XEON_7500_R_MSR_PMON_CTL15 0xE3EU
 
-/* pmi_en (bit 6, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 6, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_R_MSR_PMON_CTL_PMI_EN_SHIFT 6
 #define PMU_XEON_7500_R_MSR_PMON_CTL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_R_MSR_PMON_CTL_PMI_EN_MASK 0x0000000000000040ULL
@@ -1578,8 +1629,8 @@ static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_pmi_en_get(uint64_t reg) { r
 static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_R_MSR_PMON_CTL_PMI_EN_MASK, PMU_XEON_7500_R_MSR_PMON_CTL_PMI_EN_SHIFT, value); }
 
 /*
- * ev_sel (bits 5:1, rw): Selects the sub-control register (and sub-field) that defines the
- * event.
+ * ev_sel (bits 5:1, rw, role event): Selects the sub-control register (and sub-field) that
+ * defines the event.
  */
 #define PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_SHIFT 1
 #define PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_WIDTH 5
@@ -1588,7 +1639,7 @@ static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_pmi_en_set(uint64_t reg, uin
 static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_MASK, PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_SHIFT); }
 static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_MASK, PMU_XEON_7500_R_MSR_PMON_CTL_EV_SEL_SHIFT, value); }
 
-/* en (bit 0, rw): Local enable for this counter. */
+/* en (bit 0, rw, role enable): Local enable for this counter. */
 #define PMU_XEON_7500_R_MSR_PMON_CTL_EN_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_7500_R_MSR_PMON_CTL_EN_MASK 0x0000000000000001ULL
@@ -1632,8 +1683,9 @@ static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctl_en_set(uint64_t reg, uint64_
 #define PMU_XEON_7500_R_MSR_PMON_CTR15 0xE3FU
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_R_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_R_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -2027,7 +2079,10 @@ static inline uint64_t pmu_xeon_7500_r_msr_port_xbr_set2_mask_mask_set(uint64_t 
 #define PMU_XEON_7500_S0_MSR_PMON_GLOBAL_CTL 0xC40U
 #define PMU_XEON_7500_S1_MSR_PMON_GLOBAL_CTL 0xCC0U
 
-/* ctr_en (bits 3:0, rw): Per-counter enable, bit n for counter n of this box. */
+/*
+ * ctr_en (bits 3:0, rw, role counter-enable of counters 0,1,2,3): Per-counter enable, bit n
+ * for counter n of this box.
+ */
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_CTL_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_CTL_CTR_EN_WIDTH 4
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_CTL_CTR_EN_MASK 0x0000000FU
@@ -2059,8 +2114,9 @@ static inline uint32_t pmu_xeon_7500_s_msr_pmon_global_ctl_ctr_en_set(uint32_t r
 #define PMU_XEON_7500_S1_MSR_PMON_GLOBAL_STATUS 0xCC1U
 
 /*
- * ov (bits 3:0, rw-v): Overflow flag per counter, bit n for counter n; set by hardware when
- * that counter carries out of bit 47, cleared through the matching clr_ov bit.
+ * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow flag per counter, bit n for
+ * counter n; set by hardware when that counter carries out of bit 47, cleared through the
+ * matching clr_ov bit.
  */
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_STATUS_OV_SHIFT 0
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_STATUS_OV_WIDTH 4
@@ -2093,8 +2149,8 @@ static inline uint32_t pmu_xeon_7500_s_msr_pmon_global_status_ov_set(uint32_t re
 #define PMU_XEON_7500_S1_MSR_PMON_GLOBAL_OVF_CTL 0xCC2U
 
 /*
- * clr_ov (bits 3:0, w1c): Write 1 to bit n to clear ov bit n of the status register; writing 0
- * has no effect.
+ * clr_ov (bits 3:0, w1c, role overflow-clear of counters 0,1,2,3): Write 1 to bit n to clear
+ * ov bit n of the status register; writing 0 has no effect.
  */
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_S_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_WIDTH 4
@@ -2210,8 +2266,8 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_summary_ov_c_r_get(uint64_t reg)
 #define PMU_XEON_7500_S1_MSR_PMON_EVT_SEL(n) (0xCD0U + 2U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw): Threshold compared with the per-cycle event increment; 0 disables
- * the comparison.
+ * thresh (bits 31:24, rw, role threshold): Threshold compared with the per-cycle event
+ * increment; 0 disables the comparison.
  */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_SHIFT 24
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_WIDTH 8
@@ -2220,7 +2276,7 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_summary_ov_c_r_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_SHIFT); }
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_THRESH_SHIFT, value); }
 
-/* invert (bit 23, rw): Selects the sense of the threshold comparison. */
+/* invert (bit 23, rw, role invert): Selects the sense of the threshold comparison. */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_SHIFT 23
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_WIDTH 1
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_MASK 0x0000000000800000ULL
@@ -2230,7 +2286,10 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_thresh_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_SHIFT); }
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw): Local enable for this counter (Linux sets bit 22 to enable S-box events). */
+/*
+ * en (bit 22, rw, role enable): Local enable for this counter (Linux sets bit 22 to enable
+ * S-box events).
+ */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_SHIFT 22
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_WIDTH 1
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_MASK 0x0000000000400000ULL
@@ -2238,7 +2297,10 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_invert_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EN_SHIFT, value); }
 
-/* pmi_en (bit 20, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 20, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_PMI_EN_SHIFT 20
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_PMI_EN_MASK 0x0000000000100000ULL
@@ -2247,8 +2309,8 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_pmi_en_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_PMI_EN_SHIFT, value); }
 
 /*
- * edge_detect (bit 18, rw): Count 0-to-1 transitions of a one-bit event instead of every cycle
- * it is asserted.
+ * edge_detect (bit 18, rw, role edge): Count 0-to-1 transitions of a one-bit event instead of
+ * every cycle it is asserted.
  */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT 18
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_WIDTH 1
@@ -2257,7 +2319,7 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_pmi_en_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_edge_detect_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT); }
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_edge_detect_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT, value); }
 
-/* umask (bits 15:8, rw): Unit mask qualifying the selected event. */
+/* umask (bits 15:8, rw, role umask): Unit mask qualifying the selected event. */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_SHIFT 8
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_WIDTH 8
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_MASK 0x000000000000FF00ULL
@@ -2265,7 +2327,7 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_edge_detect_set(uint64_t
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_SHIFT); }
 static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_S_MSR_PMON_EVT_SEL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw): Selects the S-box event to count. */
+/* ev_sel (bits 7:0, rw, role event): Selects the S-box event to count. */
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EV_SEL_SHIFT 0
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EV_SEL_WIDTH 8
 #define PMU_XEON_7500_S_MSR_PMON_EVT_SEL_EV_SEL_MASK 0x00000000000000FFULL
@@ -2302,8 +2364,9 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_evt_sel_ev_sel_set(uint64_t reg,
 #define PMU_XEON_7500_S1_MSR_PMON_CTR(n) (0xCD1U + 2U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_S_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_S_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -2444,8 +2507,9 @@ static inline uint64_t pmu_xeon_7500_s_msr_pmon_mask_mask_set(uint64_t reg, uint
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL 0xC00U
 
 /*
- * frz_all (bit 31, rw): When set, an overflow PMI arriving at the U-box freezes (disables) all
- * uncore counting, so the counters hold the values they had at the overflow.
+ * frz_all (bit 31, rw, role freeze-on-pmi): When set, an overflow PMI arriving at the U-box
+ * freezes (disables) all uncore counting, so the counters hold the values they had at the
+ * overflow.
  */
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_SHIFT 31
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_WIDTH 1
@@ -2455,8 +2519,8 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_frz_all_get(uint32_t 
 static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_frz_all_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_MASK, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_SHIFT, value); }
 
 /*
- * rst_all (bit 29, rw): When written as 1, resets all uncore counters; write it back to 0 (in
- * the same write that sets en_all) before counting resumes.
+ * rst_all (bit 29, rw, role global-reset): When written as 1, resets all uncore counters;
+ * write it back to 0 (in the same write that sets en_all) before counting resumes.
  */
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_RST_ALL_SHIFT 29
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_RST_ALL_WIDTH 1
@@ -2466,8 +2530,8 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_rst_all_get(uint32_t 
 static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_rst_all_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_RST_ALL_MASK, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_RST_ALL_SHIFT, value); }
 
 /*
- * en_all (bit 28, rw): Master enable: no uncore counter collects events unless this bit is 1.
- * Cleared by hardware when a PMI freezes the uncore.
+ * en_all (bit 28, rw, role global-enable): Master enable: no uncore counter collects events
+ * unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.
  */
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_ALL_SHIFT 28
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_ALL_WIDTH 1
@@ -2477,8 +2541,8 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_en_all_get(uint32_t r
 static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_en_all_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_ALL_MASK, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_ALL_SHIFT, value); }
 
 /*
- * pmi_core_sel (bits 4:1, rw): Mask of cores that receive a PMI when an uncore counter with
- * pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
+ * pmi_core_sel (bits 4:1, rw, role pmi-select): Mask of cores that receive a PMI when an
+ * uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
  */
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT 1
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_WIDTH 4
@@ -2487,7 +2551,10 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_en_all_set(uint32_t r
 static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_pmi_core_sel_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_MASK, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT); }
 static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ctl_pmi_core_sel_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_MASK, PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT, value); }
 
-/* en (bit 0, rw): Enables the U-box's own counter (U_MSR_PMON_CTR). */
+/*
+ * en (bit 0, rw, role counter-enable of counter 0): Enables the U-box's own counter
+ * (U_MSR_PMON_CTR).
+ */
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_SHIFT 0
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_WIDTH 1
 #define PMU_XEON_7500_U_MSR_PMON_GLOBAL_CTL_EN_MASK 0x00000001U
@@ -2662,8 +2729,8 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ovf_ctl_clr_ov_u_set(uint
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL 0xC10U
 
 /*
- * en (bit 22, rw): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all
- * must also be set.
+ * en (bit 22, rw, role enable): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en
+ * and en_all must also be set.
  */
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_SHIFT 22
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_WIDTH 1
@@ -2672,7 +2739,10 @@ static inline uint32_t pmu_xeon_7500_u_msr_pmon_global_ovf_ctl_clr_ov_u_set(uint
 static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EN_SHIFT, value); }
 
-/* pmi_en (bit 20, rw): Signal a PMI to the U-box when the counter overflows. */
+/*
+ * pmi_en (bit 20, rw, role overflow-enable): Signal a PMI to the U-box when the counter
+ * overflows.
+ */
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_PMI_EN_SHIFT 20
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_PMI_EN_MASK 0x0000000000100000ULL
@@ -2681,8 +2751,8 @@ static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_pmi_en_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_PMI_EN_SHIFT, value); }
 
 /*
- * edge_detect (bit 18, rw): Count 0-to-1 transitions of the event instead of every cycle it is
- * asserted.
+ * edge_detect (bit 18, rw, role edge): Count 0-to-1 transitions of the event instead of every
+ * cycle it is asserted.
  */
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT 18
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_WIDTH 1
@@ -2691,7 +2761,7 @@ static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_pmi_en_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_edge_detect_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT); }
 static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_edge_detect_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw): Selects the U-box event to count. */
+/* ev_sel (bits 7:0, rw, role event): Selects the U-box event to count. */
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EV_SEL_SHIFT 0
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EV_SEL_WIDTH 8
 #define PMU_XEON_7500_U_MSR_PMON_EVT_SEL_EV_SEL_MASK 0x00000000000000FFULL
@@ -2720,8 +2790,9 @@ static inline uint64_t pmu_xeon_7500_u_msr_pmon_evt_sel_ev_sel_set(uint64_t reg,
 #define PMU_XEON_7500_U_MSR_PMON_CTR 0xC11U
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_U_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_U_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -2760,7 +2831,10 @@ static inline uint64_t pmu_xeon_7500_u_msr_pmon_ctr_event_count_set(uint64_t reg
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_WRITABLE_MASK 0x8000000FU
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL 0xC80U
 
-/* fixed_en (bit 31, rw): Enables the fixed counter W_MSR_PMON_FIXED_CTR. */
+/*
+ * fixed_en (bit 31, rw, role counter-enable of counter 4): Enables the fixed counter
+ * W_MSR_PMON_FIXED_CTR.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_SHIFT 31
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_MASK 0x80000000U
@@ -2768,7 +2842,10 @@ static inline uint64_t pmu_xeon_7500_u_msr_pmon_ctr_event_count_set(uint64_t reg
 static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ctl_fixed_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_MASK, PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_SHIFT); }
 static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ctl_fixed_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_MASK, PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_FIXED_EN_SHIFT, value); }
 
-/* ctr_en (bits 3:0, rw): Per-counter enable, bit n for W_MSR_PMON_CTR{n}. */
+/*
+ * ctr_en (bits 3:0, rw, role counter-enable of counters 0,1,2,3): Per-counter enable, bit n
+ * for W_MSR_PMON_CTR{n}.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_CTR_EN_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_CTR_EN_WIDTH 4
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_CTL_CTR_EN_MASK 0x0000000FU
@@ -2798,7 +2875,7 @@ static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ctl_ctr_en_set(uint32_t r
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_WRITABLE_MASK 0x8000000FU
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS 0xC81U
 
-/* ov_fixed (bit 31, rw-v): The fixed counter overflowed. */
+/* ov_fixed (bit 31, rw-v, role overflow of counter 4): The fixed counter overflowed. */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_SHIFT 31
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_MASK 0x80000000U
@@ -2806,7 +2883,10 @@ static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ctl_ctr_en_set(uint32_t r
 static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_status_ov_fixed_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_MASK, PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_SHIFT); }
 static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_status_ov_fixed_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_MASK, PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_FIXED_SHIFT, value); }
 
-/* ov (bits 3:0, rw-v): Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}. */
+/*
+ * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow flag per general-purpose
+ * counter, bit n for W_MSR_PMON_CTR{n}.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_WIDTH 4
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_STATUS_OV_MASK 0x0000000FU
@@ -2836,14 +2916,17 @@ static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_status_ov_set(uint32_t re
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_WRITABLE_MASK 0x8000000FU
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL 0xC82U
 
-/* clr_ov_fixed (bit 31, w1c): Write 1 to clear ov_fixed. */
+/* clr_ov_fixed (bit 31, w1c, role overflow-clear of counter 4): Write 1 to clear ov_fixed. */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_SHIFT 31
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_MASK 0x80000000U
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_MAX 0x00000001U
 static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ovf_ctl_clr_ov_fixed_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_MASK, PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_FIXED_SHIFT, value); }
 
-/* clr_ov (bits 3:0, w1c): Write 1 to bit n to clear ov bit n. */
+/*
+ * clr_ov (bits 3:0, w1c, role overflow-clear of counters 0,1,2,3): Write 1 to bit n to clear
+ * ov bit n.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_WIDTH 4
 #define PMU_XEON_7500_W_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_MASK 0x0000000FU
@@ -2879,8 +2962,8 @@ static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL(n) (0xC90U + 2U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw): Threshold compared with the per-cycle event increment; 0 disables
- * the comparison.
+ * thresh (bits 31:24, rw, role threshold): Threshold compared with the per-cycle event
+ * increment; 0 disables the comparison.
  */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_SHIFT 24
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_WIDTH 8
@@ -2889,7 +2972,7 @@ static inline uint32_t pmu_xeon_7500_w_msr_pmon_global_ovf_ctl_clr_ov_set(uint32
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_SHIFT); }
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_THRESH_SHIFT, value); }
 
-/* invert (bit 23, rw): Selects the sense of the threshold comparison. */
+/* invert (bit 23, rw, role invert): Selects the sense of the threshold comparison. */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_INVERT_SHIFT 23
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_INVERT_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_INVERT_MASK 0x0000000000800000ULL
@@ -2900,8 +2983,8 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_invert_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_INVERT_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_INVERT_SHIFT, value); }
 
 /*
- * en (bit 22, rw): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box
- * enable must also be set.
+ * en (bit 22, rw, role enable): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en
+ * and the U-box enable must also be set.
  */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_SHIFT 22
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_WIDTH 1
@@ -2910,7 +2993,10 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_invert_set(uint64_t reg,
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_SHIFT); }
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EN_SHIFT, value); }
 
-/* pmi_en (bit 20, rw): Signal a PMI to the U-box when this counter overflows. */
+/*
+ * pmi_en (bit 20, rw, role overflow-enable): Signal a PMI to the U-box when this counter
+ * overflows.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_PMI_EN_SHIFT 20
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_PMI_EN_MASK 0x0000000000100000ULL
@@ -2919,8 +3005,8 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_pmi_en_get(uint64_t reg)
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_PMI_EN_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_PMI_EN_SHIFT, value); }
 
 /*
- * edge_detect (bit 18, rw): Count 0-to-1 transitions of a one-bit event instead of every cycle
- * it is asserted.
+ * edge_detect (bit 18, rw, role edge): Count 0-to-1 transitions of a one-bit event instead of
+ * every cycle it is asserted.
  */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT 18
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EDGE_DETECT_WIDTH 1
@@ -2930,8 +3016,8 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_edge_detect_get(uint64_t
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_edge_detect_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EDGE_DETECT_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EDGE_DETECT_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw): For the W-box: per-core mask for core-scoped events, bit k selecting
- * core k.
+ * umask (bits 15:8, rw, role umask): For the W-box: per-core mask for core-scoped events, bit
+ * k selecting core k.
  */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_SHIFT 8
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_WIDTH 8
@@ -2940,7 +3026,7 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_edge_detect_set(uint64_t
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_SHIFT); }
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_MASK, PMU_XEON_7500_W_MSR_PMON_EVT_SEL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw): Selects the W-box event to count. */
+/* ev_sel (bits 7:0, rw, role event): Selects the W-box event to count. */
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EV_SEL_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EV_SEL_WIDTH 8
 #define PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EV_SEL_MASK 0x00000000000000FFULL
@@ -2976,8 +3062,9 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_evt_sel_ev_sel_set(uint64_t reg,
 #define PMU_XEON_7500_W_MSR_PMON_CTR(n) (0xC91U + 2U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_W_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -3008,7 +3095,10 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_ctr_event_count_set(uint64_t reg
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_WRITABLE_MASK 0x0000000000000003ULL
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL 0x395U
 
-/* pmi_en (bit 1, rw): Signal a PMI to the U-box when the fixed counter overflows. */
+/*
+ * pmi_en (bit 1, rw, role overflow-enable): Signal a PMI to the U-box when the fixed counter
+ * overflows.
+ */
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_PMI_EN_SHIFT 1
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_PMI_EN_WIDTH 1
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_PMI_EN_MASK 0x0000000000000002ULL
@@ -3017,8 +3107,8 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_ctl_pmi_en_get(uint64_
 static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_ctl_pmi_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_PMI_EN_MASK, PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_PMI_EN_SHIFT, value); }
 
 /*
- * en (bit 0, rw): Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also
- * be set.
+ * en (bit 0, rw, role enable): Local enable for the fixed counter;
+ * W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
  */
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_EN_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_CTL_EN_WIDTH 1
@@ -3051,8 +3141,9 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_ctl_en_set(uint64_t re
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR 0x394U
 
 /*
- * event_count (bits 47:0, rw-v): The 48-bit event count. Software may preload it (for example
- * with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+ * event_count (bits 47:0, rw-v, role count): The 48-bit event count. Software may preload it
+ * (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+ * of events.
  */
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_7500_W_MSR_PMON_FIXED_CTR_EVENT_COUNT_WIDTH 48

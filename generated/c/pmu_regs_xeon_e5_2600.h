@@ -59,8 +59,8 @@
 #define PMU_XEON_E5_2600_C7_MSR_PMON_BOX_CTL 0xDE4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: when set, a freeze signal stops this box's counters;
- * when clear, the box ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: when set, a freeze signal stops this
+ * box's counters; when clear, the box ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -69,8 +69,8 @@
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts all counters of this CBo until
- * the bit is cleared.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts all counters of
+ * this CBo until the bit is cleared.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -79,8 +79,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_frz_en_set(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
 /*
- * rst_ctrs (bit 1, wo): Reset counters: writing 1 clears every data counter of the box to
- * zero.
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box to zero.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRS_WIDTH 1
@@ -89,8 +89,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_frz_set(uint32_t reg,
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 clears every counter control register of the
- * box to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 clears every counter
+ * control register of the box to zero.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_C_MSR_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -163,9 +163,10 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_ctl_rst_ctrl_set(uint32_t
 #define PMU_XEON_E5_2600_C7_MSR_PMON_CTL(n) (0xDF0U + 1U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; invert and edge_det only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; invert and
+ * edge_det only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_THRESH_WIDTH 8
@@ -175,8 +176,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_thresh_get(uint32_t reg) 
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_WIDTH 1
@@ -187,7 +188,7 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_thresh_set(uint32_t reg, 
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EN_MASK 0x00400000U
@@ -207,9 +208,9 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_tid_en_get(uint32_t reg) 
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_tid_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_TID_EN_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_TID_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_WIDTH 1
@@ -218,7 +219,7 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_tid_en_set(uint32_t reg, 
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_RST_MASK 0x00020000U
@@ -226,8 +227,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_edge_det_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_RST_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_RST_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_WIDTH 8
@@ -236,7 +237,7 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_rst_set(uint32_t reg, uin
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_C_MSR_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw-v): Event select: the code of the CBo event to count. */
+/* ev_sel (bits 7:0, rw-v, role event): Event select: the code of the CBo event to count. */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -305,8 +306,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_ctl_ev_sel_set(uint32_t reg, 
 #define PMU_XEON_E5_2600_C7_MSR_PMON_CTR(n) (0xDF6U + 1U * (unsigned)(n))
 
 /*
- * event_count (bits 43:0, rw-v): The accumulated 44-bit count of the event selected by
- * C{i}_MSR_PMON_CTL{n}.
+ * event_count (bits 43:0, rw-v, role count): The accumulated 44-bit count of the event
+ * selected by C{i}_MSR_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_C_MSR_PMON_CTR_EVENT_COUNT_WIDTH 44
@@ -917,8 +918,9 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_filter_tid_set(uint32_t r
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: with this bit set the box stops its counters when a
- * freeze signal arrives; with it clear such signals have no effect on this box.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: with this bit set the box stops its
+ * counters when a freeze signal arrives; with it clear such signals have no effect on this
+ * box.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -927,8 +929,8 @@ static inline uint32_t pmu_xeon_e5_2600_c_msr_pmon_box_filter_tid_set(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts every counter of the box until
- * the bit is cleared again.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts every counter of
+ * the box until the bit is cleared again.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -936,7 +938,10 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_frz_en_set(uint32_t 
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
-/* rst_ctrs (bit 1, wo): Reset counters: writing 1 sets all data counters of the box to zero. */
+/*
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 sets all data counters
+ * of the box to zero.
+ */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000002U
@@ -944,8 +949,8 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_frz_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 sets all counter control registers of the box
- * to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 sets all counter control
+ * registers of the box to zero.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_HA_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -996,9 +1001,10 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_box_ctl_rst_ctrl_set(uint32_
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; edge_det and invert only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; edge_det and
+ * invert only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_THRESH_WIDTH 8
@@ -1008,8 +1014,8 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_thresh_get(uint32_t reg)
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_WIDTH 1
@@ -1020,7 +1026,7 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_thresh_set(uint32_t reg,
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EN_MASK 0x00400000U
@@ -1029,9 +1035,9 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_en_get(uint32_t reg) { r
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EDGE_DET_WIDTH 1
@@ -1041,8 +1047,8 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_edge_det_get(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_WIDTH 8
@@ -1051,7 +1057,10 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_edge_det_set(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_HA_PCI_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw-v): Event select: the code of the Home Agent event to count. */
+/*
+ * ev_sel (bits 7:0, rw-v, role event): Event select: the code of the Home Agent event to
+ * count.
+ */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -1097,8 +1106,8 @@ static inline uint32_t pmu_xeon_e5_2600_ha_pci_pmon_ctl_ev_sel_set(uint32_t reg,
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The accumulated 48-bit count of the event selected by
- * HA_PCI_PMON_CTL{n}.
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by HA_PCI_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_HA_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -1713,8 +1722,8 @@ static inline uint64_t pmu_xeon_e5_2600_ha_pci_pmon_ctr_event_count_set(uint64_t
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: while set, a freeze signal stops this channel's
- * counters; while clear, the channel ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: while set, a freeze signal stops
+ * this channel's counters; while clear, the channel ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -1723,8 +1732,8 @@ static inline uint64_t pmu_xeon_e5_2600_ha_pci_pmon_ctr_event_count_set(uint64_t
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts every counter of the channel
- * until the bit is cleared again.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts every counter of
+ * the channel until the bit is cleared again.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -1733,8 +1742,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_frz_en_set(uint32
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
 /*
- * rst_ctrs (bit 1, wo): Reset counters: writing 1 sets all data counters of the channel to
- * zero.
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 sets all data counters
+ * of the channel to zero.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
@@ -1743,8 +1752,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_frz_set(uint32_t 
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 sets all counter control registers of the
- * channel to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 sets all counter control
+ * registers of the channel to zero.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -1846,9 +1855,10 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_box_ctl_rst_ctrl_set(uint
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; edge_det and invert only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; edge_det and
+ * invert only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_THRESH_WIDTH 8
@@ -1858,8 +1868,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_thresh_get(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_WIDTH 1
@@ -1870,7 +1880,7 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_thresh_set(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EN_MASK 0x00400000U
@@ -1879,9 +1889,9 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_en_get(uint32_t reg) 
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EDGE_DET_WIDTH 1
@@ -1891,8 +1901,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_edge_det_get(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_WIDTH 8
@@ -1901,7 +1911,10 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_edge_det_set(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw-v): Event select: the code of the memory-controller event to count. */
+/*
+ * ev_sel (bits 7:0, rw-v, role event): Event select: the code of the memory-controller event
+ * to count.
+ */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -1998,8 +2011,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctl_ev_sel_set(uint32_t r
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The accumulated 48-bit count of the event selected by
- * MC_CH{i}_PCI_PMON_CTL{n}.
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by MC_CH{i}_PCI_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -2044,7 +2057,10 @@ static inline uint64_t pmu_xeon_e5_2600_mc_ch_pci_pmon_ctr_event_count_set(uint6
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_FIXED_CTL_FUNCTION 5
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_FIXED_CTL_OFFSET 0xF0U
 
-/* en (bit 22, rw-v): Enables the fixed DRAM-clock counter; it counts only while this bit is 1. */
+/*
+ * en (bit 22, rw-v, role enable): Enables the fixed DRAM-clock counter; it counts only while
+ * this bit is 1.
+ */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_EN_MASK 0x00400000U
@@ -2053,8 +2069,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_fixed_ctl_en_get(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_fixed_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_EN_MASK, PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_EN_SHIFT, value); }
 
 /*
- * rst (bit 19, wo): Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to
- * zero.
+ * rst (bit 19, wo, role reset): Reset: writing 1 clears the fixed counter
+ * (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_RST_SHIFT 19
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTL_RST_WIDTH 1
@@ -2100,8 +2116,8 @@ static inline uint32_t pmu_xeon_e5_2600_mc_ch_pci_pmon_fixed_ctl_rst_set(uint32_
 #define PMU_XEON_E5_2600_MC_CH3_PCI_PMON_FIXED_CTR_OFFSET 0xD0U
 
 /*
- * event_count (bits 47:0, rw-v): The accumulated 48-bit count of DRAM clock cycles since the
- * counter was last cleared.
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of DRAM clock cycles
+ * since the counter was last cleared.
  */
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_MC_CH_PCI_PMON_FIXED_CTR_EVENT_COUNT_WIDTH 48
@@ -2406,8 +2422,8 @@ static inline uint64_t pmu_xeon_e5_2600_mc_ch_pci_pmon_fixed_ctr_event_count_set
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL 0xC24U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: when set, a freeze signal stops the PCU counters; when
- * clear, the box ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: when set, a freeze signal stops the
+ * PCU counters; when clear, the box ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -2416,8 +2432,8 @@ static inline uint64_t pmu_xeon_e5_2600_mc_ch_pci_pmon_fixed_ctr_event_count_set
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts all PCU counters until the bit
- * is cleared.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts all PCU counters
+ * until the bit is cleared.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -2425,7 +2441,10 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_ctl_frz_en_set(uint32_t
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_MAX 0x00000001U
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
-/* rst_ctrs (bit 1, wo): Reset counters: writing 1 clears every PCU data counter to zero. */
+/*
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 clears every PCU data
+ * counter to zero.
+ */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRS_WIDTH 1
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRS_MASK 0x00000002U
@@ -2433,8 +2452,8 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_ctl_frz_set(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 clears every PCU counter control register to
- * zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 clears every PCU counter
+ * control register to zero.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -2500,9 +2519,9 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_occ_invert_get(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_occ_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_OCC_INVERT_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_OCC_INVERT_SHIFT, value); }
 
 /*
- * thresh (bits 28:24, rw-v): Threshold (5 bits): when non-zero, a cycle is counted only if
- * that cycle's increment compares against this value as selected by invert (or occ_invert for
- * occupancy events); use 1 for events that increment by at most one per cycle.
+ * thresh (bits 28:24, rw-v, role threshold): Threshold (5 bits): when non-zero, a cycle is
+ * counted only if that cycle's increment compares against this value as selected by invert (or
+ * occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_THRESH_WIDTH 5
@@ -2512,8 +2531,9 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_thresh_get(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Sense of the threshold comparison for ordinary (non-occupancy)
- * events. With edge_det also set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Sense of the threshold comparison for ordinary
+ * (non-occupancy) events. With edge_det also set, the counter counts falling rather than
+ * rising edges.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_WIDTH 1
@@ -2524,7 +2544,7 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_thresh_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EN_MASK 0x00400000U
@@ -2533,8 +2553,8 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_en_get(uint32_t reg) { 
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * ev_sel_ext (bit 21, rw-v): Event select extension: an extra event-select bit needed by some
- * PCU events (for example the frequency and core transition-cycle events).
+ * ev_sel_ext (bit 21, rw-v, role event-ext): Event select extension: an extra event-select bit
+ * needed by some PCU events (for example the frequency and core transition-cycle events).
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_EXT_SHIFT 21
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_EXT_WIDTH 1
@@ -2544,9 +2564,9 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_ev_sel_ext_get(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_ev_sel_ext_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_EXT_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_EXT_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect for ordinary events: when 1, the counter advances once
- * per 0-to-1 transition of the thresholded event instead of once per cycle in which it is
- * active; needs a non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect for ordinary events: when 1, the counter
+ * advances once per 0-to-1 transition of the thresholded event instead of once per cycle in
+ * which it is active; needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_WIDTH 1
@@ -2555,7 +2575,7 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_ev_sel_ext_set(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_RST_MASK 0x00020000U
@@ -2577,8 +2597,8 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_occ_sel_get(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_occ_sel_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_OCC_SEL_MASK, PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_OCC_SEL_SHIFT, value); }
 
 /*
- * ev_sel (bits 7:0, rw-v): Event select: the code of the PCU event to count. Bit 7 set marks
- * an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
+ * ev_sel (bits 7:0, rw-v, role event): Event select: the code of the PCU event to count. Bit 7
+ * set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTL_EV_SEL_WIDTH 8
@@ -2613,8 +2633,8 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_ctl_ev_sel_set(uint32_t reg
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTR(n) (0xC36U + 1U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The accumulated 48-bit count of the event selected by
- * PCU_MSR_PMON_CTL{n}.
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by PCU_MSR_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -2701,7 +2721,7 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_filter_filt7_0_set(uint
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR 0x3FDU
 
-/* event_count (bits 63:0, rw-v): Cycles in which some core was in C6, 64 bits. */
+/* event_count (bits 63:0, rw-v, role count): Cycles in which some core was in C6, 64 bits. */
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
@@ -2730,7 +2750,7 @@ static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c6_ctr_event_count_set(uint
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR 0x3FCU
 
-/* event_count (bits 63:0, rw-v): Cycles in which some core was in C3, 64 bits. */
+/* event_count (bits 63:0, rw-v, role count): Cycles in which some core was in C3, 64 bits. */
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
@@ -2966,8 +2986,8 @@ static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c3_ctr_event_count_set(uint
 #define PMU_XEON_E5_2600_Q_P1_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: when set, a freeze signal stops this box's counters;
- * when clear, the box ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: when set, a freeze signal stops this
+ * box's counters; when clear, the box ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -2976,8 +2996,8 @@ static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c3_ctr_event_count_set(uint
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts all counters of this port's box
- * until the bit is cleared.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts all counters of
+ * this port's box until the bit is cleared.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -2986,8 +3006,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_frz_en_set(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
 /*
- * rst_ctrs (bit 1, wo): Reset counters: writing 1 clears every data counter of the box to
- * zero.
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box to zero.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
@@ -2996,8 +3016,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_frz_set(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 clears every counter control register of the
- * box to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 clears every counter
+ * control register of the box to zero.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -3065,9 +3085,10 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_box_ctl_rst_ctrl_set(uint32
 #define PMU_XEON_E5_2600_Q_P1_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; edge_det and invert only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; edge_det and
+ * invert only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_THRESH_WIDTH 8
@@ -3077,8 +3098,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_thresh_get(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_WIDTH 1
@@ -3089,7 +3110,7 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_thresh_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EN_MASK 0x00400000U
@@ -3098,8 +3119,9 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_en_get(uint32_t reg) { 
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * ev_sel_ext (bit 21, rw-v): Event select extension: the most significant (ninth) bit of the
- * event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
+ * ev_sel_ext (bit 21, rw-v, role event-ext): Event select extension: the most significant
+ * (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and
+ * above.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_EXT_SHIFT 21
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_EXT_WIDTH 1
@@ -3109,9 +3131,9 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_ev_sel_ext_get(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_ev_sel_ext_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_EXT_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_EXT_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_WIDTH 1
@@ -3120,7 +3142,7 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_ev_sel_ext_set(uint32_t
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_RST_MASK 0x00020000U
@@ -3128,8 +3150,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_edge_det_set(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_RST_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_RST_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_UMASK_WIDTH 8
@@ -3139,8 +3161,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_umask_get(uint32_t reg)
 static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_UMASK_SHIFT, value); }
 
 /*
- * ev_sel (bits 7:0, rw-v): Event select: the low eight bits of the code of the QPI event to
- * count (see ev_sel_ext for the ninth bit).
+ * ev_sel (bits 7:0, rw-v, role event): Event select: the low eight bits of the code of the QPI
+ * event to count (see ev_sel_ext for the ninth bit).
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTL_EV_SEL_WIDTH 8
@@ -3204,8 +3226,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_ctl_ev_sel_set(uint32_t reg
 #define PMU_XEON_E5_2600_Q_P1_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
 
 /*
- * event_count (bits 47:0, rw-v): The accumulated 48-bit count of the event selected by
- * Q_P{i}_PCI_PMON_CTL{n}.
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by Q_P{i}_PCI_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_Q_P_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
@@ -3929,8 +3951,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_pkt_mask1_rnid_3_0_set(uint
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: while set, a freeze signal stops this box's counters;
- * while clear, the box ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: while set, a freeze signal stops
+ * this box's counters; while clear, the box ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -3939,8 +3961,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_pkt_mask1_rnid_3_0_set(uint
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts every counter of the box until
- * the bit is cleared again.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts every counter of
+ * the box until the bit is cleared again.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -3948,7 +3970,10 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_frz_en_set(uint32_t 
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
-/* rst_ctrs (bit 1, wo): Reset counters: writing 1 sets all data counters of the box to zero. */
+/*
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 sets all data counters
+ * of the box to zero.
+ */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000002U
@@ -3956,8 +3981,8 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_frz_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 sets all counter control registers of the box
- * to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 sets all counter control
+ * registers of the box to zero.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_R2_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -4007,9 +4032,10 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_box_ctl_rst_ctrl_set(uint32_
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; edge_det and invert only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; edge_det and
+ * invert only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_THRESH_WIDTH 8
@@ -4019,8 +4045,8 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_thresh_get(uint32_t reg)
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_WIDTH 1
@@ -4031,7 +4057,7 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_thresh_set(uint32_t reg,
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EN_MASK 0x00400000U
@@ -4040,9 +4066,9 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_en_get(uint32_t reg) { r
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_WIDTH 1
@@ -4051,7 +4077,7 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_en_set(uint32_t reg, uin
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_RST_MASK 0x00020000U
@@ -4059,8 +4085,8 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_edge_det_set(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_RST_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_RST_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_WIDTH 8
@@ -4069,7 +4095,7 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_rst_set(uint32_t reg, ui
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_R2_PCI_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw-v): Event select: the code of the R2PCIe event to count. */
+/* ev_sel (bits 7:0, rw-v, role event): Event select: the code of the R2PCIe event to count. */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -4116,8 +4142,8 @@ static inline uint32_t pmu_xeon_e5_2600_r2_pci_pmon_ctl_ev_sel_set(uint32_t reg,
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
 
 /*
- * event_count (bits 43:0, rw-v): The accumulated 44-bit count of the event selected by
- * R2_PCI_PMON_CTL{n}.
+ * event_count (bits 43:0, rw-v, role count): The accumulated 44-bit count of the event
+ * selected by R2_PCI_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_R2_PCI_PMON_CTR_EVENT_COUNT_WIDTH 44
@@ -4354,8 +4380,8 @@ static inline uint64_t pmu_xeon_e5_2600_r2_pci_pmon_ctr_event_count_set(uint64_t
 #define PMU_XEON_E5_2600_R3_L1_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
 /*
- * frz_en (bit 16, wo): Freeze enable: while set, a freeze signal stops this box's counters;
- * while clear, the box ignores freeze signals.
+ * frz_en (bit 16, wo, role freeze-enable): Freeze enable: while set, a freeze signal stops
+ * this box's counters; while clear, the box ignores freeze signals.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
@@ -4364,8 +4390,8 @@ static inline uint64_t pmu_xeon_e5_2600_r2_pci_pmon_ctr_event_count_set(uint64_t
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /*
- * frz (bit 8, wo): Freeze: writing 1 while frz_en is set halts every counter of the box until
- * the bit is cleared again.
+ * frz (bit 8, wo, role freeze): Freeze: writing 1 while frz_en is set halts every counter of
+ * the box until the bit is cleared again.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
@@ -4373,7 +4399,10 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_frz_en_set(uint32_
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
 
-/* rst_ctrs (bit 1, wo): Reset counters: writing 1 sets all data counters of the box to zero. */
+/*
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 sets all data counters
+ * of the box to zero.
+ */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000002U
@@ -4381,8 +4410,8 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_frz_set(uint32_t r
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
 
 /*
- * rst_ctrl (bit 0, wo): Reset control: writing 1 sets all counter control registers of the box
- * to zero.
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset control: writing 1 sets all counter control
+ * registers of the box to zero.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
@@ -4441,9 +4470,10 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_box_ctl_rst_ctrl_set(uint3
 #define PMU_XEON_E5_2600_R3_L1_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
 
 /*
- * thresh (bits 31:24, rw-v): Threshold: when non-zero, a cycle is counted only if that cycle's
- * increment compares against this value as selected by invert; edge_det and invert only work
- * with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+ * thresh (bits 31:24, rw-v, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert; edge_det and
+ * invert only work with a non-zero threshold (use 1 for events that increment by at most one
+ * per cycle).
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_THRESH_WIDTH 8
@@ -4453,8 +4483,8 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_thresh_get(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw-v): Selects the sense of the threshold comparison. With edge_det also
- * set, the counter counts falling rather than rising edges.
+ * invert (bit 23, rw-v, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_WIDTH 1
@@ -4465,7 +4495,7 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_thresh_set(uint32_t re
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_INVERT_SHIFT, value); }
 
-/* en (bit 22, rw-v): Enables this counter; it counts only while this bit is 1. */
+/* en (bit 22, rw-v, role enable): Enables this counter; it counts only while this bit is 1. */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EN_WIDTH 1
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EN_MASK 0x00400000U
@@ -4474,9 +4504,9 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_en_get(uint32_t reg) {
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw-v): Edge detect: when 1, the counter advances once per 0-to-1
- * transition of the thresholded event instead of once per cycle in which it is active; needs a
- * non-zero thresh.
+ * edge_det (bit 18, rw-v, role edge): Edge detect: when 1, the counter advances once per
+ * 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
+ * needs a non-zero thresh.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_WIDTH 1
@@ -4485,7 +4515,7 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_en_set(uint32_t reg, u
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_RST_MASK 0x00020000U
@@ -4493,8 +4523,8 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_edge_det_set(uint32_t 
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_RST_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_RST_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw-v): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw-v, role umask): Unit mask: chooses which sub-events of the selected
+ * event are counted.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_WIDTH 8
@@ -4503,7 +4533,7 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_rst_set(uint32_t reg, 
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw-v): Event select: the code of the R3QPI event to count. */
+/* ev_sel (bits 7:0, rw-v, role event): Event select: the code of the R3QPI event to count. */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -4560,8 +4590,8 @@ static inline uint32_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctl_ev_sel_set(uint32_t re
 #define PMU_XEON_E5_2600_R3_L1_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
 
 /*
- * event_count (bits 43:0, rw-v): The accumulated 44-bit count of the event selected by
- * R3_L{i}_PCI_PMON_CTL{n}.
+ * event_count (bits 43:0, rw-v, role count): The accumulated 44-bit count of the event
+ * selected by R3_L{i}_PCI_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_R3_L_PCI_PMON_CTR_EVENT_COUNT_WIDTH 44
@@ -4930,10 +4960,10 @@ static inline uint64_t pmu_xeon_e5_2600_r3_l_pci_pmon_ctr_event_count_set(uint64
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL(n) (0xC10U + 1U * (unsigned)(n))
 
 /*
- * thresh (bits 28:24, rw): Threshold (5 bits): when non-zero, a cycle is counted only if that
- * cycle's increment compares against this value as selected by invert; invert and edge_det
- * only work with a non-zero threshold (use 1 for events that increment by at most one per
- * cycle).
+ * thresh (bits 28:24, rw, role threshold): Threshold (5 bits): when non-zero, a cycle is
+ * counted only if that cycle's increment compares against this value as selected by invert;
+ * invert and edge_det only work with a non-zero threshold (use 1 for events that increment by
+ * at most one per cycle).
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_THRESH_SHIFT 24
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_THRESH_WIDTH 5
@@ -4943,8 +4973,8 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_thresh_get(uint32_t reg) 
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_THRESH_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_THRESH_SHIFT, value); }
 
 /*
- * invert (bit 23, rw): Selects the sense of the threshold comparison. With edge_det also set,
- * the counter counts falling rather than rising edges.
+ * invert (bit 23, rw, role invert): Selects the sense of the threshold comparison. With
+ * edge_det also set, the counter counts falling rather than rising edges.
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_INVERT_SHIFT 23
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_INVERT_WIDTH 1
@@ -4956,8 +4986,8 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_invert_get(uint32_t reg) 
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_INVERT_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_INVERT_SHIFT, value); }
 
 /*
- * en (bit 22, rw): Enables this counter; it counts only while this bit is 1 (and the uncore is
- * globally enabled).
+ * en (bit 22, rw, role enable): Enables this counter; it counts only while this bit is 1 (and
+ * the uncore is globally enabled).
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EN_WIDTH 1
@@ -4967,9 +4997,9 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_en_get(uint32_t reg) { re
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EN_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EN_SHIFT, value); }
 
 /*
- * edge_det (bit 18, rw): Edge detect: when 1, the counter advances once per 0-to-1 transition
- * of the thresholded event instead of once per cycle in which it is active; needs a non-zero
- * thresh.
+ * edge_det (bit 18, rw, role edge): Edge detect: when 1, the counter advances once per 0-to-1
+ * transition of the thresholded event instead of once per cycle in which it is active; needs a
+ * non-zero thresh.
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_SHIFT 18
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_WIDTH 1
@@ -4978,7 +5008,7 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_en_set(uint32_t reg, uint
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_EDGE_DET_SHIFT, value); }
 
-/* rst (bit 17, wo): Reset: writing 1 clears the paired data counter to zero. */
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter to zero. */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_RST_SHIFT 17
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_RST_WIDTH 1
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_RST_MASK 0x00020000U
@@ -4986,8 +5016,8 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_edge_det_set(uint32_t reg
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_RST_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_RST_SHIFT, value); }
 
 /*
- * umask (bits 15:8, rw): Unit mask: chooses which sub-events of the selected event are
- * counted.
+ * umask (bits 15:8, rw, role umask): Unit mask: chooses which sub-events of the selected event
+ * are counted.
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_SHIFT 8
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_WIDTH 8
@@ -4996,7 +5026,7 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_rst_set(uint32_t reg, uin
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_MASK, PMU_XEON_E5_2600_U_MSR_PMON_CTL_UMASK_SHIFT, value); }
 
-/* ev_sel (bits 7:0, rw): Event select: the code of the U-box event to count. */
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the U-box event to count. */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EV_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EV_SEL_WIDTH 8
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTL_EV_SEL_MASK 0x000000FFU
@@ -5028,8 +5058,8 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_ctl_ev_sel_set(uint32_t reg, 
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTR(n) (0xC16U + 1U * (unsigned)(n))
 
 /*
- * event_count (bits 43:0, rw-v): The accumulated 44-bit count of the event selected by
- * U_MSR_PMON_CTL{n}.
+ * event_count (bits 43:0, rw-v, role count): The accumulated 44-bit count of the event
+ * selected by U_MSR_PMON_CTL{n}.
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_U_MSR_PMON_CTR_EVENT_COUNT_WIDTH 44
@@ -5059,8 +5089,8 @@ static inline uint64_t pmu_xeon_e5_2600_u_msr_pmon_ctr_event_count_set(uint64_t 
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTL 0xC08U
 
 /*
- * en (bit 22, rw): Enables the UCLK fixed counter; it counts while this bit is 1 and the
- * uncore is globally enabled.
+ * en (bit 22, rw, role enable): Enables the UCLK fixed counter; it counts while this bit is 1
+ * and the uncore is globally enabled.
  */
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTL_EN_SHIFT 22
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTL_EN_WIDTH 1
@@ -5091,7 +5121,7 @@ static inline uint32_t pmu_xeon_e5_2600_u_msr_pmon_uclk_fixed_ctl_en_set(uint32_
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTR 0xC09U
 
-/* event_count (bits 47:0, rw-v): The number of UCLK cycles counted, 48 bits. */
+/* event_count (bits 47:0, rw-v, role count): The number of UCLK cycles counted, 48 bits. */
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_WIDTH 48
 #define PMU_XEON_E5_2600_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL

@@ -412,8 +412,23 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     let stem = names::field(m, &generic, &f.name);
     let what = || format!("field {}.{}", r.name, f.name);
     h.out.push('\n');
+    // The field's PMU role, as the spec's structure gives it.
+    let role = match f.role.as_deref() {
+        Some(r) if r.counters.is_empty() => format!(", role {}", r.role.as_str()),
+        Some(r) => format!(
+            ", role {} of counter{} {}",
+            r.role.as_str(),
+            if r.counters.len() == 1 { "" } else { "s" },
+            r.counters
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        None => String::new(),
+    };
     h.short_comment(&format!(
-        "{} ({}, {}): {}",
+        "{} ({}, {}{role}): {}",
         f.name,
         f.bits_phrase(),
         f.access.as_str(),

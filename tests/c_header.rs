@@ -366,6 +366,7 @@ fn run_checks(compiler: &str, flags: &[&str], file: &str) {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(dir.path(), compiler, flags, file, &source);
     let out = run(&exe);
+    println!("{file} ({}): {}", flags.join(" "), out.trim());
     assert_eq!(out.trim(), format!("{checks} checks, 0 failed"));
     // Every register, field and event is covered: thousands of checks, not a handful.
     assert!(checks > 10_000, "only {checks} checks");

@@ -38,9 +38,15 @@ fn parse_unit(path: &str, text: &str) -> Result<ParsedUnit, String> {
 fn validate_and_emit(raw: &RawSpec) {
     match codegen::validate::validate(raw) {
         Ok(spec) => {
-            // Emitting touches no file; its only errors are template ones, and those are
-            // ours, not the input's.
-            codegen::emit::generate(&spec).expect("a validated spec renders");
+            // Emitting touches no file; its only errors are template ones, which are ours,
+            // and a C name clash, which the input can cause and is reported as it should be.
+            match codegen::emit::generate(&spec) {
+                Ok(_) => {}
+                Err(codegen::emit::EmitError::CName(clash)) => {
+                    assert!(!clash.to_string().is_empty())
+                }
+                Err(e) => panic!("a validated spec must render: {e:?}"),
+            }
         }
         Err(diagnostics) => assert!(!render(&diagnostics).is_empty()),
     }

@@ -31,6 +31,9 @@ pub enum Error {
     /// A documentation template failed to render (a bug in codegen).
     #[error("rendering the documentation failed: {0}; this is a bug in codegen's templates, not in the spec: please report it with the spec that shows it")]
     Docs(#[from] tera::Error),
+    /// Two things of the spec would get the same name in the C headers.
+    #[error("{0}")]
+    CName(emit::c::NameClash),
     /// Reading or writing `generated/` failed.
     #[error("{action} {path}: {source}; check the path, its permissions and the free space (nothing in the output directory was changed)")]
     Io {
@@ -52,6 +55,7 @@ impl From<emit::EmitError> for Error {
     fn from(e: emit::EmitError) -> Self {
         match e {
             emit::EmitError::Docs(e) => Error::Docs(e),
+            emit::EmitError::CName(e) => Error::CName(e),
             emit::EmitError::Io(source) => Error::Io {
                 action: "cannot write",
                 path: "the staging directory".into(),

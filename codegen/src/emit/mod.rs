@@ -5,7 +5,9 @@
 //! rendered on all cores, and each unit's files go to the sink as soon as they are ready, so
 //! memory holds the model and a few units' output, not the whole tree.
 
+pub mod c;
 pub mod docs;
+pub mod json;
 pub mod rust;
 pub mod structure;
 pub mod svg;
@@ -46,6 +48,8 @@ pub enum EmitError {
     Docs(tera::Error),
     /// The sink could not take a file.
     Io(std::io::Error),
+    /// Two things of the spec would get the same C name.
+    CName(c::NameClash),
 }
 
 impl From<tera::Error> for EmitError {
@@ -139,6 +143,12 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
     sink.put("tests/cases/mod.rs".into(), tests::layouts_test(spec))?;
     let docs = docs::Docs::new();
     sink.put("docs/README.md".into(), docs.index(spec)?)?;
+    for (path, content) in c::files(spec).map_err(EmitError::CName)? {
+        sink.put(path, content)?;
+    }
+    for (path, content) in json::files(spec) {
+        sink.put(path, content)?;
+    }
 
     // Units in parallel: each worker takes every n-th unit and sends its files back.
     let units: Vec<(&Processor, &Unit)> = spec

@@ -529,6 +529,16 @@ impl Field {
         }
     }
 
+    /// The description to show: the spec's, or for a reserved field without one, what its
+    /// access kind means.
+    pub fn shown_description(&self) -> &str {
+        match (&*self.description, self.access) {
+            ("", Access::Ig) => "Reads zero; writes ignored.",
+            ("", _) => "Reserved; write zero.",
+            (d, _) => d,
+        }
+    }
+
     /// The values cover every possible value of the field, so it gets a Rust enum.
     pub fn has_enum(&self) -> bool {
         self.repeat.is_none()

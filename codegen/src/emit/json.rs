@@ -1,0 +1,562 @@
+//! JSON model emitter: `model/pmu-regs.json`, the validated model for tools that do not use
+//! Rust, and `model/schema.json`, the JSON Schema it conforms to (a fixed template).
+//!
+//! The shapes below are the model's public format (documented in spec/README.md and the
+//! schema): the model's types are codegen's own and may change, so the JSON is built from
+//! these views rather than by deriving `Serialize` on the model. Register instances carry the
+//! same keys as `pmu list --json` (`name`, `space`, `address`, `offset`, `device_id`,
+//! `device`, `function`, `address_unknown`, `width`, `fields`), and events those of
+//! `pmu list --events --json`.
+
+use serde::Serialize;
+
+use crate::model::pmu::{self as mp, Scope};
+use crate::model::{self, Access, SourceOrigin, Space};
+
+/// The schema, emitted as `model/schema.json`.
+pub const SCHEMA: &str = include_str!("../../templates/model.schema.json");
+
+/// Version of the JSON format; raised on any change that can break a consumer.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Model<'a> {
+    format: &'static str,
+    format_version: u32,
+    processors: Vec<Processor<'a>>,
+    sources: Vec<PublicSource<'a>>,
+}
+
+#[derive(Serialize)]
+struct PublicSource<'a> {
+    id: &'a str,
+    title: &'a str,
+}
+
+#[derive(Serialize)]
+struct Processor<'a> {
+    id: &'a str,
+    module: &'a str,
+    name: &'a str,
+    documents: Vec<Document<'a>>,
+    global: Option<Global<'a>>,
+    units: Vec<Unit<'a>>,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    id: &'a str,
+    title: &'a str,
+    reference: &'a str,
+}
+
+#[derive(Serialize)]
+struct Unit<'a> {
+    name: &'a str,
+    module: &'a str,
+    title: &'a str,
+    description: &'a str,
+    file: &'a str,
+    instances: Vec<Instance<'a>>,
+    registers: Vec<Register<'a>>,
+    events: Vec<Event<'a>>,
+    pmu: Option<Pmu<'a>>,
+}
+
+#[derive(Serialize)]
+struct Instance<'a> {
+    name: &'a str,
+    key: &'a str,
+}
+
+#[derive(Serialize)]
+struct Register<'a> {
+    name: &'a str,
+    type_name: &'a str,
+    width: u32,
+    space: &'static str,
+    count: u32,
+    count_cpuid: Option<&'a str>,
+    reset: u64,
+    reserved_mask: u64,
+    ignored_mask: u64,
+    writable_mask: u64,
+    description: &'a str,
+    sources: Vec<SourceRef<'a>>,
+    addresses: Vec<RegisterInstance<'a>>,
+    address_unknown: Option<&'a str>,
+    fields: Vec<Field<'a>>,
+    notes: Vec<Note<'a>>,
+}
+
+#[derive(Serialize)]
+struct SourceRef<'a> {
+    kind: &'static str,
+    id: &'a str,
+    table: Option<&'a str>,
+    page: Option<&'a str>,
+    section: Option<&'a str>,
+    citation: String,
+}
+
+/// One instance and index of a register: the keys of a `pmu list --json` item.
+#[derive(Serialize)]
+struct RegisterInstance<'a> {
+    name: String,
+    instance: &'a str,
+    index: u32,
+    space: &'static str,
+    /// The MSR number, or for PCI the config-space offset (as `pmu list --json`).
+    address: u32,
+    #[serde(flatten)]
+    pci: Option<Pci>,
+    source: &'a str,
+}
+
+#[derive(Serialize)]
+struct Pci {
+    offset: u16,
+    device_id: u16,
+    device: u8,
+    function: u8,
+}
+
+#[derive(Serialize)]
+struct Field<'a> {
+    name: &'a str,
+    lsb: u32,
+    msb: u32,
+    width: u32,
+    mask: u64,
+    access: &'static str,
+    reset: u64,
+    description: &'a str,
+    values: Vec<Value<'a>>,
+    repeat: Option<Repeat<'a>>,
+    source: Option<&'a str>,
+    role: Option<&'static str>,
+    counters: &'a [u32],
+}
+
+#[derive(Serialize)]
+struct Value<'a> {
+    value: u64,
+    name: &'a str,
+    description: &'a str,
+}
+
+#[derive(Serialize)]
+struct Repeat<'a> {
+    element_width: u32,
+    max_count: u32,
+    count_cpuid: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Note<'a> {
+    kind: &'a str,
+    title: &'a str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct Event<'a> {
+    name: &'a str,
+    ident: &'a str,
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    counters: Vec<u32>,
+    filters: &'a str,
+    source: &'a str,
+}
+
+/// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
+#[derive(Serialize)]
+struct Pmu<'a> {
+    scope: &'static str,
+    controls: Vec<&'a str>,
+    statuses: Vec<&'a str>,
+    overflow_clears: Vec<&'a str>,
+    counters: Vec<Counter<'a>>,
+    filters: Vec<Filter<'a>>,
+    routes: Vec<Route<'a>>,
+    notes: Vec<Note<'a>>,
+}
+
+/// One element of a register array of the unit.
+#[derive(Serialize)]
+struct RegElement<'a> {
+    register: &'a str,
+    index: u32,
+}
+
+#[derive(Serialize)]
+struct Counter<'a> {
+    number: u32,
+    kind: &'static str,
+    width: u32,
+    width_cpuid: Option<&'a str>,
+    control: Option<RegElement<'a>>,
+    counter: RegElement<'a>,
+    alias: Option<RegElement<'a>>,
+    event: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Filter<'a> {
+    register: &'a str,
+    mask: Option<&'a str>,
+    event: Option<u8>,
+    event_ext: bool,
+    counters: &'a [u32],
+    description: &'a str,
+}
+
+#[derive(Serialize)]
+struct Route<'a> {
+    instances: Vec<&'a str>,
+    counters: &'a [u32],
+    hops: Vec<Hop<'a>>,
+}
+
+#[derive(Serialize)]
+struct Hop<'a> {
+    bit: Bit<'a>,
+    clear: Option<Bit<'a>>,
+}
+
+/// One bit of the overflow hierarchy, in any unit of the processor.
+#[derive(Serialize)]
+struct Bit<'a> {
+    unit: &'a str,
+    /// Concrete register name (`S0_MSR_PMON_SUMMARY`).
+    register: String,
+    /// The register's name template.
+    layout: &'a str,
+    instance: &'a str,
+    index: u32,
+    field: &'a str,
+    /// The field's (one) bit.
+    bit: u32,
+}
+
+/// The processor's level above every box.
+#[derive(Serialize)]
+struct Global<'a> {
+    unit: &'a str,
+    instance: &'a str,
+    control: &'a str,
+    status: &'a str,
+    overflow_clear: Option<&'a str>,
+}
+
+fn element<'a>(u: &'a model::Unit, r: &mp::RegIndex) -> RegElement<'a> {
+    RegElement {
+        register: &u.registers[r.register].name,
+        index: r.index,
+    }
+}
+
+fn bit<'a>(p: &'a model::Processor, b: &mp::BitRef) -> Bit<'a> {
+    let u = &p.units[b.unit];
+    let r = &u.registers[b.register];
+    let inst = &u.instances[b.instance];
+    let f = &r.fields[b.field];
+    Bit {
+        unit: &u.name,
+        register: r.concrete_name(inst, b.index),
+        layout: &r.name,
+        instance: &inst.name,
+        index: b.index,
+        field: &f.name,
+        bit: f.lsb,
+    }
+}
+
+fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) -> Pmu<'a> {
+    let names = |regs: &[usize]| -> Vec<&'a str> {
+        regs.iter().map(|r| u.registers[*r].name.as_str()).collect()
+    };
+    Pmu {
+        scope: match pmu.scope {
+            Scope::Socket => "socket",
+            Scope::Cpu => "cpu",
+        },
+        controls: names(&pmu.controls),
+        statuses: names(&pmu.statuses),
+        overflow_clears: names(&pmu.overflow_clears),
+        counters: pmu
+            .counters
+            .iter()
+            .map(|c| Counter {
+                number: c.number,
+                kind: c.kind.as_str(),
+                width: c.width,
+                width_cpuid: c.width_cpuid.as_deref(),
+                control: c.control.as_ref().map(|r| element(u, r)),
+                counter: element(u, &c.counter),
+                alias: c.alias.as_ref().map(|r| element(u, r)),
+                event: c.event.as_deref(),
+            })
+            .collect(),
+        filters: pmu
+            .filters
+            .iter()
+            .map(|f| Filter {
+                register: &u.registers[f.register].name,
+                mask: f.mask.map(|m| u.registers[m].name.as_str()),
+                event: f.event,
+                event_ext: f.event_ext,
+                counters: &f.counters,
+                description: &f.description,
+            })
+            .collect(),
+        routes: pmu
+            .routes
+            .iter()
+            .map(|r| Route {
+                instances: r
+                    .instances
+                    .iter()
+                    .map(|i| u.instances[*i].name.as_str())
+                    .collect(),
+                counters: &r.counters,
+                hops: r
+                    .hops
+                    .iter()
+                    .map(|h| Hop {
+                        bit: bit(p, &h.bit),
+                        clear: h.clear.as_ref().map(|c| bit(p, c)),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        notes: pmu
+            .notes
+            .iter()
+            .map(|n| Note {
+                kind: &n.kind,
+                title: &n.title,
+                text: &n.text,
+            })
+            .collect(),
+    }
+}
+
+/// The processor's global level, from the unit that declares it.
+fn global(p: &model::Processor) -> Option<Global<'_>> {
+    p.units.iter().find_map(|u| {
+        let g = u.pmu.as_ref()?.global.as_ref()?;
+        Some(Global {
+            unit: &u.name,
+            instance: &u.instances.first()?.name,
+            control: &u.registers[g.control].name,
+            status: &u.registers[g.status].name,
+            overflow_clear: g.overflow_clear.map(|r| u.registers[r].name.as_str()),
+        })
+    })
+}
+
+fn space(s: Space) -> &'static str {
+    s.as_str()
+}
+
+fn access(a: Access) -> &'static str {
+    a.as_str()
+}
+
+fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
+    let (addresses, address_unknown) = match &r.addresses {
+        model::Addresses::Known(addrs) => (
+            addrs
+                .iter()
+                .map(|a| {
+                    let (address, pci) = match a.location {
+                        model::Location::Msr(n) => (n, None),
+                        model::Location::Pci {
+                            device_id,
+                            device,
+                            function,
+                            offset,
+                        } => (
+                            u32::from(offset),
+                            Some(Pci {
+                                offset,
+                                device_id,
+                                device,
+                                function,
+                            }),
+                        ),
+                    };
+                    RegisterInstance {
+                        name: r.address_name(u, a),
+                        instance: &u.instances[a.instance].name,
+                        index: a.index,
+                        space: space(r.space),
+                        address,
+                        pci,
+                        source: &a.source,
+                    }
+                })
+                .collect(),
+            None,
+        ),
+        model::Addresses::Unknown { reason } => (Vec::new(), Some(reason.as_str())),
+    };
+    Register {
+        name: &r.name,
+        type_name: &r.type_name,
+        width: r.width,
+        space: space(r.space),
+        count: r.count,
+        count_cpuid: r.count_cpuid.as_deref(),
+        reset: r.reset,
+        reserved_mask: r.reserved_mask(),
+        ignored_mask: r.ignored_mask(),
+        writable_mask: r.writable_mask(),
+        description: &r.description,
+        sources: r
+            .sources
+            .iter()
+            .map(|s| {
+                let (kind, id) = match &*s.origin {
+                    SourceOrigin::Document { id, .. } => ("document", id.as_str()),
+                    SourceOrigin::Public { id, .. } => ("public", id.as_str()),
+                };
+                SourceRef {
+                    kind,
+                    id,
+                    table: s.table.as_deref(),
+                    page: s.page.as_deref(),
+                    section: s.section.as_deref(),
+                    citation: s.citation(),
+                }
+            })
+            .collect(),
+        addresses,
+        address_unknown,
+        fields: r
+            .fields
+            .iter()
+            .map(|f| Field {
+                name: &f.name,
+                lsb: f.lsb,
+                msb: f.msb,
+                width: f.width(),
+                mask: f.mask(),
+                access: access(f.access),
+                reset: f.reset,
+                description: f.shown_description(),
+                values: f
+                    .values
+                    .iter()
+                    .map(|v| Value {
+                        value: v.value,
+                        name: &v.name,
+                        description: &v.description,
+                    })
+                    .collect(),
+                repeat: f.repeat.as_deref().map(|rep| Repeat {
+                    element_width: rep.element_width,
+                    max_count: rep.max_count,
+                    count_cpuid: rep.count_cpuid.as_deref(),
+                }),
+                source: f.source.as_deref(),
+                role: f.role.as_deref().map(|r| r.role.as_str()),
+                counters: f.role.as_deref().map_or(&[], |r| &r.counters),
+            })
+            .collect(),
+        notes: r
+            .notes
+            .iter()
+            .map(|n| Note {
+                kind: &n.kind,
+                title: &n.title,
+                text: &n.text,
+            })
+            .collect(),
+    }
+}
+
+fn unit<'a>(p: &'a model::Processor, u: &'a model::Unit) -> Unit<'a> {
+    Unit {
+        name: &u.name,
+        module: &u.module,
+        title: &u.title,
+        description: &u.description,
+        file: &u.file,
+        instances: u
+            .instances
+            .iter()
+            .map(|i| Instance {
+                name: &i.name,
+                key: &i.key,
+            })
+            .collect(),
+        registers: u.registers.iter().map(|r| register(u, r)).collect(),
+        events: u
+            .events
+            .iter()
+            .map(|e| Event {
+                name: &e.name,
+                ident: &e.ident,
+                code: e.code,
+                umask: e.umask,
+                ext_sel: e.ext_sel,
+                counters: (0..32).filter(|n| e.counters >> n & 1 != 0).collect(),
+                filters: &e.filters,
+                source: &e.source,
+            })
+            .collect(),
+        pmu: u.pmu.as_ref().map(|pmu| structure(p, u, pmu)),
+    }
+}
+
+/// `model/pmu-regs.json`: the whole validated model, pretty-printed, with a final newline.
+pub fn model_text(spec: &model::Spec) -> String {
+    let model = Model {
+        format: "pmu-regs-model",
+        format_version: FORMAT_VERSION,
+        processors: spec
+            .processors
+            .iter()
+            .map(|p| Processor {
+                id: &p.id,
+                module: &p.module,
+                name: &p.name,
+                documents: p
+                    .documents
+                    .iter()
+                    .map(|d| Document {
+                        id: &d.id,
+                        title: &d.title,
+                        reference: &d.reference,
+                    })
+                    .collect(),
+                global: global(p),
+                units: p.units.iter().map(|u| unit(p, u)).collect(),
+            })
+            .collect(),
+        sources: spec
+            .public_sources
+            .iter()
+            .map(|s| PublicSource {
+                id: &s.id,
+                title: &s.title,
+            })
+            .collect(),
+    };
+    // Serialising plain structs of strings and integers cannot fail.
+    let mut text = serde_json::to_string_pretty(&model).expect("the model serialises");
+    text.push('\n');
+    text
+}
+
+/// The model's files: (path relative to `generated/`, content).
+pub fn files(spec: &model::Spec) -> Vec<(String, String)> {
+    vec![
+        ("model/pmu-regs.json".into(), model_text(spec)),
+        ("model/schema.json".into(), SCHEMA.into()),
+    ]
+}

@@ -1,0 +1,127 @@
+//! `generated/model/pmu-regs.json` holds what `pmu list --json` and `pmu list --events --json`
+//! print: every item of theirs is in the model, with the same keys and values, and the model
+//! has no register instance or event they lack.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::{Map, Value};
+
+fn pmu_json(args: &[&str]) -> Vec<Value> {
+    let out = Command::cargo_bin("pmu")
+        .expect("the pmu binary is built")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "pmu {args:?} failed");
+    serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn model() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/model/pmu-regs.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn units(model: &Value) -> impl Iterator<Item = (&str, &Value)> {
+    model["processors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| {
+            let id = p["id"].as_str().unwrap();
+            p["units"].as_array().unwrap().iter().map(move |u| (id, u))
+        })
+}
+
+/// Keeps only `keys` of `v` (objects) or of each element (arrays of objects).
+fn only(v: &Value, keys: &[&str]) -> Value {
+    match v {
+        Value::Array(items) => Value::Array(items.iter().map(|i| only(i, keys)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| keys.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn list_json_is_in_the_model() {
+    let model = model();
+    // What the model says about each register instance, as `pmu list --json` would print it.
+    let mut expected: HashMap<(String, String), Value> = HashMap::new();
+    for (pid, u) in units(&model) {
+        for r in u["registers"].as_array().unwrap() {
+            let mut common = Map::new();
+            common.insert("processor".into(), pid.into());
+            common.insert("unit".into(), u["name"].clone());
+            common.insert("space".into(), r["space"].clone());
+            common.insert("width".into(), r["width"].clone());
+            common.insert(
+                "fields".into(),
+                only(&r["fields"], &["name", "lsb", "msb", "access", "reset"]),
+            );
+            if let Some(reason) = r["address_unknown"].as_str() {
+                let mut item = common.clone();
+                item.insert("name".into(), r["name"].clone());
+                item.insert("address".into(), Value::Null);
+                item.insert("address_unknown".into(), reason.into());
+                expected.insert(
+                    (pid.into(), r["name"].as_str().unwrap().into()),
+                    item.into(),
+                );
+            }
+            for a in r["addresses"].as_array().unwrap() {
+                let mut item = common.clone();
+                for (k, v) in a.as_object().unwrap() {
+                    if !["instance", "index", "source"].contains(&k.as_str()) {
+                        item.insert(k.clone(), v.clone());
+                    }
+                }
+                expected.insert(
+                    (pid.into(), a["name"].as_str().unwrap().into()),
+                    item.into(),
+                );
+            }
+        }
+    }
+    let listed = pmu_json(&["list", "--json"]);
+    assert_eq!(listed.len(), expected.len(), "register instances");
+    for item in &listed {
+        let key = (
+            item["processor"].as_str().unwrap().to_string(),
+            item["name"].as_str().unwrap().to_string(),
+        );
+        let want = expected
+            .get(&key)
+            .unwrap_or_else(|| panic!("{key:?} is listed but not in the model"));
+        assert_eq!(item, want, "{key:?}");
+    }
+}
+
+#[test]
+fn list_events_json_is_in_the_model() {
+    let model = model();
+    let mut expected = Vec::new();
+    for (pid, u) in units(&model) {
+        for e in u["events"].as_array().unwrap() {
+            let mut item = only(
+                e,
+                &["name", "code", "umask", "ext_sel", "counters", "filters"],
+            );
+            item["processor"] = pid.into();
+            item["unit"] = u["name"].clone();
+            expected.push(item);
+        }
+    }
+    let listed = pmu_json(&["list", "--events", "--json"]);
+    assert!(listed.len() > 400, "{} events", listed.len());
+    assert_eq!(listed, expected);
+}

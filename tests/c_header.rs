@@ -1,0 +1,473 @@
+//! The C headers of `generated/c/` against the Rust crate.
+//!
+//! The test writes a C program from the `pmu_regs` metadata: for every register layout its
+//! width, count, reset value and masks, for every instance and index its address, for every
+//! field its shift, width, mask, maximum and named values and, over a sample of register and
+//! field values, what its get/set functions return (computed with `FieldInfo::extract` and
+//! `FieldInfo::insert`), and for every event its code, unit mask, extension bit and counters.
+//! It compiles that program as C99, C11 and C++ with `-Wall -Wextra -Werror -pedantic` and
+//! runs it. The C names come from codegen's naming rules (`codegen::emit::c::names`).
+//!
+//! The system C and C++ compilers are needed (`cc` and `c++`, or `$CC` and `$CXX`):
+//! `apt-get install -y gcc g++`. Without them the tests fail, saying so.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codegen::emit::c::names;
+use codegen::model::strip_placeholders;
+use codegen::validate::event_ident;
+use pmu_regs::{AddressInfo, FieldInfo, Location, RegisterInfo, PROCESSORS};
+
+fn c_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/c")
+}
+
+/// The compiler named by `var`, or `default`; fails the test with what to install if absent.
+fn compiler(var: &str, default: &str) -> String {
+    let cc = std::env::var(var).unwrap_or_else(|_| default.to_string());
+    match Command::new(&cc).arg("--version").output() {
+        Ok(out) if out.status.success() => cc,
+        Ok(out) => panic!(
+            "`{cc} --version` failed ({}): the C header tests need a working C and C++ compiler; \
+             install them with `apt-get install -y gcc g++` (.ci/run does), or set CC and CXX",
+            out.status
+        ),
+        Err(e) => panic!(
+            "cannot run `{cc}` ({e}): the C header tests need the system C and C++ compilers; \
+             install them with `apt-get install -y gcc g++` (.ci/run does), or set CC and CXX"
+        ),
+    }
+}
+
+/// Compiles `source` (written as `file` in a temporary directory) with the headers on the
+/// include path, failing with the compiler's messages; returns the executable's path.
+fn compile(dir: &Path, compiler: &str, flags: &[&str], file: &str, source: &str) -> PathBuf {
+    let src = dir.join(file);
+    std::fs::write(&src, source).unwrap();
+    let exe = dir.join(format!("{file}.out"));
+    let out = Command::new(compiler)
+        .args(flags)
+        .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+        .arg(c_dir())
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
+    assert!(
+        out.status.success(),
+        "{compiler} {} {file} failed:\n{}",
+        flags.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn run(exe: &Path) -> String {
+    let out = Command::new(exe).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{} failed:\n{}{}",
+        exe.display(),
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn includes() -> String {
+    PROCESSORS
+        .iter()
+        .map(|p| format!("#include \"{}\"\n", names::header_file(p.module)))
+        .collect()
+}
+
+/// A literal the C compiler reads as an unsigned 64-bit value.
+fn u64_lit(v: u64) -> String {
+    format!("0x{v:X}ULL")
+}
+
+/// Checks are grouped in one function per register, so no function gets huge.
+struct Program {
+    functions: String,
+    calls: String,
+    checks: usize,
+    current: String,
+}
+
+impl Program {
+    fn new() -> Self {
+        Self {
+            functions: String::new(),
+            calls: String::new(),
+            checks: 0,
+            current: String::new(),
+        }
+    }
+
+    /// `expr` (a C expression) must equal `expected`.
+    fn eq(&mut self, expr: &str, expected: u64) {
+        self.checks += 1;
+        let _ = writeln!(
+            self.current,
+            "\tcheck((unsigned long long)({expr}) == {}, \"{}\", (unsigned long long)({expr}), {});",
+            u64_lit(expected),
+            expr.replace('"', "\\\""),
+            u64_lit(expected)
+        );
+    }
+
+    fn end_function(&mut self, n: usize) {
+        let _ = write!(
+            self.functions,
+            "static void checks_{n}(void)\n{{\n{}}}\n\n",
+            std::mem::take(&mut self.current)
+        );
+        let _ = writeln!(self.calls, "\tchecks_{n}();");
+    }
+
+    fn source(&self) -> String {
+        format!(
+            "#include <stdio.h>\n{}\n\
+             static unsigned long failures;\n\
+             static void check(int ok, const char *what, unsigned long long got, unsigned long long want)\n\
+             {{\n\
+             \tif (!ok) {{\n\
+             \t\tfailures++;\n\
+             \t\tfprintf(stderr, \"%s is 0x%llX, the Rust crate says 0x%llX\\n\", what, got, want);\n\
+             \t}}\n\
+             }}\n\n\
+             {}int main(void)\n{{\n{}\
+             \tprintf(\"%d checks, %lu failed\\n\", {}, failures);\n\
+             \treturn failures != 0;\n}}\n",
+            includes(),
+            self.functions,
+            self.calls,
+            self.checks
+        )
+    }
+}
+
+/// Register values to try: zero, all ones, and two patterns.
+fn sample_raws(width: u32) -> [u64; 4] {
+    let all = if width >= 64 {
+        u64::MAX
+    } else {
+        (1 << width) - 1
+    };
+    [
+        0,
+        all,
+        0xA5A5_5A5A_F00F_C33C & all,
+        0x0123_4567_89AB_CDEF & all,
+    ]
+}
+
+/// Field values to try: zero, the maximum, a pattern, and one too wide for the field (the C
+/// set functions drop the excess bits).
+fn sample_values(f: &FieldInfo) -> Vec<(u64, u64)> {
+    let max = f.max();
+    let mut v = vec![
+        (0, 0),
+        (max, max),
+        (0x5555_5555_5555_5555 & max, 0x5555_5555_5555_5555 & max),
+    ];
+    if max != u64::MAX {
+        let wide = (max + 1) | (0x2 & max);
+        v.push((wide, wide & max));
+    }
+    v
+}
+
+/// The name of one instance of `r` with the index dropped (`C0_MSR_PMON_CTL`), from the
+/// concrete name of its element 0.
+fn instance_name(r: &RegisterInfo, first: &AddressInfo) -> String {
+    let template = r.name;
+    let name = match template.split_once("{i}") {
+        Some((before, after)) => {
+            let tail = after.replace("{n}", &first.index.to_string());
+            let key = &first.name[before.len()..first.name.len() - tail.len()];
+            template.replace("{i}", key)
+        }
+        None => template.to_string(),
+    };
+    strip_placeholders(&name)
+}
+
+/// The elements of one instance's array lie `step` apart in one device.
+fn regular_step(addrs: &[&AddressInfo]) -> Option<u64> {
+    let at = |a: &AddressInfo| match a.location {
+        Location::Msr(n) => (u64::from(n), None),
+        Location::Pci {
+            device_id,
+            device,
+            function,
+            offset,
+        } => (u64::from(offset), Some((device_id, device, function))),
+    };
+    let (a0, d0) = at(addrs.first()?);
+    let (a1, _) = at(addrs.get(1)?);
+    let step = a1.checked_sub(a0).filter(|s| *s > 0)?;
+    addrs
+        .iter()
+        .enumerate()
+        .all(|(k, a)| a.index as usize == k && at(a) == (a0 + step * k as u64, d0))
+        .then_some(step)
+}
+
+fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
+    let generic = strip_placeholders(r.name);
+    let stem = names::layout(module, &generic);
+    prog.eq(&format!("{stem}_WIDTH"), r.width.into());
+    prog.eq(&format!("{stem}_COUNT"), r.count.into());
+    prog.eq(&format!("{stem}_RESET"), r.reset);
+    prog.eq(&format!("{stem}_RESERVED_MASK"), r.reserved_mask);
+    prog.eq(&format!("{stem}_IGNORED_MASK"), r.ignored_mask);
+    prog.eq(&format!("{stem}_WRITABLE_MASK"), r.writable_mask);
+
+    let addrs = r.known_addresses();
+    for a in addrs {
+        let m = names::address(module, a.name);
+        match a.location {
+            Location::Msr(n) => prog.eq(&m, n.into()),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                offset,
+            } => {
+                prog.eq(&format!("{m}_DEVICE_ID"), device_id.into());
+                prog.eq(&format!("{m}_DEVICE"), device.into());
+                prog.eq(&format!("{m}_FUNCTION"), function.into());
+                prog.eq(&format!("{m}_OFFSET"), offset.into());
+            }
+        }
+    }
+    if r.count > 1 {
+        let mut instances: Vec<&str> = addrs.iter().map(|a| a.instance).collect();
+        instances.dedup();
+        for inst in instances {
+            let mine: Vec<&AddressInfo> = addrs.iter().filter(|a| a.instance == inst).collect();
+            // Every regular array must have its (n) macro; the test names which one is missing.
+            if regular_step(&mine).is_none() {
+                continue;
+            }
+            let pci = matches!(mine[0].location, Location::Pci { .. });
+            let m = names::array_address(module, &instance_name(r, mine[0]), pci);
+            for a in &mine {
+                let want = match a.location {
+                    Location::Msr(n) => u64::from(n),
+                    Location::Pci { offset, .. } => u64::from(offset),
+                };
+                prog.eq(&format!("{m}({})", a.index), want);
+            }
+        }
+    }
+
+    let int = if r.width > 32 { "uint64_t" } else { "uint32_t" };
+    for f in r.fields.iter().filter(|f| !f.is_placeholder()) {
+        let fs = names::field(module, &generic, f.name);
+        prog.eq(&format!("{fs}_SHIFT"), f.lsb.into());
+        prog.eq(&format!("{fs}_WIDTH"), f.width().into());
+        prog.eq(&format!("{fs}_MASK"), f.mask());
+        let get = names::getter(module, &generic, f.name);
+        let set = names::setter(module, &generic, f.name);
+        if let Some(rep) = f.repeat {
+            let ew = rep.element_width;
+            let emax = (1u64 << ew) - 1;
+            prog.eq(&format!("{fs}_ELEMENT_WIDTH"), ew.into());
+            prog.eq(&format!("{fs}_COUNT"), rep.max_count.into());
+            prog.eq(&format!("{fs}_MAX"), emax);
+            for raw in sample_raws(r.width) {
+                for n in [0, 1, rep.max_count - 1, rep.max_count] {
+                    let in_range = n < rep.max_count;
+                    let lsb = f.lsb + n * ew;
+                    if f.access.is_readable() {
+                        let want = if in_range { (raw >> lsb) & emax } else { 0 };
+                        prog.eq(&format!("{get}(({int}){}, {n}U)", u64_lit(raw)), want);
+                    }
+                    if f.access.is_writable() {
+                        for v in [0, emax] {
+                            let want = if in_range {
+                                (raw & !(emax << lsb)) | (v << lsb)
+                            } else {
+                                raw
+                            };
+                            prog.eq(
+                                &format!(
+                                    "{set}(({int}){}, {n}U, ({int}){})",
+                                    u64_lit(raw),
+                                    u64_lit(v)
+                                ),
+                                want,
+                            );
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        prog.eq(&format!("{fs}_MAX"), f.max());
+        for v in f.values {
+            prog.eq(
+                &names::field_value(module, &generic, f.name, v.name),
+                v.value,
+            );
+        }
+        for raw in sample_raws(r.width) {
+            if f.access.is_readable() {
+                prog.eq(&format!("{get}(({int}){})", u64_lit(raw)), f.extract(raw));
+            }
+            if f.access.is_writable() {
+                for (value, fitted) in sample_values(f) {
+                    let want = f
+                        .insert(r.name, raw, fitted)
+                        .expect("a fitted value fits the field");
+                    prog.eq(
+                        &format!("{set}(({int}){}, ({int}){})", u64_lit(raw), u64_lit(value)),
+                        want,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The C program that checks everything above, and the number of checks in it.
+fn check_program() -> (String, usize) {
+    let mut prog = Program::new();
+    let mut n = 0;
+    for p in PROCESSORS {
+        for u in p.units {
+            for r in u.registers {
+                register_checks(&mut prog, p.module, r);
+                prog.end_function(n);
+                n += 1;
+            }
+            for e in u.events {
+                let stem = names::event(p.module, u.name, &event_ident(e.name));
+                prog.eq(&format!("{stem}_CODE"), e.code.into());
+                prog.eq(&format!("{stem}_UMASK"), e.umask.into());
+                prog.eq(&format!("{stem}_EXT_SEL"), e.ext_sel.into());
+                prog.eq(&format!("{stem}_COUNTERS"), e.counters.into());
+            }
+            prog.end_function(n);
+            n += 1;
+        }
+    }
+    (prog.source(), prog.checks)
+}
+
+fn run_checks(compiler: &str, flags: &[&str], file: &str) {
+    let (source, checks) = check_program();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), compiler, flags, file, &source);
+    let out = run(&exe);
+    println!("{file} ({}): {}", flags.join(" "), out.trim());
+    assert_eq!(out.trim(), format!("{checks} checks, 0 failed"));
+    // Every register, field and event is covered: thousands of checks, not a handful.
+    assert!(checks > 10_000, "only {checks} checks");
+}
+
+#[test]
+fn c99_headers_agree_with_the_rust_crate() {
+    run_checks(&compiler("CC", "cc"), &["-std=c99"], "checks.c");
+}
+
+#[test]
+fn c11_headers_agree_with_the_rust_crate() {
+    run_checks(&compiler("CC", "cc"), &["-std=c11"], "checks.c");
+}
+
+#[test]
+fn cxx_headers_agree_with_the_rust_crate() {
+    run_checks(&compiler("CXX", "c++"), &["-std=c++11"], "checks.cpp");
+}
+
+/// The README's C example, compiled and run as it is printed.
+#[test]
+fn readme_c_example_runs() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let start = readme.find("```c\n").expect("README has a ```c example") + 5;
+    let len = readme[start..].find("```").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(
+        dir.path(),
+        &compiler("CC", "cc"),
+        &["-std=c99"],
+        "example.c",
+        &readme[start..start + len],
+    );
+    run(&exe);
+}
+
+/// A check that fails must make the program fail: the harness itself is tested.
+#[test]
+fn a_wrong_value_fails_the_c_check() {
+    let mut prog = Program::new();
+    prog.eq("PMU_XEON_7500_W_MSR_PMON_EVT_SEL2", 0xC95);
+    prog.end_function(0);
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(
+        dir.path(),
+        &compiler("CC", "cc"),
+        &["-std=c99"],
+        "wrong.c",
+        &prog.source(),
+    );
+    let out = Command::new(exe).output().unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "PMU_XEON_7500_W_MSR_PMON_EVT_SEL2 is 0xC94, the Rust crate says 0xC95"
+    );
+}
+
+/// Two names that would collide in C are refused at generation, naming both owners.
+#[test]
+fn a_c_name_clash_is_an_error() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root.join("ok/processors.xml"),
+        dir.path().join("processors.xml"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("demo")).unwrap();
+    let register = |name: &str, address: &str| {
+        format!(
+            r#"<register name="{name}" width="32" space="msr">
+    <source document="demo-guide" table="1-1"/>
+    <description>A register.</description>
+    <msr instance="Y" address="{address}" source="demo-driver"/>
+    <field name="en" bits="31:0" access="rw" reset="0"><description>Enable.</description></field>
+  </register>"#
+        )
+    };
+    std::fs::write(
+        dir.path().join("demo/y.xml"),
+        format!(
+            r#"<unit processor="demo" name="Y" module="ybox" title="Y-box">
+  <description>Its register FOO_RESET is named like FOO's reset value.</description>
+  <instance name="Y"/>
+  {}
+  {}
+</unit>"#,
+            register("FOO", "0x10"),
+            register("FOO_RESET", "0x11")
+        ),
+    )
+    .unwrap();
+    let err = codegen::render(dir.path()).expect_err("the clash must be refused");
+    assert_eq!(
+        err.to_string(),
+        "the C name `PMU_DEMO_FOO_RESET` would stand for both register FOO (Y unit) and the \
+         address of FOO_RESET (Y unit); rename one of them in spec/ (codegen/src/emit/c/names.rs \
+         says how C names are formed)"
+    );
+}

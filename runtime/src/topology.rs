@@ -87,6 +87,17 @@ impl Topology {
             })
     }
 
+    /// Every online CPU with its socket, in CPU order.
+    pub fn cpus(&self) -> Vec<(u32, u32)> {
+        let mut cpus: Vec<(u32, u32)> = self
+            .sockets
+            .iter()
+            .flat_map(|(s, cpus)| cpus.iter().map(move |c| (*c, *s)))
+            .collect();
+        cpus.sort_unstable();
+        cpus
+    }
+
     /// The socket of `cpu`.
     pub fn socket_of(&self, cpu: u32) -> Option<u32> {
         self.sockets

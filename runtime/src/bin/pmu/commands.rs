@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::machine::Machine;
 use crate::table::Table;
-use crate::{Failure, PlaceArgs};
+use crate::{detect, grammar, warn, Failure, PlaceArgs, ValueArgs};
 
 type Out = Result<String, Failure>;
 
@@ -24,7 +24,8 @@ fn location_text(loc: &Location) -> String {
             device,
             function,
             offset,
-        } => format!("PCI 8086:{device_id:04x} {device:02x}.{function} +{offset:#X}"),
+        } => format!("PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}")
+            .replace("0X", "0x"),
     }
 }
 
@@ -33,6 +34,7 @@ fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
     match loc {
         Some(Location::Msr(a)) => {
             m.insert("address".into(), json!(a));
+            m.insert("address_hex".into(), json!(format!("{a:#x}")));
         }
         Some(Location::Pci {
             device_id,
@@ -41,6 +43,7 @@ fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             offset,
         }) => {
             m.insert("address".into(), json!(offset));
+            m.insert("address_hex".into(), json!(format!("{offset:#x}")));
             m.insert("offset".into(), json!(offset));
             m.insert("device_id".into(), json!(device_id));
             m.insert("device".into(), json!(device));
@@ -86,26 +89,7 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
         }
     }
     if units_seen == 0 {
-        let processors: Vec<&str> = PROCESSORS.iter().map(|p| p.id).collect();
-        let units: Vec<&str> = PROCESSORS
-            .iter()
-            .flat_map(|p| p.units.iter().map(|u| u.name))
-            .collect();
-        return Err(Error::BadValue {
-            text: format!(
-                "{}{}",
-                processor.unwrap_or(""),
-                unit.map(|u| format!(" {u}")).unwrap_or_default()
-            )
-            .trim()
-            .to_string(),
-            expected: format!(
-                "a processor ({}) and unit ({})",
-                processors.join(", "),
-                units.join(", ")
-            ),
-        }
-        .into());
+        return Err(nothing_selected(processor, unit));
     }
     if json_out {
         let items: Vec<Value> = rows
@@ -126,7 +110,7 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
                     Value::Array(
                         r.fields
                             .iter()
-                            .map(|f| json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset}))
+                            .map(|f| json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)}))
                             .collect(),
                     ),
                 );
@@ -152,6 +136,55 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
     Ok(t.render())
 }
 
+/// Why `--processor`/`--unit` selected nothing, naming only what was asked about.
+fn nothing_selected(processor: Option<&str>, unit: Option<&str>) -> Failure {
+    let ids = || {
+        PROCESSORS
+            .iter()
+            .map(|p| p.id)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(p) = PROCESSORS
+        .iter()
+        .find(|p| processor.is_none_or(|w| matches(Some(w), &[p.id, p.module])))
+    else {
+        return Failure::usage(format!(
+            "there is no processor {}; the processors are {}",
+            processor.unwrap_or_default(),
+            ids()
+        ));
+    };
+    let unit = unit.unwrap_or_default();
+    let owners: Vec<&str> = PROCESSORS
+        .iter()
+        .filter(|q| {
+            q.units
+                .iter()
+                .any(|u| matches(Some(unit), &[u.name, u.module]))
+        })
+        .map(|q| q.id)
+        .collect();
+    match processor {
+        Some(_) => {
+            let units: Vec<&str> = p.units.iter().map(|u| u.name).collect();
+            let elsewhere = if owners.is_empty() {
+                String::new()
+            } else {
+                format!(" ({unit} is a unit of {})", owners.join(", "))
+            };
+            Failure::usage(format!(
+                "{} has no unit {unit}{elsewhere}; its units are {}",
+                p.id,
+                units.join(", ")
+            ))
+        }
+        None => Failure::usage(format!(
+            "there is no unit {unit}; `pmu list --summary` shows every processor's units"
+        )),
+    }
+}
+
 /// The units `list` selects, or a usage error naming what exists.
 fn selected_units(
     processor: Option<&str>,
@@ -168,27 +201,15 @@ fn selected_units(
         })
         .collect();
     if units.is_empty() {
-        let processors: Vec<&str> = PROCESSORS.iter().map(|p| p.id).collect();
-        let all: Vec<&str> = PROCESSORS
-            .iter()
-            .flat_map(|p| p.units.iter().map(|u| u.name))
-            .collect();
-        return Err(Error::BadValue {
-            text: format!("{} {}", processor.unwrap_or(""), unit.unwrap_or(""))
-                .trim()
-                .to_string(),
-            expected: format!(
-                "a processor ({}) and unit ({})",
-                processors.join(", "),
-                all.join(", ")
-            ),
-        }
-        .into());
+        return Err(nothing_selected(processor, unit));
     }
     Ok(units)
 }
 
 /// `pmu list --events`.
+///
+/// Intel's event lists name events by code and umask; the architectural events of the SDM
+/// (Table 18-1) count on the core's general-purpose counters.
 pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
     let units = selected_units(processor, unit)?;
     if json_out {
@@ -350,12 +371,21 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>) -> String {
         Value::Array(
             d.fields
                 .iter()
-                .map(|f| json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "meaning": f.meaning}))
+                .map(|f| json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "value_hex": format!("{:#x}", f.value), "meaning": f.meaning}))
                 .collect(),
         ),
     );
     m.insert("reserved_bits_set".into(), json!(d.reserved_set));
+    m.insert(
+        "reserved_bits_set_hex".into(),
+        json!(format!("{:#x}", d.reserved_set)),
+    );
     m.insert("ignored_bits_set".into(), json!(d.ignored_set));
+    m.insert(
+        "ignored_bits_set_hex".into(),
+        json!(format!("{:#x}", d.ignored_set)),
+    );
+    m.insert("event".into(), json!(event_of(d)));
     m.extend(extra);
     format!(
         "{}\n",
@@ -377,40 +407,194 @@ fn header(found: &Found, value: u64) -> String {
     )
 }
 
+/// The event a control value selects, by its unit's event list (`UNC_H_REQUESTS.READS`).
+fn event_of(d: &Decoded) -> Option<&'static str> {
+    let info = d.register;
+    let sel = info.field("ev_sel")?.extract(d.raw);
+    let umask = info.field("umask").map(|f| f.extract(d.raw));
+    let ext = info.field("ev_sel_ext").map(|f| f.extract(d.raw) != 0);
+    codec::unit_events(info)
+        .iter()
+        .find(|e| {
+            u64::from(e.code) == sel
+                && umask.is_none_or(|u| u == u64::from(e.umask))
+                && ext.is_none_or(|x| x == e.ext_sel)
+        })
+        .map(|e| e.name)
+}
+
+fn event_line(d: &Decoded) -> String {
+    event_of(d)
+        .map(|e| format!("event: {e}\n"))
+        .unwrap_or_default()
+}
+
+/// A register by name, by MSR number (`0x186`), or, for a name two processors share, the
+/// one this machine has (`detected`).
+fn resolve(register: &str, detected: Option<&str>) -> Result<Found, Failure> {
+    let name = register.trim();
+    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        let address = u32::from_str_radix(hex, 16)
+            .map_err(|_| Failure::usage(format!("`{register}` is not an MSR number (0x186)")))?;
+        let found: Vec<Found> = PROCESSORS
+            .iter()
+            .flat_map(|p| p.units.iter())
+            .flat_map(|u| u.registers.iter().copied())
+            .flat_map(|info| {
+                info.known_addresses()
+                    .iter()
+                    .filter(move |a| a.location == Location::Msr(address))
+                    .map(move |a| Found {
+                        info,
+                        address: Some(a),
+                    })
+            })
+            .collect();
+        let here: Vec<Found> = found
+            .iter()
+            .copied()
+            .filter(|f| detected.is_none_or(|p| f.info.processor == p))
+            .collect();
+        return match (found.len(), here.len()) {
+            (0, _) => Err(Failure::usage(format!(
+                "no register in the specs is at MSR {address:#X}; `pmu list` shows every register \
+                 and its address (pmu reads only registers it can decode)"
+            ))),
+            (1, _) => Ok(found[0]),
+            (_, 1) => Ok(here[0]),
+            _ => Err(Failure::usage(format!(
+                "MSR {address:#X} is {}; name one of them",
+                found
+                    .iter()
+                    .map(|f| format!(
+                        "{}:{}",
+                        f.info.processor,
+                        f.address.map_or(f.info.name, |a| a.name)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ))),
+        };
+    }
+    if let (Some(p), false) = (detected, name.contains(':')) {
+        if let Ok(f) = lookup::find(&format!("{p}:{name}")) {
+            return Ok(f);
+        }
+    }
+    Ok(lookup::find(name)?)
+}
+
+/// Value-only output: one field (by name or bit range) or the whole value, bare hex (as
+/// rdmsr prints it) or decimal.
+fn value_only(d: &Decoded, show: &ValueArgs) -> Result<String, Failure> {
+    let value = match &show.field {
+        None => d.raw,
+        Some(f) => {
+            let range = f
+                .split_once(':')
+                .map_or(Some((f.as_str(), f.as_str())), Some);
+            let bits = range.and_then(|(m, l)| {
+                Some((m.trim().parse::<u32>().ok()?, l.trim().parse::<u32>().ok()?))
+            });
+            match bits {
+                Some((msb, lsb)) if msb >= lsb && msb < d.register.width => {
+                    let width = msb - lsb + 1;
+                    let mask = if width >= 64 {
+                        u64::MAX
+                    } else {
+                        (1 << width) - 1
+                    };
+                    (d.raw >> lsb) & mask
+                }
+                Some(_) => {
+                    return Err(Failure::usage(format!(
+                        "-f {f}: give MSB:LSB with MSB >= LSB, inside the {}-bit register",
+                        d.register.width
+                    )))
+                }
+                None => match d
+                    .fields
+                    .iter()
+                    .find(|x| x.name.eq_ignore_ascii_case(f.trim()))
+                {
+                    Some(x) => x.value,
+                    None => {
+                        return Err(Failure::usage(format!(
+                            "{} has no field {f}; its fields are {}, or give bits as MSB:LSB",
+                            d.register.name,
+                            d.fields
+                                .iter()
+                                .map(|x| x.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )))
+                    }
+                },
+            }
+        }
+    };
+    Ok(if show.decimal {
+        value.to_string()
+    } else {
+        format!("{value:x}")
+    })
+}
+
 /// `pmu decode`.
-pub fn decode(register: &str, value: &str, json_out: bool) -> Out {
-    let found = lookup::find(register)?;
-    let raw = codec::parse_number(value)?;
+pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> Out {
+    let found = resolve(register, None)?;
+    let raw = grammar::number(value)?;
     let d = codec::decode(found.info, raw);
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
     if json_out {
         return Ok(decoded_json(&d, Default::default()));
     }
     if d.reserved_set != 0 {
-        eprintln!(
-            "pmu: warning: {register}: reserved bits {:#x} are set",
+        warn(&format!(
+            "{}: reserved bits {:#x} are set",
+            register.trim(),
             d.reserved_set
-        );
+        ));
     }
-    Ok(format!("{}{}", header(&found, raw), decoded_table(&d)))
+    Ok(format!(
+        "{}{}{}",
+        header(&found, raw),
+        event_line(&d),
+        decoded_table(&d)
+    ))
 }
 
 /// `pmu encode`.
 pub fn encode(register: &str, fields: &[String], json_out: bool) -> Out {
-    let found = lookup::find(register)?;
-    let assignments = codec::parse_assignments(fields)?;
+    let found = resolve(register, None)?;
+    let assignments = grammar::assignments(found.info, fields)?;
     let raw = codec::encode(found.info, found.info.reset, &assignments)?;
     let d = codec::decode(found.info, raw);
     if json_out {
         return Ok(decoded_json(&d, Default::default()));
     }
-    Ok(format!("{}{}", header(&found, raw), decoded_table(&d)))
+    Ok(format!(
+        "{}{}{}",
+        header(&found, raw),
+        event_line(&d),
+        decoded_table(&d)
+    ))
 }
 
 /// A register instance with an address, or why there is none.
 fn instance(
     register: &str,
+    args: &PlaceArgs,
 ) -> Result<(&'static RegisterInfo, &'static AddressInfo, Found), Failure> {
-    let found = lookup::find(register)?;
+    let cpu = (!args.sim)
+        .then(|| detect::read(args.root.as_deref()))
+        .flatten();
+    let found = resolve(register, cpu.as_ref().and_then(|c| c.uncore_spec()))?;
+    if !args.sim {
+        detect::check(args.root.as_deref(), register.trim(), found.info.processor)?;
+    }
     match (found.address, found.info.addresses) {
         (Some(a), _) => Ok((found.info, a, found)),
         (None, Addresses::Unknown(reason)) => Err(Error::AddressUnknown {
@@ -424,7 +608,7 @@ fn instance(
                 names.push("...");
             }
             Err(Error::NeedsInstance {
-                name: register.to_string(),
+                name: register.trim().to_string(),
                 instances: names.join(", "),
             }
             .into())
@@ -447,12 +631,18 @@ fn place_json(place: Place) -> Value {
 }
 
 /// `pmu read`.
-pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
-    let (info, addr, found) = instance(register)?;
+pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
+    let (info, addr, found) = instance(register, args)?;
     let machine = Machine::new(args)?;
+    if all {
+        return read_all(&machine, info, addr, show, args, json_out);
+    }
     let place = machine.place(info, addr, args)?;
     let raw = read_by_info(&machine, info, addr, place)?;
     let d = codec::decode(info, raw);
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
     if json_out {
         let mut extra = serde_json::Map::new();
         extra.insert("instance".into(), json!(addr.name));
@@ -461,10 +651,93 @@ pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
     }
     let head = header(&found, raw);
     Ok(format!(
-        "{} on {}\n{}",
+        "{} on {}\n{}{}",
         head.trim_end(),
         place_text(place),
+        event_line(&d),
         decoded_table(&d)
+    ))
+}
+
+/// `pmu read -a`: a core register on every CPU, an uncore register on every socket.
+fn read_all(
+    machine: &Machine,
+    info: &'static RegisterInfo,
+    addr: &'static AddressInfo,
+    show: &ValueArgs,
+    args: &PlaceArgs,
+    json_out: bool,
+) -> Out {
+    let topology = machine.topology()?;
+    let per_cpu = info.unit == "CORE";
+    let wheres: Vec<PlaceArgs> = if per_cpu {
+        topology
+            .cpus()
+            .into_iter()
+            .map(|(cpu, _)| PlaceArgs {
+                cpu: Some(cpu),
+                ..args.clone()
+            })
+            .collect()
+    } else {
+        topology
+            .sockets()
+            .map(|s| PlaceArgs {
+                socket: Some(s),
+                ..args.clone()
+            })
+            .collect()
+    };
+    let mut lines = String::new();
+    let mut items = Vec::new();
+    let mut t = Table::new(&["SOCKET", "PLACE", "VALUE", "FIELDS SET"]);
+    for w in &wheres {
+        let place = machine.place(info, addr, w)?;
+        let raw = read_by_info(machine, info, addr, place)?;
+        let d = codec::decode(info, raw);
+        let socket = match place {
+            Place::Cpu(c) => topology.socket_of(c),
+            Place::Device(_) => w.socket,
+        };
+        if show.wanted() {
+            lines.push_str(&value_only(&d, show)?);
+            lines.push('\n');
+        } else if json_out {
+            let mut extra = serde_json::Map::new();
+            extra.insert("instance".into(), json!(addr.name));
+            extra.insert("place".into(), place_json(place));
+            extra.insert("socket".into(), json!(socket));
+            items
+                .push(serde_json::from_str::<Value>(&decoded_json(&d, extra)).expect("valid JSON"));
+        } else {
+            let set: Vec<String> = d
+                .fields
+                .iter()
+                .filter(|f| f.value != 0)
+                .map(|f| format!("{}={:#x}", f.name, f.value))
+                .collect();
+            t.row(vec![
+                socket.map_or("?".into(), |s| s.to_string()),
+                place_text(place),
+                hex(raw, info.width),
+                set.join(" "),
+            ]);
+        }
+    }
+    if show.wanted() {
+        return Ok(lines);
+    }
+    if json_out {
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
+        ));
+    }
+    Ok(format!(
+        "{} ({})\n{}",
+        addr.name,
+        location_text(&addr.location),
+        t.render()
     ))
 }
 
@@ -476,25 +749,32 @@ pub fn write(
     args: &PlaceArgs,
     json_out: bool,
 ) -> Out {
-    let (info, addr, found) = instance(register)?;
-    let whole = match values {
-        [v] if !v.contains('=') => Some(codec::parse_number(v)?),
-        _ => None,
+    let (info, addr, found) = instance(register, args)?;
+    let bare: Vec<&String> = values.iter().filter(|v| !v.contains('=')).collect();
+    let whole = match (values, bare.as_slice()) {
+        ([v], [_]) => Some(grammar::number(v)?),
+        (_, []) => None,
+        _ => {
+            return Err(Failure::usage(format!(
+                "give one whole value (write {} 0x400001) or field=value pairs (ev_sel=0x02 \
+                 en=1), not {}",
+                addr.name,
+                values.join(" ")
+            )))
+        }
     };
     if info.writable_mask == 0 {
-        return Err(Error::ReadOnlyField {
-            register: info.name,
-            field: "(every field)",
-            access: "read-only",
-        }
-        .into());
+        return Err(Failure::usage(format!(
+            "{} is read-only: none of its fields can be written",
+            addr.name
+        )));
     }
     let machine = Machine::new(args)?;
     let place = machine.place(info, addr, args)?;
     let (old, new) = match whole {
         Some(v) => (None, v),
         None => {
-            let assignments = codec::parse_assignments(values)?;
+            let assignments = grammar::assignments(info, values)?;
             let current = read_by_info(&machine, info, addr, place)?;
             // Reserved bits read back are never written back.
             let base = current & !info.reserved_mask;
@@ -537,6 +817,7 @@ pub fn write(
         extra.insert("instance".into(), json!(addr.name));
         extra.insert("place".into(), place_json(place));
         extra.insert("previous".into(), json!(old));
+        extra.insert("previous_hex".into(), json!(old.map(|o| format!("{o:#x}"))));
         extra.insert("written".into(), json!(!dry_run));
         return Ok(decoded_json(&d, extra));
     }

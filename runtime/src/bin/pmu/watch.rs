@@ -5,44 +5,66 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::io;
+use std::path::PathBuf;
+
 use clap::Args;
-use pmu_runtime::codec::parse_number;
 use pmu_runtime::sampling::delta;
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
 use pmu_runtime::sampling::rolled_back;
 use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
 use pmu_runtime::sim::{PciEvent, UncoreEvent};
 use pmu_runtime::Error;
-use serde_json::json;
 
 use crate::machine::Machine;
+use crate::output::{Format, Output, Row};
+use crate::watch_events;
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
 pub struct WatchArgs {
     /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
-    /// (HA, P0, P1).
-    #[arg(long)]
-    unit: String,
-    /// An event for the next free counter: `ev_sel=0x..`, optionally followed by `,umask=0x..`,
-    /// `,thresh=N`, `,invert=1`, `,edge=1`.
-    /// Repeat for more counters.
+    /// (HA, P0, P1). Repeat for more boxes (--unit C0 --unit C1).
+    #[arg(long, required = true)]
+    unit: Vec<String>,
+    /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
+    /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
+    /// ,edge=1. Repeat for more counters.
     #[arg(long = "event", required = true)]
     events: Vec<String>,
-    /// Seconds between reports.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds between reports, from 0.01 to 86400.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     interval: f64,
-    /// Stop after this many reports (default: until Ctrl-C).
-    #[arg(long)]
+    /// Stop after this many reports (1 or more; default: until Ctrl-C).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
+    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`.
+    #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
+    all_sockets: bool,
+    /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.
+    #[arg(long)]
+    per_socket: bool,
+    /// CSV with this separator instead of the table (like `perf stat -x,`): time, socket,
+    /// counter, event, count, rate.
+    #[arg(
+        short = 'x',
+        long = "field-separator",
+        value_name = "SEP",
+        conflicts_with = "json"
+    )]
+    separator: Option<String>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     place: PlaceArgs,
 }
 
-/// One parsed `--event`.
-#[derive(Debug, Clone, Copy, Default)]
+/// One parsed `--event`, for one box.
+#[derive(Debug, Clone, Copy)]
 struct Spec {
     ev_sel: u8,
+    ev_sel_ext: bool,
     umask: Option<u8>,
     thresh: Option<u8>,
     invert: Option<bool>,
@@ -50,60 +72,29 @@ struct Spec {
     text_index: usize,
 }
 
-fn byte(key: &str, v: &str) -> Result<u8, Error> {
-    let n = parse_number(v)?;
-    u8::try_from(n).map_err(|_| Error::BadValue {
-        text: format!("{key}={v}"),
-        expected: format!("{key} from 0 to 0xff"),
-    })
-}
-
-fn flag(key: &str, v: &str) -> Result<bool, Error> {
-    match v {
-        "0" | "false" => Ok(false),
-        "1" | "true" => Ok(true),
-        _ => Err(Error::BadValue {
-            text: format!("{key}={v}"),
-            expected: format!("{key}=0 or {key}=1"),
-        }),
-    }
-}
-
-fn parse_event(text: &str, text_index: usize) -> Result<Spec, Error> {
-    let mut spec = Spec {
-        text_index,
-        ..Spec::default()
+fn parse_events(unit: &str, events: &[String]) -> Result<Vec<Spec>, Failure> {
+    let Some(info) = watch_events::control_register(unit) else {
+        return Err(Failure::usage(format!(
+            "there is no box {unit}; watch takes {}, HA, P0 or P1",
+            UNCORE_BOXES.join(", ")
+        )));
     };
-    let mut has_sel = false;
-    for part in text.split(',') {
-        let (k, v) = part.split_once('=').ok_or_else(|| Error::BadValue {
-            text: part.to_string(),
-            expected: "key=value in --event, e.g. ev_sel=0x01,umask=0x04".into(),
-        })?;
-        match k.trim() {
-            "ev_sel" | "event" => {
-                spec.ev_sel = byte(k, v)?;
-                has_sel = true;
-            }
-            "umask" => spec.umask = Some(byte(k, v)?),
-            "thresh" => spec.thresh = Some(byte(k, v)?),
-            "invert" => spec.invert = Some(flag(k, v)?),
-            "edge" => spec.edge = Some(flag(k, v)?),
-            other => {
-                return Err(Error::BadValue {
-                    text: other.to_string(),
-                    expected: "one of ev_sel, umask, thresh, invert, edge in --event".into(),
-                })
-            }
-        }
-    }
-    if !has_sel {
-        return Err(Error::BadValue {
-            text: text.to_string(),
-            expected: "an ev_sel=... in every --event".into(),
-        });
-    }
-    Ok(spec)
+    events
+        .iter()
+        .enumerate()
+        .map(|(text_index, text)| {
+            let s = watch_events::parse(info, text)?;
+            Ok(Spec {
+                ev_sel: s.ev_sel,
+                ev_sel_ext: s.ev_sel_ext,
+                umask: s.umask,
+                thresh: s.thresh,
+                invert: s.invert,
+                edge: s.edge,
+                text_index,
+            })
+        })
+        .collect()
 }
 
 /// The counters being watched, on either family.
@@ -125,11 +116,16 @@ const UNCORE_BOXES: [&str; 17] = [
 ];
 
 impl<'a> Watched<'a> {
-    fn program(machine: &'a Machine, args: &WatchArgs, specs: &[Spec]) -> Result<Self, Error> {
-        let unit = args.unit.to_ascii_uppercase();
-        let socket = args.place.socket.unwrap_or(0);
+    fn program(
+        machine: &'a Machine,
+        unit: &str,
+        socket: u32,
+        cpu: Option<u32>,
+        specs: &[Spec],
+    ) -> Result<Self, Error> {
+        let unit = unit.to_ascii_uppercase();
         if let Some(instance) = UNCORE_BOXES.iter().copied().find(|b| *b == unit) {
-            let cpu = match args.place.cpu {
+            let cpu = match cpu {
                 Some(c) => c,
                 None => machine.topology()?.cpu_for_socket(socket)?,
             };
@@ -169,7 +165,7 @@ impl<'a> Watched<'a> {
             "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
             _ => {
                 return Err(Error::BadValue {
-                    text: args.unit.clone(),
+                    text: unit.clone(),
                     expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
                 })
             }
@@ -186,7 +182,7 @@ impl<'a> Watched<'a> {
                         thresh: s.thresh.unwrap_or(0),
                         invert: s.invert.unwrap_or(false),
                         edge_det: s.edge.unwrap_or(false),
-                        ev_sel_ext: false,
+                        ev_sel_ext: s.ev_sel_ext,
                     },
                 )
             })
@@ -261,36 +257,105 @@ impl<'a> Watched<'a> {
     }
 }
 
-/// `1234567` -> `1,234,567`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+/// One box on one socket, programmed.
+struct Target<'a> {
+    socket: u32,
+    specs: Vec<Spec>,
+    watched: Watched<'a>,
 }
 
-/// Runs `pmu watch`. Output goes to stdout as it happens; the returned text is empty.
+/// The longest and shortest interval `watch` accepts, in seconds.
+const INTERVAL: (f64, f64) = (0.01, 86400.0);
+
+/// Runs `pmu watch`. Output goes out as it happens; the returned text is empty. Everything
+/// the command line can get wrong is refused before the first register is touched.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
-    if !(args.interval >= 0.0 && args.interval.is_finite()) {
-        return Err(Error::BadValue {
-            text: args.interval.to_string(),
-            expected: "--interval in seconds, 0 or more".into(),
-        }
-        .into());
+    if !(INTERVAL.0..=INTERVAL.1).contains(&args.interval) {
+        return Err(Failure::usage(format!(
+            "--interval {} is out of range: give seconds from {} to {}",
+            args.interval, INTERVAL.0, INTERVAL.1
+        )));
     }
-    let specs: Vec<Spec> = args
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| parse_event(e, i))
-        .collect::<Result<_, _>>()?;
+    let mut specs = Vec::new();
+    for unit in &args.unit {
+        if args
+            .unit
+            .iter()
+            .filter(|u| u.eq_ignore_ascii_case(unit))
+            .count()
+            > 1
+        {
+            return Err(Failure::usage(format!(
+                "--unit {unit} is given twice; give each box once"
+            )));
+        }
+        let parsed = parse_events(unit, &args.events)?;
+        let info = watch_events::control_register(unit).expect("parse_events found it");
+        if watch_events::is_pci(info) && args.place.cpu.is_some() {
+            return Err(Failure::usage(format!(
+                "--cpu does not apply to {unit}: its registers are in PCI configuration space; \
+                 choose it with --socket or --device"
+            )));
+        }
+        specs.push((unit.clone(), parsed));
+    }
+    let format = match (&args.separator, json_out) {
+        (Some(sep), _) if sep.is_empty() => {
+            return Err(Failure::usage(
+                "-x needs a separator, such as -x, or -x';'".to_string(),
+            ))
+        }
+        (Some(sep), _) => Format::Separated(sep.clone()),
+        (None, true) => Format::JsonLines,
+        (None, false) => Format::Table {
+            counter_w: 18,
+            event_w: args
+                .events
+                .iter()
+                .map(String::len)
+                .max()
+                .unwrap_or(5)
+                .max(5),
+        },
+    };
+    let mut out = Output::new(format, args.output.as_deref()).map_err(|e| {
+        Failure::operation(format!(
+            "cannot write {}: {e}; choose a file in a writable directory",
+            args.output
+                .as_deref()
+                .unwrap_or("stdout".as_ref())
+                .display()
+        ))
+    })?;
     let machine = Machine::new(&args.place)?;
-    let watched = Watched::program(&machine, args, &specs)?;
+    let sockets: Vec<u32> = if args.all_sockets {
+        machine.topology()?.sockets().collect()
+    } else {
+        vec![args.place.socket.unwrap_or(0)]
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    for &socket in &sockets {
+        for (unit, specs) in &specs {
+            match Watched::program(&machine, unit, socket, args.place.cpu, specs) {
+                Ok(watched) => targets.push(Target {
+                    socket,
+                    specs: specs.clone(),
+                    watched,
+                }),
+                Err(e) => {
+                    // This box rolled itself back; put back the ones before it too.
+                    return Err(match restore_all(&targets) {
+                        Ok(()) => e.into(),
+                        Err(cleanup) => Error::Cleanup {
+                            error: Box::new(e),
+                            cleanup: Box::new(cleanup),
+                        }
+                        .into(),
+                    });
+                }
+            }
+        }
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -300,49 +365,48 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
 
-    let result = watch_loop(&machine, &watched, args, &specs, &stop, json_out);
+    let result = watch_loop(&machine, &targets, args, &stop, &mut out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    match (result, watched.restore()) {
+    match (result, restore_all(&targets)) {
         (result, Ok(())) => result.map(|()| String::new()),
-        (Err(failure), Err(cleanup)) => Err(Error::Cleanup {
-            error: Box::new(failure.error),
-            cleanup: Box::new(cleanup),
-        }
-        .into()),
-        (Ok(()), Err(e)) => Err(Error::Sim(format!(
+        (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
+        (Ok(()), Err(e)) => Err(Failure::operation(format!(
             "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
-        ))
-        .into()),
+        ))),
     }
+}
+
+/// Restores every target, last first; the first failure is returned after trying them all.
+fn restore_all(targets: &[Target]) -> Result<(), Error> {
+    let mut first = None;
+    for t in targets.iter().rev() {
+        if let Err(e) = t.watched.restore() {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 fn watch_loop(
     machine: &Machine,
-    watched: &Watched<'_>,
+    targets: &[Target],
     args: &WatchArgs,
-    specs: &[Spec],
     stop: &AtomicBool,
-    json_out: bool,
+    out: &mut Output,
 ) -> Result<(), Failure> {
-    let names = watched.names(specs.len());
-    let socket = args.place.socket.unwrap_or(0) as usize;
-    let mut previous = watched.read(specs.len())?;
-    let start = Instant::now();
-    let period = Duration::from_secs_f64(args.interval);
-    // Fixed columns, so every interval lines up with the header (as `perf stat -I` does).
-    let counter_w = names.iter().map(String::len).max().unwrap_or(7).max(7);
-    let event_w = args
-        .events
+    let mut previous: Vec<Vec<u64>> = targets
         .iter()
-        .map(String::len)
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    if !json_out {
-        println!(
-            "{:>10}  {:<counter_w$}  {:<event_w$}  {:>15}",
-            "# time", "counter", "event", "count"
-        );
+        .map(|t| t.watched.read(t.specs.len()))
+        .collect::<Result<_, _>>()?;
+    let names: Vec<Vec<String>> = targets
+        .iter()
+        .map(|t| t.watched.names(t.specs.len()))
+        .collect();
+    let start = Instant::now();
+    let mut last = start;
+    let period = Duration::from_secs_f64(args.interval);
+    if let Err(e) = out.header() {
+        return quiet_if_closed(e);
     }
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
@@ -352,32 +416,66 @@ fn watch_loop(
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
-        watched.simulate(machine, socket, specs, report)?;
-        let now = watched.read(specs.len())?;
+        let mut now = Vec::new();
+        for t in targets {
+            t.watched
+                .simulate(machine, t.socket as usize, &t.specs, report)?;
+            now.push(t.watched.read(t.specs.len())?);
+        }
         // Time is simulated (interval x report) with --sim, so output is reproducible.
-        let t = if machine.sim().is_some() {
-            args.interval * report as f64
+        let (t, seconds) = if machine.sim().is_some() {
+            (args.interval * report as f64, args.interval)
         } else {
-            start.elapsed().as_secs_f64()
+            let s = last.elapsed().as_secs_f64();
+            last = Instant::now();
+            (start.elapsed().as_secs_f64(), s)
         };
-        let mut counts = Vec::new();
-        for (i, spec) in specs.iter().enumerate() {
-            let d = delta(previous[i], now[i], 48);
-            let event = &args.events[spec.text_index];
-            if json_out {
-                counts.push(json!({"counter": names[i], "event": event, "count": d}));
-            } else {
-                println!(
-                    "{t:>10.3}  {:<counter_w$}  {event:<event_w$}  {:>15}",
-                    names[i],
-                    thousands(d)
-                );
+        // (socket, counter label, event index, count), in target order.
+        let mut rows: Vec<(u32, String, usize, u64)> = Vec::new();
+        for (k, target) in targets.iter().enumerate() {
+            for (i, spec) in target.specs.iter().enumerate() {
+                let d = delta(previous[k][i], now[k][i], 48);
+                let label = if args.per_socket {
+                    args.unit.join("+")
+                } else {
+                    names[k][i].clone()
+                };
+                match rows
+                    .iter_mut()
+                    .find(|r| args.per_socket && r.0 == target.socket && r.2 == spec.text_index)
+                {
+                    Some(r) => r.3 += d,
+                    None => rows.push((target.socket, label, spec.text_index, d)),
+                }
             }
         }
-        if json_out {
-            println!("{}", json!({"time": t, "counts": counts}));
+        let written = rows
+            .iter()
+            .try_for_each(|(socket, counter, event, count)| {
+                out.row(&Row {
+                    time: t,
+                    socket: *socket,
+                    counter,
+                    event: &args.events[*event],
+                    count: *count,
+                    rate: *count as f64 / seconds.max(f64::MIN_POSITIVE),
+                })
+            })
+            .and_then(|()| out.end_interval(t));
+        if let Err(e) = written {
+            return quiet_if_closed(e);
         }
         previous = now;
     }
     Ok(())
+}
+
+/// A reader that went away (`watch ... | head`) ends the watch normally; other write errors
+/// are failures.
+fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(Failure::operation(format!("cannot write the report: {e}")))
+    }
 }

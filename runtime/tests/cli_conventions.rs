@@ -606,3 +606,60 @@ fn messages_do_not_mislead() {
         ("clap's own errors", vec!["frobnicate"], 2),
     ]));
 }
+
+#[test]
+fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
+    let (code, out, _) = run(&["list", "--events", "--unit", "CORE"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("UNHALTED_CORE_CYCLES        CORE  0x3c  0x00"),
+        "{out}"
+    );
+    let (_, out, _) = run(&["decode", "IA32_PERFEVTSEL0", "0x43412e"]);
+    assert!(out.contains("event: LLC_MISSES\n"), "{out}");
+    let (code, out, _) = run(&["encode", "IA32_PERFEVTSEL0", "event=llc_misses", "usr=1"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("IA32_PERFEVTSEL0 = 0x000000000001412e"),
+        "{out}"
+    );
+    // Descriptions come from Intel's file, matched by name (uncore) or code and umask (core).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("list.json");
+    fs::write(
+        &file,
+        r#"{"Header": {}, "Events": [
+            {"EventCode": "0x2E", "UMask": "0x41", "EventName": "LONGEST_LAT_CACHE.MISS", "BriefDescription": "Core-originated requests that missed the LLC (test text)."},
+            {"EventCode": "0x01", "UMask": "0x03", "EventName": "UNC_H_REQUESTS.READS", "BriefDescription": "Reads (test text)."}
+        ]}"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let (code, out, _) = run(&["list", "--events", "--unit", "CORE", "--perfmon", f]);
+    assert_eq!(code, 0);
+    assert!(
+        out.lines().next().unwrap().ends_with("DESCRIPTION"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("LLC_MISSES") && l.ends_with("missed the LLC (test text).")),
+        "{out}"
+    );
+    let (_, out, _) = run(&["list", "--events", "--unit", "HA", "--perfmon", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let reads = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "UNC_H_REQUESTS.READS")
+        .unwrap();
+    assert_eq!(reads["description"], "Reads (test text).");
+    assert_eq!(reads["code_hex"], "0x01");
+    let (code, _, err) = run(&["list", "--events", "--perfmon", "/nonexistent.json"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("error: cannot read /nonexistent.json"),
+        "{err}"
+    );
+}

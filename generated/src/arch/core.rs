@@ -182,4 +182,14 @@ register! {
     at one IA32_PERF_GLOBAL_INUSE "CPU": Msr<Ia32PerfGlobalInuse> = [0 0x392 "IA32_PERF_GLOBAL_INUSE" "linux-msr-index"];
 }
 
-unit_info!("architectural", "CORE", "core", "Architectural core performance monitoring (per logical processor)", "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).", ["CPU"], [IA32_PMC_INFO, IA32_A_PMC_INFO, IA32_PERF_EVT_SEL_INFO, IA32_FIXED_CTR_INFO, IA32_FIXED_CTR_CTRL_INFO, IA32_PERF_GLOBAL_STATUS_INFO, IA32_PERF_GLOBAL_CTRL_INFO, IA32_PERF_GLOBAL_OVF_CTRL_INFO, IA32_PERF_CAPABILITIES_INFO, IA32_PERF_GLOBAL_INUSE_INFO], &[]);
+unit_events!([Ia32PerfEvtSel noext], [
+    UNHALTED_CORE_CYCLES = "UNHALTED_CORE_CYCLES" 0x3c 0x00 false 0b11111111 "",
+    INSTRUCTION_RETIRED = "INSTRUCTION_RETIRED" 0xc0 0x00 false 0b11111111 "",
+    UNHALTED_REFERENCE_CYCLES = "UNHALTED_REFERENCE_CYCLES" 0x3c 0x01 false 0b11111111 "",
+    LLC_REFERENCE = "LLC_REFERENCE" 0x2e 0x4f false 0b11111111 "",
+    LLC_MISSES = "LLC_MISSES" 0x2e 0x41 false 0b11111111 "",
+    BRANCH_INSTRUCTION_RETIRED = "BRANCH_INSTRUCTION_RETIRED" 0xc4 0x00 false 0b11111111 "",
+    BRANCH_MISSES_RETIRED = "BRANCH_MISSES_RETIRED" 0xc5 0x00 false 0b11111111 "",
+]);
+
+unit_info!("architectural", "CORE", "core", "Architectural core performance monitoring (per logical processor)", "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).", ["CPU"], [IA32_PMC_INFO, IA32_A_PMC_INFO, IA32_PERF_EVT_SEL_INFO, IA32_FIXED_CTR_INFO, IA32_FIXED_CTR_CTRL_INFO, IA32_PERF_GLOBAL_STATUS_INFO, IA32_PERF_GLOBAL_CTRL_INFO, IA32_PERF_GLOBAL_OVF_CTRL_INFO, IA32_PERF_CAPABILITIES_INFO, IA32_PERF_GLOBAL_INUSE_INFO], EVENT_INFOS);

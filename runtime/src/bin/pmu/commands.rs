@@ -206,19 +206,89 @@ fn selected_units(
     Ok(units)
 }
 
-/// `pmu list --events`.
-///
-/// Intel's event lists name events by code and umask; the architectural events of the SDM
-/// (Table 18-1) count on the core's general-purpose counters.
-pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
+/// Event descriptions from an Intel perfmon JSON file: by name, and by (code, umask) for
+/// the architectural events, whose names in the spec are the SDM's.
+struct Descriptions {
+    by_name: std::collections::HashMap<String, String>,
+    by_code: std::collections::HashMap<(u64, u64), String>,
+}
+
+impl Descriptions {
+    fn read(path: &std::path::Path) -> Result<Self, Failure> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::operation(format!(
+                "cannot read {}: {e}; give the path of one of Intel's perfmon JSON files",
+                path.display()
+            ))
+        })?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            Failure::operation(format!(
+                "{} is not an Intel perfmon event list (JSON): {e}",
+                path.display()
+            ))
+        })?;
+        let events = v.get("Events").unwrap_or(&v).as_array().ok_or_else(|| {
+            Failure::operation(format!(
+                "{} has no \"Events\" array: it is not an Intel perfmon event list",
+                path.display()
+            ))
+        })?;
+        let mut d = Descriptions {
+            by_name: Default::default(),
+            by_code: Default::default(),
+        };
+        let num = |e: &Value, k: &str| {
+            e.get(k).and_then(Value::as_str).and_then(|s| {
+                u64::from_str_radix(s.trim_start_matches("0x").split(',').next()?, 16).ok()
+            })
+        };
+        for e in events {
+            let (Some(name), Some(text)) = (
+                e.get("EventName").and_then(Value::as_str),
+                e.get("BriefDescription").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            d.by_name
+                .insert(name.to_ascii_uppercase(), text.to_string());
+            if let (Some(c), Some(u)) = (num(e, "EventCode"), num(e, "UMask")) {
+                d.by_code.entry((c, u)).or_insert_with(|| text.to_string());
+            }
+        }
+        Ok(d)
+    }
+
+    fn of(&self, unit: &str, e: &pmu_regs::EventInfo) -> Option<&str> {
+        self.by_name
+            .get(&e.name.to_ascii_uppercase())
+            .or_else(|| {
+                (unit == "CORE")
+                    .then(|| self.by_code.get(&(u64::from(e.code), u64::from(e.umask))))
+                    .flatten()
+            })
+            .map(String::as_str)
+    }
+}
+
+/// `pmu list --events`: every unit's events, the architectural ones included, with Intel's
+/// descriptions when `perfmon` names Intel's event list.
+pub fn list_events(
+    processor: Option<&str>,
+    unit: Option<&str>,
+    perfmon: Option<&std::path::Path>,
+    json_out: bool,
+) -> Out {
     let units = selected_units(processor, unit)?;
+    let descriptions = perfmon.map(Descriptions::read).transpose()?;
+    let describe =
+        |u: &str, e: &pmu_regs::EventInfo| descriptions.as_ref().and_then(|d| d.of(u, e));
     if json_out {
         let items: Vec<Value> = units
             .iter()
             .flat_map(|(pid, u)| {
                 u.events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "umask": e.umask, "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters})
+                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "description": describe(u.name, e)})
                 })
             })
             .collect();
@@ -227,7 +297,11 @@ pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) 
             serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
         ));
     }
-    let mut t = Table::new(&["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"]);
+    let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
+    if descriptions.is_some() {
+        header.push("DESCRIPTION");
+    }
+    let mut t = Table::new(&header);
     for (_, u) in &units {
         for e in u.events {
             let counters: Vec<String> = (0..32)
@@ -239,14 +313,18 @@ pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) 
             } else {
                 format!("{:#04x}", e.code)
             };
-            t.row(vec![
+            let mut row = vec![
                 e.name.into(),
                 u.name.into(),
                 code,
                 format!("{:#04x}", e.umask),
                 counters.join(","),
                 e.filters.into(),
-            ]);
+            ];
+            if descriptions.is_some() {
+                row.push(describe(u.name, e).unwrap_or("").to_string());
+            }
+            t.row(row);
         }
     }
     Ok(t.render())

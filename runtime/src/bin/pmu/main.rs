@@ -134,6 +134,11 @@ struct ListArgs {
     /// Count registers and events per unit.
     #[arg(long)]
     summary: bool,
+    /// With --events: take each event's description from Intel's event list (the JSON files
+    /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The specs carry event facts
+    /// only, not Intel's text.
+    #[arg(long, value_name = "FILE", requires = "events")]
+    perfmon: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -224,9 +229,12 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
-        Command::List(a) if a.events => {
-            commands::list_events(a.processor.as_deref(), a.unit.as_deref(), json)
-        }
+        Command::List(a) if a.events => commands::list_events(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            a.perfmon.as_deref(),
+            json,
+        ),
         Command::List(a) if a.summary => {
             commands::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
         }

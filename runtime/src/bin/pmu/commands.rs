@@ -3,10 +3,10 @@
 use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, PROCESSORS};
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
-use pmu_runtime::{read_by_info, write_by_info, Error, Place};
+use pmu_runtime::machine::{Machine, Resolved};
+use pmu_runtime::{BackendError, Place, UsageError};
 use serde_json::{json, Value};
 
-use crate::machine::Machine;
 use crate::table::Table;
 use crate::{detect, grammar, warn, Failure, PlaceArgs, ValueArgs};
 
@@ -675,7 +675,7 @@ fn instance(
     }
     match (found.address, found.info.addresses) {
         (Some(a), _) => Ok((found.info, a, found)),
-        (None, Addresses::Unknown(reason)) => Err(Error::AddressUnknown {
+        (None, Addresses::Unknown(reason)) => Err(BackendError::AddressUnknown {
             register: found.info.name,
             reason,
         }
@@ -685,7 +685,7 @@ fn instance(
             if addrs.len() > 6 {
                 names.push("...");
             }
-            Err(Error::NeedsInstance {
+            Err(UsageError::NeedsInstance {
                 name: register.trim().to_string(),
                 instances: names.join(", "),
             }
@@ -711,12 +711,16 @@ fn place_json(place: Place) -> Value {
 /// `pmu read`.
 pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
     let (info, addr, found) = instance(register, args)?;
-    let machine = Machine::new(args)?;
+    let machine = args.machine()?;
     if all {
         return read_all(&machine, info, addr, show, args, json_out);
     }
-    let place = machine.place(info, addr, args)?;
-    let raw = read_by_info(&machine, info, addr, place)?;
+    let place = machine.place(info, addr, &args.at()?)?;
+    let raw = machine.read(&Resolved {
+        info,
+        address: addr,
+        place,
+    })?;
     let d = codec::decode(info, raw);
     if show.wanted() {
         return Ok(format!("{}\n", value_only(&d, show)?));
@@ -770,8 +774,12 @@ fn read_all(
     let mut items = Vec::new();
     let mut t = Table::new(&["SOCKET", "PLACE", "VALUE", "FIELDS SET"]);
     for w in &wheres {
-        let place = machine.place(info, addr, w)?;
-        let raw = read_by_info(machine, info, addr, place)?;
+        let place = machine.place(info, addr, &w.at()?)?;
+        let raw = machine.read(&Resolved {
+            info,
+            address: addr,
+            place,
+        })?;
         let d = codec::decode(info, raw);
         let socket = match place {
             Place::Cpu(c) => topology.socket_of(c),
@@ -847,48 +855,32 @@ pub fn write(
             addr.name
         )));
     }
-    let machine = Machine::new(args)?;
-    let place = machine.place(info, addr, args)?;
+    let machine = args.machine()?;
+    let place = machine.place(info, addr, &args.at()?)?;
     let (old, new) = match whole {
         Some(v) => (None, v),
         None => {
             let assignments = grammar::assignments(info, values)?;
-            let current = read_by_info(&machine, info, addr, place)?;
+            let current = machine.read(&Resolved {
+                info,
+                address: addr,
+                place,
+            })?;
             // Reserved bits read back are never written back.
             let base = current & !info.reserved_mask;
             (Some(current), codec::encode(info, base, &assignments)?)
         }
     };
+    let reg = Resolved {
+        info,
+        address: addr,
+        place,
+    };
+    // Refused here, before anything is written, for the same reasons the write would be.
+    machine.check(&reg, new)?;
     let d = codec::decode(info, new);
-    if !d.is_clean() {
-        // Refuse here with the decoded reason; write_by_info would refuse too.
-        return Err(Error::Access {
-            op: pmu_runtime::Op::Write,
-            target: match (addr.location, place) {
-                (Location::Msr(a), Place::Cpu(cpu)) => pmu_runtime::Target::Msr { cpu, address: a },
-                (Location::Pci { offset, .. }, Place::Device(bdf)) => {
-                    pmu_runtime::Target::Pci { bdf, offset }
-                }
-                _ => unreachable!("place() matched the register's space"),
-            },
-            register: Some(addr.name),
-            kind: if d.beyond_width != 0 {
-                pmu_runtime::AccessError::TooWide {
-                    value: new,
-                    width: info.width,
-                }
-            } else {
-                pmu_runtime::AccessError::ReservedBits {
-                    value: new,
-                    bits: d.reserved_set,
-                }
-            },
-            source: None,
-        }
-        .into());
-    }
     if !dry_run {
-        write_by_info(&machine, info, addr, place, new)?;
+        machine.write(&reg, new)?;
     }
     if json_out {
         let mut extra = serde_json::Map::new();

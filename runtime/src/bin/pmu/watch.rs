@@ -9,14 +9,14 @@ use std::io;
 use std::path::PathBuf;
 
 use clap::Args;
+use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::delta;
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
 use pmu_runtime::sampling::rolled_back;
 use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
 use pmu_runtime::sim::{PciEvent, UncoreEvent};
-use pmu_runtime::Error;
+use pmu_runtime::{Error, UsageError};
 
-use crate::machine::Machine;
 use crate::output::{Format, Output, Row};
 use crate::watch_events;
 use crate::{Failure, PlaceArgs};
@@ -110,6 +110,9 @@ enum Watched<'a> {
     },
 }
 
+/// The processor whose PCI boxes `watch` knows.
+static E5_2600: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
+
 const UNCORE_BOXES: [&str; 17] = [
     "U", "W", "S0", "S1", "B0", "B1", "C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "M0", "M1",
     "R",
@@ -158,16 +161,17 @@ impl<'a> Watched<'a> {
                 saved,
             });
         }
-        let devices = machine.devices("xeon-e5-2600")?;
+        let devices = machine.devices(E5_2600)?;
         let e5 = match unit.as_str() {
             "HA" => E5Box::ha(machine, &devices, socket as usize)?,
             "P0" | "QPI0" => E5Box::qpi(machine, &devices, socket as usize, 0)?,
             "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
             _ => {
-                return Err(Error::BadValue {
+                return Err(UsageError::BadValue {
                     text: unit.clone(),
                     expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
-                })
+                }
+                .into())
             }
         };
         let indices: Vec<usize> = (0..specs.len()).collect();
@@ -327,7 +331,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .display()
         ))
     })?;
-    let machine = Machine::new(&args.place)?;
+    let machine = args.place.machine()?;
     let sockets: Vec<u32> = if args.all_sockets {
         machine.topology()?.sockets().collect()
     } else {

@@ -663,3 +663,70 @@ fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
         "{err}"
     );
 }
+
+#[test]
+fn backend_messages_fit_where_the_command_ran() {
+    let empty = tempfile::tempdir().unwrap();
+    let root = machine(None);
+    let r = root.path().to_str().unwrap();
+    let text = messages(&[
+        (
+            "sim: no such CPU",
+            vec!["read", "W_MSR_PMON_EVT_SEL0", "--cpu", "5", "--sim"],
+            2,
+        ),
+        (
+            "sim: no such socket",
+            vec!["read", "HA_PCI_PMON_CTL0", "--socket", "3", "--sim"],
+            2,
+        ),
+        (
+            "sim: a register the processor lacks",
+            vec!["write", "IA32_A_PMC4", "1", "--sim"],
+            1,
+        ),
+        (
+            "no uncore devices: only the one asked for",
+            vec![
+                "read",
+                "HA_PCI_PMON_CTL0",
+                "--root",
+                empty.path().to_str().unwrap(),
+            ],
+            1,
+        ),
+        (
+            "a PCI device refusing an access is no #GP",
+            vec![
+                "read",
+                "HA_PCI_PMON_CTL0",
+                "--root",
+                r,
+                "--inject-fault",
+                "read:1:eio",
+            ],
+            1,
+        ),
+        (
+            "an MSR refusing an access is a #GP",
+            vec![
+                "read",
+                "W_MSR_PMON_EVT_SEL0",
+                "--root",
+                r,
+                "--inject-fault",
+                "read:1:eio",
+            ],
+            1,
+        ),
+    ]);
+    assert!(
+        !text.contains("modprobe") && !text.contains("<sim>"),
+        "{text}"
+    );
+    assert!(
+        text.lines().all(|l| l.len() < 400),
+        "one short line each: {text}"
+    );
+    insta::assert_snapshot!(redact(&redact(&text, empty.path()), root.path()));
+}

@@ -502,7 +502,10 @@ fn event_of(d: &Decoded) -> Option<&'static str> {
 }
 
 fn event_line(d: &Decoded) -> String {
-    event_of(d)
+    // A control that is all zero selects nothing yet, whatever event 0 may be.
+    (d.raw != 0)
+        .then(|| event_of(d))
+        .flatten()
         .map(|e| format!("event: {e}\n"))
         .unwrap_or_default()
 }

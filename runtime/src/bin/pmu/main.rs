@@ -4,6 +4,7 @@
 mod commands;
 mod detect;
 mod grammar;
+mod messages;
 mod output;
 mod table;
 mod watch;
@@ -279,9 +280,17 @@ fn main() -> ExitCode {
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
         Command::Encode(a) => commands::encode(&a.register, &a.fields, json),
-        Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json),
-        Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json),
-        Command::Watch(a) => watch::run(&a, json),
+        Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)
+            .map_err(|e| explain(e, &a.register, &a.place)),
+        Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
+            .map_err(|e| explain(e, &a.register, &a.place)),
+        Command::Watch(a) => watch::run(&a, json).map_err(|e| {
+            let controls = a
+                .unit
+                .iter()
+                .filter_map(|u| watch_events::control_register(u));
+            messages::explain(e, &a.place, &messages::device_ids(controls))
+        }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -316,6 +325,14 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// A read or write failure told for where it ran (see `messages`).
+fn explain(e: Failure, register: &str, place: &PlaceArgs) -> Failure {
+    let info = pmu_runtime::lookup::find(register.trim())
+        .ok()
+        .map(|f| f.info);
+    messages::explain(e, place, &messages::device_ids(info))
 }
 
 /// `error: ...` on stderr, as clap writes its own errors; a closed stderr is ignored.

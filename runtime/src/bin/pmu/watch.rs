@@ -26,7 +26,7 @@ pub struct WatchArgs {
     /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
     /// (HA, P0, P1). Repeat for more boxes (--unit C0 --unit C1).
     #[arg(long, required = true)]
-    unit: Vec<String>,
+    pub unit: Vec<String>,
     /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
     /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
     /// ,edge=1. Repeat for more counters.
@@ -57,7 +57,7 @@ pub struct WatchArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]
-    place: PlaceArgs,
+    pub place: PlaceArgs,
 }
 
 /// One parsed `--event`, for one box.

@@ -285,7 +285,10 @@ fn read_errors_say_what_to_do() {
     assert!(err.contains("its address is unknown"), "{err}");
     let (code, _, err) = run(&["read", "HA_PCI_PMON_CTL0", "--cpu", "0", "--sim"]);
     assert_eq!(code, 2);
-    assert!(err.contains("is a PCI register"), "{err}");
+    assert!(
+        err.contains("--cpu does not apply to HA_PCI_PMON_CTL0"),
+        "{err}"
+    );
     let (code, _, _) = run(&["read", "HA_PCI_PMON_CTL0", "--sim", "--root", "/"]);
     assert_eq!(code, 2, "--sim and --root conflict");
 }

@@ -676,6 +676,22 @@ fn instance(
     if !args.sim {
         detect::check(args.root.as_deref(), register.trim(), found.info.processor)?;
     }
+    let name = found.address.map_or(found.info.name, |a| a.name);
+    match found.info.space {
+        pmu_regs::Space::Pci if args.cpu.is_some() => {
+            return Err(Failure::usage(format!(
+                "--cpu does not apply to {name}: it is in PCI configuration space; choose it \
+                 with --socket or --device"
+            )))
+        }
+        pmu_regs::Space::Msr if args.device.is_some() => {
+            return Err(Failure::usage(format!(
+                "--device does not apply to {name}: it is an MSR; choose it with --cpu or \
+                 --socket"
+            )))
+        }
+        _ => {}
+    }
     match (found.address, found.info.addresses) {
         (Some(a), _) => Ok((found.info, a, found)),
         (None, Addresses::Unknown(reason)) => Err(BackendError::AddressUnknown {

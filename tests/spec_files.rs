@@ -78,9 +78,12 @@ fn schema_rejects_an_unknown_access_kind() {
     );
 }
 
+/// An edit of a spec file's text.
+type Edit = Box<dyn Fn(&str) -> String>;
+
 #[test]
 fn schema_rejects_structure_errors_as_xmllint_does() {
-    let cases: [(&str, Box<dyn Fn(&str) -> String>, &str); 8] = [
+    let cases: [(&str, Edit, &str); 8] = [
         (
             "an undeclared attribute",
             Box::new(|s| s.replacen("<field ", "<field colour=\"red\" ", 1)),

@@ -730,3 +730,99 @@ fn backend_messages_fit_where_the_command_ran() {
     );
     insta::assert_snapshot!(redact(&redact(&text, empty.path()), root.path()));
 }
+
+#[test]
+fn sigterm_puts_the_registers_back() {
+    let root = machine(None);
+    let msr = root.path().join("dev/cpu/0/msr");
+    poke(&msr, 0xC00, 0x1);
+    let before = fs::read(&msr).unwrap();
+    let mut child = std::process::Command::cargo_bin("pmu")
+        .unwrap()
+        .args(["watch", "--root", root.path().to_str().unwrap()])
+        .args([
+            "--unit",
+            "W",
+            "--event",
+            "ev_sel=0x05",
+            "--interval",
+            "0.05",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The header is printed once everything is programmed.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    stdout.read_exact(&mut first).unwrap();
+    assert_ne!(
+        fs::read(&msr).unwrap(),
+        before,
+        "watch programmed the W-box"
+    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read(&msr).unwrap(), before, "registers put back");
+}
+
+/// Two boxes on every socket: a failure at any read or write, including while programming
+/// the second box or the second socket, leaves both CPUs' MSRs exactly as they were.
+#[test]
+fn watch_of_several_boxes_and_sockets_rolls_back_at_every_step() {
+    for op in ["write", "read"] {
+        let mut n = 1;
+        loop {
+            let root = machine(None);
+            let files: Vec<_> = (0..2)
+                .map(|c| root.path().join(format!("dev/cpu/{c}/msr")))
+                .collect();
+            poke(&files[0], 0xC00, 0x1);
+            let before: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+            let fault = format!("{op}:{n}:eio");
+            let (code, _, err) = run(&[
+                "watch",
+                "--root",
+                root.path().to_str().unwrap(),
+                "-a",
+                "--unit",
+                "W",
+                "--unit",
+                "C0",
+                "--event",
+                "ev_sel=0x05",
+                "--count",
+                "1",
+                "--interval",
+                "0.01",
+                "--inject-fault",
+                &fault,
+            ]);
+            let after: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+            if err.contains("also failed") || err.contains("restoring") {
+                // The fault hit the restore itself: the message must say so and what to do.
+                assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
+            } else {
+                assert!(
+                    after == before,
+                    "{fault}: exit {code}: registers changed: {err}"
+                );
+            }
+            if code == 0 {
+                assert!(n > 1, "{fault}: the first access must fail");
+                break;
+            }
+            assert_eq!(code, 1, "{fault}: {err}");
+            n += 1;
+            assert!(n < 200, "{fault}: watch never succeeded");
+        }
+    }
+}

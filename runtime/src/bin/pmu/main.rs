@@ -285,11 +285,13 @@ fn main() -> ExitCode {
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Watch(a) => watch::run(&a, json).map_err(|e| {
-            let controls = a
-                .unit
-                .iter()
-                .filter_map(|u| watch_events::control_register(u));
-            messages::explain(e, &a.place, &messages::device_ids(controls))
+            let boxes = a.unit.iter().flat_map(|u| {
+                watch_events::control_register(u)
+                    .map_or(&[][..], |r| r.known_addresses())
+                    .iter()
+                    .filter(move |x| x.instance.eq_ignore_ascii_case(u))
+            });
+            messages::explain(e, &a.place, &messages::device_ids(boxes))
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
         Command::Completions { shell } => {
@@ -329,10 +331,13 @@ fn main() -> ExitCode {
 
 /// A read or write failure told for where it ran (see `messages`).
 fn explain(e: Failure, register: &str, place: &PlaceArgs) -> Failure {
-    let info = pmu_runtime::lookup::find(register.trim())
-        .ok()
-        .map(|f| f.info);
-    messages::explain(e, place, &messages::device_ids(info))
+    let addresses = match pmu_runtime::lookup::find(register.trim()) {
+        Ok(f) => f
+            .address
+            .map_or(f.info.known_addresses(), std::slice::from_ref),
+        Err(_) => &[],
+    };
+    messages::explain(e, place, &messages::device_ids(addresses))
 }
 
 /// `error: ...` on stderr, as clap writes its own errors; a closed stderr is ignored.

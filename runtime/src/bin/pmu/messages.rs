@@ -2,20 +2,36 @@
 //! hardware (`modprobe msr`, `lspci`), a refused PCI access is not called a #GP fault, and a
 //! missing uncore device names only the devices the command asked for.
 
-use pmu_regs::{Location, RegisterInfo};
+use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{AccessError, BackendError, Error, Target};
 
 use crate::{Failure, PlaceArgs};
 
-/// The PCI device ids of `registers`, for naming only what was asked for.
-pub fn device_ids<'a>(registers: impl IntoIterator<Item = &'a RegisterInfo>) -> Vec<u16> {
-    let mut ids: Vec<u16> = registers
+/// A PCI device as the docs and `pmu list` write it: id, device and function numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Device {
+    id: u16,
+    device: u8,
+    function: u8,
+}
+
+/// The PCI devices of the register instances `addresses`, for naming only what was asked for.
+pub fn device_ids<'a>(addresses: impl IntoIterator<Item = &'a AddressInfo>) -> Vec<Device> {
+    let mut ids: Vec<Device> = addresses
         .into_iter()
-        .flat_map(|r| r.known_addresses().iter())
         .filter_map(|a| match a.location {
-            Location::Pci { device_id, .. } => Some(device_id),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                ..
+            } => Some(Device {
+                id: device_id,
+                device,
+                function,
+            }),
             Location::Msr(_) => None,
         })
         .collect();
@@ -47,7 +63,7 @@ fn target_text(register: Option<&str>, target: &Target) -> String {
 
 /// Rewrites the backend errors whose library message would mislead here; every other failure
 /// passes through unchanged.
-pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[u16]) -> Failure {
+pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failure {
     let Failure::Runtime(Error::Backend(e)) = failure else {
         return failure;
     };
@@ -124,28 +140,22 @@ pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[u16]) -> Failure 
                 target_text(*register, target)
             ))
         }
-        (BackendError::NoUncoreDevices { root, looked_for }, _) if !devices.is_empty() => {
-            let wanted: Vec<&String> = looked_for
+        (BackendError::NoUncoreDevices { root, .. }, _) if !devices.is_empty() => {
+            let wanted: Vec<String> = devices
                 .iter()
-                .filter(|l| {
-                    devices
-                        .iter()
-                        .any(|d| l.starts_with(&format!("8086:{d:04x}")))
+                .map(|d| {
+                    format!("PCI {:#06X} (dev {} fn {})", d.id, d.device, d.function)
+                        .replacen("0X", "0x", 1)
                 })
                 .collect();
-            let ids: Vec<String> = devices.iter().map(|d| format!("8086:{d:04x}")).collect();
             Failure::operation(format!(
-                "no PCI device {} under {}: this machine is not the processor the register \
-                 belongs to, or it is a virtual machine that exposes no uncore devices (`lspci -d \
-                 {}` lists the device where it exists); --root uses another tree, --sim the \
+                "no {} under {}: this machine is not the processor the register belongs to, or \
+                 it is a virtual machine that exposes no uncore devices (`lspci -d 8086:{:04x}` \
+                 lists the device where it exists); --root uses another tree, --sim the \
                  simulator",
-                wanted
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                wanted.join(", "),
                 root.display(),
-                ids.first().map_or("8086:", String::as_str)
+                devices[0].id
             ))
         }
         _ => Failure::Runtime(Error::Backend(e)),

@@ -369,7 +369,10 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
 
+    // A panic from here on unwinds through this guard, which puts the registers back too.
+    let guard = RestoreOnPanic(&targets);
     let result = watch_loop(&machine, &targets, args, &stop, &mut out);
+    drop(guard);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
     match (result, restore_all(&targets)) {
         (result, Ok(())) => result.map(|()| String::new()),
@@ -377,6 +380,18 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         (Ok(()), Err(e)) => Err(Failure::operation(format!(
             "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
         ))),
+    }
+}
+
+/// Puts every target back if dropped while panicking (the normal ways out restore explicitly,
+/// to report a failure).
+struct RestoreOnPanic<'t, 'a>(&'t [Target<'a>]);
+
+impl Drop for RestoreOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = restore_all(self.0);
+        }
     }
 }
 

@@ -12,7 +12,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         freeze_skew: 25,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0)?;
     let misses = UncoreCounter::new("C1", 0);
     let hits = UncoreCounter::new("C6", 2);
     let mut sampling = uncore.arm(&SamplePlan {

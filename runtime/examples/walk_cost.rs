@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use pmu_regs::xeon_7500::ubox;
 use pmu_regs::{Addresses, Location, PROCESSORS};
 use pmu_runtime::access::Result;
+use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::{
     EventSelect, Sample, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
@@ -93,6 +94,18 @@ impl MsrAccess for NoSummary<'_> {
 
 impl UncoreSummary for NoSummary<'_> {}
 
+impl Ownership for Counted<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.sim.claim(pmu)
+    }
+}
+
+impl Ownership for NoSummary<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.0.claim(pmu)
+    }
+}
+
 const C1: UncoreCounter = UncoreCounter::new("C1", 0);
 const C6: UncoreCounter = UncoreCounter::new("C6", 3);
 
@@ -106,8 +119,12 @@ fn event(instance: &'static str, ev_sel: u8) -> UncoreEvent {
 
 /// Arms C1 and C6, makes both overflow, injects until the uncore freezes, then reads one
 /// sample with the counters reset, so they count `frozen_sample` alone.
-fn one_sample<B: MsrAccess + UncoreSummary>(sim: &Sim, backend: &B, counted: &Counted) -> Sample {
-    let uncore = Uncore::new(backend, 0, 0);
+fn one_sample<B: MsrAccess + UncoreSummary + Ownership>(
+    sim: &Sim,
+    backend: &B,
+    counted: &Counted,
+) -> Sample {
+    let uncore = Uncore::open(backend, 0, 0).expect("the uncore is free");
     let mut sampling = uncore
         .arm(&SamplePlan {
             counters: vec![

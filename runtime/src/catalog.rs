@@ -119,6 +119,8 @@ impl NhmBox {
 /// The Xeon 7500 uncore: its boxes, and the U-box registers that govern them all.
 #[derive(Debug)]
 pub(crate) struct Nhm {
+    /// The processor id.
+    pub processor: &'static str,
     pub boxes: Vec<NhmBox>,
     pub u_ctl: Reg,
     pub u_status: Reg,
@@ -200,6 +202,7 @@ fn build_nhm(processor: &'static ProcessorInfo) -> Nhm {
         }
     }
     Nhm {
+        processor: processor.id,
         boxes,
         u_ctl: find("U_MSR_PMON_GLOBAL_CTL"),
         u_status: find("U_MSR_PMON_GLOBAL_STATUS"),

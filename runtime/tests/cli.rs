@@ -434,6 +434,48 @@ fn watch_puts_the_registers_back() {
 }
 
 #[test]
+fn a_second_watch_on_a_socket_is_refused_naming_the_first() {
+    use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
+    let root = machine();
+    let r = root.path().to_str().unwrap();
+    let watch = || {
+        run(&[
+            "watch",
+            "--root",
+            r,
+            "--unit",
+            "C3",
+            "--event",
+            "ev_sel=0x01",
+            "--count",
+            "1",
+            "--interval",
+            "0",
+        ])
+    };
+    // Another process holds socket 0's uncore: this test, through the same lock file.
+    let held = LockDir::new(root.path().join("run/pmu-regs"))
+        .claim(&Pmu::Uncore {
+            processor: "xeon-7500",
+            socket: 0,
+        })
+        .unwrap();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr).unwrap();
+    let (code, _, err) = watch();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the xeon-7500 uncore of socket 0 is in use by")
+            && err.contains(&format!("process {}", std::process::id())),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr).unwrap(), before, "nothing was touched");
+    drop(held);
+    let (code, _, err) = watch();
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
 fn watch_rejects_bad_events_and_units() {
     let (code, _, err) = run(&[
         "watch", "--sim", "--unit", "C3", "--event", "umask=1", "--count", "1",

@@ -72,8 +72,10 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
     // How many reads and writes a successful arm takes.
     let sim = busy_sim();
     let counting = Faulty::new(&sim, When::Read(usize::MAX), Fault::Eio);
-    Uncore::new(&counting, 0, 0).arm(&plan()).unwrap();
+    let uncore = Uncore::open(&counting, 0, 0).unwrap();
+    let session = uncore.arm(&plan()).unwrap();
     let (reads, writes) = counting.counts();
+    drop(session);
     assert!(writes >= 6 && reads >= 6, "{reads} reads, {writes} writes");
 
     for fault in Fault::ALL {
@@ -81,7 +83,8 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
             let sim = busy_sim();
             let before = uncore_state(&sim);
             let faulty = Faulty::new(&sim, When::Write(n), fault);
-            let err = Uncore::new(&faulty, 0, 0)
+            let err = Uncore::open(&faulty, 0, 0)
+                .unwrap()
                 .arm(&plan())
                 .expect_err("the write fails");
             assert_names_register(&err, "write");
@@ -95,7 +98,8 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
             let sim = busy_sim();
             let before = uncore_state(&sim);
             let faulty = Faulty::new(&sim, When::Read(n), fault);
-            let err = Uncore::new(&faulty, 0, 0)
+            let err = Uncore::open(&faulty, 0, 0)
+                .unwrap()
                 .arm(&plan())
                 .expect_err("the read fails");
             assert_names_register(&err, "read");
@@ -112,7 +116,10 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
 fn when_undoing_fails_too_both_failures_are_reported() {
     let sim = busy_sim();
     let faulty = Faulty::new(&sim, When::WritesFrom(3), Fault::Eacces);
-    let err = Uncore::new(&faulty, 0, 0).arm(&plan()).unwrap_err();
+    let err = Uncore::open(&faulty, 0, 0)
+        .unwrap()
+        .arm(&plan())
+        .unwrap_err();
     assert!(matches!(err, Error::Cleanup { .. }), "{err}");
     insta::assert_snapshot!("cleanup_failed", err.to_string());
 }
@@ -122,7 +129,8 @@ fn a_failed_configure_leaves_the_counter_disabled() {
     let sim = busy_sim();
     let faulty = Faulty::new(&sim, When::Write(2), Fault::Eio);
     let before = uncore_state(&sim);
-    assert!(Uncore::new(&faulty, 0, 0)
+    assert!(Uncore::open(&faulty, 0, 0)
+        .unwrap()
         .configure(UncoreCounter::new("C1", 0), &EventSelect::event(1))
         .is_err());
     assert_eq!(uncore_state(&sim), before);
@@ -241,15 +249,17 @@ fn a_failed_core_arm_puts_the_event_select_and_global_control_back() {
 }
 
 #[test]
-fn two_threads_sampling_different_boxes_count_as_if_one_after_the_other() {
-    let run = |sim: &Sim, instance: &'static str, ev_sel: u8| {
-        let uncore = Uncore::new(sim, 0, 0);
+fn two_threads_sampling_two_sockets_count_as_if_one_after_the_other() {
+    // Each session owns its socket's uncore; two sessions share one simulator.
+    let run = |sim: &Sim, socket: usize, instance: &'static str, ev_sel: u8| {
+        let cpu = sim.topology().cpu_for_socket(socket as u32).unwrap();
+        let uncore = Uncore::open(sim, cpu, socket).unwrap();
         let c = UncoreCounter::new(instance, 0);
         uncore.configure(c, &EventSelect::event(ev_sel)).unwrap();
         uncore.start().unwrap();
         for k in 0..200 {
             sim.inject_uncore(
-                0,
+                socket,
                 UncoreEvent {
                     instance,
                     ev_sel,
@@ -263,12 +273,12 @@ fn two_threads_sampling_different_boxes_count_as_if_one_after_the_other() {
     };
     let sequential = {
         let sim = Sim::new(SimConfig::default());
-        (run(&sim, "C1", 0x11), run(&sim, "C6", 0x22))
+        (run(&sim, 0, "C1", 0x11), run(&sim, 1, "C6", 0x22))
     };
     let sim = Sim::new(SimConfig::default());
     let concurrent = std::thread::scope(|s| {
-        let a = s.spawn(|| run(&sim, "C1", 0x11));
-        let b = s.spawn(|| run(&sim, "C6", 0x22));
+        let a = s.spawn(|| run(&sim, 0, "C1", 0x11));
+        let b = s.spawn(|| run(&sim, 1, "C6", 0x22));
         (a.join().unwrap(), b.join().unwrap())
     });
     assert_eq!(concurrent, sequential);

@@ -2,6 +2,7 @@
 
 use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
 use pmu_regs::xeon_7500::ubox;
+use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect, QpiFilter};
 use pmu_runtime::sampling::uncore::{
@@ -31,7 +32,7 @@ fn en_all(sim: &Sim) -> bool {
 /// Arms one counter for N and checks the PMI and freeze come on exactly the Nth event.
 fn check_nth(n: u64) {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let c = UncoreCounter::new("C4", 2);
     let mut s = uncore
         .arm(&SamplePlan {
@@ -71,9 +72,9 @@ fn the_w_box_formula_is_one_event_late() {
     // Preloading (2^48 - 1) - N, as the guide's W-box section says, overflows on event N + 1.
     let n = 1000;
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let c = UncoreCounter::new("W", 1);
-    uncore
+    let _session = uncore
         .arm(&SamplePlan {
             counters: vec![(c, EventSelect::event(0x05), n)],
             pmi_core: 0,
@@ -100,7 +101,7 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
         freeze_skew: 100,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let (a, b, quiet) = (
         UncoreCounter::new("C1", 0),
         UncoreCounter::new("C6", 3),
@@ -147,12 +148,17 @@ impl MsrAccess for NoSummary<'_> {
     }
 }
 impl UncoreSummary for NoSummary<'_> {}
+impl Ownership for NoSummary<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.0.claim(pmu)
+    }
+}
 
 #[test]
 fn without_the_summary_registers_the_walk_reads_every_box_below_a_flagged_s_box() {
     let sim = Sim::new(SimConfig::default());
     let hw = NoSummary(&sim);
-    let uncore = Uncore::new(&hw, 0, 0);
+    let uncore = Uncore::open(&hw, 0, 0).unwrap();
     let c = UncoreCounter::new("C2", 1);
     let mut s = uncore
         .arm(&SamplePlan {
@@ -174,7 +180,7 @@ fn ten_intervals_lose_no_events() {
         freeze_skew: skew,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let sampled = UncoreCounter::new("C3", 0);
     let steady = UncoreCounter::new("C3", 1);
     let mut s = uncore
@@ -216,7 +222,7 @@ fn ten_intervals_lose_no_events() {
 #[test]
 fn polling_freezes_reads_and_restores() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let c = UncoreCounter::new("S1", 2);
     uncore
         .configure(c, &EventSelect::event(0x0A).with_umask(0x03))
@@ -263,7 +269,7 @@ fn polling_freezes_reads_and_restores() {
 #[test]
 fn deltas_are_right_across_the_48_bit_wrap() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let c = UncoreCounter::new("M1", 4);
     uncore.configure(c, &EventSelect::event(0x07)).unwrap();
     sim.on_cpu(0)
@@ -280,7 +286,7 @@ fn deltas_are_right_across_the_48_bit_wrap() {
 #[test]
 fn settings_a_box_does_not_have_are_refused() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let err = uncore
         .configure(
             UncoreCounter::new("B0", 0),
@@ -315,7 +321,7 @@ fn settings_a_box_does_not_have_are_refused() {
 #[test]
 fn a_sample_needs_a_freeze_by_pmi() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, 0, 0).unwrap();
     let mut s = uncore
         .arm(&SamplePlan {
             counters: vec![(UncoreCounter::new("C0", 0), EventSelect::event(1), 100)],
@@ -327,9 +333,19 @@ fn a_sample_needs_a_freeze_by_pmi() {
     uncore.stop().unwrap();
     let err = uncore.frozen_sample(&mut s).unwrap_err();
     assert!(err.to_string().contains("not by a PMI"), "{err}");
+    drop(s);
+    drop(uncore);
     // Without the summary register the same is seen from the empty overflow status.
     let hw = NoSummary(&sim);
-    let err = Uncore::new(&hw, 0, 0).frozen_sample(&mut s).unwrap_err();
+    let uncore = Uncore::open(&hw, 0, 0).unwrap();
+    let mut s = uncore
+        .arm(&SamplePlan {
+            counters: vec![(UncoreCounter::new("C0", 0), EventSelect::event(1), 100)],
+            pmi_core: 0,
+        })
+        .unwrap();
+    uncore.stop().unwrap();
+    let err = uncore.frozen_sample(&mut s).unwrap_err();
     assert!(err.to_string().contains("no overflow is recorded"), "{err}");
 }
 
@@ -359,8 +375,10 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
         "nothing was written"
     );
     // Intervals up to 2^31 can be preloaded; longer ones need full-width writes.
-    pmu.arm(1, &CoreEventSelect::user(0xC0, 0), 1 << 31)
+    let armed = pmu
+        .arm(1, &CoreEventSelect::user(0xC0, 0), 1 << 31)
         .unwrap();
+    armed.close().unwrap();
     assert!(pmu
         .arm(1, &CoreEventSelect::user(0xC0, 0), (1 << 31) + 1)
         .is_err());
@@ -372,7 +390,8 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
     assert!(pmu.full_width_writes());
     pmu.write_counter(2, 0x1_0000_0000).unwrap();
     assert_eq!(pmu.read_counter(2).unwrap(), 0x1_0000_0000);
-    pmu.arm(3, &CoreEventSelect::user(0xC0, 0), (1 << 40) + 1)
+    let _armed = pmu
+        .arm(3, &CoreEventSelect::user(0xC0, 0), (1 << 40) + 1)
         .unwrap();
     sim.inject_core(0, 0xC0, 0, (1 << 40) + 1).unwrap();
     assert_eq!(sim.pmis().last().unwrap().event, (1 << 40) + 1);

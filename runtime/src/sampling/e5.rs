@@ -28,6 +28,7 @@ use crate::access::Bdf;
 use crate::access::{read_pci_raw, BackendError, PciAccess, PciAccessExt};
 use crate::catalog::{processor, Reg};
 use crate::error::{Error, Result, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
 use crate::pci::UncoreDevices;
 use crate::sampling::{rolled_back, with_fields, write_pci_reg};
 
@@ -74,8 +75,9 @@ fn misplaced(reg: &Reg) -> Error {
     .into()
 }
 
-/// One E5-2600 box (HA, or a QPI port) of one socket.
-pub struct E5Box<'a, B: PciAccess + ?Sized> {
+/// One E5-2600 box (HA, or a QPI port) of one socket, owned by this session while the value
+/// lives.
+pub struct E5Box<'a, B: PciAccess + Ownership + ?Sized> {
     backend: &'a B,
     bdf: Bdf,
     instance: &'static str,
@@ -86,6 +88,7 @@ pub struct E5Box<'a, B: PciAccess + ?Sized> {
     port: Option<u8>,
     /// The device of the filter registers.
     filter_bdf: Option<Bdf>,
+    _lease: Lease,
 }
 
 fn regs_of(instance: &str) -> Vec<Reg> {
@@ -102,7 +105,7 @@ fn regs_of(instance: &str) -> Vec<Reg> {
         .collect()
 }
 
-impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
+impl<'a, B: PciAccess + Ownership + ?Sized> E5Box<'a, B> {
     fn open(
         backend: &'a B,
         devices: &UncoreDevices,
@@ -111,6 +114,13 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         port: Option<u8>,
     ) -> Result<Self> {
         let regs = regs_of(instance);
+        // Each E5-2600 box is programmed on its own (its box control freezes only it), so a
+        // session owns one box.
+        let lease = backend.claim(&Pmu::Box {
+            processor: devices.processor.id,
+            socket,
+            instance,
+        })?;
         let box_ctl = regs
             .iter()
             .find(|r| r.info.name.contains("BOX_CTL"))
@@ -166,6 +176,7 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
                 .collect(),
             port,
             filter_bdf,
+            _lease: lease,
         })
     }
 

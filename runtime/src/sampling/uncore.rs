@@ -1,11 +1,16 @@
 //! Counting and sampling on the Xeon 7500 uncore, following section 2.1 of its guide.
 //!
+//! A session owns the socket's uncore ([`Uncore::open`] claims it, naming the holder if
+//! another session has it), arms counters ([`Uncore::arm`] checks the whole plan before the
+//! first access), reads frozen samples and re-arms, and ends with [`Sampling::close`] (or on
+//! drop), which puts back every register arming changed, counter values included.
+//!
 //! ```
 //! use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 //! use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 //!
 //! let sim = Sim::new(SimConfig::default());
-//! let uncore = Uncore::new(&sim, 0, 0);
+//! let uncore = Uncore::open(&sim, 0, 0)?;
 //! let counter = UncoreCounter::new("C2", 0);
 //! let mut sampling = uncore.arm(&SamplePlan {
 //!     counters: vec![(counter, EventSelect::event(0x01), 1000)],
@@ -16,6 +21,7 @@
 //! assert_eq!(sample.overflowed, vec![counter]);
 //! assert_eq!(sample.counts, vec![(counter, 1000)]); // frozen on the 1000th event
 //! uncore.rearm(&mut sampling, &sample)?;
+//! sampling.close()?; // every register as it was before arm
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
@@ -25,6 +31,7 @@ use crate::access::MsrAccess;
 pub use crate::access::UncoreSummary;
 use crate::catalog::{self, Nhm, NhmBox, NhmCounter, Reg};
 use crate::error::{Error, Result, SamplingError, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
 use crate::sampling::{delta, preload, read_msr_reg, rolled_back, with_fields, write_msr_reg};
 
 /// Uncore counters are 48 bits wide.
@@ -119,16 +126,20 @@ impl EventSelect {
 /// the PMI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplePlan {
-    /// (counter, event, N): freeze after the Nth event on that counter.
+    /// (counter, event, N): freeze after the Nth event on that counter. Each counter at most
+    /// once.
     pub counters: Vec<(UncoreCounter, EventSelect, u64)>,
     /// U_MSR_PMON_GLOBAL_CTL.pmi_core_sel: the core the monitoring thread runs on.
     pub pmi_core: u8,
 }
 
-/// The state of an armed sampling session: each counter's interval and where it started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sampling {
+/// An armed sampling session: each counter's interval and where it started, and what to put
+/// back when it ends ([`Self::close`], or drop).
+pub struct Sampling<'u, 'a, B: MsrAccess + UncoreSummary + Ownership + ?Sized> {
+    uncore: &'u Uncore<'a, B>,
     armed: Vec<Armed>,
+    /// What arming changed; `None` once put back.
+    saved: Option<Saved>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,10 +150,46 @@ struct Armed {
     start: u64,
 }
 
+impl<B: MsrAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_, '_, B> {
+    /// The armed counters, in plan order.
+    pub fn counters(&self) -> Vec<UncoreCounter> {
+        self.armed.iter().map(|a| a.counter).collect()
+    }
+
+    /// Ends the session: stops counting and puts back every register arming changed (the
+    /// U-box and box controls, the counters' controls and their values). Every write is
+    /// attempted; the first failure is returned.
+    pub fn close(mut self) -> Result<()> {
+        match self.saved.take() {
+            Some(saved) => self.uncore.restore(&saved),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<B: MsrAccess + UncoreSummary + Ownership + ?Sized> Drop for Sampling<'_, '_, B> {
+    fn drop(&mut self) {
+        // A session dropped without close (an error, a panic) still puts everything back;
+        // a failure here has no one to report to, which is what close() is for.
+        if let Some(saved) = self.saved.take() {
+            let _ = self.uncore.restore(&saved);
+        }
+    }
+}
+
+impl<B: MsrAccess + UncoreSummary + Ownership + ?Sized> fmt::Debug for Sampling<'_, '_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sampling")
+            .field("armed", &self.armed)
+            .field("open", &self.saved.is_some())
+            .finish()
+    }
+}
+
 /// One frozen sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
-    /// Counters the overflow hierarchy reports as overflowed (more than one may be).
+    /// Armed counters the overflow hierarchy reports as overflowed (more than one may be).
     pub overflowed: Vec<UncoreCounter>,
     /// Events each armed counter counted this interval, including those counted between the
     /// overflow and the freeze.
@@ -159,28 +206,55 @@ pub struct Sample {
 /// Register values saved before programming counters, to put back afterwards.
 #[derive(Debug, Clone)]
 pub struct Saved {
-    /// Registers and their values, in the order they were saved.
+    /// U_MSR_PMON_GLOBAL_CTL, put back last.
+    u_ctl: u64,
+    /// Box controls, counter controls and counter values, in the order they were saved.
     values: Vec<(Reg, u64)>,
 }
 
-/// The Xeon 7500 uncore of one socket, reached through one of its CPUs.
-pub struct Uncore<'a, B: MsrAccess + UncoreSummary + ?Sized> {
+/// A counter's control value, computed before anything is read or written.
+#[derive(Debug, Clone, Copy)]
+struct Prepared {
+    counter: UncoreCounter,
+    ctl: u64,
+}
+
+/// Pairs of U_MSR_PMON_GLOBAL_STATUS fields and the U_MSR_PMON_GLOBAL_OVF_CTL fields that clear
+/// them.
+const U_CLEARS: [(&str, &str); 4] = [
+    ("ov_u", "clr_ov_u"),
+    ("ov_w", "clr_ov_w"),
+    ("ov_s0", "clr_ov_s0"),
+    ("ov_s1", "clr_ov_s1"),
+];
+
+/// The Xeon 7500 uncore of one socket, reached through one of its CPUs, owned by this session
+/// while the value lives.
+pub struct Uncore<'a, B: MsrAccess + UncoreSummary + Ownership + ?Sized> {
     backend: &'a B,
     cpu: u32,
     socket: usize,
     nhm: &'static Nhm,
+    _lease: Lease,
 }
 
-impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
-    /// The uncore of `socket`, through `cpu` (any online CPU of that socket; see
-    /// [`crate::topology::Topology::cpu_for_socket`]).
-    pub fn new(backend: &'a B, cpu: u32, socket: usize) -> Self {
-        Self {
+impl<'a, B: MsrAccess + UncoreSummary + Ownership + ?Sized> Uncore<'a, B> {
+    /// Claims the uncore of `socket`, reached through `cpu` (any online CPU of that socket;
+    /// see [`crate::topology::Topology::cpu_for_socket`]). Refused, naming the holder, while
+    /// another session owns it.
+    pub fn open(backend: &'a B, cpu: u32, socket: usize) -> Result<Self> {
+        let nhm = catalog::nhm();
+        let lease = backend.claim(&Pmu::Uncore {
+            processor: nhm.processor,
+            socket,
+        })?;
+        Ok(Self {
             backend,
             cpu,
             socket,
-            nhm: catalog::nhm(),
-        }
+            nhm,
+            _lease: lease,
+        })
     }
 
     fn read(&self, reg: &Reg) -> Result<u64> {
@@ -200,70 +274,18 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
 
     /// Programs `counter`'s control register for `sel` (enabled, no PMI) and enables the
     /// counter in its box's GLOBAL_CTL: steps (b) to (d) of the guide's set-up. Counting starts
-    /// with [`Self::start`].
+    /// with [`Self::start`]. A setting the box lacks is refused before anything is read or
+    /// written; a failed write puts back what was changed.
     pub fn configure(&self, counter: UncoreCounter, sel: &EventSelect) -> Result<()> {
+        let prepared = prepare(counter, sel, false)?;
         let saved = self.save(&[counter])?;
-        rolled_back(
-            || self.configure_with(counter, sel, false),
-            || self.restore(&saved),
-        )
+        rolled_back(|| self.program(&prepared), || self.restore(&saved))
     }
 
-    fn configure_with(&self, counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<()> {
-        let (b, c) = lookup(counter)?;
-        let info = c.ctl.info;
-        let mut fields: Vec<(&'static str, u64)> = Vec::new();
-        if c.fixed {
-            if sel.ev_sel != 0xFF || sel.umask.is_some() || sel.thresh.is_some() {
-                return Err(UsageError::UnsupportedField {
-                    register: c.ctl.addr.name,
-                    field: "event select (the fixed counter counts only uncore clocks, 0xFF)",
-                }
-                .into());
-            }
-        } else {
-            let sel_field = if info.field("ev_sel").is_some() {
-                "ev_sel"
-            } else {
-                "inc_sel"
-            };
-            fields.push((sel_field, u64::from(sel.ev_sel)));
-        }
-        if let Some(u) = sel.umask {
-            fields.push(("umask", u64::from(u)));
-        }
-        if let Some(t) = sel.thresh {
-            let name = if info.field("thresh").is_some() {
-                "thresh"
-            } else {
-                "threshold"
-            };
-            fields.push((name, u64::from(t)));
-        }
-        if let Some(i) = sel.invert {
-            fields.push(("invert", u64::from(i)));
-        }
-        if let Some(e) = sel.edge_detect {
-            fields.push(("edge_detect", u64::from(e)));
-        }
-        fields.push(("pmi_en", u64::from(pmi)));
-        fields.push(("en", 1));
-        let raw = with_fields(info, info.reset, &fields).map_err(|e| match e {
-            Error::Usage(UsageError::UnsupportedField { register, field }) => {
-                Error::Usage(UsageError::UnsupportedField {
-                    register,
-                    field: match field {
-                        "umask" => "umask",
-                        "threshold" | "thresh" => "threshold",
-                        "invert" => "invert",
-                        "edge_detect" => "edge detect",
-                        f => f,
-                    },
-                })
-            }
-            e => e,
-        })?;
-        self.write(&c.ctl, raw)?;
+    /// Writes a prepared control and enables the counter in its box.
+    fn program(&self, p: &Prepared) -> Result<()> {
+        let (b, c) = lookup(p.counter)?;
+        self.write(&c.ctl, p.ctl)?;
         self.enable_in_box(b, c)
     }
 
@@ -295,36 +317,48 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
     }
 
     /// Saves what programming `counters` would change: the U-box global control, their
-    /// boxes' GLOBAL_CTL, and their control registers.
+    /// boxes' GLOBAL_CTL, their control registers and their values.
     pub fn save(&self, counters: &[UncoreCounter]) -> Result<Saved> {
-        let mut regs: Vec<Reg> = vec![self.nhm.u_ctl];
+        let mut regs: Vec<Reg> = Vec::new();
         for c in counters {
             let (b, counter) = lookup(*c)?;
             regs.extend(b.ctl.iter().copied());
             regs.push(counter.ctl);
+            regs.push(counter.ctr);
         }
+        let u = &self.nhm.u_ctl;
+        let u_ctl = self.read(u)? & !u.info.reserved_mask;
         let mut values: Vec<(Reg, u64)> = Vec::new();
         for r in regs {
-            if values
-                .iter()
-                .any(|(v, _)| v.addr.location == r.addr.location)
+            if r.addr.location == u.addr.location
+                || values
+                    .iter()
+                    .any(|(v, _)| v.addr.location == r.addr.location)
             {
                 continue;
             }
             values.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        Ok(Saved { values })
+        Ok(Saved { u_ctl, values })
     }
 
-    /// Puts saved registers back: the global control first (so counting stops, or resumes,
-    /// before anything else changes), then box controls, then counter controls. Every write is
-    /// attempted; the first error is returned.
+    /// Puts saved registers back, writing only: counting is stopped first (so nothing counts
+    /// while the registers change), then box controls, counter controls and values are
+    /// written, and the U-box global control last. Every write is attempted; the first error
+    /// is returned.
     pub fn restore(&self, saved: &Saved) -> Result<()> {
-        let mut first_error = None;
+        // Stopping from the saved value rather than a read-modify-write: putting things back
+        // only writes.
+        let u = &self.nhm.u_ctl;
+        let en_all = u.field("en_all").map_or(0, |f| f.mask());
+        let mut first_error = self.write(u, saved.u_ctl & !en_all).err();
         for (r, v) in &saved.values {
             if let Err(e) = self.write(r, *v) {
                 first_error.get_or_insert(e);
             }
+        }
+        if let Err(e) = self.write(&self.nhm.u_ctl, saved.u_ctl) {
+            first_error.get_or_insert(e);
         }
         first_error.map_or(Ok(()), Err)
     }
@@ -374,42 +408,115 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         values
     }
 
-    /// Arms a sampling session: with counting stopped, programs each counter with `pmi_en` and
-    /// preloads it with `2^48 - N` so it overflows on exactly its Nth event; then sets
-    /// `frz_all`, `pmi_core_sel` and `en_all` (clearing `rst_all`) in one write.
+    /// Arms a sampling session: with counting stopped, programs each counter with `pmi_en`,
+    /// preloads it with `2^48 - N` so it overflows on exactly its Nth event, and clears any
+    /// overflow left from earlier counting; then sets `frz_all`, `pmi_core_sel` and `en_all`
+    /// (clearing `rst_all`) in one write.
     ///
-    /// If any step fails, every register it changed is put back as it was (the error says so
-    /// if that fails too), so a failure never leaves the uncore half armed.
-    pub fn arm(&self, plan: &SamplePlan) -> Result<Sampling> {
+    /// The whole plan is checked first (each counter exists and is given once, each interval
+    /// can be counted, each setting fits its box): a refused plan reads and writes nothing.
+    /// If a step fails later, every register it changed is put back as it was (the error says
+    /// so if that fails too), so a failure never leaves the uncore half armed.
+    pub fn arm<'u>(&'u self, plan: &SamplePlan) -> Result<Sampling<'u, 'a, B>> {
+        let mut prepared = Vec::new();
+        for (i, &(counter, sel, n)) in plan.counters.iter().enumerate() {
+            if plan.counters[..i].iter().any(|(c, _, _)| *c == counter) {
+                return Err(UsageError::DuplicateCounter {
+                    counter: counter.to_string(),
+                }
+                .into());
+            }
+            let start = preload(n, COUNTER_WIDTH)?;
+            prepared.push((prepare(counter, &sel, true)?, n, start));
+        }
         let counters: Vec<UncoreCounter> = plan.counters.iter().map(|(c, _, _)| *c).collect();
         let saved = self.save(&counters)?;
-        rolled_back(|| self.arm_unchecked(plan), || self.restore(&saved))
+        let armed = rolled_back(
+            || self.arm_prepared(&prepared, plan.pmi_core),
+            || self.restore(&saved),
+        )?;
+        Ok(Sampling {
+            uncore: self,
+            armed,
+            saved: Some(saved),
+        })
     }
 
-    fn arm_unchecked(&self, plan: &SamplePlan) -> Result<Sampling> {
+    fn arm_prepared(&self, prepared: &[(Prepared, u64, u64)], pmi_core: u8) -> Result<Vec<Armed>> {
         self.stop()?;
         let mut armed = Vec::new();
-        for &(counter, sel, n) in &plan.counters {
-            let start = preload(n, COUNTER_WIDTH)?;
-            self.configure_with(counter, &sel, true)?;
-            let (_, c) = lookup(counter)?;
+        for &(p, n, start) in prepared {
+            self.program(&p)?;
+            let (_, c) = lookup(p.counter)?;
             self.write(&c.ctr, start)?;
-            armed.push(Armed { counter, n, start });
+            armed.push(Armed {
+                counter: p.counter,
+                n,
+                start,
+            });
         }
+        // Overflow bits left from earlier counting would read as this interval's overflow.
+        let counters: Vec<UncoreCounter> = armed.iter().map(|a| a.counter).collect();
+        self.clear_overflows(&counters, None)?;
+        self.backend.acknowledge_pmi(self.socket);
         self.set_u_ctl(&[
             ("frz_all", 1),
-            ("pmi_core_sel", u64::from(plan.pmi_core)),
+            ("pmi_core_sel", u64::from(pmi_core)),
             ("rst_all", 0),
             ("en_all", 1),
         ])?;
-        Ok(Sampling { armed })
+        Ok(armed)
+    }
+
+    /// Clears the overflow bits of `counters` in their boxes, and the U-box bits their routes
+    /// reach (all of them, or those set in `u_status`).
+    fn clear_overflows(&self, counters: &[UncoreCounter], u_status: Option<u64>) -> Result<()> {
+        let mut u_fields: Vec<&str> = Vec::new();
+        for counter in counters {
+            let (b, c) = lookup(*counter)?;
+            u_fields.push(c.route.u_status_field);
+            if b.unit == "U" {
+                continue; // its only overflow bit is the U-box's ov_u
+            }
+            let (reg, field, bit) = if c.fixed {
+                (b.ovf.first().copied(), "clr_ov_fixed", 0)
+            } else {
+                let half = b.half(&b.ovf, c);
+                (half.map(|h| h.0), "clr_ov", half.map_or(0, |h| h.1))
+            };
+            let reg = reg.ok_or(UsageError::UnsupportedField {
+                register: c.ctr.addr.name,
+                field: "box-level overflow clear",
+            })?;
+            let raw = with_fields(reg.info, 0, &[(field, 1 << bit)])?;
+            self.write(&reg, raw)?;
+        }
+        let ovf = &self.nhm.u_ovf;
+        let mut clear = 0;
+        for (status_field, clr_field) in U_CLEARS {
+            let set = match u_status {
+                Some(v) => self
+                    .nhm
+                    .u_status
+                    .field(status_field)
+                    .is_some_and(|f| f.extract(v) != 0),
+                None => u_fields.contains(&status_field),
+            };
+            if set {
+                clear = with_fields(ovf.info, clear, &[(clr_field, 1)])?;
+            }
+        }
+        if clear != 0 {
+            self.write(ovf, clear)?;
+        }
+        Ok(())
     }
 
     /// Reads a frozen sample: confirms the freeze came from a PMI, walks the overflow hierarchy
     /// (U_MSR_PMON_GLOBAL_STATUS, then the S-box summaries, then each flagged box's
-    /// GLOBAL_STATUS) to find every overflowed counter, and reads each armed counter's count
-    /// for the interval.
-    pub fn frozen_sample(&self, sampling: &mut Sampling) -> Result<Sample> {
+    /// GLOBAL_STATUS) to find every overflowed armed counter, and reads each armed counter's
+    /// count for the interval.
+    pub fn frozen_sample(&self, sampling: &mut Sampling<'_, 'a, B>) -> Result<Sample> {
         let u = self.read(&self.nhm.u_ctl)?;
         if self
             .nhm
@@ -419,7 +526,8 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         {
             return Err(SamplingError::NotFrozen {
                 reason: "U_MSR_PMON_GLOBAL_CTL.en_all is still set, so the uncore is counting; wait for the PMI, or poll instead".into(),
-            }.into());
+            }
+            .into());
         }
         if self.backend.global_pmi(self.socket) == Some(false) {
             return Err(SamplingError::NotFrozen {
@@ -429,11 +537,13 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
             }
             .into());
         }
-        let (overflowed, u_status, walk_reads) = self.walk()?;
+        let armed: Vec<UncoreCounter> = sampling.armed.iter().map(|a| a.counter).collect();
+        let (overflowed, u_status, walk_reads) = self.walk(&armed)?;
         if overflowed.is_empty() && self.backend.global_pmi(self.socket).is_none() {
             return Err(SamplingError::NotFrozen {
                 reason: "en_all is clear but no overflow is recorded in U_MSR_PMON_GLOBAL_STATUS, so the freeze did not come from a PMI".into(),
-            }.into());
+            }
+            .into());
         }
         let mut counts = Vec::new();
         let mut values = Vec::new();
@@ -459,8 +569,10 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         })
     }
 
-    /// The hierarchy walk: every counter whose overflow bit is set, and the reads it took.
-    fn walk(&self) -> Result<(Vec<UncoreCounter>, u64, usize)> {
+    /// The hierarchy walk: every armed counter whose overflow bit is set, U status, and the
+    /// reads it took. Each counter is followed along its own route (the R-box's two halves
+    /// report to different S-boxes); a box is read when any of its counters' routes is flagged.
+    fn walk(&self, armed: &[UncoreCounter]) -> Result<(Vec<UncoreCounter>, u64, usize)> {
         let mut reads = 0;
         let u_status_reg = &self.nhm.u_status;
         let u_status = self.read(u_status_reg)?;
@@ -474,38 +586,41 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         // Each S-box summary is asked for once, when the U-box first points below it.
         let mut summaries: [Option<Option<Vec<&'static str>>>; 2] = [None, None];
         for b in &self.nhm.boxes {
-            let Some(route) = b.counters.first().map(|c| c.route) else {
-                continue;
-            };
-            if !flag(route.u_status_field) {
+            let mut flagged: Vec<(usize, &NhmCounter)> = Vec::new();
+            for (pos, c) in b.counters.iter().enumerate() {
+                if !flag(c.route.u_status_field) {
+                    continue;
+                }
+                // Below an S-box, its summary narrows the boxes to read when the backend can
+                // read it; otherwise every box reporting to that S-box is read.
+                if let Some(s) = c.route.s_box {
+                    let summary = summaries[usize::from(s & 1)]
+                        .get_or_insert_with(|| self.backend.s_summary(self.socket, s));
+                    if let Some(fields) = summary {
+                        if !c.route.summary_field.is_some_and(|f| fields.contains(&f)) {
+                            continue;
+                        }
+                    }
+                }
+                flagged.push((pos, c));
+            }
+            if flagged.is_empty() {
                 continue;
             }
             if b.unit == "U" {
                 // The U-box counter has no box status: ov_u is its overflow bit.
-                found.push(UncoreCounter::new(b.instance, 0));
-                continue;
-            }
-            // Below an S-box, its summary narrows the boxes to read when the backend can
-            // read it; otherwise every box reporting to that S-box is read.
-            if let Some(s) = route.s_box {
-                let summary = summaries[usize::from(s & 1)]
-                    .get_or_insert_with(|| self.backend.s_summary(self.socket, s));
-                if let Some(fields) = summary {
-                    let any = b
-                        .counters
-                        .iter()
-                        .any(|c| c.route.summary_field.is_some_and(|f| fields.contains(&f)));
-                    if !any {
-                        continue;
-                    }
+                let counter = UncoreCounter::new(b.instance, 0);
+                if armed.contains(&counter) {
+                    found.push(counter);
                 }
+                continue;
             }
             let mut status_values = Vec::new();
             for r in &b.status {
                 status_values.push(self.read(r)?);
                 reads += 1;
             }
-            for (pos, c) in b.counters.iter().enumerate() {
+            for (pos, c) in flagged {
                 let set = if c.fixed {
                     b.status
                         .first()
@@ -524,8 +639,9 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
                             .is_some_and(|f| f.extract(*v) >> (c.index % 8) & 1 != 0)
                     })
                 };
-                if set {
-                    found.push(UncoreCounter::new(b.instance, pos as u32));
+                let counter = UncoreCounter::new(b.instance, pos as u32);
+                if set && armed.contains(&counter) {
+                    found.push(counter);
                 }
             }
         }
@@ -535,46 +651,8 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
     /// Starts the next interval from a frozen sample without losing events: clears the
     /// overflow bits (box and U-box), preloads each overflowed counter again for its N, keeps
     /// the others counting from where they are, and sets en_all again (section 2.1.4).
-    pub fn rearm(&self, sampling: &mut Sampling, sample: &Sample) -> Result<()> {
-        for counter in &sample.overflowed {
-            let (b, c) = lookup(*counter)?;
-            if b.unit == "U" {
-                continue;
-            }
-            let (reg, field, bit) = if c.fixed {
-                (b.ovf.first().copied(), "clr_ov_fixed", 0)
-            } else {
-                let half = b.half(&b.ovf, c);
-                (half.map(|h| h.0), "clr_ov", half.map_or(0, |h| h.1))
-            };
-            let reg = reg.ok_or(UsageError::UnsupportedField {
-                register: c.ctr.addr.name,
-                field: "box-level overflow clear",
-            })?;
-            let raw = with_fields(reg.info, 0, &[(field, 1 << bit)])?;
-            self.write(&reg, raw)?;
-        }
-        // U-box bits: write 1 to clear each bit that was set.
-        let ovf = &self.nhm.u_ovf;
-        let mut clear = 0;
-        for (status_field, clr_field) in [
-            ("ov_u", "clr_ov_u"),
-            ("ov_w", "clr_ov_w"),
-            ("ov_s0", "clr_ov_s0"),
-            ("ov_s1", "clr_ov_s1"),
-        ] {
-            if self
-                .nhm
-                .u_status
-                .field(status_field)
-                .is_some_and(|f| f.extract(sample.u_status) != 0)
-            {
-                clear = with_fields(ovf.info, clear, &[(clr_field, 1)])?;
-            }
-        }
-        if clear != 0 {
-            self.write(ovf, clear)?;
-        }
+    pub fn rearm(&self, sampling: &mut Sampling<'_, 'a, B>, sample: &Sample) -> Result<()> {
+        self.clear_overflows(&sample.overflowed, Some(sample.u_status))?;
         for a in &mut sampling.armed {
             let value = sample
                 .values
@@ -592,4 +670,61 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         self.backend.acknowledge_pmi(self.socket);
         self.set_u_ctl(&[("en_all", 1)]).map(|_| ())
     }
+}
+
+/// The control value that programs `counter` for `sel`, with or without `pmi_en`: computed
+/// from the layout alone, so a setting the box lacks is refused before any access.
+fn prepare(counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<Prepared> {
+    let (_, c) = lookup(counter)?;
+    let info = c.ctl.info;
+    let mut fields: Vec<(&'static str, u64)> = Vec::new();
+    if c.fixed {
+        if sel.ev_sel != 0xFF || sel.umask.is_some() || sel.thresh.is_some() {
+            return Err(UsageError::UnsupportedField {
+                register: c.ctl.addr.name,
+                field: "event select (the fixed counter counts only uncore clocks, 0xFF)",
+            }
+            .into());
+        }
+    } else {
+        let sel_field = if info.field("ev_sel").is_some() {
+            "ev_sel"
+        } else {
+            "inc_sel"
+        };
+        fields.push((sel_field, u64::from(sel.ev_sel)));
+    }
+    if let Some(u) = sel.umask {
+        fields.push(("umask", u64::from(u)));
+    }
+    if let Some(t) = sel.thresh {
+        let name = if info.field("thresh").is_some() {
+            "thresh"
+        } else {
+            "threshold"
+        };
+        fields.push((name, u64::from(t)));
+    }
+    if let Some(i) = sel.invert {
+        fields.push(("invert", u64::from(i)));
+    }
+    if let Some(e) = sel.edge_detect {
+        fields.push(("edge_detect", u64::from(e)));
+    }
+    fields.push(("pmi_en", u64::from(pmi)));
+    fields.push(("en", 1));
+    let ctl = with_fields(info, info.reset, &fields).map_err(|e| match e {
+        Error::Usage(UsageError::UnsupportedField { register, field }) => {
+            Error::Usage(UsageError::UnsupportedField {
+                register,
+                field: match field {
+                    "threshold" | "thresh" => "threshold",
+                    "edge_detect" => "edge detect",
+                    f => f,
+                },
+            })
+        }
+        e => e,
+    })?;
+    Ok(Prepared { counter, ctl })
 }

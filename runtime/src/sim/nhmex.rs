@@ -261,17 +261,20 @@ impl Model {
                     regs::set(self.nhm.u_status.info, v, "ov_u", 0),
                 );
             }
-            // Clearing at the top clears the boxes below, so the hierarchy stays consistent.
+            // Clearing at the top clears the counters below, so the hierarchy stays
+            // consistent. Each counter follows its own route: the R-box's two halves report
+            // to different S-boxes.
             for b in &self.nhm.boxes {
-                let clear = match b.counters.first().map(|c| c.route) {
-                    Some(r) if r.u_status_field == "ov_w" => set("clr_ov_w"),
-                    Some(r) if r.s_box == Some(0) => set("clr_ov_s0"),
-                    Some(r) if r.s_box == Some(1) => set("clr_ov_s1"),
-                    _ => false,
-                };
-                if clear {
-                    for r in &b.status {
-                        st.regs.put(r, 0);
+                for c in &b.counters {
+                    let r = c.route;
+                    let clear = match r.s_box {
+                        None if r.u_status_field == "ov_w" => set("clr_ov_w"),
+                        Some(0) => set("clr_ov_s0"),
+                        Some(1) => set("clr_ov_s1"),
+                        _ => false,
+                    };
+                    if clear {
+                        self.clear_counter_overflow(st, b, c);
                     }
                 }
             }
@@ -315,6 +318,20 @@ impl Model {
                     st.regs.put(status, sv);
                 }
             }
+        }
+    }
+
+    /// Clears one counter's bit in its box's status.
+    fn clear_counter_overflow(&self, st: &mut SocketState, b: &BoxModel, c: &Counter) {
+        if c.fixed {
+            if let Some(r) = b.status.first() {
+                let v = st.regs.get(r);
+                st.regs.put(r, regs::set(r.info, v, "ov_fixed", 0));
+            }
+        } else if let Some((r, bit)) = b.half(&b.status, c) {
+            let v = st.regs.get(&r);
+            let ov = regs::get(r.info, v, "ov") & !(1 << bit);
+            st.regs.put(&r, regs::set(r.info, v, "ov", ov));
         }
     }
 

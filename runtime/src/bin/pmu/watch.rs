@@ -136,7 +136,7 @@ impl<'a> Watched<'a> {
                 Some(c) => c,
                 None => machine.topology()?.cpu_for_socket(socket)?,
             };
-            let uncore = Uncore::new(machine, cpu, socket as usize);
+            let uncore = Uncore::open(machine, cpu, socket as usize)?;
             let counters: Vec<UncoreCounter> = (0..specs.len() as u32)
                 .map(|i| UncoreCounter::new(instance, i))
                 .collect();

@@ -373,7 +373,7 @@ fn watch_prints_counts_per_interval() {
         "watch",
         "--sim",
         "--unit",
-        "C3",
+        "xeon-7500:C3",
         "--event",
         "ev_sel=0x01",
         "--event",
@@ -444,7 +444,7 @@ fn a_second_watch_on_a_socket_is_refused_naming_the_first() {
             "--root",
             r,
             "--unit",
-            "C3",
+            "xeon-7500:C3",
             "--event",
             "ev_sel=0x01",
             "--count",
@@ -486,7 +486,19 @@ fn watch_rejects_bad_events_and_units() {
         "watch", "--sim", "--unit", "Q9", "--event", "ev_sel=1", "--count", "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("HA, P0 or P1"), "{err}");
+    assert!(
+        err.contains("xeon-e5-2600 (") && err.contains("CH2/IMC2") && err.contains("CPU/CORE"),
+        "{err}"
+    );
+    // A name two processors share needs the processor.
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "C3", "--event", "ev_sel=1", "--count", "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("xeon-7500:C3") && err.contains("xeon-e5-2600:C3"),
+        "{err}"
+    );
     let (code, _, err) = run(&[
         "watch",
         "--sim",
@@ -504,7 +516,7 @@ fn watch_rejects_bad_events_and_units() {
         "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("counter 1 in box U"), "{err}");
+    assert!(err.contains("free counter for event 2 in U"), "{err}");
 }
 
 #[test]

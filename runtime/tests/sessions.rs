@@ -7,6 +7,7 @@
 //! - ending a session puts back what arming changed, counter values included.
 
 use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL, IA32_PERF_GLOBAL_CTRL, IA32_PMC};
+use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_regs::{Addresses, Location, PROCESSORS};
 use pmu_runtime::fault::{Fault, Faulty, When};
 use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
@@ -28,7 +29,7 @@ fn boxes() -> Vec<&'static str> {
 /// Every counter of every Xeon 7500 box, with an event it counts (the W-box fixed counter
 /// counts only uncore clocks, 0xFF).
 fn every_counter(sim: &Sim) -> Vec<(UncoreCounter, u8)> {
-    let uncore = Uncore::open(sim, 0, 0).unwrap();
+    let uncore = Uncore::open(sim, &NHM, 0, 0).unwrap();
     let mut all = Vec::new();
     for instance in boxes() {
         for position in 0.. {
@@ -86,7 +87,7 @@ fn every_counter_is_reported_and_rearmed_along_its_own_route() {
     let counters = every_counter(&sim);
     // 1 U + 5 W (4 general, 1 fixed) + 4 S each + 4 B each + 6 C each + 6 M each + 16 R.
     assert_eq!(counters.len(), 1 + 5 + 2 * 4 + 2 * 4 + 8 * 6 + 2 * 6 + 16);
-    let uncore = Uncore::open(&sim, 0, 0).unwrap();
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     for (c, ev_sel) in counters {
         let n = 50;
         let mut s = uncore
@@ -112,7 +113,7 @@ fn every_counter_is_reported_and_rearmed_along_its_own_route() {
 fn a_counter_given_twice_is_refused_before_any_access() {
     let sim = Sim::new(SimConfig::default());
     let counted = Faulty::new(&sim, When::Never, Fault::Eio);
-    let uncore = Uncore::open(&counted, 0, 0).unwrap();
+    let uncore = Uncore::open(&counted, &NHM, 0, 0).unwrap();
     let (a, b) = (UncoreCounter::new("R", 9), UncoreCounter::new("C2", 1));
     for plan in [
         vec![a, a],
@@ -139,7 +140,7 @@ fn a_counter_given_twice_is_refused_before_any_access() {
 /// Runs `f` on a fresh session whose every access is counted, and returns the counts.
 fn accesses(sim: &Sim, f: impl FnOnce(&Uncore<'_, Faulty<&Sim>>)) -> (usize, usize) {
     let counted = Faulty::new(sim, When::Never, Fault::Eio);
-    let uncore = Uncore::open(&counted, 0, 0).unwrap();
+    let uncore = Uncore::open(&counted, &NHM, 0, 0).unwrap();
     f(&uncore);
     drop(uncore);
     counted.counts()
@@ -219,7 +220,7 @@ fn a_refused_plan_or_configuration_reads_and_writes_nothing() {
 fn overflow_bits_left_from_earlier_counting_are_not_this_intervals_overflow() {
     let sim = Sim::new(SimConfig::default());
     let counters = every_counter(&sim);
-    let uncore = Uncore::open(&sim, 0, 0).unwrap();
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     for (stale, ev_sel) in counters {
         // Count plainly until the counter wraps: its overflow bit is left set.
         uncore
@@ -265,8 +266,10 @@ fn overflow_bits_left_from_earlier_counting_are_not_this_intervals_overflow() {
 #[test]
 fn a_second_session_on_a_pmu_is_refused_naming_the_holder() {
     let sim = Sim::new(SimConfig::default());
-    let first = Uncore::open(&sim, 0, 0).unwrap();
-    let err = Uncore::open(&sim, 1, 0).err().expect("socket 0 is taken");
+    let first = Uncore::open(&sim, &NHM, 0, 0).unwrap();
+    let err = Uncore::open(&sim, &NHM, 1, 0)
+        .err()
+        .expect("socket 0 is taken");
     assert!(
         matches!(err, Error::Sampling(SamplingError::Owned { .. })),
         "{err}"
@@ -278,9 +281,9 @@ fn a_second_session_on_a_pmu_is_refused_naming_the_holder() {
         "{msg}"
     );
     // Another socket is another PMU; the first is free again once its session ends.
-    let other = Uncore::open(&sim, 2, 1).unwrap();
+    let other = Uncore::open(&sim, &NHM, 2, 1).unwrap();
     drop(first);
-    Uncore::open(&sim, 0, 0).unwrap();
+    Uncore::open(&sim, &NHM, 0, 0).unwrap();
     drop(other);
 
     let core = CorePmu::new(&sim, 3, sim.cpuid_0a()).unwrap();
@@ -289,11 +292,12 @@ fn a_second_session_on_a_pmu_is_refused_naming_the_holder() {
     drop(core);
     CorePmu::new(&sim, 3, sim.cpuid_0a()).unwrap();
 
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let ha = E5Box::ha(&sim, &devices, 0).unwrap();
-    assert!(E5Box::ha(&sim, &devices, 0).is_err());
-    E5Box::ha(&sim, &devices, 1).unwrap();
-    E5Box::qpi(&sim, &devices, 0, 0).unwrap();
+    let ha = E5Box::of(&sim, &devices, 0, "HA").unwrap();
+    assert!(E5Box::of(&sim, &devices, 0, "HA").is_err());
+    E5Box::of(&sim, &devices, 1, "HA").unwrap();
+    E5Box::of(&sim, &devices, 0, "P0").unwrap();
     drop(ha);
 }
 
@@ -359,7 +363,7 @@ fn ending_a_session_puts_back_what_arming_changed_counter_values_included() {
     // close(), after sampling and re-arming.
     let sim = busy_sim();
     let before = msr_state(&sim);
-    let uncore = Uncore::open(&sim, 0, 0).unwrap();
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let mut s = uncore.arm(&plan).unwrap();
     inject(&sim, UncoreCounter::new("C1", 0), 0x01, 100);
     let sample = uncore.frozen_sample(&mut s).unwrap();
@@ -381,7 +385,7 @@ fn ending_a_session_puts_back_what_arming_changed_counter_values_included() {
     // Drop, on an error path: the same.
     let sim = busy_sim();
     {
-        let uncore = Uncore::open(&sim, 0, 0).unwrap();
+        let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
         let _s = uncore.arm(&plan).unwrap();
         inject(&sim, UncoreCounter::new("W", 2), 0x02, 20);
     }

@@ -420,6 +420,15 @@ fn place_json(place: Place) -> Value {
     }
 }
 
+/// The processor a register belongs to (what `--sim` simulates).
+fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
+    PROCESSORS
+        .iter()
+        .copied()
+        .find(|p| p.id == info.processor)
+        .expect("every register's processor is in the metadata")
+}
+
 /// The header line of a register instance with a value.
 fn instance_header(reg: &Resolved, value: u64) -> String {
     header(
@@ -433,7 +442,8 @@ fn instance_header(reg: &Resolved, value: u64) -> String {
 
 /// `pmu read`.
 pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
-    let machine = args.machine()?;
+    let found = lookup::find(register)?;
+    let machine = args.machine_for(processor_of(found.info))?;
     let reg = machine.resolve(register, &args.at()?)?;
     let raw = machine.read(&reg)?;
     let d = codec::decode(reg.info, raw);
@@ -478,7 +488,7 @@ pub fn write(
         }
         .into());
     }
-    let machine = args.machine()?;
+    let machine = args.machine_for(processor_of(found.info))?;
     let reg = machine.resolve(register, &args.at()?)?;
     let info = reg.info;
     let (old, new) = match whole {

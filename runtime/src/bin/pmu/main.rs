@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::fault;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sim::SimConfig;
@@ -130,11 +131,12 @@ pub struct PlaceArgs {
 }
 
 impl PlaceArgs {
-    /// The machine these options name: `--sim`, or the hardware under `--root` (default `/`),
-    /// with `--inject-fault` applied.
-    fn machine(&self) -> Result<Machine, Error> {
+    /// The machine these options name for `processor`'s registers: `--sim` (a simulator of
+    /// that processor), or the hardware under `--root` (default `/`), with `--inject-fault`
+    /// applied.
+    fn machine_for(&self, processor: &'static ProcessorInfo) -> Result<Machine, Error> {
         let machine = if self.sim {
-            Machine::simulated(SimConfig::default())
+            Machine::simulated(SimConfig::of(processor))
         } else {
             Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
         };

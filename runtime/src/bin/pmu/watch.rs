@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use pmu_regs::{Location, Scope, PROCESSORS};
+use pmu_runtime::boxes::{Boxes, PmuBox};
 use pmu_runtime::codec::parse_number;
 use pmu_runtime::machine::Machine;
+use pmu_runtime::sampling::counting::Counting;
 use pmu_runtime::sampling::delta;
-use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
-use pmu_runtime::sampling::rolled_back;
-use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
-use pmu_runtime::sim::{PciEvent, UncoreEvent};
+use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::sim::UncoreEvent;
 use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
@@ -20,8 +21,9 @@ use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
 pub struct WatchArgs {
-    /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
-    /// (HA, P0, P1).
+    /// The box: an instance (C3, CH2, HA, P0), a unit with the instance's position (CBO3,
+    /// IMC2, QPI1) or a one-box unit (PCU, CORE); prefix the processor where two share the
+    /// name (xeon-7500:C3). `pmu list --summary` lists the units.
     #[arg(long)]
     unit: String,
     /// An event for the next free counter: `ev_sel=0x..`, optionally followed by `,umask=0x..`,
@@ -106,154 +108,133 @@ fn parse_event(text: &str, text_index: usize) -> Result<Spec, UsageError> {
     Ok(spec)
 }
 
-/// The counters being watched, on either family.
-enum Watched<'a> {
-    Uncore {
-        uncore: Uncore<'a, Machine>,
-        counters: Vec<UncoreCounter>,
-        saved: pmu_runtime::sampling::uncore::Saved,
-    },
-    E5 {
-        e5: E5Box<'a, Machine>,
-        saved: Vec<(usize, u64)>,
-    },
+/// The box `--unit` names: an instance (`C3`, `CH2`, `HA`), a unit with the instance's
+/// position (`CBO3`, `IMC2`), or a single-instance unit (`PCU`, `CORE`); a name two
+/// processors share takes the processor as a prefix (`xeon-7500:C3`).
+fn find_box(unit: &str) -> Result<(&'static Boxes, &'static PmuBox), UsageError> {
+    let (prefix, name) = match unit.split_once(':') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, unit),
+    };
+    let found: Vec<(&'static Boxes, &'static PmuBox)> = PROCESSORS
+        .iter()
+        .filter(|p| prefix.is_none_or(|x| p.id.eq_ignore_ascii_case(x)))
+        .map(|p| Boxes::of(p))
+        .filter_map(|b| b.find(name).map(|x| (b, x)))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(UsageError::BadValue {
+            text: unit.to_string(),
+            expected: format!(
+                "a box: {}",
+                PROCESSORS
+                    .iter()
+                    .map(|p| format!("{} ({})", p.id, Boxes::of(p).names().join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }),
+        several => Err(UsageError::BadValue {
+            text: unit.to_string(),
+            expected: format!(
+                "one box; several processors have it, so prefix one: {}",
+                several
+                    .iter()
+                    .map(|(b, _)| format!("{}:{name}", b.processor.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
 }
 
-/// The processor whose PCI boxes `watch` knows.
-static E5_2600: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
-
-const UNCORE_BOXES: [&str; 17] = [
-    "U", "W", "S0", "S1", "B0", "B1", "C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "M0", "M1",
-    "R",
-];
+/// The counters being watched.
+struct Watched<'a> {
+    counting: Counting<'a, Machine>,
+    counters: Vec<u32>,
+    cpu: u32,
+    socket: usize,
+}
 
 impl<'a> Watched<'a> {
-    fn program(machine: &'a Machine, args: &WatchArgs, specs: &[Spec]) -> Result<Self, Error> {
-        let unit = args.unit.to_ascii_uppercase();
+    fn program(
+        machine: &'a Machine,
+        boxes: &'static Boxes,
+        pmu_box: &'static PmuBox,
+        args: &WatchArgs,
+        specs: &[Spec],
+    ) -> Result<Self, Error> {
         let socket = args.place.socket.unwrap_or(0);
-        if let Some(instance) = UNCORE_BOXES.iter().copied().find(|b| *b == unit) {
-            let cpu = match args.place.cpu {
-                Some(c) => c,
-                None => machine.topology()?.cpu_for_socket(socket)?,
-            };
-            let uncore = Uncore::open(machine, cpu, socket as usize)?;
-            let counters: Vec<UncoreCounter> = (0..specs.len() as u32)
-                .map(|i| UncoreCounter::new(instance, i))
-                .collect();
-            let saved = uncore.save(&counters)?;
-            // Never leave the uncore half-programmed: on a failure, put back what was saved
-            // (and say so if that fails too).
-            let program = || -> Result<(), Error> {
-                counters.iter().zip(specs).try_for_each(|(c, s)| {
-                    uncore.configure(
-                        *c,
-                        &EventSelect {
-                            ev_sel: s.ev_sel,
-                            umask: s.umask,
-                            thresh: s.thresh,
-                            invert: s.invert,
-                            edge_detect: s.edge,
-                        },
-                    )
-                })?;
-                uncore.start()
-            };
-            rolled_back(program, || uncore.restore(&saved))?;
-            return Ok(Watched::Uncore {
-                uncore,
-                counters,
-                saved,
-            });
-        }
-        let devices = machine.devices(E5_2600)?;
-        let e5 = match unit.as_str() {
-            "HA" => E5Box::ha(machine, &devices, socket as usize)?,
-            "P0" | "QPI0" => E5Box::qpi(machine, &devices, socket as usize, 0)?,
-            "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
-            _ => {
-                return Err(UsageError::BadValue {
-                    text: args.unit.clone(),
-                    expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
-                }
-                .into())
-            }
+        let cpu = match (args.place.cpu, pmu_box.scope()) {
+            (Some(c), _) => c,
+            (None, Scope::Cpu) if args.place.socket.is_none() => 0,
+            (None, _) => machine.cpu_for_socket(socket)?,
         };
-        let indices: Vec<usize> = (0..specs.len()).collect();
-        let saved = e5.save(&indices)?;
-        let program = || {
-            indices.iter().zip(specs).try_for_each(|(&i, s)| {
-                e5.configure(
-                    i,
-                    &E5EventSelect {
-                        ev_sel: s.ev_sel,
-                        umask: s.umask.unwrap_or(0),
-                        thresh: s.thresh.unwrap_or(0),
-                        invert: s.invert.unwrap_or(false),
-                        edge_det: s.edge.unwrap_or(false),
-                        ev_sel_ext: false,
-                    },
-                )
+        let in_pci = pmu_box
+            .counters
+            .iter()
+            .any(|c| matches!(c.counter.addr.location, Location::Pci { .. }));
+        let devices = if in_pci {
+            Some(machine.devices(boxes.processor)?)
+        } else {
+            None
+        };
+        let mut counting = Counting::open(machine, boxes, pmu_box, cpu, socket as usize, devices)?;
+        let sels: Vec<EventSelect> = specs
+            .iter()
+            .map(|s| EventSelect {
+                ev_sel: s.ev_sel,
+                umask: s.umask,
+                thresh: s.thresh,
+                invert: s.invert,
+                edge_detect: s.edge,
             })
-        };
-        rolled_back(program, || e5.restore(&saved))?;
-        Ok(Watched::E5 { e5, saved })
+            .collect();
+        let counters = counting.program(&sels)?;
+        Ok(Watched {
+            counting,
+            counters,
+            cpu,
+            socket: socket as usize,
+        })
     }
 
-    fn names(&self, n: usize) -> Vec<String> {
-        match self {
-            Watched::Uncore { counters, .. } => counters.iter().map(|c| c.to_string()).collect(),
-            Watched::E5 { e5, .. } => (0..n)
-                .map(|i| {
-                    e5.counter_name(i)
-                        .map_or_else(|| format!("{} counter {i}", e5.instance()), str::to_string)
-                })
-                .collect(),
-        }
+    fn names(&self) -> Result<Vec<String>, Error> {
+        self.counters
+            .iter()
+            .map(|n| Ok(self.counting.counter_name(*n)?.to_string()))
+            .collect()
     }
 
-    fn read(&self, n: usize) -> Result<Vec<u64>, Error> {
-        match self {
-            Watched::Uncore {
-                uncore, counters, ..
-            } => counters.iter().map(|c| uncore.read_counter(*c)).collect(),
-            Watched::E5 { e5, .. } => (0..n).map(|i| e5.read_counter(i)).collect(),
-        }
+    fn read(&self) -> Result<Vec<u64>, Error> {
+        self.counters
+            .iter()
+            .map(|n| self.counting.read_counter(*n))
+            .collect()
     }
 
-    fn restore(&self) -> Result<(), Error> {
-        match self {
-            Watched::Uncore { uncore, saved, .. } => uncore.restore(saved),
-            Watched::E5 { e5, saved } => e5.restore(saved),
-        }
+    fn widths(&self) -> Result<Vec<u32>, Error> {
+        self.counters
+            .iter()
+            .map(|n| self.counting.counter_width(*n))
+            .collect()
     }
 
     /// With `--sim`, feeds each watched event a deterministic number of events.
-    fn simulate(
-        &self,
-        machine: &Machine,
-        socket: usize,
-        specs: &[Spec],
-        interval: u64,
-    ) -> Result<(), Error> {
+    fn simulate(&self, machine: &Machine, specs: &[Spec], interval: u64) -> Result<(), Error> {
         let Some(sim) = machine.sim() else {
             return Ok(());
         };
+        let pmu_box = self.counting.pmu_box();
         for s in specs {
             let count = 1000 * (s.text_index as u64 + 1) + 37 * interval;
-            match self {
-                Watched::Uncore { counters, .. } => sim.inject_uncore(
-                    socket,
+            match pmu_box.scope() {
+                Scope::Cpu => sim.inject_core(self.cpu, s.ev_sel, s.umask.unwrap_or(0), count)?,
+                Scope::Socket => sim.inject_uncore(
+                    self.socket,
                     UncoreEvent {
-                        instance: counters[0].instance,
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                    },
-                    count,
-                )?,
-                Watched::E5 { e5, .. } => sim.inject_pci(
-                    socket,
-                    PciEvent {
-                        instance: e5.instance(),
+                        instance: pmu_box.instance,
                         ev_sel: s.ev_sel,
                         umask: s.umask,
                     },
@@ -293,8 +274,9 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         .enumerate()
         .map(|(i, e)| parse_event(e, i))
         .collect::<Result<_, _>>()?;
-    let machine = args.place.machine()?;
-    let watched = Watched::program(&machine, args, &specs)?;
+    let (boxes, pmu_box) = find_box(&args.unit)?;
+    let machine = args.place.machine_for(boxes.processor)?;
+    let watched = Watched::program(&machine, boxes, pmu_box, args, &specs)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -306,7 +288,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
 
     let result = watch_loop(&machine, &watched, args, &specs, &stop, json_out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    match (result, watched.restore()) {
+    match (result, watched.counting.close()) {
         (result, Ok(())) => result.map(|()| String::new()),
         (Err(failure), Err(cleanup)) => Err(Error::Cleanup {
             error: Box::new(failure.error),
@@ -325,9 +307,9 @@ fn watch_loop(
     stop: &AtomicBool,
     json_out: bool,
 ) -> Result<(), Failure> {
-    let names = watched.names(specs.len());
-    let socket = args.place.socket.unwrap_or(0) as usize;
-    let mut previous = watched.read(specs.len())?;
+    let names = watched.names()?;
+    let widths = watched.widths()?;
+    let mut previous = watched.read()?;
     let start = Instant::now();
     let period = Duration::from_secs_f64(args.interval);
     // Fixed columns, so every interval lines up with the header (as `perf stat -I` does).
@@ -353,8 +335,8 @@ fn watch_loop(
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
-        watched.simulate(machine, socket, specs, report)?;
-        let now = watched.read(specs.len())?;
+        watched.simulate(machine, specs, report)?;
+        let now = watched.read()?;
         // Time is simulated (interval x report) with --sim, so output is reproducible.
         let t = if machine.sim().is_some() {
             args.interval * report as f64
@@ -363,7 +345,7 @@ fn watch_loop(
         };
         let mut counts = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
-            let d = delta(previous[i], now[i], 48);
+            let d = delta(previous[i], now[i], widths[i]);
             let event = &args.events[spec.text_index];
             if json_out {
                 counts.push(json!({"counter": names[i], "event": event, "count": d}));

@@ -5,6 +5,11 @@
 //! [`RegisterInfo`] of its control and counter, a [`Hop`] at the [`FieldInfo`] of the status
 //! bit it sets. Code that drives "a counter" reads this instead of register or field names.
 //!
+//! A `&RegisterInfo` is a reference to the register's one static, so `core::ptr::eq` tells
+//! two apart. A `&FieldInfo` points at the right field's content, but the compiler may copy
+//! the field table it lives in: compare fields by `lsb` (or name) within a register, not by
+//! address.
+//!
 //! ```
 //! use pmu_regs::{xeon_7500, Role};
 //!

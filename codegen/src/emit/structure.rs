@@ -152,7 +152,7 @@ fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
     let filters = pmu.filters.iter().map(|f| {
         let register = info(unit, &unit.registers[f.register]);
         let mask = opt(f.mask.map(|m| info(unit, &unit.registers[m])));
-        let event = opt(f.event.map(|e| Literal::u8_unsuffixed(e)));
+        let event = opt(f.event.map(Literal::u8_unsuffixed));
         let counters = f.counters.iter().map(|&c| num(c));
         let (ext, desc) = (f.event_ext, &f.description);
         quote!(FilterInfo {

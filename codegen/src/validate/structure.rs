@@ -141,8 +141,13 @@ impl Validator {
                 || elements > rep.max_count
                 || (rep.count_cpuid.is_none() && elements != rep.max_count))
                 .then(|| format!("its {} elements of {} bit(s) do not give each of the {elements} counter(s) {ew} bit(s)", rep.max_count, rep.element_width)),
+            (Some(ew), None) if counters.is_empty() => (width != ew)
+                .then(|| format!("the role takes {ew} bit(s), and the field is {width} bits wide")),
             (Some(ew), None) => (width != ew * elements).then(|| {
-                format!("it is {width} bit(s) wide, but {elements} counter(s) of {ew} bit(s) need {}", ew * elements)
+                format!(
+                    "{elements} counters of {ew} bit(s) need {} bits, and the field is {width} bits wide",
+                    ew * elements
+                )
             }),
             (None, _) => (elements != 1)
                 .then(|| "a multi-bit value role stands for one counter".to_string()),
@@ -491,8 +496,23 @@ impl Validator {
             }
         }
         counters.sort_by_key(|c| c.number);
+        // A rejected counter declaration leaves its registers unclaimed: checking where the
+        // role fields sit would only repeat that error.
+        if self.errors.len() > before {
+            return None;
+        }
 
         // Global level.
+        if let Some(g) = raw.global.as_ref().filter(|_| instances.len() != 1) {
+            self.push(ctx.error(
+                g.at,
+                format!(
+                    "a <global> level in a unit with {} instances",
+                    instances.len()
+                ),
+                "the global level is one set of registers: declare it in a unit with one instance",
+            ));
+        }
         let global = raw.global.as_ref().and_then(|g| {
             let control = find(self, g.at, &g.control, "global control");
             let status = find(self, g.at, &g.status, "global status");
@@ -714,11 +734,10 @@ impl Validator {
                     for name in list.split_whitespace() {
                         match instances.iter().position(|i| i.name == name) {
                             Some(i) => v.push(i),
-                            None => self.push(
-                                ctx.error(
-                                    r.at,
-                                    format!("route names unknown instance `{name}`"),
-                                    &format!(
+                            None => self.push(ctx.error(
+                                r.at,
+                                format!("route names unknown instance `{name}`"),
+                                &format!(
                                         "the unit's instances are: {}",
                                         instances
                                             .iter()
@@ -726,8 +745,7 @@ impl Validator {
                                             .collect::<Vec<_>>()
                                             .join(", ")
                                     ),
-                                ),
-                            ),
+                            )),
                         }
                     }
                     v

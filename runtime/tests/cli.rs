@@ -693,3 +693,59 @@ fn inject_fault_syntax_errors_say_what_is_accepted() {
     assert_eq!(code, 2, "{err}");
     insta::assert_snapshot!(err);
 }
+
+#[test]
+fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
+    let (code, out, _) = run(&["list", "--summary", "--json"]);
+    assert_eq!(code, 0);
+    let units: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert!(units.len() >= 16);
+    for u in units {
+        let (processor, unit) = (
+            u["processor"].as_str().unwrap(),
+            u["unit"].as_str().unwrap(),
+        );
+        let info = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == processor)
+            .and_then(|p| p.units.iter().find(|x| x.name == unit))
+            .unwrap();
+        // Every instance of the unit, by its instance name with the processor prefix.
+        for instance in info.instances {
+            let name = format!("{processor}:{instance}");
+            let (code, out, err) = run(&[
+                "watch",
+                "--sim",
+                "--unit",
+                &name,
+                "--event",
+                "ev_sel=0x10",
+                "--count",
+                "1",
+                "--interval",
+                "0",
+                "--json",
+            ]);
+            assert_eq!(code, 0, "{name}: {err}");
+            let line: serde_json::Value =
+                serde_json::from_str(out.lines().next().unwrap()).unwrap();
+            assert_eq!(line["counts"][0]["count"], 1037, "{name}: {out}");
+        }
+    }
+    // The unit-and-position names.
+    for name in ["CBO3", "IMC2", "PCU", "CORE", "QPI1", "UBOX"] {
+        let (code, _, err) = run(&[
+            "watch",
+            "--sim",
+            "--unit",
+            name,
+            "--event",
+            "ev_sel=0x10",
+            "--count",
+            "1",
+            "--interval",
+            "0",
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+    }
+}

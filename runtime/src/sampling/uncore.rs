@@ -81,6 +81,8 @@ pub struct EventSelect {
     pub invert: Option<bool>,
     /// Count rising edges instead of cycles.
     pub edge_detect: Option<bool>,
+    /// The event-select extension bit some events need (Intel's event lists mark them).
+    pub event_ext: Option<bool>,
 }
 
 impl EventSelect {
@@ -92,6 +94,7 @@ impl EventSelect {
             thresh: None,
             invert: None,
             edge_detect: None,
+            event_ext: None,
         }
     }
 

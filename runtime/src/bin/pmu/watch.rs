@@ -27,7 +27,7 @@ pub struct WatchArgs {
     #[arg(long)]
     unit: String,
     /// An event for the next free counter: `ev_sel=0x..`, optionally followed by `,umask=0x..`,
-    /// `,thresh=N`, `,invert=1`, `,edge=1`.
+    /// `,thresh=N`, `,invert=1`, `,edge=1`, `,ext=1` (the event-select extension bit).
     /// Repeat for more counters.
     #[arg(long = "event", required = true)]
     events: Vec<String>,
@@ -49,6 +49,7 @@ struct Spec {
     thresh: Option<u8>,
     invert: Option<bool>,
     edge: Option<bool>,
+    ext: Option<bool>,
     text_index: usize,
 }
 
@@ -91,10 +92,11 @@ fn parse_event(text: &str, text_index: usize) -> Result<Spec, UsageError> {
             "thresh" => spec.thresh = Some(byte(k, v)?),
             "invert" => spec.invert = Some(flag(k, v)?),
             "edge" => spec.edge = Some(flag(k, v)?),
+            "ext" => spec.ext = Some(flag(k, v)?),
             other => {
                 return Err(UsageError::BadValue {
                     text: other.to_string(),
-                    expected: "one of ev_sel, umask, thresh, invert, edge in --event".into(),
+                    expected: "one of ev_sel, umask, thresh, invert, edge, ext in --event".into(),
                 })
             }
         }
@@ -189,6 +191,7 @@ impl<'a> Watched<'a> {
                 thresh: s.thresh,
                 invert: s.invert,
                 edge_detect: s.edge,
+                event_ext: s.ext,
             })
             .collect();
         let counters = counting.program(&sels)?;

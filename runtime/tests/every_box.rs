@@ -64,7 +64,6 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
                 counters_counted += 1;
             }
             drop(session);
-            let session = Counting::open(&sim, boxes, b, 0, 0, Some(sim.uncore_devices())).unwrap();
             let after: Vec<u64> = b
                 .counters
                 .iter()

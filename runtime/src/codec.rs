@@ -1,7 +1,7 @@
 //! Register values to named fields and back, for any register, from the metadata: what
 //! `pmu decode` and `pmu encode` print and parse.
 
-use pmu_regs::{Access, FieldInfo, RegisterInfo};
+use pmu_regs::{Access, FieldInfo, RegisterInfo, Role};
 
 use crate::error::UsageError;
 
@@ -303,21 +303,26 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
             ),
         });
     };
-    if info.field("ev_sel").is_none() {
+    // The fields come from the layout's roles, whatever the box calls them.
+    let Some(ev_sel) = info.role(Role::Event) else {
         return Err(UsageError::UnsupportedField {
             register: info.name,
-            field: "event (it has no ev_sel: name a counter control register)",
+            field: "event (it has no event select: name a counter control register)",
         });
+    };
+    let mut pairs = vec![(ev_sel.name.to_string(), event.code.to_string())];
+    if let Some(umask) = info.role(Role::Umask) {
+        pairs.push((umask.name.to_string(), event.umask.to_string()));
     }
-    let mut pairs = vec![("ev_sel".to_string(), event.code.to_string())];
-    if info.field("umask").is_some() {
-        pairs.push(("umask".to_string(), event.umask.to_string()));
-    }
-    if event.ext_sel || info.field("ev_sel_ext").is_some() {
-        pairs.push((
-            "ev_sel_ext".to_string(),
-            u8::from(event.ext_sel).to_string(),
-        ));
+    match info.role(Role::EventExt) {
+        Some(ext) => pairs.push((ext.name.to_string(), u8::from(event.ext_sel).to_string())),
+        None if event.ext_sel => {
+            return Err(UsageError::UnsupportedField {
+                register: info.name,
+                field: "event-select extension (the event needs it)",
+            })
+        }
+        None => {}
     }
     encode(info, raw, &pairs)
 }

@@ -209,8 +209,8 @@ impl<B: UncoreSummary> UncoreSummary for Faulty<B> {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.inner.global_pmi(socket)
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        self.inner.s_summary(socket, s)
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.inner.hidden_bit(socket, bit)
     }
     fn acknowledge_pmi(&self, socket: usize) {
         self.inner.acknowledge_pmi(socket)

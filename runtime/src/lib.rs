@@ -11,8 +11,9 @@
 //! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
 //! - [`sim::Sim`]: the simulated PMU. [`fault::Faulty`]: fails a chosen access, for tests.
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
-//!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
-//! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
+//!   overflow hierarchy, re-arm, on any processor whose spec declares the structure; box
+//!   freeze, resets and packet filters; architectural counters.
+//! - [`boxes`]: every box of a processor, from the structure its spec declares.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
 //!   it a register instance lives (`--cpu`, `--socket`, `--device`).
@@ -38,12 +39,11 @@
 //! ```
 
 pub mod access;
-mod catalog;
+pub mod boxes;
 pub mod codec;
 pub mod cpuid;
 pub mod error;
 pub mod fault;
-pub mod hierarchy;
 pub mod lookup;
 pub mod machine;
 pub mod msr;

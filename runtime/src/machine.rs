@@ -6,7 +6,7 @@
 //! use pmu_runtime::machine::{Machine, Where};
 //! use pmu_runtime::sim::SimConfig;
 //!
-//! let machine = Machine::simulated(SimConfig::default());
+//! let machine = Machine::simulated(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
 //! let reg = machine.resolve("HA_PCI_PMON_CTR0", &Where { socket: Some(1), ..Where::default() })?;
 //! machine.write(&reg, 0x1_0000_0002)?;           // both dwords, or neither
 //! assert_eq!(machine.read(&reg)?, 0x1_0000_0002);
@@ -291,9 +291,8 @@ impl UncoreSummary for Backend {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.sim().and_then(|s| s.global_pmi(socket))
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        self.sim()
-            .and_then(|sim| UncoreSummary::s_summary(sim, socket, s))
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.sim().and_then(|sim| sim.hidden_bit(socket, bit))
     }
     fn acknowledge_pmi(&self, socket: usize) {
         if let Some(s) = self.sim() {
@@ -334,8 +333,8 @@ impl UncoreSummary for Machine {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.backend.global_pmi(socket)
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        self.backend.s_summary(socket, s)
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.backend.hidden_bit(socket, bit)
     }
     fn acknowledge_pmi(&self, socket: usize) {
         self.backend.acknowledge_pmi(socket)

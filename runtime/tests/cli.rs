@@ -376,7 +376,7 @@ fn watch_prints_counts_per_interval() {
         "watch",
         "--sim",
         "--unit",
-        "C3",
+        "xeon-7500:C3",
         "--event",
         "ev_sel=0x01",
         "--event",
@@ -437,6 +437,48 @@ fn watch_puts_the_registers_back() {
 }
 
 #[test]
+fn a_second_watch_on_a_socket_is_refused_naming_the_first() {
+    use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
+    let root = machine();
+    let r = root.path().to_str().unwrap();
+    let watch = || {
+        run(&[
+            "watch",
+            "--root",
+            r,
+            "--unit",
+            "xeon-7500:C3",
+            "--event",
+            "ev_sel=0x01",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ])
+    };
+    // Another process holds socket 0's uncore: this test, through the same lock file.
+    let held = LockDir::new(root.path().join("run/pmu-regs"))
+        .claim(&Pmu::Uncore {
+            processor: "xeon-7500",
+            socket: 0,
+        })
+        .unwrap();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr).unwrap();
+    let (code, _, err) = watch();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the xeon-7500 uncore of socket 0 is in use by")
+            && err.contains(&format!("process {}", std::process::id())),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr).unwrap(), before, "nothing was touched");
+    drop(held);
+    let (code, _, err) = watch();
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
 fn watch_rejects_bad_events_and_units() {
     let (code, _, err) = run(&[
         "watch", "--sim", "--unit", "C3", "--event", "umask=1", "--count", "1",
@@ -447,7 +489,19 @@ fn watch_rejects_bad_events_and_units() {
         "watch", "--sim", "--unit", "Q9", "--event", "ev_sel=1", "--count", "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("HA, P0 or P1"), "{err}");
+    assert!(
+        err.contains("xeon-e5-2600 (") && err.contains("CH2/IMC2") && err.contains("CPU/CORE"),
+        "{err}"
+    );
+    // A name two processors share needs the processor.
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "C3", "--event", "ev_sel=1", "--count", "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("xeon-7500:C3") && err.contains("xeon-e5-2600:C3"),
+        "{err}"
+    );
     let (code, _, err) = run(&[
         "watch",
         "--sim",
@@ -465,7 +519,7 @@ fn watch_rejects_bad_events_and_units() {
         "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("counter 1 in box U"), "{err}");
+    assert!(err.contains("free counter for event 2 in U"), "{err}");
 }
 
 #[test]
@@ -641,4 +695,60 @@ fn inject_fault_syntax_errors_say_what_is_accepted() {
     ]);
     assert_eq!(code, 2, "{err}");
     insta::assert_snapshot!(err);
+}
+
+#[test]
+fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
+    let (code, out, _) = run(&["list", "--summary", "--json"]);
+    assert_eq!(code, 0);
+    let units: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert!(units.len() >= 16);
+    for u in units {
+        let (processor, unit) = (
+            u["processor"].as_str().unwrap(),
+            u["unit"].as_str().unwrap(),
+        );
+        let info = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == processor)
+            .and_then(|p| p.units.iter().find(|x| x.name == unit))
+            .unwrap();
+        // Every instance of the unit, by its instance name with the processor prefix.
+        for instance in info.instances {
+            let name = format!("{processor}:{instance}");
+            let (code, out, err) = run(&[
+                "watch",
+                "--sim",
+                "--unit",
+                &name,
+                "--event",
+                "ev_sel=0x10",
+                "--count",
+                "1",
+                "--interval",
+                "0.01",
+                "--json",
+            ]);
+            assert_eq!(code, 0, "{name}: {err}");
+            let line: serde_json::Value =
+                serde_json::from_str(out.lines().next().unwrap()).unwrap();
+            assert_eq!(line["counts"][0]["count"], 1037, "{name}: {out}");
+        }
+    }
+    // The unit-and-position names.
+    for name in ["CBO3", "IMC2", "PCU", "CORE", "QPI1", "UBOX"] {
+        let (code, _, err) = run(&[
+            "watch",
+            "--sim",
+            "--unit",
+            name,
+            "--event",
+            "ev_sel=0x10",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+    }
 }

@@ -727,10 +727,19 @@ fn place_json(place: Place) -> Value {
     }
 }
 
+/// The processor a register belongs to (what `--sim` simulates).
+fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
+    PROCESSORS
+        .iter()
+        .copied()
+        .find(|p| p.id == info.processor)
+        .expect("every register's processor is in the metadata")
+}
+
 /// `pmu read`.
 pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
     let (info, addr, found) = instance(register, args)?;
-    let machine = args.machine()?;
+    let machine = args.machine_for(processor_of(info))?;
     if all {
         return read_all(&machine, info, addr, show, args, json_out);
     }
@@ -874,7 +883,7 @@ pub fn write(
             addr.name
         )));
     }
-    let machine = args.machine()?;
+    let machine = args.machine_for(processor_of(info))?;
     let place = machine.place(info, addr, &args.at()?)?;
     let (old, new) = match whole {
         Some(v) => (None, v),

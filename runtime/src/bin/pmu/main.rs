@@ -7,6 +7,7 @@ mod grammar;
 mod messages;
 mod output;
 mod table;
+mod targets;
 mod watch;
 mod watch_events;
 
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::fault;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sim::SimConfig;
@@ -195,11 +197,12 @@ pub struct PlaceArgs {
 }
 
 impl PlaceArgs {
-    /// The machine these options name: `--sim`, or the hardware under `--root` (default `/`),
-    /// with `--inject-fault` applied.
-    fn machine(&self) -> Result<Machine, Error> {
+    /// The machine these options name for `processor`'s registers: `--sim` (a simulator of
+    /// that processor), or the hardware under `--root` (default `/`), with `--inject-fault`
+    /// applied.
+    fn machine_for(&self, processor: &'static ProcessorInfo) -> Result<Machine, Error> {
         let machine = if self.sim {
-            Machine::simulated(SimConfig::default())
+            Machine::simulated(SimConfig::of(processor))
         } else {
             Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
         };
@@ -285,13 +288,14 @@ fn main() -> ExitCode {
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Watch(a) => watch::run(&a, json).map_err(|e| {
-            let boxes = a.unit.iter().flat_map(|u| {
-                watch_events::control_register(u)
-                    .map_or(&[][..], |r| r.known_addresses())
-                    .iter()
-                    .filter(move |x| x.instance.eq_ignore_ascii_case(u))
-            });
-            messages::explain(e, &a.place, &messages::device_ids(boxes))
+            // The devices of the boxes asked for, to name in a "not found" message.
+            let addresses: Vec<&pmu_regs::AddressInfo> = a
+                .unit
+                .iter()
+                .filter_map(|u| targets::find_box(u, None).ok())
+                .flat_map(|(_, b)| b.counters.iter().map(|c| c.counter.addr))
+                .collect();
+            messages::explain(e, &a.place, &messages::device_ids(addresses))
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
         Command::Completions { shell } => {

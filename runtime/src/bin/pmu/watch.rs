@@ -1,35 +1,33 @@
 //! `pmu watch`: program counters, print their counts every interval, and put everything back
-//! as it was on exit (including Ctrl-C).
+//! as it was on exit (including Ctrl-C, SIGTERM and a panic). The counters are a
+//! [`Targets`] set: every box of every processor, on one socket or all.
 
+use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::io;
-use std::path::PathBuf;
-
 use clap::Args;
-use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::delta;
-use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
-use pmu_runtime::sampling::rolled_back;
-use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
-use pmu_runtime::sim::{PciEvent, UncoreEvent};
-use pmu_runtime::{Error, UsageError};
+use pmu_runtime::Error;
 
+use crate::detect;
 use crate::output::{Format, Output, Row};
-use crate::watch_events;
+use crate::targets::{Plan, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
 pub struct WatchArgs {
-    /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
-    /// (HA, P0, P1). Repeat for more boxes (--unit C0 --unit C1).
+    /// The box: an instance (C3, CH2, HA, P0), a unit with the instance's position (CBO3,
+    /// IMC2, QPI1) or a one-box unit (PCU, CORE); prefix the processor where two share the
+    /// name (xeon-7500:C3). `pmu list --summary` lists the units. Repeat for more boxes
+    /// (--unit CBO0 --unit CBO1).
     #[arg(long, required = true)]
     pub unit: Vec<String>,
     /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
     /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
-    /// ,edge=1. Repeat for more counters.
+    /// ,edge=1 ,ext=1 (the event-select extension bit). Repeat for more counters.
     #[arg(long = "event", required = true)]
     events: Vec<String>,
     /// Seconds between reports, from 0.01 to 86400.
@@ -60,216 +58,29 @@ pub struct WatchArgs {
     pub place: PlaceArgs,
 }
 
-/// One parsed `--event`, for one box.
-#[derive(Debug, Clone, Copy)]
-struct Spec {
-    ev_sel: u8,
-    ev_sel_ext: bool,
-    umask: Option<u8>,
-    thresh: Option<u8>,
-    invert: Option<bool>,
-    edge: Option<bool>,
-    text_index: usize,
-}
-
-fn parse_events(unit: &str, events: &[String]) -> Result<Vec<Spec>, Failure> {
-    let Some(info) = watch_events::control_register(unit) else {
-        return Err(Failure::usage(format!(
-            "there is no box {unit}; watch takes {}, HA, P0 or P1",
-            UNCORE_BOXES.join(", ")
-        )));
-    };
-    events
-        .iter()
-        .enumerate()
-        .map(|(text_index, text)| {
-            let s = watch_events::parse(info, text)?;
-            Ok(Spec {
-                ev_sel: s.ev_sel,
-                ev_sel_ext: s.ev_sel_ext,
-                umask: s.umask,
-                thresh: s.thresh,
-                invert: s.invert,
-                edge: s.edge,
-                text_index,
-            })
-        })
-        .collect()
-}
-
-/// The counters being watched, on either family.
-enum Watched<'a> {
-    Uncore {
-        uncore: Uncore<'a, Machine>,
-        counters: Vec<UncoreCounter>,
-        saved: pmu_runtime::sampling::uncore::Saved,
-    },
-    E5 {
-        e5: E5Box<'a, Machine>,
-        saved: Vec<(usize, u64)>,
-    },
-}
-
-/// The processor whose PCI boxes `watch` knows.
-static E5_2600: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
-
-const UNCORE_BOXES: [&str; 17] = [
-    "U", "W", "S0", "S1", "B0", "B1", "C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "M0", "M1",
-    "R",
-];
-
-impl<'a> Watched<'a> {
-    fn program(
-        machine: &'a Machine,
-        unit: &str,
-        socket: u32,
-        cpu: Option<u32>,
-        specs: &[Spec],
-    ) -> Result<Self, Error> {
-        let unit = unit.to_ascii_uppercase();
-        if let Some(instance) = UNCORE_BOXES.iter().copied().find(|b| *b == unit) {
-            let cpu = match cpu {
-                Some(c) => c,
-                None => machine.topology()?.cpu_for_socket(socket)?,
-            };
-            let uncore = Uncore::new(machine, cpu, socket as usize);
-            let counters: Vec<UncoreCounter> = (0..specs.len() as u32)
-                .map(|i| UncoreCounter::new(instance, i))
-                .collect();
-            let saved = uncore.save(&counters)?;
-            // Never leave the uncore half-programmed: on a failure, put back what was saved
-            // (and say so if that fails too).
-            let program = || -> Result<(), Error> {
-                counters.iter().zip(specs).try_for_each(|(c, s)| {
-                    uncore.configure(
-                        *c,
-                        &EventSelect {
-                            ev_sel: s.ev_sel,
-                            umask: s.umask,
-                            thresh: s.thresh,
-                            invert: s.invert,
-                            edge_detect: s.edge,
-                        },
-                    )
-                })?;
-                uncore.start()
-            };
-            rolled_back(program, || uncore.restore(&saved))?;
-            return Ok(Watched::Uncore {
-                uncore,
-                counters,
-                saved,
-            });
-        }
-        let devices = machine.devices(E5_2600)?;
-        let e5 = match unit.as_str() {
-            "HA" => E5Box::ha(machine, &devices, socket as usize)?,
-            "P0" | "QPI0" => E5Box::qpi(machine, &devices, socket as usize, 0)?,
-            "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
-            _ => {
-                return Err(UsageError::BadValue {
-                    text: unit.clone(),
-                    expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
-                }
-                .into())
-            }
-        };
-        let indices: Vec<usize> = (0..specs.len()).collect();
-        let saved = e5.save(&indices)?;
-        let program = || {
-            indices.iter().zip(specs).try_for_each(|(&i, s)| {
-                e5.configure(
-                    i,
-                    &E5EventSelect {
-                        ev_sel: s.ev_sel,
-                        umask: s.umask.unwrap_or(0),
-                        thresh: s.thresh.unwrap_or(0),
-                        invert: s.invert.unwrap_or(false),
-                        edge_det: s.edge.unwrap_or(false),
-                        ev_sel_ext: s.ev_sel_ext,
-                    },
-                )
-            })
-        };
-        rolled_back(program, || e5.restore(&saved))?;
-        Ok(Watched::E5 { e5, saved })
-    }
-
-    fn names(&self, n: usize) -> Vec<String> {
-        match self {
-            Watched::Uncore { counters, .. } => counters.iter().map(|c| c.to_string()).collect(),
-            Watched::E5 { e5, .. } => (0..n)
-                .map(|i| {
-                    e5.counter_name(i)
-                        .map_or_else(|| format!("{} counter {i}", e5.instance()), str::to_string)
-                })
-                .collect(),
-        }
-    }
-
-    fn read(&self, n: usize) -> Result<Vec<u64>, Error> {
-        match self {
-            Watched::Uncore {
-                uncore, counters, ..
-            } => counters.iter().map(|c| uncore.read_counter(*c)).collect(),
-            Watched::E5 { e5, .. } => (0..n).map(|i| e5.read_counter(i)).collect(),
-        }
-    }
-
-    fn restore(&self) -> Result<(), Error> {
-        match self {
-            Watched::Uncore { uncore, saved, .. } => uncore.restore(saved),
-            Watched::E5 { e5, saved } => e5.restore(saved),
-        }
-    }
-
-    /// With `--sim`, feeds each watched event a deterministic number of events.
-    fn simulate(
-        &self,
-        machine: &Machine,
-        socket: usize,
-        specs: &[Spec],
-        interval: u64,
-    ) -> Result<(), Error> {
-        let Some(sim) = machine.sim() else {
-            return Ok(());
-        };
-        for s in specs {
-            let count = 1000 * (s.text_index as u64 + 1) + 37 * interval;
-            match self {
-                Watched::Uncore { counters, .. } => sim.inject_uncore(
-                    socket,
-                    UncoreEvent {
-                        instance: counters[0].instance,
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                    },
-                    count,
-                )?,
-                Watched::E5 { e5, .. } => sim.inject_pci(
-                    socket,
-                    PciEvent {
-                        instance: e5.instance(),
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                    },
-                    count,
-                )?,
-            }
-        }
-        Ok(())
-    }
-}
-
-/// One box on one socket, programmed.
-struct Target<'a> {
-    socket: u32,
-    specs: Vec<Spec>,
-    watched: Watched<'a>,
-}
-
 /// The longest and shortest interval `watch` accepts, in seconds.
 const INTERVAL: (f64, f64) = (0.01, 86400.0);
+
+impl WatchArgs {
+    /// What to count, in the terms `serve` shares.
+    fn selection(&self) -> Selection {
+        let detected = (!self.place.sim)
+            .then(|| detect::read(self.place.root.as_deref()))
+            .flatten()
+            .and_then(|c| c.uncore_spec());
+        Selection {
+            units: self.unit.clone(),
+            events: self.events.clone(),
+            sockets: if self.all_sockets {
+                Sockets::All
+            } else {
+                Sockets::One(self.place.socket.unwrap_or(0))
+            },
+            cpu: self.place.cpu,
+            detected,
+        }
+    }
+}
 
 /// Runs `pmu watch`. Output goes out as it happens; the returned text is empty. Everything
 /// the command line can get wrong is refused before the first register is touched.
@@ -280,29 +91,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
             args.interval, INTERVAL.0, INTERVAL.1
         )));
     }
-    let mut specs = Vec::new();
-    for unit in &args.unit {
-        if args
-            .unit
-            .iter()
-            .filter(|u| u.eq_ignore_ascii_case(unit))
-            .count()
-            > 1
-        {
-            return Err(Failure::usage(format!(
-                "--unit {unit} is given twice; give each box once"
-            )));
-        }
-        let parsed = parse_events(unit, &args.events)?;
-        let info = watch_events::control_register(unit).expect("parse_events found it");
-        if watch_events::is_pci(info) && args.place.cpu.is_some() {
-            return Err(Failure::usage(format!(
-                "--cpu does not apply to {unit}: its registers are in PCI configuration space; \
-                 choose it with --socket or --device"
-            )));
-        }
-        specs.push((unit.clone(), parsed));
-    }
+    let plan = args.selection().resolve()?;
     let format = match (&args.separator, json_out) {
         (Some(sep), _) if sep.is_empty() => {
             return Err(Failure::usage(
@@ -331,35 +120,8 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .display()
         ))
     })?;
-    let machine = args.place.machine()?;
-    let sockets: Vec<u32> = if args.all_sockets {
-        machine.topology()?.sockets().collect()
-    } else {
-        vec![args.place.socket.unwrap_or(0)]
-    };
-    let mut targets: Vec<Target> = Vec::new();
-    for &socket in &sockets {
-        for (unit, specs) in &specs {
-            match Watched::program(&machine, unit, socket, args.place.cpu, specs) {
-                Ok(watched) => targets.push(Target {
-                    socket,
-                    specs: specs.clone(),
-                    watched,
-                }),
-                Err(e) => {
-                    // This box rolled itself back; put back the ones before it too.
-                    return Err(match restore_all(&targets) {
-                        Ok(()) => e.into(),
-                        Err(cleanup) => Error::Cleanup {
-                            error: Box::new(e),
-                            cleanup: Box::new(cleanup),
-                        }
-                        .into(),
-                    });
-                }
-            }
-        }
-    }
+    let machine = args.place.machine_for(plan.processor())?;
+    let targets = Targets::program(&machine, &plan)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -369,64 +131,40 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
 
-    // A panic from here on unwinds through this guard, which puts the registers back too.
-    let guard = RestoreOnPanic(&targets);
-    let result = watch_loop(&machine, &targets, args, &stop, &mut out);
-    drop(guard);
+    // A panic from here on unwinds through `targets`, whose drop puts the registers back.
+    let result = watch_loop(&targets, &plan, args, &stop, &mut out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    match (result, restore_all(&targets)) {
+    match (result, targets.close()) {
         (result, Ok(())) => result.map(|()| String::new()),
         (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
-        (Ok(()), Err(e)) => Err(Failure::operation(format!(
-            "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
-        ))),
+        (Ok(()), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
     }
-}
-
-/// Puts every target back if dropped while panicking (the normal ways out restore explicitly,
-/// to report a failure).
-struct RestoreOnPanic<'t, 'a>(&'t [Target<'a>]);
-
-impl Drop for RestoreOnPanic<'_, '_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let _ = restore_all(self.0);
-        }
-    }
-}
-
-/// Restores every target, last first; the first failure is returned after trying them all.
-fn restore_all(targets: &[Target]) -> Result<(), Error> {
-    let mut first = None;
-    for t in targets.iter().rev() {
-        if let Err(e) = t.watched.restore() {
-            first.get_or_insert(e);
-        }
-    }
-    first.map_or(Ok(()), Err)
 }
 
 fn watch_loop(
-    machine: &Machine,
-    targets: &[Target],
+    targets: &Targets,
+    plan: &Plan,
     args: &WatchArgs,
     stop: &AtomicBool,
     out: &mut Output,
 ) -> Result<(), Failure> {
-    let mut previous: Vec<Vec<u64>> = targets
-        .iter()
-        .map(|t| t.watched.read(t.specs.len()))
-        .collect::<Result<_, _>>()?;
-    let names: Vec<Vec<String>> = targets
-        .iter()
-        .map(|t| t.watched.names(t.specs.len()))
-        .collect();
+    let series = targets.series();
+    let mut previous = targets.read_all()?;
+    let simulated = series.first().is_some_and(|s| s.backend == "sim");
     let start = Instant::now();
     let mut last = start;
     let period = Duration::from_secs_f64(args.interval);
     if let Err(e) = out.header() {
         return quiet_if_closed(e);
     }
+    // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
+    let mut boxes: Vec<&str> = Vec::new();
+    for s in series {
+        if !boxes.contains(&s.instance) {
+            boxes.push(s.instance);
+        }
+    }
+    let summed = boxes.join("+");
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
@@ -435,37 +173,34 @@ fn watch_loop(
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
-        let mut now = Vec::new();
-        for t in targets {
-            t.watched
-                .simulate(machine, t.socket as usize, &t.specs, report)?;
-            now.push(t.watched.read(t.specs.len())?);
+        // With --sim, each event happens a deterministic number of times per interval.
+        for i in 0..plan.selection().events.len() {
+            targets.inject(i, 1000 * (i as u64 + 1) + 37 * report)?;
         }
+        let now = targets.read_all()?;
         // Time is simulated (interval x report) with --sim, so output is reproducible.
-        let (t, seconds) = if machine.sim().is_some() {
+        let (t, seconds) = if simulated {
             (args.interval * report as f64, args.interval)
         } else {
             let s = last.elapsed().as_secs_f64();
             last = Instant::now();
             (start.elapsed().as_secs_f64(), s)
         };
-        // (socket, counter label, event index, count), in target order.
-        let mut rows: Vec<(u32, String, usize, u64)> = Vec::new();
-        for (k, target) in targets.iter().enumerate() {
-            for (i, spec) in target.specs.iter().enumerate() {
-                let d = delta(previous[k][i], now[k][i], 48);
-                let label = if args.per_socket {
-                    args.unit.join("+")
-                } else {
-                    names[k][i].clone()
-                };
-                match rows
-                    .iter_mut()
-                    .find(|r| args.per_socket && r.0 == target.socket && r.2 == spec.text_index)
-                {
-                    Some(r) => r.3 += d,
-                    None => rows.push((target.socket, label, spec.text_index, d)),
-                }
+        // (socket, counter label, event index, count), in series order.
+        let mut rows: Vec<(u32, &str, usize, u64)> = Vec::new();
+        for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
+            let d = delta(p.value, n.value, s.width);
+            let label = if args.per_socket {
+                summed.as_str()
+            } else {
+                s.counter
+            };
+            match rows
+                .iter_mut()
+                .find(|r| args.per_socket && r.0 == s.socket && r.2 == s.event_index)
+            {
+                Some(r) => r.3 += d,
+                None => rows.push((s.socket, label, s.event_index, d)),
             }
         }
         let written = rows

@@ -1,97 +1,105 @@
 //! `watch --event TEXT` read with the grammar `encode` uses: `event=NAME`, named values
-//! (`invert=lt`) and numbers by the one number rule, checked against the box's own counter
-//! control register from the metadata.
+//! (`invert=lt`) and numbers by the one number rule, checked against the counter's own
+//! control register. The words a user types (`ev_sel`, `umask`, `thresh`, `invert`, `edge`,
+//! `ext`) name roles ([`Role`]); the control's field playing each role is found in the
+//! generated metadata, so every box of every processor reads the same way whatever its
+//! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
 
-use pmu_regs::{Addresses, RegisterInfo, Space, PROCESSORS};
+use pmu_regs::{RegisterInfo, Role};
 use pmu_runtime::codec;
+use pmu_runtime::sampling::uncore::EventSelect;
 
 use crate::grammar;
 use crate::Failure;
 
-/// The counter control register of box `unit` (an instance name such as `C3` or `HA`): the
-/// first register of that instance with an `ev_sel` field.
-pub fn control_register(unit: &str) -> Option<&'static RegisterInfo> {
-    PROCESSORS
-        .iter()
-        .flat_map(|p| p.units.iter())
-        .flat_map(|u| u.registers.iter().copied())
-        .filter(|r| r.field("ev_sel").is_some())
-        .find(|r| match r.addresses {
-            Addresses::Known(a) => a.iter().any(|a| a.instance.eq_ignore_ascii_case(unit)),
-            Addresses::Unknown(_) => false,
-        })
+/// What `--event` takes, for messages.
+pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext";
+
+/// The role a word of `--event` sets; `None` for `event=NAME` (an event by name).
+fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
+    Ok(Some(match key.to_ascii_lowercase().as_str() {
+        // `event=0x3c` is the event select, as perf writes it; `event=NAME` a named event.
+        "event" if value.trim().starts_with(|c: char| c.is_ascii_digit()) => Role::Event,
+        "event" => return Ok(None),
+        "ev_sel" => Role::Event,
+        "umask" => Role::Umask,
+        "thresh" | "threshold" => Role::Threshold,
+        "invert" => Role::Invert,
+        "edge" | "edge_det" | "edge_detect" => Role::Edge,
+        "ext" | "ev_sel_ext" | "event_ext" => Role::EventExt,
+        _ => {
+            return Err(Failure::usage(format!(
+                "`{key}` cannot be given to --event (watch sets the enables itself); it takes \
+                 {ACCEPTED}"
+            )))
+        }
+    }))
 }
 
-/// Whether the box's registers are in PCI configuration space.
-pub fn is_pci(info: &RegisterInfo) -> bool {
-    info.space == Space::Pci
-}
-
-/// The settings one `--event` asks for; `None` leaves the box's default.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Settings {
-    pub ev_sel: u8,
-    pub ev_sel_ext: bool,
-    pub umask: Option<u8>,
-    pub thresh: Option<u8>,
-    pub invert: Option<bool>,
-    pub edge: Option<bool>,
-}
-
-const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge";
-
-/// Parses one `--event` for the box whose counter control is `info`.
-pub fn parse(info: &'static RegisterInfo, text: &str) -> Result<Settings, Failure> {
-    let edge_field = info
-        .fields
-        .iter()
-        .find(|f| f.name.starts_with("edge"))
-        .map(|f| f.name);
-    let mut words = Vec::new();
+/// Checks the words of one `--event` that do not depend on the box: each is `key=value`
+/// with a key `--event` takes. Run before any box is looked up, so a typo is reported as
+/// such whatever `--unit` says.
+pub fn check_words(text: &str) -> Result<(), Failure> {
+    let mut has_event = false;
     for part in text.split(',') {
         let Some((k, v)) = part.split_once('=') else {
             return Err(Failure::usage(format!(
                 "`{part}` is not key=value; --event takes {ACCEPTED}, e.g. ev_sel=0x01,umask=0x04"
             )));
         };
-        let k = k.trim();
-        let key = match k.to_ascii_lowercase().as_str() {
-            // `event=0x3c` is the event select, as perf writes it; `event=NAME` a named event.
-            "event" if v.trim().starts_with(|c: char| c.is_ascii_digit()) => "ev_sel".to_string(),
-            "edge" | "edge_det" | "edge_detect" => edge_field.unwrap_or("edge").to_string(),
-            "event" | "ev_sel" | "umask" | "thresh" | "invert" | "ev_sel_ext" => k.to_string(),
-            _ => {
-                return Err(Failure::usage(format!(
-                    "`{k}` cannot be given to --event (watch sets the enables itself); it takes {ACCEPTED}"
-                )))
-            }
-        };
-        words.push(format!("{key}={v}"));
+        has_event |= matches!(role_of(k.trim(), v)?, None | Some(Role::Event));
     }
-    let pairs = grammar::assignments(info, &words)?;
-    if !pairs
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("event") || k.eq_ignore_ascii_case("ev_sel"))
-    {
+    if !has_event {
         return Err(Failure::usage(format!(
-            "`{text}` has no event: give event=NAME (`pmu list --events --unit {}`) or ev_sel=N",
-            info.unit
+            "`{text}` has no event: give event=NAME (`pmu list --events --unit UNIT`) or ev_sel=N"
         )));
     }
-    let raw = codec::encode(info, 0, &pairs)?;
-    let given = |name: &str| {
-        pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case(name))
-            || (pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case("event"))
-                && matches!(name, "ev_sel" | "umask"))
+    Ok(())
+}
+
+/// Parses one `--event` for a counter whose control register is `control`: into the
+/// settings [`EventSelect`] carries, `None` where the text leaves the box's reset value.
+pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, Failure> {
+    check_words(text)?;
+    let field = |role: Role| control.role(role).map(|f| f.name);
+    let mut words = Vec::new();
+    let mut given: Vec<Role> = Vec::new();
+    let mut by_name = false;
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=').expect("checked above");
+        let k = k.trim();
+        match role_of(k, v)? {
+            None => {
+                by_name = true;
+                words.push(format!("event={v}"));
+            }
+            Some(role) => {
+                given.push(role);
+                // A role the control lacks keeps the word the user typed, so the codec's
+                // refusal names it (`B0_MSR_PMON_EVT_SEL0 has no field umask`).
+                words.push(format!("{}={v}", field(role).unwrap_or(k)));
+            }
+        }
+    }
+    let pairs = grammar::assignments(control, &words)?;
+    let raw = codec::encode(control, 0, &pairs)?;
+    // `event=NAME` sets the event select, the umask and the extension bit from the list.
+    let set = |role: Role| {
+        (given.contains(&role) || (by_name && matches!(role, Role::Umask | Role::EventExt)))
+            .then(|| control.role(role).map(|f| f.extract(raw)))
+            .flatten()
     };
-    let get = |name: &str| info.field(name).map_or(0, |f| f.extract(raw));
-    let edge = edge_field.unwrap_or("edge");
-    Ok(Settings {
-        ev_sel: get("ev_sel") as u8,
-        ev_sel_ext: get("ev_sel_ext") != 0,
-        umask: (given("umask") && info.field("umask").is_some()).then(|| get("umask") as u8),
-        thresh: given("thresh").then(|| get("thresh") as u8),
-        invert: given("invert").then(|| get("invert") != 0),
-        edge: given(edge).then(|| get(edge) != 0),
+    let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
+    Ok(EventSelect {
+        ev_sel: u8::try_from(event).map_err(|_| {
+            Failure::usage(format!(
+                "`{text}` selects event {event:#x}, wider than watch programs (8 bits)"
+            ))
+        })?,
+        umask: set(Role::Umask).map(|v| v as u8),
+        thresh: set(Role::Threshold).map(|v| v as u8),
+        invert: set(Role::Invert).map(|v| v != 0),
+        edge_detect: set(Role::Edge).map(|v| v != 0),
+        event_ext: set(Role::EventExt).map(|v| v != 0),
     })
 }

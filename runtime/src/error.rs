@@ -252,6 +252,8 @@ pub enum Error {
         /// Counter width.
         width: u32,
     },
+    /// The perf backend failed.
+    Perf(crate::perf::PerfError),
 }
 
 impl Error {
@@ -381,8 +383,15 @@ impl fmt::Display for Error {
             Error::BadInterval { n, max } => write!(f, "a sample interval of {n} events cannot be counted; choose 1 to {max}"),
             Error::NotFrozen { reason } => write!(f, "no frozen sample to read: {reason}"),
             Error::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
+            Error::Perf(e) => e.fmt(f),
             Error::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
         }
+    }
+}
+
+impl From<crate::perf::PerfError> for Error {
+    fn from(e: crate::perf::PerfError) -> Self {
+        Error::Perf(e)
     }
 }
 
@@ -398,6 +407,7 @@ impl std::error::Error for Error {
             Error::Access {
                 source: Some(e), ..
             } => Some(e),
+            Error::Perf(e) => e.source(),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
 //!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
 //! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
+//! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //!
 //! ```
@@ -38,6 +39,7 @@ pub mod hierarchy;
 pub mod lookup;
 pub mod msr;
 pub mod pci;
+pub mod perf;
 pub mod sampling;
 pub mod sim;
 pub mod topology;

@@ -3,6 +3,7 @@
 
 mod commands;
 mod machine;
+mod perf_cli;
 mod table;
 mod watch;
 
@@ -26,9 +27,11 @@ use clap::{Args, Parser, Subcommand};
   pmu list --processor xeon-7500 --unit W
   pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
   pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
+  pmu encode HA_PCI_PMON_CTL0 ev_sel=0x1 umask=0x3 --perf
   pmu read U_MSR_PMON_GLOBAL_CTL --socket 1
   pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
-  pmu watch --sim --unit C3 --event ev_sel=0x01 --count 3"
+  pmu watch --sim --unit C3 --event ev_sel=0x01 --count 3
+  pmu watch --backend perf --pmu msr --event tsc --count 3"
 )]
 pub struct Cli {
     /// Print JSON instead of tables (a stable schema; see the README).
@@ -78,8 +81,16 @@ struct ListArgs {
     #[arg(long, conflicts_with = "summary")]
     events: bool,
     /// Count registers and events per unit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "events")]
     summary: bool,
+    /// For every box: its kernel perf PMU, and whether perf and the raw backends reach it on
+    /// this machine (and so which `watch --backend auto` uses).
+    #[arg(long, conflicts_with_all = ["events", "summary"])]
+    backends: bool,
+    /// With --backends: the filesystem root to look under (ROOT/sys/bus/event_source/devices,
+    /// ROOT/dev/cpu, ROOT/sys/bus/pci/devices).
+    #[arg(long, requires = "backends")]
+    root: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -98,6 +109,14 @@ struct EncodeArgs {
     /// the event select and umask from the unit's event list.
     #[arg(required = true)]
     fields: Vec<String>,
+    /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
+    /// `perf stat -e`; the register must be a counter control instance.
+    #[arg(long)]
+    perf: bool,
+    /// With --perf: read the PMU's format from ROOT/sys/bus/event_source/devices (default /;
+    /// the driver's own format is used when the PMU is absent).
+    #[arg(long, requires = "perf")]
+    root: Option<PathBuf>,
 }
 
 /// Where to reach the hardware.
@@ -159,6 +178,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
         Command::List(a) if a.events => {
             commands::list_events(a.processor.as_deref(), a.unit.as_deref(), json)
         }
@@ -167,6 +187,9 @@ fn main() -> ExitCode {
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, json),
+        Command::Encode(a) if a.perf => {
+            perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
+        }
         Command::Encode(a) => commands::encode(&a.register, &a.fields, json),
         Command::Read(a) => commands::read(&a.register, &a.place, json),
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json),

@@ -22,8 +22,8 @@ use crate::{Failure, PlaceArgs};
 pub struct WatchArgs {
     /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
     /// (HA, P0, P1).
-    #[arg(long)]
-    unit: String,
+    #[arg(long, required_unless_present = "pmu")]
+    unit: Option<String>,
     /// An event for the next free counter: `ev_sel=0x..`, optionally followed by `,umask=0x..`,
     /// `,thresh=N`, `,invert=1`, `,edge=1`.
     /// Repeat for more counters.
@@ -37,6 +37,8 @@ pub struct WatchArgs {
     count: Option<u64>,
     #[command(flatten)]
     place: PlaceArgs,
+    #[command(flatten)]
+    perf: crate::perf_cli::PerfWatchArgs,
 }
 
 /// One parsed `--event`.
@@ -126,7 +128,11 @@ const UNCORE_BOXES: [&str; 17] = [
 
 impl<'a> Watched<'a> {
     fn program(machine: &'a Machine, args: &WatchArgs, specs: &[Spec]) -> Result<Self, Error> {
-        let unit = args.unit.to_ascii_uppercase();
+        let unit = args
+            .unit
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_uppercase();
         let socket = args.place.socket.unwrap_or(0);
         if let Some(instance) = UNCORE_BOXES.iter().copied().find(|b| *b == unit) {
             let cpu = match args.place.cpu {
@@ -169,7 +175,7 @@ impl<'a> Watched<'a> {
             "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
             _ => {
                 return Err(Error::BadValue {
-                    text: args.unit.clone(),
+                    text: args.unit.clone().unwrap_or_default(),
                     expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
                 })
             }
@@ -282,6 +288,21 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
             expected: "--interval in seconds, 0 or more".into(),
         }
         .into());
+    }
+    let perf = crate::perf_cli::watch(&crate::perf_cli::WatchRequest {
+        unit: args.unit.as_deref(),
+        events: &args.events,
+        perf: &args.perf,
+        root: args.place.root.as_deref(),
+        sim: args.place.sim,
+        socket: args.place.socket,
+        cpu: args.place.cpu,
+        interval: args.interval,
+        count: args.count,
+        json: json_out,
+    })?;
+    if let Some(out) = perf {
+        return Ok(out);
     }
     let specs: Vec<Spec> = args
         .events

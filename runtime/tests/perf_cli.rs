@@ -397,3 +397,51 @@ fn perf_itself_parses_the_strings_pmu_prints() {
     assert_eq!(code, 1);
     assert!(err.contains("msr has no format field for umask"), "{err}");
 }
+
+#[test]
+fn without_privilege_the_error_names_perf_event_paranoid_and_its_value() {
+    let paranoid: i32 = fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pmu");
+    // As an unprivileged user (nobody), with no capabilities: setpriv is in util-linux.
+    let out = Std::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&bin)
+        .args([
+            "watch",
+            "--backend",
+            "perf",
+            "--pmu",
+            "msr",
+            "--event",
+            "tsc",
+            "--count",
+            "1",
+            "--interval",
+            "0",
+        ])
+        .output()
+        .expect("setpriv (util-linux) runs the command as nobody");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if paranoid > 0 {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("kernel.perf_event_paranoid is {paranoid}"))
+                && err.contains("CAP_PERFMON"),
+            "{err}"
+        );
+    } else {
+        assert!(
+            out.status.success(),
+            "paranoid {paranoid} lets anyone count a CPU: {err}"
+        );
+    }
+}

@@ -293,3 +293,90 @@ impl BoxGroup {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(errno: i32) -> io::Error {
+        io::Error::from_raw_os_error(errno)
+    }
+
+    #[test]
+    fn open_failures_say_what_to_do() {
+        let e = classify(
+            os(libc_errno::EACCES),
+            "uncore_ha/event=0x1/",
+            "uncore_ha",
+            Some(0),
+            0,
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("perf_event_paranoid is")
+                || msg.contains("perf_event_paranoid could not be read"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("CAP_PERFMON") && msg.contains("on CPU 0"),
+            "{msg}"
+        );
+        let e = classify(os(libc_errno::EPERM), "x", "uncore_ha", None, 0);
+        assert!(matches!(e, PerfError::NoPermission { .. }));
+        let msg = classify(
+            os(libc_errno::EBUSY),
+            "uncore_cbox_3/event=0x34/",
+            "uncore_cbox_3",
+            Some(0),
+            1,
+        )
+        .to_string();
+        assert!(
+            msg.contains("uncore_cbox_3/event=0x34/") && msg.contains("busy"),
+            "{msg}"
+        );
+        let msg = classify(
+            os(libc_errno::ENOSPC),
+            "uncore_ha/event=0x2/",
+            "uncore_ha",
+            Some(0),
+            4,
+        )
+        .to_string();
+        assert!(
+            msg.contains("does not fit in uncore_ha beside the 4 event(s)"),
+            "{msg}"
+        );
+        let e = classify(os(libc_errno::EINVAL), "e", "p", Some(0), 0);
+        assert!(matches!(e, PerfError::Rejected { .. }));
+    }
+
+    #[test]
+    fn multiplexed_counts_scale_like_perf_stat() {
+        let r = Reading {
+            count: 100,
+            time_enabled: Duration::from_millis(40),
+            time_running: Duration::from_millis(10),
+        };
+        assert!(r.multiplexed());
+        assert_eq!(r.scaled(), Some(400));
+        let never = Reading {
+            time_running: Duration::ZERO,
+            ..r
+        };
+        assert_eq!(never.scaled(), None);
+        let later = Reading {
+            count: 150,
+            time_enabled: Duration::from_millis(60),
+            time_running: Duration::from_millis(30),
+        };
+        assert_eq!(
+            later.since(&r),
+            Reading {
+                count: 50,
+                time_enabled: Duration::from_millis(20),
+                time_running: Duration::from_millis(20),
+            }
+        );
+    }
+}

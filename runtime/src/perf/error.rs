@@ -194,9 +194,12 @@ impl fmt::Display for PerfError {
                 f,
                 "{pmu} refused {event} ({source}): the driver does not accept this configuration (a bit it masks, or an event this box does not have); check the event against `pmu list --events`"
             ),
-            PerfError::Io { op, event, source } => write!(f, "cannot {op} {event}: {source}"),
+            PerfError::Io { op, event, source } => write!(
+                f,
+                "cannot {op} {event}: {source}; the kernel dropped the event (its CPU went offline, or its driver was unloaded): start counting again"
+            ),
             PerfError::NoPmuName { what, reason } => {
-                write!(f, "{what} has no perf PMU: {reason}; use --backend raw")
+                write!(f, "{what} has no perf PMU: {reason}; or count it with --backend raw")
             }
         }
     }

@@ -11,11 +11,12 @@ use std::sync::Mutex;
 
 use pmu_regs::xeon_7500::ubox;
 use pmu_regs::{Addresses, Location, PROCESSORS};
+use pmu_runtime::access::Result;
 use pmu_runtime::sampling::uncore::{
     EventSelect, Sample, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{MsrAccess, MsrAccessExt, Result};
+use pmu_runtime::{MsrAccess, MsrAccessExt};
 
 /// The simulator, with every MSR call counted. Its summary registers are the simulator's.
 struct Counted<'a> {

@@ -15,6 +15,14 @@
 //! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
 //! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
+//! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
+//!   it a register instance lives (`--cpu`, `--socket`, `--device`).
+//! - [`ownership`]: one session per PMU, checked in-process and across processes.
+//! - [`error`]: errors typed by layer (backend, usage, sampling).
+//!
+//! Layers depend one way: [`access`] (traits, [`Bdf`], backend errors) <- backends
+//! ([`msr`], [`pci`], [`topology`], [`sim`], [`fault`]) <- [`lookup`]/[`codec`] <-
+//! [`sampling`] <- [`machine`].
 //!
 //! ```
 //! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
@@ -27,17 +35,20 @@
 //! assert!(sel.os() && sel.usr());
 //! // Raw bits that set a reserved bit are refused before anything reaches the backend.
 //! assert!(cpu.write_raw(IA32_PERFEVTSEL[0], 1 << 40).is_err());
-//! # Ok::<(), pmu_runtime::Error>(())
+//! # Ok::<(), pmu_runtime::BackendError>(())
 //! ```
 
 pub mod access;
 mod catalog;
 pub mod codec;
+pub mod cpuid;
 pub mod error;
 pub mod fault;
 pub mod hierarchy;
 pub mod lookup;
+pub mod machine;
 pub mod msr;
+pub mod ownership;
 pub mod pci;
 pub mod perf;
 pub mod sampling;
@@ -45,7 +56,7 @@ pub mod sim;
 pub mod topology;
 
 pub use access::{
-    read_by_info, write_by_info, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess, PciAccessExt,
-    Place,
+    read_by_info, write_by_info, Bdf, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess,
+    PciAccessExt, Place, UncoreSummary,
 };
-pub use error::{AccessError, Error, Op, Result, Target};
+pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

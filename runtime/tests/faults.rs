@@ -7,11 +7,12 @@ use pmu_regs::arch::core::{IA32_PERFEVTSEL, IA32_PERF_GLOBAL_CTRL};
 use pmu_regs::xeon_7500::{cbox, ubox, wbox};
 use pmu_regs::xeon_e5_2600::{ha, qpi};
 use pmu_runtime::fault::{Fault, Faulty, When};
+use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
 use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{Error, MsrAccessExt, PciAccessExt};
+use pmu_runtime::{BackendError, Error, MsrAccessExt, PciAccessExt};
 
 fn plan() -> SamplePlan {
     SamplePlan {
@@ -57,7 +58,7 @@ fn busy_sim() -> Sim {
     sim
 }
 
-fn assert_names_register(e: &Error, op: &str) {
+fn assert_names_register(e: &impl std::fmt::Display, op: &str) {
     let msg = e.to_string();
     assert!(msg.starts_with(&format!("cannot {op} ")), "{msg}");
     assert!(
@@ -183,6 +184,37 @@ fn a_64_bit_pci_write_never_leaves_half_a_value() {
         sim.on_device(bdf).read_raw(ha::HA_PCI_PMON_CTR[1]).unwrap(),
         0x0000_1111_2222_3333
     );
+}
+
+#[test]
+fn a_64_bit_pci_write_by_name_takes_the_same_rolled_back_path() {
+    // What `pmu write HA_PCI_PMON_CTR1 ...` does: resolve by name, then write by metadata.
+    let at = Where {
+        socket: Some(0),
+        ..Where::default()
+    };
+    let value = |m: &Machine| {
+        m.read(&m.resolve("HA_PCI_PMON_CTR1", &at).unwrap())
+            .unwrap()
+    };
+    for kind in Fault::ALL {
+        let machine = Machine::simulated(SimConfig::default());
+        let reg = machine.resolve("HA_PCI_PMON_CTR1", &at).unwrap();
+        machine.write(&reg, 0x0000_1111_2222_3333).unwrap();
+        // Write 1 is the low dword, write 2 the high one: failing the second must put the
+        // first back.
+        let sim = machine.with_fault(When::Write(2), kind);
+        let err = sim.write(&reg, 0x0000_4444_5555_6666).unwrap_err();
+        assert_names_register(&err, "write");
+        assert_eq!(value(&sim), 0x0000_1111_2222_3333, "{kind:?}");
+        // When putting it back fails too, both failures are reported.
+        let machine = sim.with_fault(When::WritesFrom(2), kind);
+        let err = machine.write(&reg, 0x0000_4444_5555_6666).unwrap_err();
+        assert!(
+            matches!(err, Error::Backend(BackendError::Unwound { .. })),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use pmu_runtime::sampling::uncore::{
 };
 use pmu_runtime::sampling::{delta, preload};
 use pmu_runtime::sim::{ArchConfig, PciEvent, QpiPacket, Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{Error, MsrAccess, MsrAccessExt};
+use pmu_runtime::{Error, MsrAccess, MsrAccessExt, SamplingError, UsageError};
 
 const TOP: u64 = 1 << 48;
 
@@ -139,10 +139,10 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
 struct NoSummary<'a>(&'a Sim);
 
 impl MsrAccess for NoSummary<'_> {
-    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::access::Result<u64> {
         self.0.read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> pmu_runtime::Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> pmu_runtime::access::Result<()> {
         self.0.write_msr(cpu, address, value)
     }
 }
@@ -288,14 +288,20 @@ fn settings_a_box_does_not_have_are_refused() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, Error::UnsupportedField { field: "umask", .. }),
+        matches!(
+            err,
+            Error::Usage(UsageError::UnsupportedField { field: "umask", .. })
+        ),
         "{err}"
     );
     // B-box event selects are five bits wide.
     let err = uncore
         .configure(UncoreCounter::new("B0", 0), &EventSelect::event(0x20))
         .unwrap_err();
-    assert!(matches!(err, Error::FieldTooWide(_)), "{err}");
+    assert!(
+        matches!(err, Error::Usage(UsageError::FieldTooWide(_))),
+        "{err}"
+    );
     let err = uncore
         .configure(UncoreCounter::new("C9", 0), &EventSelect::event(1))
         .unwrap_err();
@@ -342,7 +348,10 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
     assert_eq!(pmu.read_counter(0).unwrap(), 0xFFFF_8000_0000);
     pmu.write_counter(0, 0x7FFF_FFFF).unwrap();
     let err = pmu.write_counter(0, 0x1_0000_0000).unwrap_err();
-    assert!(matches!(err, Error::NotRepresentable { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Sampling(SamplingError::NotRepresentable { .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("FW_WRITE"), "{err}");
     assert_eq!(
         pmu.read_counter(0).unwrap(),
@@ -384,7 +393,7 @@ fn a_counter_in_use_is_refused_unless_forced() {
         .unwrap();
     let pmu = CorePmu::new(&sim, 1, sim.cpuid_0a()).unwrap();
     let err = pmu.take(2, false).unwrap_err();
-    assert!(matches!(err, Error::InUse { .. }));
+    assert!(matches!(err, Error::Sampling(SamplingError::InUse { .. })));
     insta::assert_snapshot!("counter_in_use", err.to_string());
     pmu.take(2, true).unwrap();
     pmu.take(1, false).unwrap();

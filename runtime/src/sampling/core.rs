@@ -21,51 +21,9 @@ use pmu_regs::arch::core::{
 };
 
 use crate::access::{MsrAccess, MsrAccessExt, OnCpu};
-use crate::error::{Error, Result};
+pub use crate::cpuid::{host_cpuid_0a, Cpuid0A};
+use crate::error::{Result, SamplingError, UsageError};
 use crate::sampling::{preload, rolled_back};
-pub use crate::sim::Cpuid0A;
-
-/// CPUID leaf 0AH of the processor this code runs on, or `None` if it has none (not x86, or
-/// no architectural performance monitoring).
-pub fn host_cpuid_0a() -> Option<Cpuid0A> {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    {
-        let id = raw_cpuid::CpuId::new();
-        if id.get_vendor_info()?.as_str() != "GenuineIntel" {
-            return None;
-        }
-        let leaf = raw_cpuid::cpuid!(0x0A);
-        Some(Cpuid0A {
-            eax: leaf.eax,
-            ebx: leaf.ebx,
-            ecx: leaf.ecx,
-            edx: leaf.edx,
-        })
-    }
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-    {
-        None
-    }
-}
-
-impl Cpuid0A {
-    /// Architectural performance-monitoring version (`EAX[7:0]`).
-    pub fn version(&self) -> u8 {
-        self.eax as u8
-    }
-    /// General-purpose counters per logical CPU (`EAX[15:8]`).
-    pub fn counters(&self) -> u8 {
-        (self.eax >> 8) as u8
-    }
-    /// Width of the general-purpose counters (`EAX[23:16]`).
-    pub fn width(&self) -> u8 {
-        (self.eax >> 16) as u8
-    }
-    /// Fixed counters (`EDX[4:0]`).
-    pub fn fixed_counters(&self) -> u8 {
-        (self.edx & 0x1F) as u8
-    }
-}
 
 /// What an architectural counter counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -136,14 +94,15 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
         if n < count {
             Ok(())
         } else {
-            Err(Error::NoSuchCounter {
+            Err(UsageError::NoSuchCounter {
                 counter: format!("IA32_PMC{n}"),
                 available: format!(
                     "IA32_PMC0-{} (CPUID.0AH:EAX[15:8] = {})",
                     count.saturating_sub(1),
                     self.cpuid.counters()
                 ),
-            })
+            }
+            .into())
         }
     }
 
@@ -170,10 +129,10 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
             self.cpu.read(IA32_PERFEVTSEL[n as usize])?.ev_sel() != 0
         };
         if busy {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: format!("IA32_PMC{n}"),
                 holder: format!("its event select IA32_PERFEVTSEL{n} has a non-zero event; choose another counter"),
-            });
+            }.into());
         }
         Ok(())
     }
@@ -181,10 +140,11 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
     /// Claims fixed counter `i` (refused if its IA32_FIXED_CTR_CTRL field is non-zero).
     pub fn take_fixed(&self, i: u32, force: bool) -> Result<()> {
         if i >= u32::from(self.cpuid.fixed_counters()).min(3) {
-            return Err(Error::NoSuchCounter {
+            return Err(UsageError::NoSuchCounter {
                 counter: format!("IA32_FIXED_CTR{i}"),
                 available: format!("{} fixed counters", self.cpuid.fixed_counters()),
-            });
+            }
+            .into());
         }
         if force || self.cpuid.version() < 4 {
             return Ok(());
@@ -192,10 +152,11 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
         let inuse = self.cpu.read(IA32_PERF_GLOBAL_INUSE)?;
         let busy = [inuse.fc0_in_use(), inuse.fc1_in_use(), inuse.fc2_in_use()][i as usize];
         if busy {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: format!("IA32_FIXED_CTR{i}"),
                 holder: format!("IA32_FIXED_CTR_CTRL.en{i} is non-zero"),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -206,12 +167,13 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
             return Ok(());
         }
         if self.cpu.read(IA32_PERF_GLOBAL_INUSE)?.pmi_in_use() {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: "the PMI".into(),
                 holder:
                     "an IA32_PERFEVTSELx.INT, IA32_FIXED_CTR_CTRL.ENi_PMI or PEBS enable bit is set"
                         .into(),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -224,24 +186,26 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
         let width = u32::from(self.cpuid.width());
         let name = || format!("IA32_PMC{n}");
         if value & !self.width_mask() != 0 {
-            return Err(Error::NotRepresentable {
+            return Err(SamplingError::NotRepresentable {
                 counter: name(),
                 value,
                 width,
-            });
+            }
+            .into());
         }
         if self.fw_write {
-            return self.cpu.write_raw(IA32_A_PMC[n as usize], value);
+            return Ok(self.cpu.write_raw(IA32_A_PMC[n as usize], value)?);
         }
         let stored = (value as u32 as i32 as i64 as u64) & self.width_mask();
         if stored != value {
-            return Err(Error::NotRepresentable {
+            return Err(SamplingError::NotRepresentable {
                 counter: name(),
                 value,
                 width,
-            });
+            }
+            .into());
         }
-        self.cpu.write_raw(IA32_PMC[n as usize], value)
+        Ok(self.cpu.write_raw(IA32_PMC[n as usize], value)?)
     }
 
     /// Reads counter `n`.
@@ -292,7 +256,7 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
             || {
                 self.cpu.write(IA32_PERFEVTSEL[n as usize], evtsel)?;
                 match global {
-                    Some(g) => self.cpu.write(IA32_PERF_GLOBAL_CTRL, g),
+                    Some(g) => Ok(self.cpu.write(IA32_PERF_GLOBAL_CTRL, g)?),
                     None => Ok(()),
                 }
             },

@@ -24,10 +24,11 @@
 use pmu_regs::xeon_e5_2600::qpi::{self, QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
 use pmu_regs::{Location, PciRegister};
 
-use crate::access::{read_pci_raw, PciAccess, PciAccessExt};
+use crate::access::Bdf;
+use crate::access::{read_pci_raw, BackendError, PciAccess, PciAccessExt};
 use crate::catalog::{processor, Reg};
-use crate::error::{Error, Result};
-use crate::pci::{Bdf, UncoreDevices};
+use crate::error::{Error, Result, UsageError};
+use crate::pci::UncoreDevices;
 use crate::sampling::{rolled_back, with_fields, write_pci_reg};
 
 /// Event select of CTO_COUNT: counts the packets the match/mask filter accepts (with the
@@ -62,6 +63,15 @@ pub struct QpiFilter {
     pub match1: QpiPktMatch1,
     /// Q_Py_PCI_PMON_PKT_MASK1.
     pub mask1: QpiPktMask1,
+}
+
+/// The error for a box register the spec puts in MSR space, where a PCI one is needed.
+fn misplaced(reg: &Reg) -> Error {
+    BackendError::Misplaced {
+        register: reg.addr.name,
+        needs: "a CPU (it is an MSR), but this box is reached through its PCI device",
+    }
+    .into()
 }
 
 /// One E5-2600 box (HA, or a QPI port) of one socket.
@@ -105,7 +115,10 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
             .iter()
             .find(|r| r.info.name.contains("BOX_CTL"))
             .copied()
-            .ok_or_else(|| Error::Sim(format!("no box control for {instance}")))?;
+            .ok_or_else(|| UsageError::NoSuchBox {
+                name: format!("{instance} with a box control"),
+                available: "HA, P0, P1, CH0-CH3, R2PCIE, L0, L1".into(),
+            })?;
         let bdf_of = |reg: &Reg| -> Result<Bdf> {
             let Location::Pci {
                 device_id,
@@ -114,9 +127,9 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
                 offset,
             } = reg.addr.location
             else {
-                return Err(Error::Sim(format!("{} is not in PCI space", reg.addr.name)));
+                return Err(misplaced(reg));
             };
-            devices.bdf(
+            Ok(devices.bdf(
                 socket,
                 PciRegister::<pmu_regs::xeon_e5_2600::ha::HaBoxCtl>::new(
                     device_id,
@@ -125,7 +138,7 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
                     offset,
                     reg.addr.name,
                 ),
-            )
+            )?)
         };
         let bdf = bdf_of(&box_ctl)?;
         let filter_bdf = match port {
@@ -183,10 +196,11 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
             0 => "P0",
             1 => "P1",
             _ => {
-                return Err(Error::NoSuchCounter {
+                return Err(UsageError::NoSuchCounter {
                     counter: format!("QPI port {port}"),
                     available: "ports 0 and 1".into(),
-                })
+                }
+                .into())
             }
         };
         Self::open(backend, devices, socket, instance, Some(port))
@@ -202,9 +216,12 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
             .get(i)
             .zip(self.counters.get(i))
             .map(|(a, b)| (*a, *b))
-            .ok_or_else(|| Error::NoSuchCounter {
-                counter: format!("counter {i} of {}", self.instance),
-                available: format!("counters 0-{}", self.counters.len().saturating_sub(1)),
+            .ok_or_else(|| {
+                UsageError::NoSuchCounter {
+                    counter: format!("counter {i} of {}", self.instance),
+                    available: format!("counters 0-{}", self.counters.len().saturating_sub(1)),
+                }
+                .into()
             })
     }
 
@@ -259,7 +276,7 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
             .map(|&i| {
                 let (ctl, _) = self.counter_regs(i)?;
                 let Location::Pci { offset, .. } = ctl.addr.location else {
-                    return Err(Error::Sim(format!("{} is not in PCI space", ctl.addr.name)));
+                    return Err(misplaced(&ctl));
                 };
                 let v = read_pci_raw(
                     self.backend,
@@ -294,23 +311,25 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         let (ctl, _) = self.counter_regs(i)?;
         let unit_events = crate::codec::unit_events(ctl.info);
         if !unit_events.iter().any(|e| **e == *event) {
-            return Err(Error::BadValue {
+            return Err(UsageError::BadValue {
                 text: event.name.to_string(),
                 expected: format!("an event of the {} unit", ctl.info.unit),
-            });
+            }
+            .into());
         }
         if !event.can_count_on(i as u32) {
             let allowed: Vec<String> = (0..32)
                 .filter(|n| event.can_count_on(*n))
                 .map(|n| n.to_string())
                 .collect();
-            return Err(Error::NoSuchCounter {
+            return Err(UsageError::NoSuchCounter {
                 counter: format!(
                     "counter {i} for {} (it can only be counted on some counters)",
                     event.name
                 ),
                 available: format!("counters {}", allowed.join(", ")),
-            });
+            }
+            .into());
         }
         self.configure(
             i,
@@ -327,7 +346,7 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
     pub fn read_counter(&self, i: usize) -> Result<u64> {
         let (_, ctr) = self.counter_regs(i)?;
         let Location::Pci { offset, .. } = ctr.addr.location else {
-            return Err(Error::Sim(format!("{} is not in PCI space", ctr.addr.name)));
+            return Err(misplaced(&ctr));
         };
         Ok(read_pci_raw(
             self.backend,
@@ -342,10 +361,11 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
     /// CTO_COUNT): the guide's two steps (2.7.3.3) as one operation.
     pub fn program_filter(&self, i: usize, filter: &QpiFilter) -> Result<()> {
         let (Some(port), Some(fbdf)) = (self.port, self.filter_bdf) else {
-            return Err(Error::UnsupportedField {
+            return Err(UsageError::UnsupportedField {
                 register: self.box_ctl.addr.name,
                 field: "packet match/mask (only QPI ports have one)",
-            });
+            }
+            .into());
         };
         // If any write fails, the counter's control is put back, so it never counts through a
         // half-written filter.

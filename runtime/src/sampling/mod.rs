@@ -21,10 +21,9 @@
 
 use pmu_regs::RegisterInfo;
 
-use crate::access::{check_write_info, MsrAccess, PciAccess};
+use crate::access::{check_write_info, BackendError, Bdf, MsrAccess, PciAccess, Target};
 use crate::catalog::Reg;
-use crate::error::{Error, Result, Target};
-use crate::pci::Bdf;
+use crate::error::{Error, Result, SamplingError, UsageError};
 
 pub mod core;
 pub mod e5;
@@ -35,10 +34,11 @@ pub mod uncore;
 pub fn preload(n: u64, width: u32) -> Result<u64> {
     let modulus = 1u128 << width;
     if n == 0 || u128::from(n) > modulus {
-        return Err(Error::BadInterval {
+        return Err(SamplingError::BadInterval {
             n,
             max: (modulus.min(u128::from(u64::MAX))) as u64,
-        });
+        }
+        .into());
     }
     Ok(((modulus - u128::from(n)) % modulus) as u64)
 }
@@ -62,7 +62,7 @@ pub(crate) fn with_fields(
 ) -> Result<u64> {
     let mut raw = base;
     for &(name, value) in fields {
-        let f = info.field(name).ok_or(Error::UnsupportedField {
+        let f = info.field(name).ok_or(UsageError::UnsupportedField {
             register: info.name,
             field: name,
         })?;
@@ -75,7 +75,7 @@ pub(crate) fn with_fields(
 pub(crate) fn read_msr_reg<B: MsrAccess + ?Sized>(backend: &B, cpu: u32, reg: &Reg) -> Result<u64> {
     backend
         .read_msr(cpu, reg.msr())
-        .map_err(|e| e.with_register(reg.addr.name))
+        .map_err(|e| e.with_register(reg.addr.name).into())
 }
 
 /// Writes a register known by its catalog entry, with the same checks as the typed layer.
@@ -92,7 +92,7 @@ pub(crate) fn write_msr_reg<B: MsrAccess + ?Sized>(
     check_write_info(reg.info, target, raw).map_err(|e| e.with_register(reg.addr.name))?;
     backend
         .write_msr(cpu, reg.msr(), raw)
-        .map_err(|e| e.with_register(reg.addr.name))
+        .map_err(|e| e.with_register(reg.addr.name).into())
 }
 
 /// Writes a PCI register known by its catalog entry (a 64-bit one without leaving half a value
@@ -104,14 +104,16 @@ pub(crate) fn write_pci_reg<B: PciAccess + ?Sized>(
     raw: u64,
 ) -> Result<()> {
     let pmu_regs::Location::Pci { offset, .. } = reg.addr.location else {
-        return Err(Error::Sim(format!(
-            "{} is not a PCI register",
-            reg.addr.name
-        )));
+        return Err(BackendError::Misplaced {
+            register: reg.addr.name,
+            needs: "a CPU (it is an MSR)",
+        }
+        .into());
     };
     check_write_info(reg.info, Target::Pci { bdf, offset }, raw)
         .map_err(|e| e.with_register(reg.addr.name))?;
     crate::access::write_pci_dwords(backend, bdf, offset, reg.info.width, reg.addr.name, raw)
+        .map_err(Error::from)
 }
 
 /// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.

@@ -22,47 +22,13 @@
 use std::fmt;
 
 use crate::access::MsrAccess;
+pub use crate::access::UncoreSummary;
 use crate::catalog::{self, Nhm, NhmBox, NhmCounter, Reg};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SamplingError, UsageError};
 use crate::sampling::{delta, preload, read_msr_reg, rolled_back, with_fields, write_msr_reg};
 
 /// Uncore counters are 48 bits wide.
 pub const COUNTER_WIDTH: u32 = 48;
-
-/// What a backend can say about the two summary registers no public source gives an address
-/// for (U_MSR_PMON_GLOBAL_SUMMARY and S{0,1}_MSR_PMON_SUMMARY). Real hardware cannot be asked
-/// (the defaults answer "unknown"), so the walk falls back to reading every box below a
-/// flagged S-box; the simulator answers, so its walks read only what the hierarchy requires.
-pub trait UncoreSummary {
-    /// U_MSR_PMON_GLOBAL_SUMMARY.pmi: the U-box received a PMI.
-    fn global_pmi(&self, socket: usize) -> Option<bool> {
-        let _ = socket;
-        None
-    }
-    /// The fields set in S{s}_MSR_PMON_SUMMARY (`ov_c_l`, `ov_mb`, ...).
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        let _ = (socket, s);
-        None
-    }
-    /// Tells the backend the PMI has been handled.
-    fn acknowledge_pmi(&self, socket: usize) {
-        let _ = socket;
-    }
-}
-
-impl UncoreSummary for crate::msr::MsrDev {}
-
-impl<T: UncoreSummary + ?Sized> UncoreSummary for &T {
-    fn global_pmi(&self, socket: usize) -> Option<bool> {
-        (**self).global_pmi(socket)
-    }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        (**self).s_summary(socket, s)
-    }
-    fn acknowledge_pmi(&self, socket: usize) {
-        (**self).acknowledge_pmi(socket)
-    }
-}
 
 /// A counter of a Xeon 7500 box: the box instance and the counter's index in it. The W-box
 /// fixed counter is index 4 (after the four general-purpose counters).
@@ -92,19 +58,21 @@ impl fmt::Display for UncoreCounter {
 
 fn lookup(c: UncoreCounter) -> Result<(&'static NhmBox, &'static NhmCounter)> {
     let nhm = catalog::nhm();
-    let b = nhm.boxed(c.instance).ok_or_else(|| Error::NoSuchCounter {
-        counter: format!("box {}", c.instance),
-        available: nhm
-            .boxes
-            .iter()
-            .map(|b| b.instance)
-            .collect::<Vec<_>>()
-            .join(", "),
-    })?;
+    let b = nhm
+        .boxed(c.instance)
+        .ok_or_else(|| UsageError::NoSuchCounter {
+            counter: format!("box {}", c.instance),
+            available: nhm
+                .boxes
+                .iter()
+                .map(|b| b.instance)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
     let counter = b
         .counters
         .get(c.position as usize)
-        .ok_or_else(|| Error::NoSuchCounter {
+        .ok_or_else(|| UsageError::NoSuchCounter {
             counter: format!("counter {} in box {}", c.position, c.instance),
             available: format!("counters 0-{}", b.counters.len().saturating_sub(1)),
         })?;
@@ -247,10 +215,11 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         let mut fields: Vec<(&'static str, u64)> = Vec::new();
         if c.fixed {
             if sel.ev_sel != 0xFF || sel.umask.is_some() || sel.thresh.is_some() {
-                return Err(Error::UnsupportedField {
+                return Err(UsageError::UnsupportedField {
                     register: c.ctl.addr.name,
                     field: "event select (the fixed counter counts only uncore clocks, 0xFF)",
-                });
+                }
+                .into());
             }
         } else {
             let sel_field = if info.field("ev_sel").is_some() {
@@ -280,16 +249,18 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         fields.push(("pmi_en", u64::from(pmi)));
         fields.push(("en", 1));
         let raw = with_fields(info, info.reset, &fields).map_err(|e| match e {
-            Error::UnsupportedField { register, field } => Error::UnsupportedField {
-                register,
-                field: match field {
-                    "umask" => "umask",
-                    "threshold" | "thresh" => "threshold",
-                    "invert" => "invert",
-                    "edge_detect" => "edge detect",
-                    f => f,
-                },
-            },
+            Error::Usage(UsageError::UnsupportedField { register, field }) => {
+                Error::Usage(UsageError::UnsupportedField {
+                    register,
+                    field: match field {
+                        "umask" => "umask",
+                        "threshold" | "thresh" => "threshold",
+                        "invert" => "invert",
+                        "edge_detect" => "edge detect",
+                        f => f,
+                    },
+                })
+            }
             e => e,
         })?;
         self.write(&c.ctl, raw)?;
@@ -302,20 +273,20 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
             return Ok(());
         }
         let (reg, field, bit) = if c.fixed {
-            let r = b
-                .ctl
-                .first()
-                .copied()
-                .ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_CTL", b.instance)))?;
+            let r = b.ctl.first().copied().ok_or(UsageError::UnsupportedField {
+                register: c.ctl.addr.name,
+                field: "box-level enable",
+            })?;
             (r, "fixed_en", 0)
         } else {
-            let (r, bit) = b
-                .half(&b.ctl, c)
-                .ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_CTL", b.instance)))?;
+            let (r, bit) = b.half(&b.ctl, c).ok_or(UsageError::UnsupportedField {
+                register: c.ctl.addr.name,
+                field: "box-level enable",
+            })?;
             (r, "ctr_en", bit)
         };
         let old = self.read(&reg)? & !reg.info.reserved_mask;
-        let f = reg.field(field).ok_or(Error::UnsupportedField {
+        let f = reg.field(field).ok_or(UsageError::UnsupportedField {
             register: reg.addr.name,
             field,
         })?;
@@ -446,22 +417,23 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
             .field("en_all")
             .is_some_and(|f| f.extract(u) != 0)
         {
-            return Err(Error::NotFrozen {
+            return Err(SamplingError::NotFrozen {
                 reason: "U_MSR_PMON_GLOBAL_CTL.en_all is still set, so the uncore is counting; wait for the PMI, or poll instead".into(),
-            });
+            }.into());
         }
         if self.backend.global_pmi(self.socket) == Some(false) {
-            return Err(Error::NotFrozen {
+            return Err(SamplingError::NotFrozen {
                 reason:
                     "U_MSR_PMON_GLOBAL_SUMMARY.pmi is clear: counting was stopped, but not by a PMI"
                         .into(),
-            });
+            }
+            .into());
         }
         let (overflowed, u_status, walk_reads) = self.walk()?;
         if overflowed.is_empty() && self.backend.global_pmi(self.socket).is_none() {
-            return Err(Error::NotFrozen {
+            return Err(SamplingError::NotFrozen {
                 reason: "en_all is clear but no overflow is recorded in U_MSR_PMON_GLOBAL_STATUS, so the freeze did not come from a PMI".into(),
-            });
+            }.into());
         }
         let mut counts = Vec::new();
         let mut values = Vec::new();
@@ -575,8 +547,10 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
                 let half = b.half(&b.ovf, c);
                 (half.map(|h| h.0), "clr_ov", half.map_or(0, |h| h.1))
             };
-            let reg =
-                reg.ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_OVF_CTL", b.instance)))?;
+            let reg = reg.ok_or(UsageError::UnsupportedField {
+                register: c.ctr.addr.name,
+                field: "box-level overflow clear",
+            })?;
             let raw = with_fields(reg.info, 0, &[(field, 1 << bit)])?;
             self.write(&reg, raw)?;
         }

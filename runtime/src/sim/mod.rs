@@ -37,14 +37,19 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use pmu_regs::Location;
 
-pub use arch::{ArchConfig, Cpuid0A};
+pub use crate::cpuid::Cpuid0A;
+pub use arch::ArchConfig;
 pub use nhmex::UncoreEvent;
 pub use snbep::{PciEvent, QpiPacket, CTO_COUNT};
 
-use crate::access::{MsrAccess, PciAccess};
+use crate::access::{
+    AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result as BackendResult, Target,
+    UncoreSummary,
+};
 use crate::catalog::processor;
-use crate::error::{AccessError, Error, Op, Result, Target};
-use crate::pci::{Bdf, UncoreDevices};
+use crate::error::{Result, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu, Registry};
+use crate::pci::UncoreDevices;
 use crate::topology::Topology;
 use regs::{Index, Reg};
 
@@ -135,6 +140,7 @@ pub struct Sim {
     nhm: nhmex::Model,
     snb: snbep::Model,
     state: Mutex<State>,
+    owners: Registry,
 }
 
 /// The architectural register of layout `type_name` and array index `index`.
@@ -186,6 +192,7 @@ impl Sim {
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
+            owners: Registry::new(),
         }
     }
 
@@ -231,8 +238,19 @@ impl Sim {
             .map(|s| s as usize)
     }
 
-    fn bad_socket(socket: usize) -> Error {
-        Error::Sim(format!("the simulator has no socket {socket}"))
+    fn bad_socket(&self, socket: usize) -> UsageError {
+        UsageError::NoSuchPlace {
+            place: format!("socket {socket} in the simulator"),
+            available: format!("sockets 0-{}", self.config.sockets.max(1) - 1),
+        }
+    }
+
+    fn bad_cpu(&self, cpu: u32) -> UsageError {
+        let cpus = self.config.sockets.max(1) * self.config.cpus_per_socket.max(1);
+        UsageError::NoSuchPlace {
+            place: format!("CPU {cpu} in the simulator"),
+            available: format!("CPUs 0-{}", cpus - 1),
+        }
     }
 
     /// Injects `count` events into a Xeon 7500 box of `socket`.
@@ -242,7 +260,7 @@ impl Sim {
         let sock = st
             .nhm
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
+            .ok_or_else(|| self.bad_socket(socket))?;
         if self.nhm.inject(
             socket,
             sock,
@@ -253,11 +271,11 @@ impl Sim {
         ) {
             Ok(())
         } else {
-            Err(Error::Sim(format!(
-                "the Xeon 7500 has no box {}; boxes: {}",
-                event.instance,
-                self.nhm.instances().collect::<Vec<_>>().join(", ")
-            )))
+            Err(UsageError::NoSuchBox {
+                name: format!("{} in the simulated Xeon 7500", event.instance),
+                available: self.nhm.instances().collect::<Vec<_>>().join(", "),
+            }
+            .into())
         }
     }
 
@@ -268,14 +286,15 @@ impl Sim {
         let sock = st
             .snb
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
+            .ok_or_else(|| self.bad_socket(socket))?;
         if self.snb.inject(sock, &event, count, &mut st.journal.seq) {
             Ok(())
         } else {
-            Err(Error::Sim(format!(
-                "the E5-2600 model has no box {} (HA, P0, P1)",
-                event.instance
-            )))
+            Err(UsageError::NoSuchBox {
+                name: format!("{} in the simulated E5-2600", event.instance),
+                available: self.snb.instances().join(", "),
+            }
+            .into())
         }
     }
 
@@ -292,16 +311,18 @@ impl Sim {
         let sock = st
             .snb
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
+            .ok_or_else(|| self.bad_socket(socket))?;
         if self
             .snb
             .inject_packet(sock, port, packet, count, &mut st.journal.seq)
         {
             Ok(())
         } else {
-            Err(Error::Sim(format!(
-                "no QPI port {port} with a packet filter (P0, P1)"
-            )))
+            Err(UsageError::NoSuchBox {
+                name: format!("{port} with a packet filter"),
+                available: self.snb.filtered_instances().join(", "),
+            }
+            .into())
         }
     }
 
@@ -311,7 +332,7 @@ impl Sim {
         let sock = st
             .snb
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
+            .ok_or_else(|| self.bad_socket(socket))?;
         self.snb.set_freeze_signal(sock, on);
         Ok(())
     }
@@ -319,10 +340,14 @@ impl Sim {
     /// Whether E5-2600 box `instance` of `socket` is frozen.
     pub fn is_frozen(&self, socket: usize, instance: &str) -> Result<bool> {
         let st = self.lock();
-        let sock = st.snb.get(socket).ok_or_else(|| Self::bad_socket(socket))?;
-        self.snb
-            .is_frozen(sock, instance)
-            .ok_or_else(|| Error::Sim(format!("no E5-2600 box {instance}")))
+        let sock = st.snb.get(socket).ok_or_else(|| self.bad_socket(socket))?;
+        self.snb.is_frozen(sock, instance).ok_or_else(|| {
+            UsageError::NoSuchBox {
+                name: format!("{instance} in the simulated E5-2600"),
+                available: self.snb.instances().join(", "),
+            }
+            .into()
+        })
     }
 
     /// E5-2600 counters that wrapped on `socket`: (register, injected event number).
@@ -341,7 +366,7 @@ impl Sim {
         let state = st
             .cpus
             .get_mut(cpu as usize)
-            .ok_or_else(|| Error::Sim(format!("the simulator has no CPU {cpu}")))?;
+            .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject(cpu, ev_sel, umask, count, &mut st.journal);
         Ok(())
     }
@@ -354,7 +379,7 @@ impl Sim {
         let state = st
             .cpus
             .get_mut(cpu as usize)
-            .ok_or_else(|| Error::Sim(format!("the simulator has no CPU {cpu}")))?;
+            .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject_fixed(cpu, i, count, &mut st.journal);
         Ok(())
     }
@@ -376,7 +401,7 @@ impl Sim {
         st.nhm
             .get(socket)
             .map(|s| s.pmi)
-            .ok_or_else(|| Self::bad_socket(socket))
+            .ok_or_else(|| self.bad_socket(socket).into())
     }
 
     /// Clears the PMI state of `socket` (as handling the interrupt does).
@@ -385,7 +410,7 @@ impl Sim {
         let sock = st
             .nhm
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
+            .ok_or_else(|| self.bad_socket(socket))?;
         self.nhm.acknowledge_pmi(sock);
         Ok(())
     }
@@ -397,16 +422,16 @@ impl Sim {
         st.nhm
             .get(socket)
             .map(|sock| self.nhm.summary(sock, s))
-            .ok_or_else(|| Self::bad_socket(socket))
+            .ok_or_else(|| self.bad_socket(socket).into())
     }
 
-    fn rejected(op: Op, target: Target) -> Error {
-        Error::access(op, target, AccessError::Rejected)
+    fn rejected(op: Op, target: Target) -> BackendError {
+        BackendError::access(op, target, AccessError::Rejected)
     }
 }
 
 impl MsrAccess for Sim {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         let target = Target::Msr { cpu, address };
         let socket = self
             .socket_of_cpu(cpu)
@@ -424,7 +449,7 @@ impl MsrAccess for Sim {
         Ok(self.nhm.read(&st.nhm[socket], &reg))
     }
 
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         let target = Target::Msr { cpu, address };
         let socket = self
             .socket_of_cpu(cpu)
@@ -452,9 +477,9 @@ impl MsrAccess for Sim {
 }
 
 impl Sim {
-    fn no_cpu(op: Op, cpu: u32, address: u32) -> Error {
+    fn no_cpu(op: Op, cpu: u32, address: u32) -> BackendError {
         // What the msr driver says for a CPU that does not exist: no device file.
-        Error::access(
+        BackendError::access(
             op,
             Target::Msr { cpu, address },
             AccessError::NoMsrDevice {
@@ -487,7 +512,7 @@ impl Sim {
 }
 
 impl PciAccess for Sim {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         let target = Target::Pci { bdf, offset };
         let socket = self
             .socket_of_bus(bdf)
@@ -501,7 +526,7 @@ impl PciAccess for Sim {
         Ok(if high { (v >> 32) as u32 } else { v as u32 })
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         let target = Target::Pci { bdf, offset };
         let socket = self
             .socket_of_bus(bdf)
@@ -527,8 +552,8 @@ impl PciAccess for Sim {
 }
 
 impl Sim {
-    fn no_device(&self, op: Op, bdf: Bdf, offset: u16) -> Error {
-        Error::access(
+    fn no_device(&self, op: Op, bdf: Bdf, offset: u16) -> BackendError {
+        BackendError::access(
             op,
             Target::Pci { bdf, offset },
             AccessError::NoPciDevice {
@@ -538,7 +563,14 @@ impl Sim {
     }
 }
 
-impl crate::sampling::uncore::UncoreSummary for Sim {
+impl Ownership for Sim {
+    /// Claims are in-process: one simulator, one registry.
+    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
+        self.owners.claim(pmu)
+    }
+}
+
+impl UncoreSummary for Sim {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.uncore_pmi_pending(socket).ok()
     }

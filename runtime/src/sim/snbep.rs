@@ -240,6 +240,20 @@ impl Model {
         }
     }
 
+    /// Every box instance modelled.
+    pub fn instances(&self) -> Vec<&'static str> {
+        self.boxes.iter().map(|b| b.instance).collect()
+    }
+
+    /// The instances with a packet filter.
+    pub fn filtered_instances(&self) -> Vec<&'static str> {
+        self.boxes
+            .iter()
+            .filter(|b| b.filter.is_some())
+            .map(|b| b.instance)
+            .collect()
+    }
+
     /// Whether box `instance` is frozen now.
     pub fn is_frozen(&self, st: &SocketState, instance: &str) -> Option<bool> {
         self.boxes

@@ -1,12 +1,12 @@
 //! `list`, `decode`, `encode`, `read` and `write`.
 
-use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, PROCESSORS};
+use pmu_regs::{Addresses, Location, RegisterInfo, PROCESSORS};
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
-use pmu_runtime::{read_by_info, write_by_info, Error, Place};
+use pmu_runtime::machine::Resolved;
+use pmu_runtime::{Place, UsageError};
 use serde_json::{json, Value};
 
-use crate::machine::Machine;
 use crate::table::Table;
 use crate::{Failure, PlaceArgs};
 
@@ -91,7 +91,7 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
             .iter()
             .flat_map(|p| p.units.iter().map(|u| u.name))
             .collect();
-        return Err(Error::BadValue {
+        return Err(UsageError::BadValue {
             text: format!(
                 "{}{}",
                 processor.unwrap_or(""),
@@ -173,7 +173,7 @@ fn selected_units(
             .iter()
             .flat_map(|p| p.units.iter().map(|u| u.name))
             .collect();
-        return Err(Error::BadValue {
+        return Err(UsageError::BadValue {
             text: format!("{} {}", processor.unwrap_or(""), unit.unwrap_or(""))
                 .trim()
                 .to_string(),
@@ -406,32 +406,6 @@ pub fn encode(register: &str, fields: &[String], json_out: bool) -> Out {
     Ok(format!("{}{}", header(&found, raw), decoded_table(&d)))
 }
 
-/// A register instance with an address, or why there is none.
-fn instance(
-    register: &str,
-) -> Result<(&'static RegisterInfo, &'static AddressInfo, Found), Failure> {
-    let found = lookup::find(register)?;
-    match (found.address, found.info.addresses) {
-        (Some(a), _) => Ok((found.info, a, found)),
-        (None, Addresses::Unknown(reason)) => Err(Error::AddressUnknown {
-            register: found.info.name,
-            reason,
-        }
-        .into()),
-        (None, Addresses::Known(addrs)) => {
-            let mut names: Vec<&str> = addrs.iter().map(|a| a.name).take(6).collect();
-            if addrs.len() > 6 {
-                names.push("...");
-            }
-            Err(Error::NeedsInstance {
-                name: register.to_string(),
-                instances: names.join(", "),
-            }
-            .into())
-        }
-    }
-}
-
 fn place_text(place: Place) -> String {
     match place {
         Place::Cpu(c) => format!("CPU {c}"),
@@ -446,24 +420,34 @@ fn place_json(place: Place) -> Value {
     }
 }
 
+/// The header line of a register instance with a value.
+fn instance_header(reg: &Resolved, value: u64) -> String {
+    header(
+        &Found {
+            info: reg.info,
+            address: Some(reg.address),
+        },
+        value,
+    )
+}
+
 /// `pmu read`.
 pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
-    let (info, addr, found) = instance(register)?;
-    let machine = Machine::new(args)?;
-    let place = machine.place(info, addr, args)?;
-    let raw = read_by_info(&machine, info, addr, place)?;
-    let d = codec::decode(info, raw);
+    let machine = args.machine()?;
+    let reg = machine.resolve(register, &args.at()?)?;
+    let raw = machine.read(&reg)?;
+    let d = codec::decode(reg.info, raw);
     if json_out {
         let mut extra = serde_json::Map::new();
-        extra.insert("instance".into(), json!(addr.name));
-        extra.insert("place".into(), place_json(place));
+        extra.insert("instance".into(), json!(reg.address.name));
+        extra.insert("place".into(), place_json(reg.place));
         return Ok(decoded_json(&d, extra));
     }
-    let head = header(&found, raw);
+    let head = instance_header(&reg, raw);
     Ok(format!(
         "{} on {}\n{}",
         head.trim_end(),
-        place_text(place),
+        place_text(reg.place),
         decoded_table(&d)
     ))
 }
@@ -476,79 +460,59 @@ pub fn write(
     args: &PlaceArgs,
     json_out: bool,
 ) -> Out {
-    let (info, addr, found) = instance(register)?;
+    // Names and values are checked before the machine is touched.
+    let found = lookup::find(register)?;
     let whole = match values {
         [v] if !v.contains('=') => Some(codec::parse_number(v)?),
         _ => None,
     };
-    if info.writable_mask == 0 {
-        return Err(Error::ReadOnlyField {
-            register: info.name,
+    let assignments = match whole {
+        Some(_) => Vec::new(),
+        None => codec::parse_assignments(values)?,
+    };
+    if found.info.writable_mask == 0 {
+        return Err(UsageError::ReadOnlyField {
+            register: found.info.name,
             field: "(every field)",
             access: "read-only",
         }
         .into());
     }
-    let machine = Machine::new(args)?;
-    let place = machine.place(info, addr, args)?;
+    let machine = args.machine()?;
+    let reg = machine.resolve(register, &args.at()?)?;
+    let info = reg.info;
     let (old, new) = match whole {
         Some(v) => (None, v),
         None => {
-            let assignments = codec::parse_assignments(values)?;
-            let current = read_by_info(&machine, info, addr, place)?;
+            let current = machine.read(&reg)?;
             // Reserved bits read back are never written back.
             let base = current & !info.reserved_mask;
             (Some(current), codec::encode(info, base, &assignments)?)
         }
     };
-    let d = codec::decode(info, new);
-    if !d.is_clean() {
-        // Refuse here with the decoded reason; write_by_info would refuse too.
-        return Err(Error::Access {
-            op: pmu_runtime::Op::Write,
-            target: match (addr.location, place) {
-                (Location::Msr(a), Place::Cpu(cpu)) => pmu_runtime::Target::Msr { cpu, address: a },
-                (Location::Pci { offset, .. }, Place::Device(bdf)) => {
-                    pmu_runtime::Target::Pci { bdf, offset }
-                }
-                _ => unreachable!("place() matched the register's space"),
-            },
-            register: Some(addr.name),
-            kind: if d.beyond_width != 0 {
-                pmu_runtime::AccessError::TooWide {
-                    value: new,
-                    width: info.width,
-                }
-            } else {
-                pmu_runtime::AccessError::ReservedBits {
-                    value: new,
-                    bits: d.reserved_set,
-                }
-            },
-            source: None,
-        }
-        .into());
-    }
+    // Refused here, before anything is written, for the same reasons the write would be.
+    machine.check(&reg, new)?;
     if !dry_run {
-        write_by_info(&machine, info, addr, place, new)?;
+        machine.write(&reg, new)?;
     }
+    let d = codec::decode(info, new);
     if json_out {
         let mut extra = serde_json::Map::new();
-        extra.insert("instance".into(), json!(addr.name));
-        extra.insert("place".into(), place_json(place));
+        extra.insert("instance".into(), json!(reg.address.name));
+        extra.insert("place".into(), place_json(reg.place));
         extra.insert("previous".into(), json!(old));
         extra.insert("written".into(), json!(!dry_run));
         return Ok(decoded_json(&d, extra));
     }
     let verb = if dry_run { "would write" } else { "wrote" };
-    let head = header(&found, new);
+    let head = instance_header(&reg, new);
     let was = old
         .map(|o| format!(" (was {})", hex(o, info.width)))
         .unwrap_or_default();
     Ok(format!(
         "{verb} {} on {}{was}\n{}",
         head.trim_end(),
-        place_text(place),
+        place_text(reg.place),
         decoded_table(&d)
     ))
 }

@@ -2,7 +2,6 @@
 //! by name.
 
 mod commands;
-mod machine;
 mod perf_cli;
 mod table;
 mod watch;
@@ -11,6 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use pmu_runtime::fault;
+use pmu_runtime::machine::{Machine, Where};
+use pmu_runtime::sim::SimConfig;
+use pmu_runtime::{Bdf, Error, UsageError};
 
 /// List, decode, encode, read, write and watch Intel performance-monitoring registers by name.
 ///
@@ -145,6 +148,41 @@ pub struct PlaceArgs {
     inject_fault: Option<String>,
 }
 
+impl PlaceArgs {
+    /// The machine these options name: `--sim`, or the hardware under `--root` (default `/`),
+    /// with `--inject-fault` applied.
+    fn machine(&self) -> Result<Machine, Error> {
+        let machine = if self.sim {
+            Machine::simulated(SimConfig::default())
+        } else {
+            Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
+        };
+        Ok(match &self.inject_fault {
+            Some(text) => {
+                let (when, fault) = fault::parse(text)?;
+                machine.with_fault(when, fault)
+            }
+            None => machine,
+        })
+    }
+
+    /// Where `--cpu`, `--socket` and `--device` say a register is.
+    fn at(&self) -> Result<Where, Error> {
+        let device = match &self.device {
+            Some(d) => Some(d.parse::<Bdf>().map_err(|e| UsageError::BadValue {
+                text: d.clone(),
+                expected: e.to_string(),
+            })?),
+            None => None,
+        };
+        Ok(Where {
+            cpu: self.cpu,
+            socket: self.socket,
+            device,
+        })
+    }
+}
+
 #[derive(Args)]
 struct ReadArgs {
     /// Register instance (W_MSR_PMON_EVT_SEL2, Q_P0_PCI_PMON_CTL1).
@@ -215,17 +253,10 @@ pub struct Failure {
 
 impl Failure {
     fn exit_code(&self) -> u8 {
-        use pmu_runtime::Error as E;
-        match self.error {
-            E::UnknownRegister { .. }
-            | E::UnknownField { .. }
-            | E::ReadOnlyField { .. }
-            | E::BadValue { .. }
-            | E::NeedsInstance { .. }
-            | E::FieldTooWide(_)
-            | E::UnsupportedField { .. }
-            | E::NoSuchCounter { .. } => 2,
-            _ => 1,
+        if self.error.is_usage() {
+            2
+        } else {
+            1
         }
     }
 }
@@ -236,8 +267,10 @@ impl std::fmt::Display for Failure {
     }
 }
 
-impl From<pmu_runtime::Error> for Failure {
-    fn from(error: pmu_runtime::Error) -> Self {
-        Self { error }
+impl<E: Into<pmu_runtime::Error>> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Self {
+            error: error.into(),
+        }
     }
 }

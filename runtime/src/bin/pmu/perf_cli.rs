@@ -14,8 +14,8 @@ use pmu_runtime::lookup;
 use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::perf::encode::{from_control, from_terms};
 use pmu_runtime::perf::session::{IntervalCount, Session};
-use pmu_runtime::perf::{EventSources, KernelNames, PerfError, PerfEvent, PerfNames, Pmu};
-use pmu_runtime::Error;
+use pmu_runtime::perf::{EventSources, KernelNames, PerfEvent, PerfNames, Pmu};
+use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::table::Table;
@@ -70,7 +70,7 @@ pub fn encode(
             .map(|a| a.name)
             .take(6)
             .collect();
-        return Err(Error::NeedsInstance {
+        return Err(UsageError::NeedsInstance {
             name: register.to_string(),
             instances: instances.join(", "),
         }
@@ -153,7 +153,7 @@ pub fn watch(r: &WatchRequest<'_>) -> Result<Option<String>, Failure> {
     let (unit, events, perf) = (r.unit, r.events, r.perf);
     if perf.backend == Backend::Raw || (r.sim && perf.pmu.is_none()) {
         if perf.pmu.is_some() {
-            return Err(Error::BadValue {
+            return Err(UsageError::BadValue {
                 text: "--pmu with --backend raw".into(),
                 expected: "--backend perf or auto: a kernel PMU is counted through perf".into(),
             }
@@ -178,7 +178,7 @@ pub fn watch(r: &WatchRequest<'_>) -> Result<Option<String>, Failure> {
             if perf.backend == Backend::Auto {
                 return Ok(None); // the raw path reports the unknown box
             }
-            return Err(Error::BadValue {
+            return Err(UsageError::BadValue {
                 text: unit.to_string(),
                 expected: "a box of the spec (HA, C3, P0, CPU, ...)".into(),
             }
@@ -194,7 +194,7 @@ pub fn watch(r: &WatchRequest<'_>) -> Result<Option<String>, Failure> {
         let mut selected = Vec::new();
         for (n, text) in events.iter().enumerate() {
             let n = n as u32;
-            let info = control(u, instance, n).ok_or_else(|| Error::NoSuchCounter {
+            let info = control(u, instance, n).ok_or_else(|| UsageError::NoSuchCounter {
                 counter: format!("{instance} counter {n}"),
                 available: format!(
                     "{} counters",
@@ -365,10 +365,4 @@ pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Fail
         ]);
     }
     Ok(t.render())
-}
-
-impl From<PerfError> for Failure {
-    fn from(e: PerfError) -> Self {
-        Error::from(e).into()
-    }
 }

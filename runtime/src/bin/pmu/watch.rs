@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pmu_runtime::codec::parse_number;
+use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::delta;
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
 use pmu_runtime::sampling::rolled_back;
 use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
 use pmu_runtime::sim::{PciEvent, UncoreEvent};
-use pmu_runtime::Error;
+use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
-use crate::machine::Machine;
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -52,33 +52,33 @@ struct Spec {
     text_index: usize,
 }
 
-fn byte(key: &str, v: &str) -> Result<u8, Error> {
+fn byte(key: &str, v: &str) -> Result<u8, UsageError> {
     let n = parse_number(v)?;
-    u8::try_from(n).map_err(|_| Error::BadValue {
+    u8::try_from(n).map_err(|_| UsageError::BadValue {
         text: format!("{key}={v}"),
         expected: format!("{key} from 0 to 0xff"),
     })
 }
 
-fn flag(key: &str, v: &str) -> Result<bool, Error> {
+fn flag(key: &str, v: &str) -> Result<bool, UsageError> {
     match v {
         "0" | "false" => Ok(false),
         "1" | "true" => Ok(true),
-        _ => Err(Error::BadValue {
+        _ => Err(UsageError::BadValue {
             text: format!("{key}={v}"),
             expected: format!("{key}=0 or {key}=1"),
         }),
     }
 }
 
-fn parse_event(text: &str, text_index: usize) -> Result<Spec, Error> {
+fn parse_event(text: &str, text_index: usize) -> Result<Spec, UsageError> {
     let mut spec = Spec {
         text_index,
         ..Spec::default()
     };
     let mut has_sel = false;
     for part in text.split(',') {
-        let (k, v) = part.split_once('=').ok_or_else(|| Error::BadValue {
+        let (k, v) = part.split_once('=').ok_or_else(|| UsageError::BadValue {
             text: part.to_string(),
             expected: "key=value in --event, e.g. ev_sel=0x01,umask=0x04".into(),
         })?;
@@ -92,7 +92,7 @@ fn parse_event(text: &str, text_index: usize) -> Result<Spec, Error> {
             "invert" => spec.invert = Some(flag(k, v)?),
             "edge" => spec.edge = Some(flag(k, v)?),
             other => {
-                return Err(Error::BadValue {
+                return Err(UsageError::BadValue {
                     text: other.to_string(),
                     expected: "one of ev_sel, umask, thresh, invert, edge in --event".into(),
                 })
@@ -100,7 +100,7 @@ fn parse_event(text: &str, text_index: usize) -> Result<Spec, Error> {
         }
     }
     if !has_sel {
-        return Err(Error::BadValue {
+        return Err(UsageError::BadValue {
             text: text.to_string(),
             expected: "an ev_sel=... in every --event".into(),
         });
@@ -120,6 +120,9 @@ enum Watched<'a> {
         saved: Vec<(usize, u64)>,
     },
 }
+
+/// The processor whose PCI boxes `watch` knows.
+static E5_2600: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
 
 const UNCORE_BOXES: [&str; 17] = [
     "U", "W", "S0", "S1", "B0", "B1", "C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "M0", "M1",
@@ -168,16 +171,17 @@ impl<'a> Watched<'a> {
                 saved,
             });
         }
-        let devices = machine.devices("xeon-e5-2600")?;
+        let devices = machine.devices(E5_2600)?;
         let e5 = match unit.as_str() {
             "HA" => E5Box::ha(machine, &devices, socket as usize)?,
             "P0" | "QPI0" => E5Box::qpi(machine, &devices, socket as usize, 0)?,
             "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
             _ => {
-                return Err(Error::BadValue {
+                return Err(UsageError::BadValue {
                     text: args.unit.clone().unwrap_or_default(),
                     expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
-                })
+                }
+                .into())
             }
         };
         let indices: Vec<usize> = (0..specs.len()).collect();
@@ -283,7 +287,7 @@ fn thousands(n: u64) -> String {
 /// Runs `pmu watch`. Output goes to stdout as it happens; the returned text is empty.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     if !(args.interval >= 0.0 && args.interval.is_finite()) {
-        return Err(Error::BadValue {
+        return Err(UsageError::BadValue {
             text: args.interval.to_string(),
             expected: "--interval in seconds, 0 or more".into(),
         }
@@ -310,7 +314,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         .enumerate()
         .map(|(i, e)| parse_event(e, i))
         .collect::<Result<_, _>>()?;
-    let machine = Machine::new(&args.place)?;
+    let machine = args.place.machine()?;
     let watched = Watched::program(&machine, args, &specs)?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -330,10 +334,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
             cleanup: Box::new(cleanup),
         }
         .into()),
-        (Ok(()), Err(e)) => Err(Error::Sim(format!(
-            "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
-        ))
-        .into()),
+        (Ok(()), Err(e)) => Err(Error::RestoreFailed(Box::new(e)).into()),
     }
 }
 

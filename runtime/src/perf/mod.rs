@@ -3,7 +3,7 @@
 //! without fighting those drivers for the registers.
 //!
 //! - [`sysfs`]: a PMU's `type`, `format/*`, `cpumask` and `events/*` under a configurable root.
-//! - [`format`]: the format files' syntax (`config:0-7`, `config1:0-31`, `config:0-7,21`).
+//! - [`format`](mod@format): the format files' syntax (`config:0-7`, `config1:0-31`, `config:0-7,21`).
 //! - [`names`]: which kernel PMU counts which of our boxes (`uncore_cbox_3`, `cpu`), and the
 //!   drivers' formats.
 //! - [`encode`]: a control-register value (our fields) to `config`/`config1`/`config2` and

@@ -74,6 +74,24 @@ error_cases!(
     missing_description,
     xeon7500_table_2_98_as_printed,
     sdm_inuse_text_bit_32,
+    // The PMU structure (spec/README.md, "PMU structure").
+    pmu_unknown_register,
+    pmu_route_unknown_field,
+    pmu_role_wrong_width,
+    pmu_role_wrong_access,
+    pmu_counters_width_mismatch,
+    pmu_counters_unknown_counter,
+    pmu_route_missing,
+    pmu_route_inconsistent,
+    pmu_counter_arrays_mismatch,
+    pmu_duplicate_counter_number,
+    pmu_role_outside_structure,
+    pmu_route_below_global,
+    pmu_unknown_role,
+    pmu_role_without_pmu,
+    pmu_bitmap_without_counters,
+    pmu_general_counter_without_event,
+    pmu_route_clear_not_w1c,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

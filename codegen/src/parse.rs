@@ -18,6 +18,8 @@ use serde::Deserialize;
 
 use crate::diagnostics::{Diagnostic, SourceFile};
 
+pub mod pmu;
+
 /// `processors.xml`: processors, their documents, and cited public sources.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,6 +90,7 @@ pub struct RawUnit {
     pub instance: Vec<RawInstance>,
     #[serde(default)]
     pub register: Vec<RawRegister>,
+    pub pmu: Option<pmu::RawPmu>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,6 +223,10 @@ pub struct RawField {
     pub repeat: Option<String>,
     #[serde(rename = "@count-cpuid")]
     pub count_cpuid: Option<String>,
+    #[serde(rename = "@role")]
+    pub role: Option<String>,
+    #[serde(rename = "@counters")]
+    pub counters: Option<String>,
     pub description: Option<String>,
     #[serde(default)]
     pub value: Vec<RawValue>,

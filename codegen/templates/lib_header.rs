@@ -46,3 +46,7 @@
 #[rustfmt::skip]
 pub mod support;
 pub use support::*;
+
+#[rustfmt::skip]
+pub mod structure;
+pub use structure::*;

@@ -50,6 +50,10 @@ pub mod support;
 pub use support::*;
 
 #[rustfmt::skip]
+pub mod structure;
+pub use structure::*;
+
+#[rustfmt::skip]
 pub mod xeon_7500;
 #[rustfmt::skip]
 pub mod xeon_e5_2600;

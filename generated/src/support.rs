@@ -280,6 +280,8 @@ pub struct ProcessorInfo {
     pub documents: &'static [(&'static str, &'static str)],
     /// Units (boxes).
     pub units: &'static [&'static UnitInfo],
+    /// The level above every box (global control and status), if the processor has one.
+    pub global: Option<&'static crate::structure::GlobalInfo>,
 }
 
 /// A unit (box).
@@ -301,6 +303,8 @@ pub struct UnitInfo {
     pub registers: &'static [&'static RegisterInfo],
     /// Events the unit's counters can count.
     pub events: &'static [&'static EventInfo],
+    /// The unit's PMU structure, if the spec declares one.
+    pub pmu: Option<&'static crate::structure::PmuInfo>,
 }
 
 /// A register layout and every address that uses it.
@@ -420,6 +424,11 @@ pub struct FieldInfo {
     pub values: &'static [ValueInfo],
     /// For CPUID-sized bit arrays.
     pub repeat: Option<RepeatInfo>,
+    /// What the field does for the PMU, if the spec gives it a role.
+    pub role: Option<crate::structure::Role>,
+    /// The counters the field's elements stand for, lowest bits first (empty: the field
+    /// serves the one counter of its register element).
+    pub counters: &'static [u32],
 }
 
 impl FieldInfo {
@@ -776,7 +785,7 @@ macro_rules! register {
         $(source $src:literal;)*
         $(note $nkind:literal $ntitle:literal $ntext:literal;)*
         $(unknown $reason:literal;)?
-        $(field $acc:ident $accs:literal $fname:literal $bits:literal [$lsb:literal, $width:literal] $reset:literal $fdesc:literal $vals:tt $kind:ident $args:tt;)+
+        $(field $acc:ident $accs:literal $fname:literal $bits:literal [$lsb:literal, $width:literal] $reset:literal $fdesc:literal $vals:tt $kind:ident $args:tt $(role $role:ident [$($ctr:literal),*])?;)+
         $(at $shape:ident $cname:ident $inst:literal: $addr_ty:ty = [$($idx:literal $loc:tt $aname:literal $asrc:literal),+];)*
     ) => {
         #[doc = $desc]
@@ -809,6 +818,8 @@ macro_rules! register {
                 description: $fdesc,
                 values: field_values!($vals),
                 repeat: field_repeat!($kind $args),
+                role: register!(@role $($role)?),
+                counters: &[$($($ctr),*)?],
             }),+];
             /// The value after reset.
             pub const RESET: Self = Self(reset_of(Self::FIELDS) as $raw);
@@ -900,6 +911,8 @@ macro_rules! register {
             notes: &[$(NoteInfo { kind: $nkind, title: $ntitle, text: $ntext }),*],
         };
     };
+    (@role) => { None };
+    (@role $role:ident) => { Some(crate::structure::Role::$role) };
     (@space msr) => { "MSR" };
     (@space pci) => { "PCI" };
     (@space_value msr) => { Space::Msr };
@@ -1002,7 +1015,7 @@ macro_rules! unit_events {
 
 /// A unit's metadata: its registers' metadata statics, in order, and its events.
 macro_rules! unit_info {
-    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*], $events:expr) => {
+    ($proc:literal, $name:literal, $module:literal, $title:literal, $desc:literal, [$($inst:literal),+], [$($info:ident),*], $events:expr, $pmu:expr) => {
         /// Metadata of this unit and its registers.
         pub static UNIT: UnitInfo = UnitInfo {
             processor: $proc,
@@ -1013,6 +1026,7 @@ macro_rules! unit_info {
             instances: &[$($inst),+],
             registers: &[$(&$info),*],
             events: $events,
+            pmu: $pmu,
         };
     };
 }

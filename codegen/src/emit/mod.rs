@@ -7,6 +7,7 @@
 
 pub mod docs;
 pub mod rust;
+pub mod structure;
 pub mod svg;
 pub mod tests;
 
@@ -16,6 +17,7 @@ use std::sync::mpsc;
 use crate::model::{Processor, Spec, Unit};
 
 const SUPPORT: &str = include_str!("../../templates/support.rs");
+const STRUCTURE: &str = include_str!("../../templates/structure.rs");
 const LIB_HEADER: &str = include_str!("../../templates/lib_header.rs");
 const CARGO_TOML: &str = include_str!("../../templates/Cargo.toml.generated");
 
@@ -101,10 +103,21 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
         "src/lib.rs".into(),
         format!("{}{LIB_HEADER}\n{lib_body}", rust::HEADER),
     )?;
+    sink.put(
+        "src/structure.rs".into(),
+        format!(
+            "{}{STRUCTURE}",
+            rust::HEADER.replace("from spec/", "from codegen/templates/structure.rs")
+        ),
+    )?;
     for p in &spec.processors {
         sink.put(
             format!("src/{}/mod.rs", p.module),
             rust::format_file(rust::processor_module(p)),
+        )?;
+        sink.put(
+            format!("src/{}/pmu.rs", p.module),
+            rust::format_file(structure::processor_pmu(p)),
         )?;
     }
     sink.put("tests/layouts.rs".into(), tests::LAYOUTS_ROOT.into())?;

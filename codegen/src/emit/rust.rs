@@ -338,7 +338,7 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         };
         let _ = writeln!(
             out,
-            "    field {} {} {} {} [{}, {}] {} {} {values} {};",
+            "    field {} {} {} {} [{}, {}] {} {} {values} {}{};",
             f.access.variant(),
             lit(f.access.as_str()),
             lit(&f.name),
@@ -347,7 +347,8 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
             f.width(),
             hex(f.reset),
             lit(&field_description(f)),
-            field_kind(reg, f)
+            field_kind(reg, f),
+            super::structure::role_suffix(f)
         );
     }
     if let Addresses::Known(addrs) = &reg.addresses {
@@ -461,9 +462,10 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         .iter()
         .map(|r| info_ident(r).to_string())
         .collect();
+    let pmu_ref = super::structure::unit_pmu_ref(unit);
     let _ = writeln!(
         out,
-        "unit_info!({}, {}, {}, {}, {}, [{}], [{}], {events_ref});",
+        "unit_info!({}, {}, {}, {}, {}, [{}], [{}], {events_ref}, {pmu_ref});",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),
@@ -498,10 +500,12 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         quote!((#t, #r))
     });
     let doc_attrs = inner_docs(&doc);
+    let global = super::structure::processor_global_ref(proc);
     quote! {
         #doc_attrs
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
+        pub mod pmu;
 
         /// Metadata of this processor and all its units.
         pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
@@ -510,6 +514,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             units: &[#(&#mods2::UNIT),*],
+            global: #global,
         };
     }
 }

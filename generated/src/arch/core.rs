@@ -14,7 +14,7 @@ register! {
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14";
     note "info" "Address source" "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.";
     note "info" "Write behaviour (SDM 18.2.5)" "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.";
-    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31)." [] val(count, with_count, set_count: u64);
+    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31)." [] val(count, with_count, set_count: u64) role Count [];
     at many IA32_PMC "CPU": [Msr<Ia32Pmc>; 8] = [0 0xC1 "IA32_PMC0" "linux-msr-index", 1 0xC2 "IA32_PMC1" "linux-msr-index", 2 0xC3 "IA32_PMC2" "linux-msr-index", 3 0xC4 "IA32_PMC3" "linux-msr-index", 4 0xC5 "IA32_PMC4" "linux-msr-index", 5 0xC6 "IA32_PMC5" "linux-msr-index", 6 0xC7 "IA32_PMC6" "linux-msr-index", 7 0xC8 "IA32_PMC7" "linux-msr-index"];
 }
 
@@ -34,17 +34,17 @@ register! {
     source "Linux kernel, arch/x86/include/asm/perf_event.h";
     note "info" "Address source and later extensions" "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.";
     field Rsv "rsv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "cmask" "31:24" [24, 8] 0x0 "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence." [] val(cmask, with_cmask, set_cmask: u8);
-    field Rw "rw" "inv" "23" [23, 1] 0x0 "Invert the sense of the cmask comparison." [] val(inv, with_inv, set_inv: bool);
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later)." [] val(en, with_en, set_en: bool);
-    field Rw "rw" "any_thread" "21" [21, 1] 0x0 "AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1." [] val(any_thread, with_any_thread, set_any_thread: bool);
-    field Rw "rw" "int" "20" [20, 1] 0x0 "Raise a performance-monitoring interrupt through the local APIC when the counter overflows." [] val(int, with_int, set_int: bool);
+    field Rw "rw" "cmask" "31:24" [24, 8] 0x0 "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence." [] val(cmask, with_cmask, set_cmask: u8) role Threshold [];
+    field Rw "rw" "inv" "23" [23, 1] 0x0 "Invert the sense of the cmask comparison." [] val(inv, with_inv, set_inv: bool) role Invert [];
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later)." [] val(en, with_en, set_en: bool) role Enable [];
+    field Rw "rw" "any_thread" "21" [21, 1] 0x0 "AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1." [] val(any_thread, with_any_thread, set_any_thread: bool) role AnyThread [];
+    field Rw "rw" "int" "20" [20, 1] 0x0 "Raise a performance-monitoring interrupt through the local APIC when the counter overflows." [] val(int, with_int, set_int: bool) role OverflowEnable [];
     field Rw "rw" "pc" "19" [19, 1] 0x0 "Pin control: toggle the PMi pin on event occurrences or counter overflow." [] val(pc, with_pc, set_pc: bool);
-    field Rw "rw" "edge" "18" [18, 1] 0x0 "Edge detect: count rising edges of the event condition instead of every cycle it is true." [] val(edge, with_edge, set_edge: bool);
-    field Rw "rw" "os" "17" [17, 1] 0x0 "Count while the logical processor runs at privilege level 0." [] val(os, with_os, set_os: bool);
-    field Rw "rw" "usr" "16" [16, 1] 0x0 "Count while the logical processor runs at privilege levels 1, 2 or 3." [] val(usr, with_usr, set_usr: bool);
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: qualifies which conditions of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "edge" "18" [18, 1] 0x0 "Edge detect: count rising edges of the event condition instead of every cycle it is true." [] val(edge, with_edge, set_edge: bool) role Edge [];
+    field Rw "rw" "os" "17" [17, 1] 0x0 "Count while the logical processor runs at privilege level 0." [] val(os, with_os, set_os: bool) role Kernel [];
+    field Rw "rw" "usr" "16" [16, 1] 0x0 "Count while the logical processor runs at privilege levels 1, 2 or 3." [] val(usr, with_usr, set_usr: bool) role User [];
+    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: qualifies which conditions of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many IA32_PERFEVTSEL "CPU": [Msr<Ia32PerfEvtSel>; 8] = [0 0x186 "IA32_PERFEVTSEL0" "linux-msr-index", 1 0x187 "IA32_PERFEVTSEL1" "linux-msr-index", 2 0x188 "IA32_PERFEVTSEL2" "linux-msr-index", 3 0x189 "IA32_PERFEVTSEL3" "linux-msr-index", 4 0x18A "IA32_PERFEVTSEL4" "linux-msr-index", 5 0x18B "IA32_PERFEVTSEL5" "linux-msr-index", 6 0x18C "IA32_PERFEVTSEL6" "linux-msr-index", 7 0x18D "IA32_PERFEVTSEL7" "linux-msr-index"];
 }
 
@@ -53,7 +53,7 @@ register! {
     "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).";
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
     note "info" "Address source; no count-cpuid" "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.";
-    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count; hardware increments it, software may read or preload it." [] val(count, with_count, set_count: u64);
+    field RwV "rw-v" "count" "63:0" [0, 64] 0x0 "Event count; hardware increments it, software may read or preload it." [] val(count, with_count, set_count: u64) role Count [];
     at many IA32_FIXED_CTR "CPU": [Msr<Ia32FixedCtr>; 3] = [0 0x309 "IA32_FIXED_CTR0" "linux-msr-index", 1 0x30A "IA32_FIXED_CTR1" "linux-msr-index", 2 0x30B "IA32_FIXED_CTR2" "linux-msr-index"];
 }
 
@@ -67,15 +67,15 @@ register! {
     source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9";
     note "info" "Blocks beyond counter 2" "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1.";
     field Rsv "rsv" "rsv" "63:12" [12, 52] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en2_pmi" "11" [11, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR2 overflows." [] val(en2_pmi, with_en2_pmi, set_en2_pmi: bool);
-    field Rw "rw" "any_thread2" "10" [10, 1] 0x0 "Count IA32_FIXED_CTR2's event on every logical processor of the core." [] val(any_thread2, with_any_thread2, set_any_thread2: bool);
-    field Rw "rw" "en2" "9:8" [8, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR2 counts." [Ia32FixedCtrCtrlEn2::VALUES] named(en2, with_en2, set_en2: Ia32FixedCtrCtrlEn2);
-    field Rw "rw" "en1_pmi" "7" [7, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR1 overflows." [] val(en1_pmi, with_en1_pmi, set_en1_pmi: bool);
-    field Rw "rw" "any_thread1" "6" [6, 1] 0x0 "Count IA32_FIXED_CTR1's event on every logical processor of the core." [] val(any_thread1, with_any_thread1, set_any_thread1: bool);
-    field Rw "rw" "en1" "5:4" [4, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR1 counts." [Ia32FixedCtrCtrlEn1::VALUES] named(en1, with_en1, set_en1: Ia32FixedCtrCtrlEn1);
-    field Rw "rw" "en0_pmi" "3" [3, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR0 overflows." [] val(en0_pmi, with_en0_pmi, set_en0_pmi: bool);
-    field Rw "rw" "any_thread0" "2" [2, 1] 0x0 "Count IA32_FIXED_CTR0's event on every logical processor of the core." [] val(any_thread0, with_any_thread0, set_any_thread0: bool);
-    field Rw "rw" "en0" "1:0" [0, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR0 counts." [Ia32FixedCtrCtrlEn0::VALUES] named(en0, with_en0, set_en0: Ia32FixedCtrCtrlEn0);
+    field Rw "rw" "en2_pmi" "11" [11, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR2 overflows." [] val(en2_pmi, with_en2_pmi, set_en2_pmi: bool) role OverflowEnable [34];
+    field Rw "rw" "any_thread2" "10" [10, 1] 0x0 "Count IA32_FIXED_CTR2's event on every logical processor of the core." [] val(any_thread2, with_any_thread2, set_any_thread2: bool) role AnyThread [34];
+    field Rw "rw" "en2" "9:8" [8, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR2 counts." [Ia32FixedCtrCtrlEn2::VALUES] named(en2, with_en2, set_en2: Ia32FixedCtrCtrlEn2) role RingEnable [34];
+    field Rw "rw" "en1_pmi" "7" [7, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR1 overflows." [] val(en1_pmi, with_en1_pmi, set_en1_pmi: bool) role OverflowEnable [33];
+    field Rw "rw" "any_thread1" "6" [6, 1] 0x0 "Count IA32_FIXED_CTR1's event on every logical processor of the core." [] val(any_thread1, with_any_thread1, set_any_thread1: bool) role AnyThread [33];
+    field Rw "rw" "en1" "5:4" [4, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR1 counts." [Ia32FixedCtrCtrlEn1::VALUES] named(en1, with_en1, set_en1: Ia32FixedCtrCtrlEn1) role RingEnable [33];
+    field Rw "rw" "en0_pmi" "3" [3, 1] 0x0 "Raise a PMI when IA32_FIXED_CTR0 overflows." [] val(en0_pmi, with_en0_pmi, set_en0_pmi: bool) role OverflowEnable [32];
+    field Rw "rw" "any_thread0" "2" [2, 1] 0x0 "Count IA32_FIXED_CTR0's event on every logical processor of the core." [] val(any_thread0, with_any_thread0, set_any_thread0: bool) role AnyThread [32];
+    field Rw "rw" "en0" "1:0" [0, 2] 0x0 "Privilege levels at which IA32_FIXED_CTR0 counts." [Ia32FixedCtrCtrlEn0::VALUES] named(en0, with_en0, set_en0: Ia32FixedCtrCtrlEn0) role RingEnable [32];
     at one IA32_FIXED_CTR_CTRL "CPU": Msr<Ia32FixedCtrCtrl> = [0 0x38D "IA32_FIXED_CTR_CTRL" "linux-msr-index"];
 }
 
@@ -97,10 +97,10 @@ register! {
     field Rsv "rsv" "rsv" "54:49" [49, 6] 0x0 "Reserved; write zero." [] none();
     field RoV "ro-v" "perf_metrics_ovf" "48" [48, 1] 0x0 "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)." [] val(perf_metrics_ovf,: bool);
     field Rsv "rsv" "rsv" "47:35" [35, 13] 0x0 "Reserved; write zero." [] none();
-    field RoV "ro-v" "ovf_fixed_ctr2" "34" [34, 1] 0x0 "IA32_FIXED_CTR2 overflowed." [] val(ovf_fixed_ctr2,: bool);
-    field RoV "ro-v" "ovf_fixed_ctr1" "33" [33, 1] 0x0 "IA32_FIXED_CTR1 overflowed." [] val(ovf_fixed_ctr1,: bool);
-    field RoV "ro-v" "ovf_fixed_ctr0" "32" [32, 1] 0x0 "IA32_FIXED_CTR0 overflowed." [] val(ovf_fixed_ctr0,: bool);
-    field RoV "ro-v" "Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(ovf_pmc,: bool, 1, 32, Some("0AH.EAX[15:8]"));
+    field RoV "ro-v" "ovf_fixed_ctr2" "34" [34, 1] 0x0 "IA32_FIXED_CTR2 overflowed." [] val(ovf_fixed_ctr2,: bool) role Overflow [34];
+    field RoV "ro-v" "ovf_fixed_ctr1" "33" [33, 1] 0x0 "IA32_FIXED_CTR1 overflowed." [] val(ovf_fixed_ctr1,: bool) role Overflow [33];
+    field RoV "ro-v" "ovf_fixed_ctr0" "32" [32, 1] 0x0 "IA32_FIXED_CTR0 overflowed." [] val(ovf_fixed_ctr0,: bool) role Overflow [32];
+    field RoV "ro-v" "Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(ovf_pmc,: bool, 1, 32, Some("0AH.EAX[15:8]")) role Overflow [0, 1, 2, 3, 4, 5, 6, 7];
     at one IA32_PERF_GLOBAL_STATUS "CPU": Msr<Ia32PerfGlobalStatus> = [0 0x38E "IA32_PERF_GLOBAL_STATUS" "linux-msr-index"];
 }
 
@@ -113,10 +113,10 @@ register! {
     field Rsv "rsv" "rsv" "63:49" [49, 15] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "en_perf_metrics" "48" [48, 1] 0x0 "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)." [] val(en_perf_metrics, with_en_perf_metrics, set_en_perf_metrics: bool);
     field Rsv "rsv" "rsv" "47:35" [35, 13] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en_fixed_ctr2" "34" [34, 1] 0x0 "Enable IA32_FIXED_CTR2." [] val(en_fixed_ctr2, with_en_fixed_ctr2, set_en_fixed_ctr2: bool);
-    field Rw "rw" "en_fixed_ctr1" "33" [33, 1] 0x0 "Enable IA32_FIXED_CTR1." [] val(en_fixed_ctr1, with_en_fixed_ctr1, set_en_fixed_ctr1: bool);
-    field Rw "rw" "en_fixed_ctr0" "32" [32, 1] 0x0 "Enable IA32_FIXED_CTR0." [] val(en_fixed_ctr0, with_en_fixed_ctr0, set_en_fixed_ctr0: bool);
-    field Rw "rw" "PMC{n}_EN" "31:0" [0, 32] 0x0 "Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(pmc_en, with_pmc_en, set_pmc_en: bool, 1, 32, Some("0AH.EAX[15:8]"));
+    field Rw "rw" "en_fixed_ctr2" "34" [34, 1] 0x0 "Enable IA32_FIXED_CTR2." [] val(en_fixed_ctr2, with_en_fixed_ctr2, set_en_fixed_ctr2: bool) role CounterEnable [34];
+    field Rw "rw" "en_fixed_ctr1" "33" [33, 1] 0x0 "Enable IA32_FIXED_CTR1." [] val(en_fixed_ctr1, with_en_fixed_ctr1, set_en_fixed_ctr1: bool) role CounterEnable [33];
+    field Rw "rw" "en_fixed_ctr0" "32" [32, 1] 0x0 "Enable IA32_FIXED_CTR0." [] val(en_fixed_ctr0, with_en_fixed_ctr0, set_en_fixed_ctr0: bool) role CounterEnable [32];
+    field Rw "rw" "PMC{n}_EN" "31:0" [0, 32] 0x0 "Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(pmc_en, with_pmc_en, set_pmc_en: bool, 1, 32, Some("0AH.EAX[15:8]")) role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7];
     at one IA32_PERF_GLOBAL_CTRL "CPU": Msr<Ia32PerfGlobalCtrl> = [0 0x38F "IA32_PERF_GLOBAL_CTRL" "linux-msr-index"];
 }
 
@@ -136,10 +136,10 @@ register! {
     field Rsv "rsv" "rsv" "57:56" [56, 2] 0x0 "Reserved; write zero." [] none();
     field W1c "w1c" "clr_trace_topa_pmi" "55" [55, 1] 0x0 "Clear Trace_ToPA_PMI." [] val(, with_clr_trace_topa_pmi, set_clr_trace_topa_pmi: bool);
     field Rsv "rsv" "rsv" "54:35" [35, 20] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ovf_fixed_ctr2" "34" [34, 1] 0x0 "Clear the IA32_FIXED_CTR2 overflow bit." [] val(, with_clr_ovf_fixed_ctr2, set_clr_ovf_fixed_ctr2: bool);
-    field W1c "w1c" "clr_ovf_fixed_ctr1" "33" [33, 1] 0x0 "Clear the IA32_FIXED_CTR1 overflow bit." [] val(, with_clr_ovf_fixed_ctr1, set_clr_ovf_fixed_ctr1: bool);
-    field W1c "w1c" "clr_ovf_fixed_ctr0" "32" [32, 1] 0x0 "Clear the IA32_FIXED_CTR0 overflow bit." [] val(, with_clr_ovf_fixed_ctr0, set_clr_ovf_fixed_ctr0: bool);
-    field W1c "w1c" "Clr_Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(, with_clr_ovf_pmc, set_clr_ovf_pmc: bool, 1, 32, Some("0AH.EAX[15:8]"));
+    field W1c "w1c" "clr_ovf_fixed_ctr2" "34" [34, 1] 0x0 "Clear the IA32_FIXED_CTR2 overflow bit." [] val(, with_clr_ovf_fixed_ctr2, set_clr_ovf_fixed_ctr2: bool) role OverflowClear [34];
+    field W1c "w1c" "clr_ovf_fixed_ctr1" "33" [33, 1] 0x0 "Clear the IA32_FIXED_CTR1 overflow bit." [] val(, with_clr_ovf_fixed_ctr1, set_clr_ovf_fixed_ctr1: bool) role OverflowClear [33];
+    field W1c "w1c" "clr_ovf_fixed_ctr0" "32" [32, 1] 0x0 "Clear the IA32_FIXED_CTR0 overflow bit." [] val(, with_clr_ovf_fixed_ctr0, set_clr_ovf_fixed_ctr0: bool) role OverflowClear [32];
+    field W1c "w1c" "Clr_Ovf_PMC{n}" "31:0" [0, 32] 0x0 "Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved." [] rep(, with_clr_ovf_pmc, set_clr_ovf_pmc: bool, 1, 32, Some("0AH.EAX[15:8]")) role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7];
     at one IA32_PERF_GLOBAL_OVF_CTRL "CPU": Msr<Ia32PerfGlobalOvfCtrl> = [0 0x390 "IA32_PERF_GLOBAL_OVF_CTRL" "linux-msr-index"];
 }
 
@@ -182,4 +182,4 @@ register! {
     at one IA32_PERF_GLOBAL_INUSE "CPU": Msr<Ia32PerfGlobalInuse> = [0 0x392 "IA32_PERF_GLOBAL_INUSE" "linux-msr-index"];
 }
 
-unit_info!("architectural", "CORE", "core", "Architectural core performance monitoring (per logical processor)", "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).", ["CPU"], [IA32_PMC_INFO, IA32_A_PMC_INFO, IA32_PERF_EVT_SEL_INFO, IA32_FIXED_CTR_INFO, IA32_FIXED_CTR_CTRL_INFO, IA32_PERF_GLOBAL_STATUS_INFO, IA32_PERF_GLOBAL_CTRL_INFO, IA32_PERF_GLOBAL_OVF_CTRL_INFO, IA32_PERF_CAPABILITIES_INFO, IA32_PERF_GLOBAL_INUSE_INFO], &[]);
+unit_info!("architectural", "CORE", "core", "Architectural core performance monitoring (per logical processor)", "The architectural performance-monitoring MSRs every logical processor has when CPUID.0AH:EAX[7:0] (the architectural perfmon version) is non-zero: general-purpose counters and their event selectors, the fixed-function counters and their control register, the global enable, status, overflow-clear and in-use registers, and the capability MSR that describes PEBS, LBR and full-width counter writes. How many general-purpose counters exist, and how wide the counters are, is read from CPUID leaf 0AH. Field reset values are recorded as 0 throughout: the SDM chapter does not give reset values for these MSRs (see the notes on IA32_PERF_GLOBAL_CTRL and IA32_PERF_CAPABILITIES for the exceptions we know of).", ["CPU"], [IA32_PMC_INFO, IA32_A_PMC_INFO, IA32_PERF_EVT_SEL_INFO, IA32_FIXED_CTR_INFO, IA32_FIXED_CTR_CTRL_INFO, IA32_PERF_GLOBAL_STATUS_INFO, IA32_PERF_GLOBAL_CTRL_INFO, IA32_PERF_GLOBAL_OVF_CTRL_INFO, IA32_PERF_CAPABILITIES_INFO, IA32_PERF_GLOBAL_INUSE_INFO], &[], Some(&super::pmu::CORE));

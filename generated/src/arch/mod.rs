@@ -6,6 +6,7 @@
 //! - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669)
 #[rustfmt::skip]
 pub mod core;
+pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "architectural",
@@ -18,4 +19,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     units: &[&core::UNIT],
+    global: Some(&pmu::GLOBAL),
 };

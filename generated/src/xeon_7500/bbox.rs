@@ -14,7 +14,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Addresses" "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8);
+    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
     at one B0_MSR_PMON_GLOBAL_CTL "B0": Msr<BGlobalCtl> = [0 0xC20 "B0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
     at one B1_MSR_PMON_GLOBAL_CTL "B1": Msr<BGlobalCtl> = [0 0xC60 "B1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
 }
@@ -27,7 +27,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one B0_MSR_PMON_GLOBAL_STATUS "B0": Msr<BGlobalStatus> = [0 0xC21 "B0_MSR_PMON_GLOBAL_STATUS" "likwid"];
     at one B1_MSR_PMON_GLOBAL_STATUS "B1": Msr<BGlobalStatus> = [0 0xC61 "B1_MSR_PMON_GLOBAL_STATUS" "likwid"];
 }
@@ -40,7 +40,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
     at one B0_MSR_PMON_GLOBAL_OVF_CTL "B0": Msr<BGlobalOvfCtl> = [0 0xC22 "B0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
     at one B1_MSR_PMON_GLOBAL_OVF_CTL "B1": Msr<BGlobalOvfCtl> = [0 0xC62 "B1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
 }
@@ -58,10 +58,10 @@ register! {
     field Ig "ig" "ig" "60:51" [51, 10] 0x0 "Reads zero; writes ignored." [] none();
     field Rsv "rsv" "rsv" "50" [50, 1] 0x0 "Reserved; write zero." [] none();
     field Ig "ig" "ig" "49:21" [21, 29] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
+    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19:6" [6, 14] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the event from the set available to this particular counter." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8);
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the event from the set available to this particular counter." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8) role Event [];
+    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
     at many B0_MSR_PMON_EVT_SEL "B0": [Msr<BEvtSel>; 4] = [0 0xC30 "B0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC32 "B0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC34 "B0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC36 "B0_MSR_PMON_EVT_SEL3" "linux-nhmex"];
     at many B1_MSR_PMON_EVT_SEL "B1": [Msr<BEvtSel>; 4] = [0 0xC70 "B1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC72 "B1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC74 "B1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC76 "B1_MSR_PMON_EVT_SEL3" "linux-nhmex"];
 }
@@ -73,7 +73,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     note "info" "Width and addresses" "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many B0_MSR_PMON_CNT "B0": [Msr<BCnt>; 4] = [0 0xC31 "B0_MSR_PMON_CNT0" "linux-nhmex", 1 0xC33 "B0_MSR_PMON_CNT1" "linux-nhmex", 2 0xC35 "B0_MSR_PMON_CNT2" "linux-nhmex", 3 0xC37 "B0_MSR_PMON_CNT3" "linux-nhmex"];
     at many B1_MSR_PMON_CNT "B1": [Msr<BCnt>; 4] = [0 0xC71 "B1_MSR_PMON_CNT0" "linux-nhmex", 1 0xC73 "B1_MSR_PMON_CNT1" "linux-nhmex", 2 0xC75 "B1_MSR_PMON_CNT2" "linux-nhmex", 3 0xC77 "B1_MSR_PMON_CNT3" "linux-nhmex"];
 }
@@ -112,4 +112,4 @@ register! {
     at one B1_MSR_MASK "B1": Msr<BMask> = [0 0xE4E "B1_MSR_MASK" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO, B_MATCH_INFO, B_MASK_INFO], &[]);
+unit_info!("xeon-7500", "B", "bbox", "B-box (home agent)", "The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.", ["B0", "B1"], [B_GLOBAL_CTL_INFO, B_GLOBAL_STATUS_INFO, B_GLOBAL_OVF_CTL_INFO, B_EVT_SEL_INFO, B_CNT_INFO, B_MATCH_INFO, B_MASK_INFO], &[], Some(&super::pmu::BBOX));

@@ -14,7 +14,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Irregular per-instance offsets" "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8);
+    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5];
     at one C0_MSR_PMON_GLOBAL_CTL "C0": Msr<CGlobalCtl> = [0 0xD00 "C0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
     at one C1_MSR_PMON_GLOBAL_CTL "C1": Msr<CGlobalCtl> = [0 0xD80 "C1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
     at one C2_MSR_PMON_GLOBAL_CTL "C2": Msr<CGlobalCtl> = [0 0xD40 "C2_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
@@ -33,7 +33,7 @@ register! {
     note "info" "Field position by pattern" "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
     note "info" "Address confirmed by likwid" "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3, 4, 5];
     at one C0_MSR_PMON_GLOBAL_STATUS "C0": Msr<CGlobalStatus> = [0 0xD01 "C0_MSR_PMON_GLOBAL_STATUS" "likwid"];
     at one C1_MSR_PMON_GLOBAL_STATUS "C1": Msr<CGlobalStatus> = [0 0xD81 "C1_MSR_PMON_GLOBAL_STATUS" "likwid"];
     at one C2_MSR_PMON_GLOBAL_STATUS "C2": Msr<CGlobalStatus> = [0 0xD41 "C2_MSR_PMON_GLOBAL_STATUS" "likwid"];
@@ -52,7 +52,7 @@ register! {
     note "info" "Field position by pattern" "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
     note "info" "Address confirmed by likwid" "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5];
     at one C0_MSR_PMON_GLOBAL_OVF_CTL "C0": Msr<CGlobalOvfCtl> = [0 0xD02 "C0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
     at one C1_MSR_PMON_GLOBAL_OVF_CTL "C1": Msr<CGlobalOvfCtl> = [0 0xD82 "C1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
     at one C2_MSR_PMON_GLOBAL_OVF_CTL "C2": Msr<CGlobalOvfCtl> = [0 0xD42 "C2_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
@@ -76,16 +76,16 @@ register! {
     field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
     field Ig "ig" "ig" "60:50" [50, 11] 0x0 "Reads zero; writes ignored." [] none();
     field Rv "rv" "rsv" "49:32" [32, 18] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "threshold" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(threshold, with_threshold, set_threshold: u8);
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [CEvtSelInvert::VALUES] named(invert, with_invert, set_invert: CEvtSelInvert);
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "threshold" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(threshold, with_threshold, set_threshold: u8) role Threshold [];
+    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [CEvtSelInvert::VALUES] named(invert, with_invert, set_invert: CEvtSelInvert) role Invert [];
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool) role Enable [];
     field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
+    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
     field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool);
+    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
     field Rv "rv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8);
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the C-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the C-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many C0_MSR_PMON_EVT_SEL "C0": [Msr<CEvtSel>; 6] = [0 0xD10 "C0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD12 "C0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD14 "C0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD16 "C0_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD18 "C0_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD1A "C0_MSR_PMON_EVT_SEL5" "linux-nhmex"];
     at many C1_MSR_PMON_EVT_SEL "C1": [Msr<CEvtSel>; 6] = [0 0xD90 "C1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD92 "C1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD94 "C1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD96 "C1_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD98 "C1_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD9A "C1_MSR_PMON_EVT_SEL5" "linux-nhmex"];
     at many C2_MSR_PMON_EVT_SEL "C2": [Msr<CEvtSel>; 6] = [0 0xD50 "C2_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xD52 "C2_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xD54 "C2_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xD56 "C2_MSR_PMON_EVT_SEL3" "linux-nhmex", 4 0xD58 "C2_MSR_PMON_EVT_SEL4" "linux-nhmex", 5 0xD5A "C2_MSR_PMON_EVT_SEL5" "linux-nhmex"];
@@ -104,7 +104,7 @@ register! {
     note "info" "Width" "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.";
     note "info" "Irregular per-instance offsets" "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many C0_MSR_PMON_CTR "C0": [Msr<CCtr>; 6] = [0 0xD11 "C0_MSR_PMON_CTR0" "linux-nhmex", 1 0xD13 "C0_MSR_PMON_CTR1" "linux-nhmex", 2 0xD15 "C0_MSR_PMON_CTR2" "linux-nhmex", 3 0xD17 "C0_MSR_PMON_CTR3" "linux-nhmex", 4 0xD19 "C0_MSR_PMON_CTR4" "linux-nhmex", 5 0xD1B "C0_MSR_PMON_CTR5" "linux-nhmex"];
     at many C1_MSR_PMON_CTR "C1": [Msr<CCtr>; 6] = [0 0xD91 "C1_MSR_PMON_CTR0" "linux-nhmex", 1 0xD93 "C1_MSR_PMON_CTR1" "linux-nhmex", 2 0xD95 "C1_MSR_PMON_CTR2" "linux-nhmex", 3 0xD97 "C1_MSR_PMON_CTR3" "linux-nhmex", 4 0xD99 "C1_MSR_PMON_CTR4" "linux-nhmex", 5 0xD9B "C1_MSR_PMON_CTR5" "linux-nhmex"];
     at many C2_MSR_PMON_CTR "C2": [Msr<CCtr>; 6] = [0 0xD51 "C2_MSR_PMON_CTR0" "linux-nhmex", 1 0xD53 "C2_MSR_PMON_CTR1" "linux-nhmex", 2 0xD55 "C2_MSR_PMON_CTR2" "linux-nhmex", 3 0xD57 "C2_MSR_PMON_CTR3" "linux-nhmex", 4 0xD59 "C2_MSR_PMON_CTR4" "linux-nhmex", 5 0xD5B "C2_MSR_PMON_CTR5" "linux-nhmex"];
@@ -115,4 +115,4 @@ register! {
     at many C7_MSR_PMON_CTR "C7": [Msr<CCtr>; 6] = [0 0xDF1 "C7_MSR_PMON_CTR0" "linux-nhmex", 1 0xDF3 "C7_MSR_PMON_CTR1" "linux-nhmex", 2 0xDF5 "C7_MSR_PMON_CTR2" "linux-nhmex", 3 0xDF7 "C7_MSR_PMON_CTR3" "linux-nhmex", 4 0xDF9 "C7_MSR_PMON_CTR4" "linux-nhmex", 5 0xDFB "C7_MSR_PMON_CTR5" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "C", "cbox", "C-box (last-level cache coherence engine)", "The eight C-boxes are the coherence engines for the slices of the shared last-level cache, one per core. Each has six counters; their overflows are summarised by S-box 0 (C0-C3) or S-box 1 (C4-C7).", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"], [C_GLOBAL_CTL_INFO, C_GLOBAL_STATUS_INFO, C_GLOBAL_OVF_CTL_INFO, C_EVT_SEL_INFO, C_CTR_INFO], &[]);
+unit_info!("xeon-7500", "C", "cbox", "C-box (last-level cache coherence engine)", "The eight C-boxes are the coherence engines for the slices of the shared last-level cache, one per core. Each has six counters; their overflows are summarised by S-box 0 (C0-C3) or S-box 1 (C4-C7).", ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"], [C_GLOBAL_CTL_INFO, C_GLOBAL_STATUS_INFO, C_GLOBAL_OVF_CTL_INFO, C_EVT_SEL_INFO, C_CTR_INFO], &[], Some(&super::pmu::CBOX));

@@ -14,7 +14,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Register names" "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8);
+    field Rw "rw" "ctr_en" "5:0" [0, 6] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5];
     at one M0_MSR_PERF_GLOBAL_CTL "M0": Msr<MGlobalCtl> = [0 0xCA0 "M0_MSR_PERF_GLOBAL_CTL" "linux-nhmex"];
     at one M1_MSR_PERF_GLOBAL_CTL "M1": Msr<MGlobalCtl> = [0 0xCE0 "M1_MSR_PERF_GLOBAL_CTL" "linux-nhmex"];
 }
@@ -27,7 +27,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "5:0" [0, 6] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3, 4, 5];
     at one M0_MSR_PERF_GLOBAL_STATUS "M0": Msr<MGlobalStatus> = [0 0xCA1 "M0_MSR_PERF_GLOBAL_STATUS" "likwid"];
     at one M1_MSR_PERF_GLOBAL_STATUS "M1": Msr<MGlobalStatus> = [0 0xCE1 "M1_MSR_PERF_GLOBAL_STATUS" "likwid"];
 }
@@ -40,7 +40,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL.";
     field Rv "rv" "rsv" "31:6" [6, 26] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "5:0" [0, 6] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5];
     at one M0_MSR_PERF_GLOBAL_OVF_CTL "M0": Msr<MGlobalOvfCtl> = [0 0xCA2 "M0_MSR_PERF_GLOBAL_OVF_CTL" "likwid"];
     at one M1_MSR_PERF_GLOBAL_OVF_CTL "M1": Msr<MGlobalOvfCtl> = [0 0xCE2 "M1_MSR_PERF_GLOBAL_OVF_CTL" "likwid"];
 }
@@ -58,14 +58,14 @@ register! {
     field Rsv "rsv" "rsv" "24:22" [22, 3] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "set_flag_sel" "21:19" [19, 3] 0x0 "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1." [] narrow(set_flag_sel, with_set_flag_sel, set_set_flag_sel, try_with_set_flag_sel: u8);
     field Rsv "rsv" "rsv" "18:14" [14, 5] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "inc_sel" "13:9" [9, 5] 0x0 "Primary event select: the increment signal for this counter." [] narrow(inc_sel, with_inc_sel, set_inc_sel, try_with_inc_sel: u8);
+    field Rw "rw" "inc_sel" "13:9" [9, 5] 0x0 "Primary event select: the increment signal for this counter." [] narrow(inc_sel, with_inc_sel, set_inc_sel, try_with_inc_sel: u8) role Event [];
     field Rsv "rsv" "rsv" "8" [8, 1] 0x0 "Reserved; write zero." [] none();
     field Rw "rw" "flag_mode" "7" [7, 1] 0x0 "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event." [] val(flag_mode, with_flag_mode, set_flag_mode: bool);
     field Rw "rw" "wrap_mode" "6" [6, 1] 0x0 "Counter wrap behaviour on reaching its limit." [] val(wrap_mode, with_wrap_mode, set_wrap_mode: bool);
     field Rw "rw" "storage_mode" "5:4" [4, 2] 0x0 "Counter storage mode." [] narrow(storage_mode, with_storage_mode, set_storage_mode, try_with_storage_mode: u8);
     field Rw "rw" "count_mode" "3:2" [2, 2] 0x0 "Counter counting mode." [] narrow(count_mode, with_count_mode, set_count_mode, try_with_count_mode: u8);
-    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
+    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
     at many M0_MSR_PMU_CNT_CTL "M0": [Msr<MCntCtl>; 6] = [0 0xCB0 "M0_MSR_PMU_CNT_CTL0" "linux-nhmex", 1 0xCB2 "M0_MSR_PMU_CNT_CTL1" "linux-nhmex", 2 0xCB4 "M0_MSR_PMU_CNT_CTL2" "linux-nhmex", 3 0xCB6 "M0_MSR_PMU_CNT_CTL3" "linux-nhmex", 4 0xCB8 "M0_MSR_PMU_CNT_CTL4" "linux-nhmex", 5 0xCBA "M0_MSR_PMU_CNT_CTL5" "linux-nhmex"];
     at many M1_MSR_PMU_CNT_CTL "M1": [Msr<MCntCtl>; 6] = [0 0xCF0 "M1_MSR_PMU_CNT_CTL0" "linux-nhmex", 1 0xCF2 "M1_MSR_PMU_CNT_CTL1" "linux-nhmex", 2 0xCF4 "M1_MSR_PMU_CNT_CTL2" "linux-nhmex", 3 0xCF6 "M1_MSR_PMU_CNT_CTL3" "linux-nhmex", 4 0xCF8 "M1_MSR_PMU_CNT_CTL4" "linux-nhmex", 5 0xCFA "M1_MSR_PMU_CNT_CTL5" "linux-nhmex"];
 }
@@ -78,7 +78,7 @@ register! {
     note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
     note "source-conflict" "likwid's M1 counter 3 address collides with M0" "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many M0_MSR_PMU_CNT "M0": [Msr<MCnt>; 6] = [0 0xCB1 "M0_MSR_PMU_CNT0" "linux-nhmex", 1 0xCB3 "M0_MSR_PMU_CNT1" "linux-nhmex", 2 0xCB5 "M0_MSR_PMU_CNT2" "linux-nhmex", 3 0xCB7 "M0_MSR_PMU_CNT3" "linux-nhmex", 4 0xCB9 "M0_MSR_PMU_CNT4" "linux-nhmex", 5 0xCBB "M0_MSR_PMU_CNT5" "linux-nhmex"];
     at many M1_MSR_PMU_CNT "M1": [Msr<MCnt>; 6] = [0 0xCF1 "M1_MSR_PMU_CNT0" "linux-nhmex", 1 0xCF3 "M1_MSR_PMU_CNT1" "linux-nhmex", 2 0xCF5 "M1_MSR_PMU_CNT2" "linux-nhmex", 3 0xCF7 "M1_MSR_PMU_CNT3" "linux-nhmex", 4 0xCF9 "M1_MSR_PMU_CNT4" "linux-nhmex", 5 0xCFB "M1_MSR_PMU_CNT5" "linux-nhmex"];
 }
@@ -216,4 +216,4 @@ register! {
     at one M1_MSR_PMU_ZDP_CTL_FVC "M1": Msr<MPmuZdpCtlFvc> = [0 0xCEB "M1_MSR_PMU_ZDP_CTL_FVC" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "M", "mbox", "M-box (memory controller)", "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.", ["M0", "M1"], [M_GLOBAL_CTL_INFO, M_GLOBAL_STATUS_INFO, M_GLOBAL_OVF_CTL_INFO, M_CNT_CTL_INFO, M_CNT_INFO, M_PMU_MM_CFG_INFO, M_PMU_ADDR_MATCH_INFO, M_PMU_ADDR_MASK_INFO, M_PMU_DSP_INFO, M_PMU_ISS_INFO, M_PMU_MAP_INFO, M_PMU_MSC_THR_INFO, M_PMU_PGT_INFO, M_PMU_PLD_INFO, M_PMU_ZDP_CTL_FVC_INFO], &[]);
+unit_info!("xeon-7500", "M", "mbox", "M-box (memory controller)", "The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.", ["M0", "M1"], [M_GLOBAL_CTL_INFO, M_GLOBAL_STATUS_INFO, M_GLOBAL_OVF_CTL_INFO, M_CNT_CTL_INFO, M_CNT_INFO, M_PMU_MM_CFG_INFO, M_PMU_ADDR_MATCH_INFO, M_PMU_ADDR_MASK_INFO, M_PMU_DSP_INFO, M_PMU_ISS_INFO, M_PMU_MAP_INFO, M_PMU_MSC_THR_INFO, M_PMU_PGT_INFO, M_PMU_PLD_INFO, M_PMU_ZDP_CTL_FVC_INFO], &[], Some(&super::pmu::MBOX));

@@ -18,6 +18,7 @@ pub mod sbox;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod wbox;
+pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-7500",
@@ -35,4 +36,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &ubox::UNIT,
         &wbox::UNIT,
     ],
+    global: Some(&pmu::GLOBAL),
 };

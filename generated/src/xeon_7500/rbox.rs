@@ -14,7 +14,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Addresses" "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k." [] val(ctr_en, with_ctr_en, set_ctr_en: u8);
+    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k." [] val(ctr_en, with_ctr_en, set_ctr_en: u8) role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7];
     at one R_MSR_PMON_GLOBAL_CTL_7_0 "R": Msr<RGlobalCtlLo> = [0 0xE00 "R_MSR_PMON_GLOBAL_CTL_7_0" "linux-nhmex"];
 }
 
@@ -26,7 +26,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8);
+    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8) role Overflow [0, 1, 2, 3, 4, 5, 6, 7];
     at one R_MSR_PMON_GLOBAL_STATUS_7_0 "R": Msr<RGlobalStatusLo> = [0 0xE01 "R_MSR_PMON_GLOBAL_STATUS_7_0" "likwid"];
 }
 
@@ -39,7 +39,7 @@ register! {
     note "info" "Name" "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
     note "info" "Address confirmed by likwid" "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8) role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7];
     at one R_MSR_PMON_GLOBAL_OVF_CTL_7_0 "R": Msr<RGlobalOvfCtlLo> = [0 0xE02 "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" "likwid"];
 }
 
@@ -50,7 +50,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Addresses" "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k+8." [] val(ctr_en, with_ctr_en, set_ctr_en: u8);
+    field Rw "rw" "ctr_en" "7:0" [0, 8] 0x0 "Enable per counter; bit k for counter k+8." [] val(ctr_en, with_ctr_en, set_ctr_en: u8) role CounterEnable [8, 9, 10, 11, 12, 13, 14, 15];
     at one R_MSR_PMON_GLOBAL_CTL_15_8 "R": Msr<RGlobalCtlHi> = [0 0xE20 "R_MSR_PMON_GLOBAL_CTL_15_8" "linux-nhmex"];
 }
 
@@ -62,7 +62,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8);
+    field RwV "rw-v" "ov" "7:0" [0, 8] 0x0 "Overflow flag per counter of this half." [] val(ov, with_ov, set_ov: u8) role Overflow [8, 9, 10, 11, 12, 13, 14, 15];
     at one R_MSR_PMON_GLOBAL_STATUS_15_8 "R": Msr<RGlobalStatusHi> = [0 0xE21 "R_MSR_PMON_GLOBAL_STATUS_15_8" "likwid"];
 }
 
@@ -75,7 +75,7 @@ register! {
     note "info" "Name" "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
     note "info" "Address confirmed by likwid" "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.";
     field Rv "rv" "rsv" "31:8" [8, 24] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "7:0" [0, 8] 0x0 "Write 1 to bit k to clear the matching ov bit." [] val(, with_clr_ov, set_clr_ov: u8) role OverflowClear [8, 9, 10, 11, 12, 13, 14, 15];
     at one R_MSR_PMON_GLOBAL_OVF_CTL_15_8 "R": Msr<RGlobalOvfCtlHi> = [0 0xE22 "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" "likwid"];
 }
 
@@ -88,9 +88,9 @@ register! {
     field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
     field Rsv "rsv" "rsv" "62:61" [61, 2] 0x0 "Reserved; write zero." [] none();
     field Ig "ig" "ig" "60:7" [7, 54] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "6" [6, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
-    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the sub-control register (and sub-field) that defines the event." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8);
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "pmi_en" "6" [6, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
+    field Rw "rw" "ev_sel" "5:1" [1, 5] 0x0 "Selects the sub-control register (and sub-field) that defines the event." [] narrow(ev_sel, with_ev_sel, set_ev_sel, try_with_ev_sel: u8) role Event [];
+    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for this counter." [] val(en, with_en, set_en: bool) role Enable [];
     at many R_MSR_PMON_CTL "R": [Msr<RCtl>; 16] = [0 0xE10 "R_MSR_PMON_CTL0" "linux-nhmex", 1 0xE12 "R_MSR_PMON_CTL1" "linux-nhmex", 2 0xE14 "R_MSR_PMON_CTL2" "linux-nhmex", 3 0xE16 "R_MSR_PMON_CTL3" "linux-nhmex", 4 0xE18 "R_MSR_PMON_CTL4" "linux-nhmex", 5 0xE1A "R_MSR_PMON_CTL5" "linux-nhmex", 6 0xE1C "R_MSR_PMON_CTL6" "linux-nhmex", 7 0xE1E "R_MSR_PMON_CTL7" "linux-nhmex", 8 0xE30 "R_MSR_PMON_CTL8" "linux-nhmex", 9 0xE32 "R_MSR_PMON_CTL9" "linux-nhmex", 10 0xE34 "R_MSR_PMON_CTL10" "linux-nhmex", 11 0xE36 "R_MSR_PMON_CTL11" "linux-nhmex", 12 0xE38 "R_MSR_PMON_CTL12" "linux-nhmex", 13 0xE3A "R_MSR_PMON_CTL13" "linux-nhmex", 14 0xE3C "R_MSR_PMON_CTL14" "linux-nhmex", 15 0xE3E "R_MSR_PMON_CTL15" "linux-nhmex"];
 }
 
@@ -101,7 +101,7 @@ register! {
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74";
     note "info" "Width and addresses" "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many R_MSR_PMON_CTR "R": [Msr<RCtr>; 16] = [0 0xE11 "R_MSR_PMON_CTR0" "linux-nhmex", 1 0xE13 "R_MSR_PMON_CTR1" "linux-nhmex", 2 0xE15 "R_MSR_PMON_CTR2" "linux-nhmex", 3 0xE17 "R_MSR_PMON_CTR3" "linux-nhmex", 4 0xE19 "R_MSR_PMON_CTR4" "linux-nhmex", 5 0xE1B "R_MSR_PMON_CTR5" "linux-nhmex", 6 0xE1D "R_MSR_PMON_CTR6" "linux-nhmex", 7 0xE1F "R_MSR_PMON_CTR7" "linux-nhmex", 8 0xE31 "R_MSR_PMON_CTR8" "linux-nhmex", 9 0xE33 "R_MSR_PMON_CTR9" "linux-nhmex", 10 0xE35 "R_MSR_PMON_CTR10" "linux-nhmex", 11 0xE37 "R_MSR_PMON_CTR11" "linux-nhmex", 12 0xE39 "R_MSR_PMON_CTR12" "linux-nhmex", 13 0xE3B "R_MSR_PMON_CTR13" "linux-nhmex", 14 0xE3D "R_MSR_PMON_CTR14" "linux-nhmex", 15 0xE3F "R_MSR_PMON_CTR15" "linux-nhmex"];
 }
 
@@ -203,4 +203,4 @@ register! {
     at many R_MSR_PORT_XBR_SET2_MASK "R": [Msr<RXbrSet2Mask>; 8] = [0 0xE72 "R_MSR_PORT0_XBR_SET2_MASK" "linux-nhmex", 1 0xE76 "R_MSR_PORT1_XBR_SET2_MASK" "linux-nhmex", 2 0xE7A "R_MSR_PORT2_XBR_SET2_MASK" "linux-nhmex", 3 0xE7E "R_MSR_PORT3_XBR_SET2_MASK" "linux-nhmex", 4 0xE92 "R_MSR_PORT4_XBR_SET2_MASK" "linux-nhmex", 5 0xE96 "R_MSR_PORT5_XBR_SET2_MASK" "linux-nhmex", 6 0xE9A "R_MSR_PORT6_XBR_SET2_MASK" "linux-nhmex", 7 0xE9E "R_MSR_PORT7_XBR_SET2_MASK" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "R", "rbox", "R-box (QPI router)", "The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.", ["R"], [R_GLOBAL_CTL_LO_INFO, R_GLOBAL_STATUS_LO_INFO, R_GLOBAL_OVF_CTL_LO_INFO, R_GLOBAL_CTL_HI_INFO, R_GLOBAL_STATUS_HI_INFO, R_GLOBAL_OVF_CTL_HI_INFO, R_CTL_INFO, R_CTR_INFO, R_IPERF_CFG0_INFO, R_IPERF_CFG1_INFO, R_QLX_CFG_INFO, R_XBR_SET1_MM_CFG_INFO, R_XBR_SET1_MATCH_INFO, R_XBR_SET1_MASK_INFO, R_XBR_SET2_MM_CFG_INFO, R_XBR_SET2_MATCH_INFO, R_XBR_SET2_MASK_INFO], &[]);
+unit_info!("xeon-7500", "R", "rbox", "R-box (QPI router)", "The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.", ["R"], [R_GLOBAL_CTL_LO_INFO, R_GLOBAL_STATUS_LO_INFO, R_GLOBAL_OVF_CTL_LO_INFO, R_GLOBAL_CTL_HI_INFO, R_GLOBAL_STATUS_HI_INFO, R_GLOBAL_OVF_CTL_HI_INFO, R_CTL_INFO, R_CTR_INFO, R_IPERF_CFG0_INFO, R_IPERF_CFG1_INFO, R_QLX_CFG_INFO, R_XBR_SET1_MM_CFG_INFO, R_XBR_SET1_MATCH_INFO, R_XBR_SET1_MASK_INFO, R_XBR_SET2_MM_CFG_INFO, R_XBR_SET2_MATCH_INFO, R_XBR_SET2_MASK_INFO], &[], Some(&super::pmu::RBOX));

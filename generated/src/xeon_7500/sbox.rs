@@ -14,7 +14,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "erratum" "Table title says S_CSR_PMON_GLOBAL_CTL" "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8);
+    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for counter n of this box." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
     at one S0_MSR_PMON_GLOBAL_CTL "S0": Msr<SGlobalCtl> = [0 0xC40 "S0_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
     at one S1_MSR_PMON_GLOBAL_CTL "S1": Msr<SGlobalCtl> = [0 0xCC0 "S1_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
 }
@@ -27,7 +27,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address confirmed by likwid" "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one S0_MSR_PMON_GLOBAL_STATUS "S0": Msr<SGlobalStatus> = [0 0xC41 "S0_MSR_PMON_GLOBAL_STATUS" "likwid"];
     at one S1_MSR_PMON_GLOBAL_STATUS "S1": Msr<SGlobalStatus> = [0 0xCC1 "S1_MSR_PMON_GLOBAL_STATUS" "likwid"];
 }
@@ -40,7 +40,7 @@ register! {
     note "info" "Upper bits not listed in the guide's table" "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
     note "info" "Address and table" "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.";
     field Rv "rv" "rsv" "31:4" [4, 28] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
     at one S0_MSR_PMON_GLOBAL_OVF_CTL "S0": Msr<SGlobalOvfCtl> = [0 0xC42 "S0_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
     at one S1_MSR_PMON_GLOBAL_OVF_CTL "S1": Msr<SGlobalOvfCtl> = [0 0xCC2 "S1_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
 }
@@ -73,16 +73,16 @@ register! {
     note "info" "Layout from Linux; guide table not reachable" "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv).";
     note "info" "Addresses" "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.";
     field Rv "rv" "rsv" "63:32" [32, 32] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8);
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [SEvtSelInvert::VALUES] named(invert, with_invert, set_invert: SEvtSelInvert);
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter (Linux sets bit 22 to enable S-box events)." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [SEvtSelInvert::VALUES] named(invert, with_invert, set_invert: SEvtSelInvert) role Invert [];
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter (Linux sets bit 22 to enable S-box events)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rv "rv" "rsv" "21" [21, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
+    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool);
+    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
     field Rv "rv" "rsv" "17:16" [16, 2] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8);
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the S-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask qualifying the selected event." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the S-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many S0_MSR_PMON_EVT_SEL "S0": [Msr<SEvtSel>; 4] = [0 0xC50 "S0_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xC52 "S0_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xC54 "S0_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xC56 "S0_MSR_PMON_EVT_SEL3" "linux-nhmex"];
     at many S1_MSR_PMON_EVT_SEL "S1": [Msr<SEvtSel>; 4] = [0 0xCD0 "S1_MSR_PMON_EVT_SEL0" "linux-nhmex", 1 0xCD2 "S1_MSR_PMON_EVT_SEL1" "linux-nhmex", 2 0xCD4 "S1_MSR_PMON_EVT_SEL2" "linux-nhmex", 3 0xCD6 "S1_MSR_PMON_EVT_SEL3" "linux-nhmex"];
 }
@@ -94,7 +94,7 @@ register! {
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Width and addresses" "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many S0_MSR_PMON_CTR "S0": [Msr<SCtr>; 4] = [0 0xC51 "S0_MSR_PMON_CTR0" "linux-nhmex", 1 0xC53 "S0_MSR_PMON_CTR1" "linux-nhmex", 2 0xC55 "S0_MSR_PMON_CTR2" "linux-nhmex", 3 0xC57 "S0_MSR_PMON_CTR3" "linux-nhmex"];
     at many S1_MSR_PMON_CTR "S1": [Msr<SCtr>; 4] = [0 0xCD1 "S1_MSR_PMON_CTR0" "linux-nhmex", 1 0xCD3 "S1_MSR_PMON_CTR1" "linux-nhmex", 2 0xCD5 "S1_MSR_PMON_CTR2" "linux-nhmex", 3 0xCD7 "S1_MSR_PMON_CTR3" "linux-nhmex"];
 }
@@ -133,4 +133,4 @@ register! {
     at one S1_MSR_PMON_MASK "S1": Msr<SMask> = [0 0xE5A "S1_MSR_PMON_MASK" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO, S_MM_CFG_INFO, S_MATCH_INFO, S_MASK_INFO], &[]);
+unit_info!("xeon-7500", "S", "sbox", "S-box (caching agent / system interface)", "The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.", ["S0", "S1"], [S_GLOBAL_CTL_INFO, S_GLOBAL_STATUS_INFO, S_GLOBAL_OVF_CTL_INFO, S_SUMMARY_INFO, S_EVT_SEL_INFO, S_CTR_INFO, S_MM_CFG_INFO, S_MATCH_INFO, S_MASK_INFO], &[], Some(&super::pmu::SBOX));

@@ -16,13 +16,13 @@ register! {
     note "info" "Bit positions from Linux; the guide's Table 2-2 was not readable" "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv).";
     note "info" "pmi_core_sel may be wider than Linux's mask" "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.";
     note "info" "Register width" "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.";
-    field Rw "rw" "frz_all" "31" [31, 1] 0x0 "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow." [] val(frz_all, with_frz_all, set_frz_all: bool);
+    field Rw "rw" "frz_all" "31" [31, 1] 0x0 "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow." [] val(frz_all, with_frz_all, set_frz_all: bool) role FreezeOnPmi [];
     field Rv "rv" "rsv" "30" [30, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "rst_all" "29" [29, 1] 0x0 "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes." [] val(rst_all, with_rst_all, set_rst_all: bool);
-    field Rw "rw" "en_all" "28" [28, 1] 0x0 "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore." [] val(en_all, with_en_all, set_en_all: bool);
+    field Rw "rw" "rst_all" "29" [29, 1] 0x0 "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes." [] val(rst_all, with_rst_all, set_rst_all: bool) role GlobalReset [];
+    field Rw "rw" "en_all" "28" [28, 1] 0x0 "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore." [] val(en_all, with_en_all, set_en_all: bool) role GlobalEnable [];
     field Rv "rv" "rsv" "27:5" [5, 23] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_core_sel" "4:1" [1, 4] 0x0 "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI." [] narrow(pmi_core_sel, with_pmi_core_sel, set_pmi_core_sel, try_with_pmi_core_sel: u8);
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Enables the U-box's own counter (U_MSR_PMON_CTR)." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "pmi_core_sel" "4:1" [1, 4] 0x0 "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI." [] narrow(pmi_core_sel, with_pmi_core_sel, set_pmi_core_sel, try_with_pmi_core_sel: u8) role PmiSelect [];
+    field Rw "rw" "en" "0" [0, 1] 0x0 "Enables the U-box's own counter (U_MSR_PMON_CTR)." [] val(en, with_en, set_en: bool) role CounterEnable [0];
     at one U_MSR_PMON_GLOBAL_CTL "U": Msr<UGlobalCtl> = [0 0xC00 "U_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
 }
 
@@ -76,13 +76,13 @@ register! {
     field Ig "ig" "ig" "63" [63, 1] 0x0 "Reads zero; writes ignored." [] none();
     field Rsv "rsv" "rsv" "62" [62, 1] 0x0 "Reserved; write zero." [] none();
     field Ig "ig" "ig" "61:23" [23, 39] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set." [] val(en, with_en, set_en: bool) role Enable [];
     field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when the counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
+    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when the counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
     field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of the event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool);
+    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of the event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
     field Rv "rv" "rsv" "17:8" [8, 10] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at one U_MSR_PMON_EVT_SEL "U": Msr<UEvtSel> = [0 0xC10 "U_MSR_PMON_EVT_SEL" "linux-nhmex"];
 }
 
@@ -93,8 +93,8 @@ register! {
     note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
     note "info" "Address cross-check" "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one U_MSR_PMON_CTR "U": Msr<UCtr> = [0 0xC11 "U_MSR_PMON_CTR" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "U", "ubox", "U-box (system configuration controller, global uncore PMU control)", "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.", ["U"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_GLOBAL_OVF_CTL_INFO, U_GLOBAL_SUMMARY_INFO, U_EVT_SEL_INFO, U_CTR_INFO], &[]);
+unit_info!("xeon-7500", "U", "ubox", "U-box (system configuration controller, global uncore PMU control)", "The U-box is the uncore's system configuration controller. For performance monitoring it holds the uncore-wide enable, reset, freeze and PMI-routing controls, the top level of the overflow hierarchy, and one general-purpose counter of its own.", ["U"], [U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_GLOBAL_OVF_CTL_INFO, U_GLOBAL_SUMMARY_INFO, U_EVT_SEL_INFO, U_CTR_INFO], &[], Some(&super::pmu::UBOX));

@@ -13,9 +13,9 @@ register! {
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
     note "info" "Address cross-check" "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.";
-    field Rw "rw" "fixed_en" "31" [31, 1] 0x0 "Enables the fixed counter W_MSR_PMON_FIXED_CTR." [] val(fixed_en, with_fixed_en, set_fixed_en: bool);
+    field Rw "rw" "fixed_en" "31" [31, 1] 0x0 "Enables the fixed counter W_MSR_PMON_FIXED_CTR." [] val(fixed_en, with_fixed_en, set_fixed_en: bool) role CounterEnable [4];
     field Ig "ig" "ig" "30:4" [4, 27] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for W_MSR_PMON_CTR{n}." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8);
+    field Rw "rw" "ctr_en" "3:0" [0, 4] 0x0 "Per-counter enable, bit n for W_MSR_PMON_CTR{n}." [] narrow(ctr_en, with_ctr_en, set_ctr_en, try_with_ctr_en: u8) role CounterEnable [0, 1, 2, 3];
     at one W_MSR_PMON_GLOBAL_CTL "W": Msr<WGlobalCtl> = [0 0xC80 "W_MSR_PMON_GLOBAL_CTL" "linux-nhmex"];
 }
 
@@ -26,9 +26,9 @@ register! {
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Field positions inferred" "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.";
-    field RwV "rw-v" "ov_fixed" "31" [31, 1] 0x0 "The fixed counter overflowed." [] val(ov_fixed, with_ov_fixed, set_ov_fixed: bool);
+    field RwV "rw-v" "ov_fixed" "31" [31, 1] 0x0 "The fixed counter overflowed." [] val(ov_fixed, with_ov_fixed, set_ov_fixed: bool) role Overflow [4];
     field Rv "rv" "rsv" "30:4" [4, 27] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}." [] narrow(ov, with_ov, set_ov, try_with_ov: u8);
+    field RwV "rw-v" "ov" "3:0" [0, 4] 0x0 "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}." [] narrow(ov, with_ov, set_ov, try_with_ov: u8) role Overflow [0, 1, 2, 3];
     at one W_MSR_PMON_GLOBAL_STATUS "W": Msr<WGlobalStatus> = [0 0xC81 "W_MSR_PMON_GLOBAL_STATUS" "likwid"];
 }
 
@@ -39,9 +39,9 @@ register! {
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Field positions inferred" "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.";
-    field W1c "w1c" "clr_ov_fixed" "31" [31, 1] 0x0 "Write 1 to clear ov_fixed." [] val(, with_clr_ov_fixed, set_clr_ov_fixed: bool);
+    field W1c "w1c" "clr_ov_fixed" "31" [31, 1] 0x0 "Write 1 to clear ov_fixed." [] val(, with_clr_ov_fixed, set_clr_ov_fixed: bool) role OverflowClear [4];
     field Rv "rv" "rsv" "30:4" [4, 27] 0x0 "Reserved; write zero." [] none();
-    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8);
+    field W1c "w1c" "clr_ov" "3:0" [0, 4] 0x0 "Write 1 to bit n to clear ov bit n." [] narrow(, with_clr_ov, set_clr_ov, try_with_clr_ov: u8) role OverflowClear [0, 1, 2, 3];
     at one W_MSR_PMON_GLOBAL_OVF_CTL "W": Msr<WGlobalOvfCtl> = [0 0xC82 "W_MSR_PMON_GLOBAL_OVF_CTL" "likwid"];
 }
 
@@ -59,16 +59,16 @@ register! {
     field Ig "ig" "ig" "60:51" [51, 10] 0x0 "Reads zero; writes ignored." [] none();
     field Rsv "rsv" "rsv" "50" [50, 1] 0x0 "Reserved; write zero." [] none();
     field Ig "ig" "ig" "49:32" [32, 18] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8);
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [WEvtSelInvert::VALUES] named(invert, with_invert, set_invert: WEvtSelInvert);
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "thresh" "31:24" [24, 8] 0x0 "Threshold compared with the per-cycle event increment; 0 disables the comparison." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison." [WEvtSelInvert::VALUES] named(invert, with_invert, set_invert: WEvtSelInvert) role Invert [];
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set." [] val(en, with_en, set_en: bool) role Enable [];
     field Ig "ig" "ig" "21" [21, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
+    field Rw "rw" "pmi_en" "20" [20, 1] 0x0 "Signal a PMI to the U-box when this counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
     field Ig "ig" "ig" "19" [19, 1] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool);
+    field Rw "rw" "edge_detect" "18" [18, 1] 0x0 "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted." [] val(edge_detect, with_edge_detect, set_edge_detect: bool) role Edge [];
     field Ig "ig" "ig" "17:16" [16, 2] 0x0 "Reads zero; writes ignored." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "For the W-box: per-core mask for core-scoped events, bit k selecting core k." [] val(umask, with_umask, set_umask: u8);
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the W-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "For the W-box: per-core mask for core-scoped events, bit k selecting core k." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Selects the W-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many W_MSR_PMON_EVT_SEL "W": [Msr<WEvtSel>; 4] = [0 0xC90 "W_MSR_PMON_EVT_SEL0" "likwid", 1 0xC92 "W_MSR_PMON_EVT_SEL1" "likwid", 2 0xC94 "W_MSR_PMON_EVT_SEL2" "likwid", 3 0xC96 "W_MSR_PMON_EVT_SEL3" "likwid"];
 }
 
@@ -81,7 +81,7 @@ register! {
     note "info" "Counter read erratum (guide p. 2-128)" "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.";
     note "source-conflict" "Counter address: likwid and guide over Linux's names" "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many W_MSR_PMON_CTR "W": [Msr<WCtr>; 4] = [0 0xC91 "W_MSR_PMON_CTR0" "likwid", 1 0xC93 "W_MSR_PMON_CTR1" "likwid", 2 0xC95 "W_MSR_PMON_CTR2" "likwid", 3 0xC97 "W_MSR_PMON_CTR3" "likwid"];
 }
 
@@ -93,8 +93,8 @@ register! {
     note "info" "Address cross-check" "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.";
     field Ig "ig" "ig" "63:3" [3, 61] 0x0 "Reads zero; writes ignored." [] none();
     field Rsv "rsv" "rsv" "2" [2, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when the fixed counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool);
-    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "pmi_en" "1" [1, 1] 0x0 "Signal a PMI to the U-box when the fixed counter overflows." [] val(pmi_en, with_pmi_en, set_pmi_en: bool) role OverflowEnable [];
+    field Rw "rw" "en" "0" [0, 1] 0x0 "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set." [] val(en, with_en, set_en: bool) role Enable [];
     at one W_MSR_PMON_FIXED_CTR_CTL "W": Msr<WFixedCtrCtl> = [0 0x395 "W_MSR_PMON_FIXED_CTR_CTL" "linux-nhmex"];
 }
 
@@ -106,8 +106,8 @@ register! {
     note "info" "Bits 63:48 are not described by the guide" "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
     note "info" "Address cross-check" "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one W_MSR_PMON_FIXED_CTR "W": Msr<WFixedCtr> = [0 0x394 "W_MSR_PMON_FIXED_CTR" "linux-nhmex"];
 }
 
-unit_info!("xeon-7500", "W", "wbox", "W-box (power controller)", "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.", ["W"], [W_GLOBAL_CTL_INFO, W_GLOBAL_STATUS_INFO, W_GLOBAL_OVF_CTL_INFO, W_EVT_SEL_INFO, W_CTR_INFO, W_FIXED_CTR_CTL_INFO, W_FIXED_CTR_INFO], &[]);
+unit_info!("xeon-7500", "W", "wbox", "W-box (power controller)", "The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.", ["W"], [W_GLOBAL_CTL_INFO, W_GLOBAL_STATUS_INFO, W_GLOBAL_OVF_CTL_INFO, W_EVT_SEL_INFO, W_CTR_INFO, W_FIXED_CTR_CTL_INFO, W_FIXED_CTR_INFO], &[], Some(&super::pmu::WBOX));

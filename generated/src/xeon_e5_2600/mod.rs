@@ -20,6 +20,7 @@ pub mod r2pcie;
 pub mod r3qpi;
 #[rustfmt::skip]
 pub mod ubox;
+pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-e5-2600",
@@ -41,4 +42,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &r3qpi::UNIT,
         &ubox::UNIT,
     ],
+    global: None,
 };

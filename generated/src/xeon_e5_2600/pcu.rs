@@ -14,12 +14,12 @@ register! {
     note "info" "Address" "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every PCU data counter to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every PCU counter control register to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 clears every PCU data counter to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 clears every PCU counter control register to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one PCU_MSR_PMON_BOX_CTL "PCU": Msr<PcuBoxCtl> = [0 0xC24 "PCU_MSR_PMON_BOX_CTL" "linux-snbep"];
 }
 
@@ -39,17 +39,17 @@ register! {
     field RwV "rw-v" "occ_edge_det" "31" [31, 1] 0x0 "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh." [] val(occ_edge_det, with_occ_edge_det, set_occ_edge_det: bool);
     field RwV "rw-v" "occ_invert" "30" [30, 1] 0x0 "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set)." [PcuCtlOccInvert::VALUES] named(occ_invert, with_occ_invert, set_occ_invert: PcuCtlOccInvert);
     field Rsv "rsv" "rsv" "29" [29, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges." [PcuCtlInvert::VALUES] named(invert, with_invert, set_invert: PcuCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool);
-    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events)." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool);
+    field RwV "rw-v" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges." [PcuCtlInvert::VALUES] named(invert, with_invert, set_invert: PcuCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
+    field RwV "rw-v" "ev_sel_ext" "21" [21, 1] 0x0 "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events)." [] val(ev_sel_ext, with_ev_sel_ext, set_ev_sel_ext: bool) role EventExt [];
     field Rsv "rsv" "rsv" "20:19" [19, 2] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
     field RwV "rw-v" "occ_sel" "15:14" [14, 2] 0x0 "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples." [PCU_CTL_OCC_SEL_VALUES] narrow(occ_sel, with_occ_sel, set_occ_sel, try_with_occ_sel: u8);
     field Rsv "rsv" "rsv" "13:8" [8, 6] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many PCU_MSR_PMON_CTL "PCU": [Msr<PcuCtl>; 4] = [0 0xC30 "PCU_MSR_PMON_CTL0" "linux-snbep", 1 0xC31 "PCU_MSR_PMON_CTL1" "linux-snbep", 2 0xC32 "PCU_MSR_PMON_CTL2" "linux-snbep", 3 0xC33 "PCU_MSR_PMON_CTL3" "linux-snbep"];
 }
 
@@ -60,7 +60,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width from Linux and the v2 guide; the E5-2600 table was not read" "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many PCU_MSR_PMON_CTR "PCU": [Msr<PcuCtr>; 4] = [0 0xC36 "PCU_MSR_PMON_CTR0" "linux-snbep", 1 0xC37 "PCU_MSR_PMON_CTR1" "linux-snbep", 2 0xC38 "PCU_MSR_PMON_CTR2" "linux-snbep", 3 0xC39 "PCU_MSR_PMON_CTR3" "linux-snbep"];
 }
 
@@ -82,7 +82,7 @@ register! {
     "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76";
     note "info" "Address" "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C6, 64 bits." [] val(event_count, with_event_count, set_event_count: u64);
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C6, 64 bits." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C6_CTR "PCU": Msr<PcuCoreC6Ctr> = [0 0x3FD "PCU_MSR_CORE_C6_CTR" "linux-snbep"];
 }
 
@@ -91,7 +91,7 @@ register! {
     "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.";
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76";
     note "info" "Table 2-79 body not read; layout taken from Table 2-78" "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.";
-    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C3, 64 bits." [] val(event_count, with_event_count, set_event_count: u64);
+    field RwV "rw-v" "event_count" "63:0" [0, 64] 0x0 "Cycles in which some core was in C3, 64 bits." [] val(event_count, with_event_count, set_event_count: u64) role Count [];
     at one PCU_MSR_CORE_C3_CTR "PCU": Msr<PcuCoreC3Ctr> = [0 0x3FC "PCU_MSR_CORE_C3_CTR" "linux-snbep"];
 }
 
@@ -134,4 +134,4 @@ unit_events!([PcuCtl ext_noumask], [
     VR_HOT_CYCLES = "UNC_P_VR_HOT_CYCLES" 0x32 0x00 false 0b1111 "",
 ]);
 
-unit_info!("xeon-e5-2600", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages the socket's power and frequency: core C-states, P-state and frequency changes, thermal and power limits. Much of it is a microcontroller, and many of its events are reported by that firmware. Its monitoring block has four 48-bit counters with their control MSRs, a box-wide control MSR and a filter MSR holding four frequency/voltage bands. Occupancy events count how many cores are in C0, C3 or C6 in each cycle, with their own threshold inversion and edge detection bits. Two further 64-bit MSRs count cycles in which some core is in C3 or C6; they are outside the monitoring infrastructure and cannot be frozen or reset through it.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_CTR_INFO, PCU_BOX_FILTER_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "PCU", "pcu", "Power Control Unit (PCU) performance monitoring", "The PCU manages the socket's power and frequency: core C-states, P-state and frequency changes, thermal and power limits. Much of it is a microcontroller, and many of its events are reported by that firmware. Its monitoring block has four 48-bit counters with their control MSRs, a box-wide control MSR and a filter MSR holding four frequency/voltage bands. Occupancy events count how many cores are in C0, C3 or C6 in each cycle, with their own threshold inversion and edge detection bits. Two further 64-bit MSRs count cycles in which some core is in C3 or C6; they are outside the monitoring infrastructure and cannot be frozen or reset through it.", ["PCU"], [PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_CTR_INFO, PCU_BOX_FILTER_INFO, PCU_CORE_C6_CTR_INFO, PCU_CORE_C3_CTR_INFO], EVENT_INFOS, Some(&super::pmu::PCU));

@@ -16,12 +16,12 @@ register! {
     note "info" "Device and function" "R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43: likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one R2_PCI_PMON_BOX_CTL "R2PCIE": PciRegister<R2pcieBoxCtl> = [0 (0x3C43, 19, 1, 0x0F4) "R2_PCI_PMON_BOX_CTL" "likwid"];
 }
 
@@ -35,16 +35,16 @@ register! {
     note "info" "thresh is eight bits here" "Unlike the UBox and PCU controls (five-bit thresholds), Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh format (config:24-31) for this box.";
     note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
     note "info" "Offsets" "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [R2pcieCtlInvert::VALUES] named(invert, with_invert, set_invert: R2pcieCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [R2pcieCtlInvert::VALUES] named(invert, with_invert, set_invert: R2pcieCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the R2PCIe event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the R2PCIe event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many R2_PCI_PMON_CTL "R2PCIE": [PciRegister<R2pcieCtl>; 4] = [0 (0x3C43, 19, 1, 0x0D8) "R2_PCI_PMON_CTL0" "likwid", 1 (0x3C43, 19, 1, 0x0DC) "R2_PCI_PMON_CTL1" "likwid", 2 (0x3C43, 19, 1, 0x0E0) "R2_PCI_PMON_CTL2" "likwid", 3 (0x3C43, 19, 1, 0x0E4) "R2_PCI_PMON_CTL3" "likwid"];
 }
 
@@ -55,7 +55,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width from the guide's text and Linux; field table not seen" "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many R2_PCI_PMON_CTR "R2PCIE": [PciRegister<R2pcieCtr>; 4] = [0 (0x3C43, 19, 1, 0x0A0) "R2_PCI_PMON_CTR0" "likwid", 1 (0x3C43, 19, 1, 0x0A8) "R2_PCI_PMON_CTR1" "likwid", 2 (0x3C43, 19, 1, 0x0B0) "R2_PCI_PMON_CTR2" "likwid", 3 (0x3C43, 19, 1, 0x0B8) "R2_PCI_PMON_CTR3" "likwid"];
 }
 
@@ -98,4 +98,4 @@ unit_events!([R2pcieCtl noext], [
     TXR_NACKS_BL = "UNC_R2_TxR_NACKS.BL" 0x26 0x04 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "R2PCIE", "r2pcie", "R2PCIe (ring to PCIe agent) performance monitoring", "R2PCIe is the ring stop through which traffic between the uncore ring and the integrated I/O (PCI Express) controller passes. Its monitoring block has four general counters, 44 bits wide, each with a control register, and a box-wide control register for freezing and resetting them, all in one PCI function on the socket's uncore bus. Not every event can use every counter: the guide restricts some events (for example ring-usage and occupancy events) to particular counters.", ["R2PCIE"], [R2PCIE_BOX_CTL_INFO, R2PCIE_CTL_INFO, R2PCIE_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "R2PCIE", "r2pcie", "R2PCIe (ring to PCIe agent) performance monitoring", "R2PCIe is the ring stop through which traffic between the uncore ring and the integrated I/O (PCI Express) controller passes. Its monitoring block has four general counters, 44 bits wide, each with a control register, and a box-wide control register for freezing and resetting them, all in one PCI function on the socket's uncore bus. Not every event can use every counter: the guide restricts some events (for example ring-usage and occupancy events) to particular counters.", ["R2PCIE"], [R2PCIE_BOX_CTL_INFO, R2PCIE_CTL_INFO, R2PCIE_CTR_INFO], EVENT_INFOS, Some(&super::pmu::R2PCIE));

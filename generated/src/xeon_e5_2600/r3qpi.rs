@@ -16,12 +16,12 @@ register! {
     note "info" "Devices and functions" "Link 0 is function 5 and link 1 function 6 of device 19 (0x13), with device ids 0x3C44 and 0x3C45: likwid's Sandy Bridge-EP PCI device table (paths 13.5 and 13.6, ids 0x3c44 and 0x3c45, RBOX0 and RBOX1) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R3QPI0 = 0x3c44 and R3QPI1 = 0x3c45, bound to snbep_uncore_r3qpi boxes 0 and 1) agree.";
     field Rv "rv" "rsv" "31:18" [18, 14] 0x0 "Reserved; write zero." [] none();
     field Rsv "rsv" "rsv" "17" [17, 1] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool);
+    field Wo "wo" "frz_en" "16" [16, 1] 0x0 "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals." [] val(, with_frz_en, set_frz_en: bool) role FreezeEnable [];
     field Rv "rv" "rsv" "15:9" [9, 7] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool);
+    field Wo "wo" "frz" "8" [8, 1] 0x0 "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again." [] val(, with_frz, set_frz: bool) role Freeze [];
     field Rv "rv" "rsv" "7:2" [2, 6] 0x0 "Reserved; write zero." [] none();
-    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool);
-    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool);
+    field Wo "wo" "rst_ctrs" "1" [1, 1] 0x0 "Reset counters: writing 1 sets all data counters of the box to zero." [] val(, with_rst_ctrs, set_rst_ctrs: bool) role ResetCounters [];
+    field Wo "wo" "rst_ctrl" "0" [0, 1] 0x0 "Reset control: writing 1 sets all counter control registers of the box to zero." [] val(, with_rst_ctrl, set_rst_ctrl: bool) role ResetControls [];
     at one R3_L0_PCI_PMON_BOX_CTL "L0": PciRegister<R3qpiBoxCtl> = [0 (0x3C44, 19, 5, 0x0F4) "R3_L0_PCI_PMON_BOX_CTL" "likwid"];
     at one R3_L1_PCI_PMON_BOX_CTL "L1": PciRegister<R3qpiBoxCtl> = [0 (0x3C45, 19, 6, 0x0F4) "R3_L1_PCI_PMON_BOX_CTL" "likwid"];
 }
@@ -36,16 +36,16 @@ register! {
     note "info" "thresh is eight bits here" "Table 2-120 gives the R3QPI threshold the full bits 31:24 (the UBox and PCU controls have five-bit thresholds), and Linux uses its eight-bit thresh format (config:24-31) for this box.";
     note "info" "Three counters" "Each R3QPI link has three counters, not four: the guide names the registers CTL{2-0}/CTR{2-0}, Linux gives snbep_uncore_r3qpi num_counters = 3, and likwid registers.h lists only PCI_UNC_R3QPI_PMON_CTL_0..2 (0xD8, 0xDC, 0xE0). Offset 0xE4, where a fourth control would sit, is not described.";
     note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8);
-    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [R3qpiCtlInvert::VALUES] named(invert, with_invert, set_invert: R3qpiCtlInvert);
-    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool);
+    field RwV "rw-v" "thresh" "31:24" [24, 8] 0x0 "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] val(thresh, with_thresh, set_thresh: u8) role Threshold [];
+    field RwV "rw-v" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [R3qpiCtlInvert::VALUES] named(invert, with_invert, set_invert: R3qpiCtlInvert) role Invert [];
+    field RwV "rw-v" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field RwV "rw-v" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the R3QPI event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field RwV "rw-v" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field RwV "rw-v" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the R3QPI event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many R3_L0_PCI_PMON_CTL "L0": [PciRegister<R3qpiCtl>; 3] = [0 (0x3C44, 19, 5, 0x0D8) "R3_L0_PCI_PMON_CTL0" "likwid", 1 (0x3C44, 19, 5, 0x0DC) "R3_L0_PCI_PMON_CTL1" "likwid", 2 (0x3C44, 19, 5, 0x0E0) "R3_L0_PCI_PMON_CTL2" "likwid"];
     at many R3_L1_PCI_PMON_CTL "L1": [PciRegister<R3qpiCtl>; 3] = [0 (0x3C45, 19, 6, 0x0D8) "R3_L1_PCI_PMON_CTL0" "likwid", 1 (0x3C45, 19, 6, 0x0DC) "R3_L1_PCI_PMON_CTL1" "likwid", 2 (0x3C45, 19, 6, 0x0E0) "R3_L1_PCI_PMON_CTL2" "likwid"];
 }
@@ -57,7 +57,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width from the guide's text and Linux; field table not seen" "The text of section 2.9.3.2 (p. 121) states that the R3QPI data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r3qpi perf_ctr_bits = 44. The counter's own field table (presumably Table 2-121 on the same page) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R3QPI_PMON_CTR_n_B at 0xA0, 0xA8, 0xB0 and _A at 0xA4, 0xAC, 0xB4; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R3_L{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by R3_L{i}_PCI_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many R3_L0_PCI_PMON_CTR "L0": [PciRegister<R3qpiCtr>; 3] = [0 (0x3C44, 19, 5, 0x0A0) "R3_L0_PCI_PMON_CTR0" "likwid", 1 (0x3C44, 19, 5, 0x0A8) "R3_L0_PCI_PMON_CTR1" "likwid", 2 (0x3C44, 19, 5, 0x0B0) "R3_L0_PCI_PMON_CTR2" "likwid"];
     at many R3_L1_PCI_PMON_CTR "L1": [PciRegister<R3qpiCtr>; 3] = [0 (0x3C45, 19, 6, 0x0A0) "R3_L1_PCI_PMON_CTR0" "likwid", 1 (0x3C45, 19, 6, 0x0A8) "R3_L1_PCI_PMON_CTR1" "likwid", 2 (0x3C45, 19, 6, 0x0B0) "R3_L1_PCI_PMON_CTR2" "likwid"];
 }
@@ -128,4 +128,4 @@ unit_events!([R3qpiCtl noext], [
     VNA_CREDIT_CYCLES_USED = "UNC_R3_VNA_CREDIT_CYCLES_USED" 0x32 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "R3QPI", "r3qpi", "R3QPI (ring to QPI agent) performance monitoring", "R3QPI is the ring stop that connects the uncore ring to the Intel QPI link layer; it is also where QPI link credits (VNA/VN0) are acquired. There is one R3QPI monitoring block per QPI link, each in its own PCI function on the socket's uncore bus, with three general 44-bit counters, their control registers and a box-wide control register. Some events are limited to particular counters (occupancy to counter 0, many others to counters 0 and 1).", ["L0", "L1"], [R3QPI_BOX_CTL_INFO, R3QPI_CTL_INFO, R3QPI_CTR_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "R3QPI", "r3qpi", "R3QPI (ring to QPI agent) performance monitoring", "R3QPI is the ring stop that connects the uncore ring to the Intel QPI link layer; it is also where QPI link credits (VNA/VN0) are acquired. There is one R3QPI monitoring block per QPI link, each in its own PCI function on the socket's uncore bus, with three general 44-bit counters, their control registers and a box-wide control register. Some events are limited to particular counters (occupancy to counter 0, many others to counters 0 and 1).", ["L0", "L1"], [R3QPI_BOX_CTL_INFO, R3QPI_CTL_INFO, R3QPI_CTR_INFO], EVENT_INFOS, Some(&super::pmu::R3QPI));

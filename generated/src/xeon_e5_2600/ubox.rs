@@ -18,16 +18,16 @@ register! {
     note "info" "Addresses; Table 2-1 size column" "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers.";
     note "info" "invert has enumerated values" "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
     field Rv "rv" "rsv" "31:29" [29, 3] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8);
-    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [UCtlInvert::VALUES] named(invert, with_invert, set_invert: UCtlInvert);
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled)." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "thresh" "28:24" [24, 5] 0x0 "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle)." [] narrow(thresh, with_thresh, set_thresh, try_with_thresh: u8) role Threshold [];
+    field Rw "rw" "invert" "23" [23, 1] 0x0 "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges." [UCtlInvert::VALUES] named(invert, with_invert, set_invert: UCtlInvert) role Invert [];
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled)." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19" [19, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool);
-    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool);
+    field Rw "rw" "edge_det" "18" [18, 1] 0x0 "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh." [] val(edge_det, with_edge_det, set_edge_det: bool) role Edge [];
+    field Wo "wo" "rst" "17" [17, 1] 0x0 "Reset: writing 1 clears the paired data counter to zero." [] val(, with_rst, set_rst: bool) role Reset [];
     field Rsv "rsv" "rsv" "16" [16, 1] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8);
-    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8);
+    field Rw "rw" "umask" "15:8" [8, 8] 0x0 "Unit mask: chooses which sub-events of the selected event are counted." [] val(umask, with_umask, set_umask: u8) role Umask [];
+    field Rw "rw" "ev_sel" "7:0" [0, 8] 0x0 "Event select: the code of the U-box event to count." [] val(ev_sel, with_ev_sel, set_ev_sel: u8) role Event [];
     at many U_MSR_PMON_CTL "UBOX": [Msr<UCtl>; 2] = [0 0xC10 "U_MSR_PMON_CTL0" "linux-snbep", 1 0xC11 "U_MSR_PMON_CTL1" "linux-snbep"];
 }
 
@@ -38,7 +38,7 @@ register! {
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Width from the guide's text and Linux; the table itself was not read" "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.";
     field Rv "rv" "rsv" "63:44" [44, 20] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "43:0" [0, 44] 0x0 "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at many U_MSR_PMON_CTR "UBOX": [Msr<UCtr>; 2] = [0 0xC16 "U_MSR_PMON_CTR0" "linux-snbep", 1 0xC17 "U_MSR_PMON_CTR1" "linux-snbep"];
 }
 
@@ -48,7 +48,7 @@ register! {
     source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21";
     note "info" "Name and address" "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).";
     field Rv "rv" "rsv" "31:23" [23, 9] 0x0 "Reserved; write zero." [] none();
-    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled." [] val(en, with_en, set_en: bool);
+    field Rw "rw" "en" "22" [22, 1] 0x0 "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled." [] val(en, with_en, set_en: bool) role Enable [];
     field Rsv "rsv" "rsv" "21:20" [20, 2] 0x0 "Reserved; write zero." [] none();
     field Rv "rv" "rsv" "19:0" [0, 20] 0x0 "Reserved; write zero." [] none();
     at one U_MSR_PMON_UCLK_FIXED_CTL "UBOX": Msr<UUclkFixedCtl> = [0 0xC08 "U_MSR_PMON_UCLK_FIXED_CTL" "linux-snbep"];
@@ -62,7 +62,7 @@ register! {
     note "source-conflict" "Table 2-5 gives bits 43:0 for a counter it calls 48-bit" "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.";
     note "info" "Address" "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.";
     field Rv "rv" "rsv" "63:48" [48, 16] 0x0 "Reserved; write zero." [] none();
-    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The number of UCLK cycles counted, 48 bits." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64);
+    field RwV "rw-v" "event_count" "47:0" [0, 48] 0x0 "The number of UCLK cycles counted, 48 bits." [] narrow(event_count, with_event_count, set_event_count, try_with_event_count: u64) role Count [];
     at one U_MSR_PMON_UCLK_FIXED_CTR "UBOX": Msr<UUclkFixedCtr> = [0 0xC09 "U_MSR_PMON_UCLK_FIXED_CTR" "linux-snbep"];
 }
 
@@ -118,4 +118,4 @@ unit_events!([UCtl noext], [
     CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
 ]);
 
-unit_info!("xeon-e5-2600", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.", ["UBOX"], [U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS);
+unit_info!("xeon-e5-2600", "UBOX", "ubox", "U-box (system configuration controller) performance monitoring", "The U-box is the socket's configuration agent: it carries the message channel that reaches registers spread across the uncore, routes interrupts to the cores and acts as lock master when the platform is quiesced. Its monitoring block has two general 44-bit counters, each with its own control MSR, and a fixed counter that advances once per uncore clock (UCLK) while enabled. Unlike the other boxes it has no box-wide control register.", ["UBOX"], [U_CTL_INFO, U_CTR_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO, U_CPU_NODE_ID_INFO, U_GID_NID_MAP_INFO], EVENT_INFOS, Some(&super::pmu::UBOX));

@@ -11,11 +11,14 @@ use crate::diagnostics::{Diagnostic, SourceFile};
 use crate::model::*;
 use crate::parse::*;
 
+mod structure;
+use structure::PendingRoutes;
+
 /// Validates a parsed spec directory.
 pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {
     let mut v = Validator::default();
     let mut ctx = v.processors(&raw.processors);
-    let units: Vec<Option<(usize, Unit)>> =
+    let units: Vec<Option<ResolvedUnit>> =
         raw.units.iter().map(|u| v.resolve_unit(u, &ctx)).collect();
     v.assemble(&mut ctx, units);
     v.finish(ctx)
@@ -209,8 +212,11 @@ fn parse_counters(text: &str) -> Option<u32> {
     (mask != 0).then_some(mask)
 }
 
-/// A validated unit (with its processor's index), or none, and the errors found in its file.
-type UnitResult = (Option<(usize, Unit)>, Vec<Diagnostic>);
+/// A validated unit with its processor's index and its routes as written.
+type ResolvedUnit = (usize, Unit, Option<PendingRoutes>);
+
+/// A validated unit, or none, and the errors found in its file.
+type UnitResult = (Option<ResolvedUnit>, Vec<Diagnostic>);
 
 /// What the processors file declares, which every unit is checked against.
 struct SpecContext {
@@ -404,7 +410,7 @@ impl Validator {
     }
 
     /// Validates one unit file against the processors; `None` if it has errors.
-    fn resolve_unit(&mut self, unit: &ParsedUnit, ctx: &SpecContext) -> Option<(usize, Unit)> {
+    fn resolve_unit(&mut self, unit: &ParsedUnit, ctx: &SpecContext) -> Option<ResolvedUnit> {
         let processors = &ctx.processors;
         let Some(pi) = processors.iter().position(|p| p.id == unit.raw.processor) else {
             let known: Vec<&str> = processors.iter().map(|p| p.id.as_str()).collect();
@@ -425,13 +431,14 @@ impl Validator {
             return None;
         };
         self.unit(unit, &processors[pi], &ctx.catalogue)
-            .map(|u| (pi, u))
+            .map(|(u, routes)| (pi, u, routes))
     }
 
     /// Adds validated units to their processors (refusing a unit defined twice), then checks
     /// what spans units: addresses.
-    fn assemble(&mut self, ctx: &mut SpecContext, units: Vec<Option<(usize, Unit)>>) {
-        for (pi, u) in units.into_iter().flatten() {
+    fn assemble(&mut self, ctx: &mut SpecContext, units: Vec<Option<ResolvedUnit>>) {
+        let mut pending: Vec<Vec<(usize, PendingRoutes)>> = vec![Vec::new(); ctx.processors.len()];
+        for (pi, u, routes) in units.into_iter().flatten() {
             let processor = &mut ctx.processors[pi];
             if processor
                 .units
@@ -452,11 +459,17 @@ impl Validator {
                     .help("each unit has one file; merge the two or rename one"),
                 );
             } else {
+                if let Some(r) = routes {
+                    pending[pi].push((processor.units.len(), r));
+                }
                 processor.units.push(u);
             }
         }
         for p in &ctx.processors {
             self.check_address_collisions(p);
+        }
+        for (p, pending) in ctx.processors.iter_mut().zip(pending) {
+            self.resolve_routes(p, pending);
         }
     }
 
@@ -601,7 +614,12 @@ impl Validator {
         }
     }
 
-    fn unit(&mut self, parsed: &ParsedUnit, proc: &Processor, cat: &Catalogue) -> Option<Unit> {
+    fn unit(
+        &mut self,
+        parsed: &ParsedUnit,
+        proc: &Processor,
+        cat: &Catalogue,
+    ) -> Option<(Unit, Option<PendingRoutes>)> {
         let raw = &parsed.raw;
         let path: Arc<Path> = Arc::from(parsed.file.path.as_path());
         let ctx = Ctx {
@@ -681,7 +699,12 @@ impl Validator {
         if self.errors.len() > errors_before {
             return None;
         }
-        Some(Unit {
+        let structure = self.unit_pmu(&ctx, &path, raw.pmu.as_ref(), &registers, &instances);
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        let (pmu, routes) = structure.unzip();
+        let unit = Unit {
             name: raw.name.clone(),
             module: raw.module.clone(),
             title: raw.title.clone(),
@@ -691,7 +714,9 @@ impl Validator {
             file: relative_spec_path(&parsed.file.path),
             at: Position::of(&parsed.file, &path, raw.at),
             events: Vec::new(),
-        })
+            pmu,
+        };
+        Some((unit, routes))
     }
 
     fn register(
@@ -1387,6 +1412,7 @@ impl Validator {
                             .unwrap_or_default(),
                     ),
                     values,
+                    role: self.field_role(ctx, f, fwidth, access, repeat.as_deref()),
                     repeat,
                     source: f.source.as_deref().map(Arc::from),
                 },

@@ -2,7 +2,10 @@
 //!
 //! Everything here has been checked (see `validate`): numbers are parsed, fields tile their
 //! register exactly, references resolve, and addresses are expanded to one per instance and
-//! index. Emitters never need to re-check anything.
+//! index. Emitters never need to re-check anything. The PMU structure (roles, counters,
+//! routes) is in [`pmu`].
+
+pub mod pmu;
 
 /// The whole specification.
 #[derive(Debug, Clone)]
@@ -96,6 +99,8 @@ pub struct Unit {
     pub at: Position,
     /// The unit's events (from `<processor>/events/<module>.xml`), in file order.
     pub events: Vec<Event>,
+    /// The unit's PMU structure (`<pmu>`), if it declares one.
+    pub pmu: Option<pmu::Pmu>,
 }
 
 /// An event a unit's counters can count.
@@ -458,6 +463,8 @@ pub struct Field {
     pub repeat: Option<Box<Repeat>>,
     /// Public source of this field, when not the register's first source.
     pub source: Option<std::sync::Arc<str>>,
+    /// Its role in the PMU structure, if any (boxed: most fields have none).
+    pub role: Option<Box<pmu::FieldRole>>,
 }
 
 impl Field {

@@ -1,0 +1,349 @@
+//! The validated PMU structure of a unit: field roles, counters, box-level registers, filters,
+//! overflow routes and the processor's global level (spec/README.md, "PMU structure").
+//!
+//! Registers are named by their position in the unit's register list (and fields by their
+//! position in the register's field list), so emitters resolve them without matching names.
+
+/// What a field does for the PMU. The spec spelling is the kebab-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// Counter control: the counter counts while set.
+    Enable,
+    /// Counter control: two bits enabling counting in ring 0 (bit 0) and rings 1-3 (bit 1),
+    /// as the architectural fixed counters' `enN` fields do.
+    RingEnable,
+    /// Counter control: event select.
+    Event,
+    /// Counter control: event-select extension bit.
+    EventExt,
+    /// Counter control: unit mask.
+    Umask,
+    /// Counter control: threshold (counter mask) compared with the per-cycle increment.
+    Threshold,
+    /// Counter control: invert the threshold comparison.
+    Invert,
+    /// Counter control: count rising edges.
+    Edge,
+    /// Counter control: signal an overflow (PMI) when the counter wraps.
+    OverflowEnable,
+    /// Counter control: write 1 to reset the counter.
+    Reset,
+    /// Counter control: count in user mode (rings 1-3).
+    User,
+    /// Counter control: count in kernel mode (ring 0).
+    Kernel,
+    /// Counter control: count events of both hardware threads of the core.
+    AnyThread,
+    /// Counter: the counting bits; the field's width is the counter's width.
+    Count,
+    /// Box control: bit n enables counter n.
+    CounterEnable,
+    /// Box control: freeze every counter of the box.
+    Freeze,
+    /// Box control: let a freeze (written or signalled) take effect.
+    FreezeEnable,
+    /// Box control: reset every counter of the box.
+    ResetCounters,
+    /// Box control: reset every counter control of the box.
+    ResetControls,
+    /// Box status: bit n says counter n overflowed.
+    Overflow,
+    /// Box overflow clear: writing 1 to bit n clears counter n's overflow bit.
+    OverflowClear,
+    /// Global control: no counter of the processor counts unless set.
+    GlobalEnable,
+    /// Global control: reset every counter of the processor.
+    GlobalReset,
+    /// Global control: a PMI clears the `global-enable` field (freezes every counter).
+    FreezeOnPmi,
+    /// Global control: which cores receive the overflow PMI.
+    PmiSelect,
+}
+
+/// The register kind a role belongs to, and the access and width it requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleClass {
+    /// A counter control register.
+    CounterControl,
+    /// A counter register.
+    Counter,
+    /// A box control register.
+    BoxControl,
+    /// A box status register.
+    BoxStatus,
+    /// A box overflow-clear register.
+    BoxOverflowClear,
+    /// The global control register.
+    GlobalControl,
+}
+
+impl Role {
+    /// Every role with its spec spelling.
+    pub const ALL: [(Role, &'static str); 25] = [
+        (Role::Enable, "enable"),
+        (Role::RingEnable, "ring-enable"),
+        (Role::Event, "event"),
+        (Role::EventExt, "event-ext"),
+        (Role::Umask, "umask"),
+        (Role::Threshold, "threshold"),
+        (Role::Invert, "invert"),
+        (Role::Edge, "edge"),
+        (Role::OverflowEnable, "overflow-enable"),
+        (Role::Reset, "reset"),
+        (Role::User, "user"),
+        (Role::Kernel, "kernel"),
+        (Role::AnyThread, "any-thread"),
+        (Role::Count, "count"),
+        (Role::CounterEnable, "counter-enable"),
+        (Role::Freeze, "freeze"),
+        (Role::FreezeEnable, "freeze-enable"),
+        (Role::ResetCounters, "reset-counters"),
+        (Role::ResetControls, "reset-controls"),
+        (Role::Overflow, "overflow"),
+        (Role::OverflowClear, "overflow-clear"),
+        (Role::GlobalEnable, "global-enable"),
+        (Role::GlobalReset, "global-reset"),
+        (Role::FreezeOnPmi, "freeze-on-pmi"),
+        (Role::PmiSelect, "pmi-select"),
+    ];
+
+    /// Parses the spec spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == s).map(|(r, _)| *r)
+    }
+
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(r, _)| *r == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    /// The variant name in the generated `Role` enum (`OverflowEnable`).
+    pub fn variant(self) -> String {
+        self.as_str()
+            .split('-')
+            .map(|p| {
+                let mut c = p.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// The kind of register the role belongs to.
+    pub fn class(self) -> RoleClass {
+        use Role::*;
+        match self {
+            Enable | RingEnable | Event | EventExt | Umask | Threshold | Invert | Edge
+            | OverflowEnable | Reset | User | Kernel | AnyThread => RoleClass::CounterControl,
+            Count => RoleClass::Counter,
+            CounterEnable | Freeze | FreezeEnable | ResetCounters | ResetControls => {
+                RoleClass::BoxControl
+            }
+            Overflow => RoleClass::BoxStatus,
+            OverflowClear => RoleClass::BoxOverflowClear,
+            GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect => RoleClass::GlobalControl,
+        }
+    }
+
+    /// The width of one element (one counter's share) the role requires, if fixed.
+    pub fn element_width(self) -> Option<u32> {
+        use Role::*;
+        match self {
+            Event | Umask | Threshold | Count | PmiSelect => None,
+            RingEnable => Some(2),
+            _ => Some(1),
+        }
+    }
+
+    /// Roles that name, per bit, the counters they stand for (bitmaps over counters).
+    pub fn is_bitmap(self) -> bool {
+        matches!(
+            self,
+            Role::CounterEnable | Role::Overflow | Role::OverflowClear
+        )
+    }
+
+    /// Whether a field with access `a` can play this role, and if not, what it needs.
+    pub fn access_problem(self, a: super::Access) -> Option<&'static str> {
+        use super::Access::*;
+        let ok = match self {
+            Role::Count => a == RwV,
+            Role::Overflow => a.is_readable(),
+            Role::OverflowClear => matches!(a, W1c | Wo),
+            Role::Reset => matches!(a, Wo | W1c | Rw | RwV),
+            _ => a.is_writable(),
+        };
+        if ok {
+            return None;
+        }
+        Some(match self {
+            Role::Count => "a counter's count bits are rw-v (software loads them, hardware counts)",
+            Role::Overflow => "an overflow bit must be readable (ro-v or rw-v)",
+            Role::OverflowClear => "an overflow-clear bit is w1c or wo",
+            _ => "a control role needs a writable field (rw, rw-v, wo)",
+        })
+    }
+}
+
+/// One field's part in the PMU: its role and, for shared or bitmap fields, the counters its
+/// elements stand for (element k, from the least significant, is counter `counters[k]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRole {
+    /// The role.
+    pub role: Role,
+    /// Counter numbers in ascending bit order; empty when the field serves the one counter of
+    /// its register element.
+    pub counters: Vec<u32>,
+}
+
+/// Whether a box belongs to a socket (uncore) or a logical CPU (core PMU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One per socket.
+    Socket,
+    /// One per logical CPU.
+    Cpu,
+}
+
+/// What sort of counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterKind {
+    /// Programmable: counts the event its control selects.
+    General,
+    /// Counts one fixed event; its control (if any) only enables it.
+    Fixed,
+    /// Counts one fixed event and has no control at all.
+    FreeRunning,
+}
+
+impl CounterKind {
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CounterKind::General => "general",
+            CounterKind::Fixed => "fixed",
+            CounterKind::FreeRunning => "free-running",
+        }
+    }
+}
+
+/// One element of a register of the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegIndex {
+    /// Position in the unit's register list.
+    pub register: usize,
+    /// Array index.
+    pub index: u32,
+}
+
+/// A counter of every box of the unit.
+#[derive(Debug, Clone)]
+pub struct Counter {
+    /// Its number within the box (its bit in the box's bitmap fields).
+    pub number: u32,
+    /// General, fixed or free-running.
+    pub kind: CounterKind,
+    /// Width in bits (the width of its `count` field).
+    pub width: u32,
+    /// CPUID bits that give the implemented width, for architectural counters.
+    pub width_cpuid: Option<String>,
+    /// Its control register element (none for a free-running counter).
+    pub control: Option<RegIndex>,
+    /// Its counter register element.
+    pub counter: RegIndex,
+    /// A full-width write alias of the counter (IA32_A_PMCn).
+    pub alias: Option<RegIndex>,
+    /// What a fixed or free-running counter counts.
+    pub event: Option<String>,
+}
+
+/// A filter register (or a match/mask pair) and what it applies to.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    /// The filter register, or the match register of a pair.
+    pub register: usize,
+    /// The mask register of a match/mask pair.
+    pub mask: Option<usize>,
+    /// The event select of the event that counts what the filter accepts (none: every event
+    /// whose event-list entry names the filter).
+    pub event: Option<u8>,
+    /// That event needs the event-select extension bit.
+    pub event_ext: bool,
+    /// The counters it applies to (empty: all of the box's).
+    pub counters: Vec<u32>,
+    /// What it filters, in our words.
+    pub description: String,
+}
+
+/// One bit of the overflow hierarchy in some unit of the processor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitRef {
+    /// Position of the unit in the processor's unit list.
+    pub unit: usize,
+    /// Position of the register in that unit.
+    pub register: usize,
+    /// Position of the instance in that unit.
+    pub instance: usize,
+    /// Array index.
+    pub index: u32,
+    /// Position of the field in the register.
+    pub field: usize,
+}
+
+/// A hop of an overflow route: the bit set, and the bit that clears it (if one exists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// The status or summary bit the overflow sets.
+    pub bit: BitRef,
+    /// The bit that clears it, when the hierarchy has one.
+    pub clear: Option<BitRef>,
+}
+
+/// Where the overflows of some counters of some boxes go above their box's own status.
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// Instance positions it applies to.
+    pub instances: Vec<usize>,
+    /// Counter numbers it applies to.
+    pub counters: Vec<u32>,
+    /// Hops, bottom to top; the last is in the global status.
+    pub hops: Vec<Hop>,
+}
+
+/// The processor-wide level above every box.
+#[derive(Debug, Clone)]
+pub struct Global {
+    /// Global control register (of the unit that declares it).
+    pub control: usize,
+    /// Global status register.
+    pub status: usize,
+    /// Global overflow-clear register.
+    pub overflow_clear: Option<usize>,
+}
+
+/// A unit's PMU structure.
+#[derive(Debug, Clone)]
+pub struct Pmu {
+    /// Per socket or per CPU.
+    pub scope: Scope,
+    /// Box-level control registers.
+    pub controls: Vec<usize>,
+    /// Box-level status registers.
+    pub statuses: Vec<usize>,
+    /// Box-level overflow-clear registers.
+    pub overflow_clears: Vec<usize>,
+    /// Counters, by number.
+    pub counters: Vec<Counter>,
+    /// Filters.
+    pub filters: Vec<Filter>,
+    /// Overflow routes (resolved once every unit of the processor is known).
+    pub routes: Vec<Route>,
+    /// The processor's global level, if this unit declares it.
+    pub global: Option<Global>,
+    /// Decisions about the structure and their sources.
+    pub notes: Vec<super::Note>,
+}

@@ -1,0 +1,147 @@
+//! Raw structs of a unit's `<pmu>` element (spec/README.md, "PMU structure"), one to one with
+//! the schema. Names of registers and fields stay strings here; the validator resolves them.
+
+use serde::Deserialize;
+
+use super::RawNote;
+
+/// `<pmu>`: a unit's PMU structure.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPmu {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@scope")]
+    pub scope: String,
+    #[serde(default)]
+    pub control: Vec<RawRegisterName>,
+    #[serde(default)]
+    pub status: Vec<RawRegisterName>,
+    #[serde(default, rename = "overflow-clear")]
+    pub overflow_clear: Vec<RawRegisterName>,
+    #[serde(default)]
+    pub counters: Vec<RawCounters>,
+    #[serde(default)]
+    pub counter: Vec<RawCounter>,
+    #[serde(default)]
+    pub filter: Vec<RawFilter>,
+    #[serde(default)]
+    pub route: Vec<RawRoute>,
+    pub global: Option<RawGlobal>,
+    #[serde(default)]
+    pub note: Vec<RawNote>,
+}
+
+/// `<control>`, `<status>`, `<overflow-clear>`: one box-level register.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegisterName {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@register")]
+    pub register: String,
+}
+
+/// `<counters>`: an array of counters, control array element n driving counter element n.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCounters {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@control")]
+    pub control: Option<String>,
+    #[serde(rename = "@counter")]
+    pub counter: String,
+    #[serde(rename = "@first")]
+    pub first: Option<String>,
+    #[serde(rename = "@kind")]
+    pub kind: Option<String>,
+    #[serde(rename = "@alias")]
+    pub alias: Option<String>,
+    #[serde(rename = "@width-cpuid")]
+    pub width_cpuid: Option<String>,
+    #[serde(rename = "@event")]
+    pub event: Option<String>,
+}
+
+/// `<counter>`: one counter with an explicit number.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCounter {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@number")]
+    pub number: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@control")]
+    pub control: Option<String>,
+    #[serde(rename = "@counter")]
+    pub counter: String,
+    #[serde(rename = "@kind")]
+    pub kind: Option<String>,
+    #[serde(rename = "@event")]
+    pub event: Option<String>,
+}
+
+/// `<filter>`: a box filter, or a match/mask pair; the text says what it filters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFilter {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@register")]
+    pub register: String,
+    #[serde(rename = "@mask")]
+    pub mask: Option<String>,
+    #[serde(rename = "@event")]
+    pub event: Option<String>,
+    #[serde(rename = "@event-ext")]
+    pub event_ext: Option<String>,
+    #[serde(rename = "@counters")]
+    pub counters: Option<String>,
+    #[serde(rename = "$text", default)]
+    pub description: String,
+}
+
+/// `<route>`: hops above the box for some instances and counters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoute {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instances")]
+    pub instances: Option<String>,
+    #[serde(rename = "@counters")]
+    pub counters: Option<String>,
+    #[serde(default)]
+    pub bit: Vec<RawBit>,
+}
+
+/// `<bit>`: one hop, by concrete register name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBit {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@register")]
+    pub register: String,
+    #[serde(rename = "@field")]
+    pub field: String,
+    #[serde(rename = "@clear")]
+    pub clear: Option<String>,
+}
+
+/// `<global>`: the processor's global level.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGlobal {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@control")]
+    pub control: String,
+    #[serde(rename = "@status")]
+    pub status: String,
+    #[serde(rename = "@overflow-clear")]
+    pub overflow_clear: Option<String>,
+}

@@ -1,0 +1,593 @@
+//! The PMU structure the spec declares: which registers of a box are its counters and
+//! controls, which field plays which role, and where each counter's overflow goes.
+//!
+//! Everything here is resolved at generation time: a [`CounterInfo`] points at the
+//! [`RegisterInfo`] of its control and counter, a [`Hop`] at the [`FieldInfo`] of the status
+//! bit it sets. Code that drives "a counter" reads this instead of register or field names.
+//!
+//! A `&RegisterInfo` is a reference to the register's one static, so `core::ptr::eq` tells
+//! two apart. A `&FieldInfo` points at the right field's content, but the compiler may copy
+//! the field table it lives in: compare fields by `lsb` (or name) within a register, not by
+//! address.
+//!
+//! ```
+//! use pmu_regs::{xeon_7500, Role};
+//!
+//! let cbox = xeon_7500::cbox::UNIT.pmu.unwrap();
+//! let c3 = cbox.counter(3).unwrap();
+//! assert_eq!(c3.width, 48);
+//! let control = c3.control.unwrap();
+//! assert_eq!(control.address("C5").unwrap().name, "C5_MSR_PMON_EVT_SEL3");
+//! assert_eq!(control.register.role(Role::Enable).unwrap().name, "en");
+//! // C-box 5 reports to S-box 1, which reports to the U-box's global status.
+//! let route = cbox.route("C5", 3).unwrap();
+//! assert_eq!(route.hops[0].bit.name(), "S1_MSR_PMON_SUMMARY.ov_c_l");
+//! assert_eq!(route.hops[1].bit.name(), "U_MSR_PMON_GLOBAL_STATUS.ov_s1");
+//! ```
+
+use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
+
+/// What a field does for the PMU (spec attribute `role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Counter control: the counter counts while set.
+    Enable,
+    /// Counter control: 2 bits, ring 0 (bit 0) and rings 1-3 (bit 1), as the architectural
+    /// fixed counters' `enN` fields.
+    RingEnable,
+    /// Counter control: event select.
+    Event,
+    /// Counter control: event-select extension bit.
+    EventExt,
+    /// Counter control: unit mask.
+    Umask,
+    /// Counter control: threshold (counter mask).
+    Threshold,
+    /// Counter control: invert the threshold comparison.
+    Invert,
+    /// Counter control: count rising edges.
+    Edge,
+    /// Counter control: signal a PMI when the counter overflows.
+    OverflowEnable,
+    /// Counter control: write 1 to reset the counter.
+    Reset,
+    /// Counter control: count in user mode.
+    User,
+    /// Counter control: count in kernel mode.
+    Kernel,
+    /// Counter control: count both hardware threads of the core.
+    AnyThread,
+    /// Counter: the counting bits.
+    Count,
+    /// Box control: bit per counter, enabling it.
+    CounterEnable,
+    /// Box control: freeze the box's counters.
+    Freeze,
+    /// Box control: let a freeze take effect.
+    FreezeEnable,
+    /// Box control: reset the box's counters.
+    ResetCounters,
+    /// Box control: reset the box's counter controls.
+    ResetControls,
+    /// Box (or global) status: bit per counter, set on overflow.
+    Overflow,
+    /// Box (or global) overflow clear: write 1 to clear a counter's overflow bit.
+    OverflowClear,
+    /// Global control: master enable.
+    GlobalEnable,
+    /// Global control: reset every counter.
+    GlobalReset,
+    /// Global control: when set, a PMI clears the [`Role::GlobalEnable`] field.
+    FreezeOnPmi,
+    /// Global control: which cores receive the PMI.
+    PmiSelect,
+}
+
+/// Whether a box is per socket (uncore) or per logical CPU (core PMU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// One box per socket.
+    Socket,
+    /// One box per logical CPU.
+    Cpu,
+}
+
+/// What sort of counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CounterKind {
+    /// Counts the event its control selects.
+    General,
+    /// Counts one fixed event; its control only enables it.
+    Fixed,
+    /// Counts one fixed event and has no control.
+    FreeRunning,
+}
+
+/// One element of a register array (index 0 for a single register).
+#[derive(Debug, Clone, Copy)]
+pub struct RegRef {
+    /// The register layout and its addresses.
+    pub register: &'static RegisterInfo,
+    /// Array index.
+    pub index: u32,
+}
+
+impl RegRef {
+    /// The address of this element in box instance `instance`.
+    pub fn address(&self, instance: &str) -> Option<&'static AddressInfo> {
+        self.register
+            .known_addresses()
+            .iter()
+            .find(|a| a.instance == instance && a.index == self.index)
+    }
+}
+
+/// A counter of every box of a unit.
+#[derive(Debug)]
+pub struct CounterInfo {
+    /// Its number in the box: its bit in the box's bitmap fields (32+i for architectural
+    /// fixed counter i).
+    pub number: u32,
+    /// General, fixed or free-running.
+    pub kind: CounterKind,
+    /// Counting bits (the width of the counter's [`Role::Count`] field).
+    pub width: u32,
+    /// CPUID bits giving the implemented width (architectural counters).
+    pub width_cpuid: Option<&'static str>,
+    /// Its control (none for a free-running counter). A control shared by several counters
+    /// (IA32_FIXED_CTR_CTRL) has role fields whose `counters` say which counter they serve.
+    pub control: Option<RegRef>,
+    /// Its counter register.
+    pub counter: RegRef,
+    /// A full-width write alias (IA32_A_PMCn).
+    pub alias: Option<RegRef>,
+    /// What a fixed or free-running counter counts.
+    pub event: Option<&'static str>,
+}
+
+impl CounterInfo {
+    /// The field of this counter's control playing `role`, with the bits it has for this
+    /// counter.
+    pub fn control_bits(&self, role: Role) -> Option<RoleBits> {
+        self.control?.register.role_bits(role, self.number)
+    }
+
+    /// The counting bits.
+    pub fn count_bits(&self) -> Option<RoleBits> {
+        self.counter.register.role_bits(Role::Count, self.number)
+    }
+
+    /// The largest count before the counter wraps.
+    pub const fn max(&self) -> u64 {
+        if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        }
+    }
+}
+
+/// A filter register, or a match/mask pair, of a box.
+#[derive(Debug)]
+pub struct FilterInfo {
+    /// The filter register (the match register of a pair).
+    pub register: &'static RegisterInfo,
+    /// The mask register of a match/mask pair.
+    pub mask: Option<&'static RegisterInfo>,
+    /// The event select that counts what the filter accepts (none: the events whose event
+    /// list entry names the filter).
+    pub event: Option<u8>,
+    /// That event needs the event-select extension bit.
+    pub event_ext: bool,
+    /// The counters it applies to (empty: all).
+    pub counters: &'static [u32],
+    /// What it filters.
+    pub description: &'static str,
+}
+
+/// One bit of the overflow hierarchy: a field of one instance (and array element) of a
+/// register, possibly of another unit.
+#[derive(Debug, Clone, Copy)]
+pub struct BitRef {
+    /// The register.
+    pub register: &'static RegisterInfo,
+    /// The box instance whose register it is.
+    pub instance: &'static str,
+    /// Array index.
+    pub index: u32,
+    /// The one-bit field.
+    pub field: &'static FieldInfo,
+    /// Concrete register name (`S1_MSR_PMON_SUMMARY`).
+    pub register_name: &'static str,
+    /// `REGISTER.field` (`S1_MSR_PMON_SUMMARY.ov_c_l`), for messages.
+    pub qualified: &'static str,
+}
+
+impl BitRef {
+    /// Its address, or `None` when no source gives one (the Xeon 7500 S-box summaries).
+    pub fn address(&self) -> Option<&'static AddressInfo> {
+        RegRef {
+            register: self.register,
+            index: self.index,
+        }
+        .address(self.instance)
+    }
+
+    /// `REGISTER.field`, for messages.
+    pub fn name(&self) -> &'static str {
+        self.qualified
+    }
+}
+
+/// A hop of an overflow route: the bit it sets and the bit that clears it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hop {
+    /// The status or summary bit the overflow sets.
+    pub bit: BitRef,
+    /// The bit that clears it (none where the hierarchy clears it from below).
+    pub clear: Option<BitRef>,
+}
+
+/// Where overflows of some counters of some boxes go above their box's own status, bottom
+/// to top; the last hop is in the global status.
+#[derive(Debug)]
+pub struct RouteInfo {
+    /// The box instances it applies to.
+    pub instances: &'static [&'static str],
+    /// The counters it applies to.
+    pub counters: &'static [u32],
+    /// The hops.
+    pub hops: &'static [Hop],
+}
+
+/// A unit's PMU structure: the same for every box (instance) of the unit.
+#[derive(Debug)]
+pub struct PmuInfo {
+    /// Processor id.
+    pub processor: &'static str,
+    /// Unit name.
+    pub unit: &'static str,
+    /// Per socket or per CPU.
+    pub scope: Scope,
+    /// Box-level control registers ([`Role::CounterEnable`], [`Role::Freeze`], ...).
+    pub controls: &'static [&'static RegisterInfo],
+    /// Box-level status registers ([`Role::Overflow`]).
+    pub statuses: &'static [&'static RegisterInfo],
+    /// Box-level overflow-clear registers ([`Role::OverflowClear`]).
+    pub overflow_clears: &'static [&'static RegisterInfo],
+    /// Counters, by number.
+    pub counters: &'static [CounterInfo],
+    /// Filters.
+    pub filters: &'static [FilterInfo],
+    /// Overflow routes above the box.
+    pub routes: &'static [RouteInfo],
+    /// Decisions about the structure, with their sources.
+    pub notes: &'static [NoteInfo],
+}
+
+/// A box-level bit of one counter: the register, its field, and the bits for the counter.
+#[derive(Debug, Clone, Copy)]
+pub struct BoxBit {
+    /// The register.
+    pub register: &'static RegisterInfo,
+    /// The field and the counter's bits in it.
+    pub bits: RoleBits,
+}
+
+impl PmuInfo {
+    /// The counter numbered `number`.
+    pub fn counter(&self, number: u32) -> Option<&'static CounterInfo> {
+        let counters: &'static [CounterInfo] = self.counters;
+        counters.iter().find(|c| c.number == number)
+    }
+
+    /// The route of counter `counter` of box `instance`, if its overflow goes above the box.
+    pub fn route(&self, instance: &str, counter: u32) -> Option<&'static RouteInfo> {
+        let routes: &'static [RouteInfo] = self.routes;
+        routes
+            .iter()
+            .find(|r| r.instances.contains(&instance) && r.counters.contains(&counter))
+    }
+
+    /// The box-level bit playing `role` for counter `counter`, among the box's controls,
+    /// statuses and overflow clears.
+    pub fn box_bit(&self, role: Role, counter: u32) -> Option<BoxBit> {
+        let lists: [&'static [&'static RegisterInfo]; 3] =
+            [self.controls, self.statuses, self.overflow_clears];
+        lists.iter().flat_map(|l| l.iter()).find_map(|r| {
+            r.role_bits(role, counter).map(|bits| BoxBit { register: r, bits })
+        })
+    }
+
+    /// The box-level field playing a whole-box `role` ([`Role::Freeze`], ...).
+    pub fn box_field(&self, role: Role) -> Option<(&'static RegisterInfo, &'static FieldInfo)> {
+        self.controls
+            .iter()
+            .find_map(|r| r.role(role).map(|f| (*r, f)))
+    }
+}
+
+/// The processor-wide level above every box.
+#[derive(Debug)]
+pub struct GlobalInfo {
+    /// The unit whose registers these are.
+    pub unit: &'static str,
+    /// Its instance.
+    pub instance: &'static str,
+    /// Global control ([`Role::GlobalEnable`], [`Role::FreezeOnPmi`], ...).
+    pub control: &'static RegisterInfo,
+    /// Global status: the last hop of every route.
+    pub status: &'static RegisterInfo,
+    /// Global overflow clear.
+    pub overflow_clear: Option<&'static RegisterInfo>,
+}
+
+impl GlobalInfo {
+    /// The global-control field playing `role`.
+    pub fn field(&self, role: Role) -> Option<&'static FieldInfo> {
+        self.control.role(role)
+    }
+
+    /// What a PMI freezes: when the returned `freeze-on-pmi` field is set, a PMI clears the
+    /// returned `global-enable` field.
+    pub fn pmi_freeze(&self) -> Option<(&'static FieldInfo, &'static FieldInfo)> {
+        Some((self.field(Role::FreezeOnPmi)?, self.field(Role::GlobalEnable)?))
+    }
+}
+
+/// A role field and the bits it has for one counter: the whole field, or one element of a
+/// bitmap or shared field.
+#[derive(Debug, Clone, Copy)]
+pub struct RoleBits {
+    /// The field.
+    pub field: &'static FieldInfo,
+    /// Lowest bit, in register position.
+    pub lsb: u32,
+    /// Width of the counter's share.
+    pub width: u32,
+}
+
+impl RoleBits {
+    /// The mask of these bits in register position.
+    pub const fn mask(&self) -> u64 {
+        self.max() << self.lsb
+    }
+
+    /// Largest value.
+    pub const fn max(&self) -> u64 {
+        if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        }
+    }
+
+    /// The value within `raw`.
+    pub const fn extract(&self, raw: u64) -> u64 {
+        (raw >> self.lsb) & self.max()
+    }
+
+    /// `raw` with these bits set to `value`, or an error naming the field if it is too wide.
+    pub fn insert(&self, register: &'static str, raw: u64, value: u64) -> Result<u64, FieldTooWide> {
+        if value > self.max() {
+            return Err(FieldTooWide {
+                register,
+                field: self.field.name,
+                width: self.width,
+                value,
+            });
+        }
+        Ok((raw & !self.mask()) | (value << self.lsb))
+    }
+}
+
+impl FieldInfo {
+    /// The element of this field that stands for `counter`, if it names counters.
+    pub fn element_of(&self, counter: u32) -> Option<u32> {
+        self.counters
+            .iter()
+            .position(|&c| c == counter)
+            .map(|p| p as u32)
+    }
+}
+
+impl RegisterInfo {
+    /// The field playing `role` (the first, if several fields share it).
+    pub fn role(&self, role: Role) -> Option<&'static FieldInfo> {
+        let fields: &'static [FieldInfo] = self.fields;
+        fields.iter().find(|f| f.role == Some(role))
+    }
+
+    /// The bits playing `role` for counter `counter`: a field that names its counters gives
+    /// the counter's element; a field that names none serves every counter of the register.
+    pub fn role_bits(&self, role: Role, counter: u32) -> Option<RoleBits> {
+        let fields: &'static [FieldInfo] = self.fields;
+        fields.iter().filter(|f| f.role == Some(role)).find_map(|f| {
+            if f.counters.is_empty() {
+                return Some(RoleBits {
+                    field: f,
+                    lsb: f.lsb,
+                    width: f.width(),
+                });
+            }
+            let element = f.element_of(counter)?;
+            let width = match f.repeat {
+                Some(r) => r.element_width,
+                None => f.width() / f.counters.len() as u32,
+            };
+            Some(RoleBits {
+                field: f,
+                lsb: f.lsb + element * width,
+                width,
+            })
+        })
+    }
+}
+
+/// Typed access to a layout through its roles: implemented by every register layout.
+///
+/// A role the layout lacks has width 0: reading it gives `None`, and writing any value but 0
+/// is an error, so code written for one box runs on another without field names.
+pub trait RoleAccess: Register {
+    /// This value with the bits playing `role` for `counter` set to `value`.
+    fn try_with_role(self, role: Role, counter: u32, value: u64) -> Result<Self, FieldTooWide> {
+        match Self::INFO.role_bits(role, counter) {
+            Some(bits) => bits
+                .insert(Self::INFO.name, self.to_raw(), value)
+                .map(Self::from_raw),
+            None if value == 0 => Ok(self),
+            None => Err(FieldTooWide {
+                register: Self::INFO.name,
+                field: "(no field with this role)",
+                width: 0,
+                value,
+            }),
+        }
+    }
+
+    /// The value of the bits playing `role` for `counter`, if the layout has them.
+    fn role_value(self, role: Role, counter: u32) -> Option<u64> {
+        Self::INFO
+            .role_bits(role, counter)
+            .map(|b| b.extract(self.to_raw()))
+    }
+}
+
+impl<R: Register> RoleAccess for R {}
+
+/// A per-counter event-select layout (a control with [`Role::Event`] and [`Role::Enable`]):
+/// program "a counter" of any box without its field names.
+///
+/// ```
+/// use pmu_regs::{CounterControl, xeon_7500::cbox::CEvtSel, xeon_e5_2600::qpi::QpiCtl};
+///
+/// fn count<C: CounterControl>(event: u8, umask: u8) -> C {
+///     C::reset().try_with_event(event.into()).unwrap().try_with_umask(umask.into()).unwrap().with_enable(true)
+/// }
+/// assert!(count::<CEvtSel>(0x01, 0x0f).enabled());
+/// assert_eq!(count::<QpiCtl>(0x38, 0).event(), 0x38);
+/// ```
+pub trait CounterControl: Register {
+    /// The [`Role::Enable`] field.
+    const ENABLE: &'static FieldInfo;
+    /// The [`Role::Event`] field.
+    const EVENT: &'static FieldInfo;
+    /// The [`Role::Umask`] field, if the layout has one.
+    const UMASK: Option<&'static FieldInfo>;
+    /// The [`Role::EventExt`] field, if any.
+    const EVENT_EXT: Option<&'static FieldInfo>;
+    /// The [`Role::Threshold`] field, if any.
+    const THRESHOLD: Option<&'static FieldInfo>;
+    /// The [`Role::Invert`] field, if any.
+    const INVERT: Option<&'static FieldInfo>;
+    /// The [`Role::Edge`] field, if any.
+    const EDGE: Option<&'static FieldInfo>;
+    /// The [`Role::OverflowEnable`] field, if any.
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo>;
+
+    /// The reset value.
+    fn reset() -> Self {
+        Self::from_raw(Self::INFO.reset)
+    }
+    /// Whether counting is enabled.
+    fn enabled(self) -> bool {
+        Self::ENABLE.extract(self.to_raw()) != 0
+    }
+    /// This value with counting enabled or disabled.
+    fn with_enable(self, on: bool) -> Self {
+        set(self, Self::ENABLE, u64::from(on))
+    }
+    /// The event select.
+    fn event(self) -> u64 {
+        Self::EVENT.extract(self.to_raw())
+    }
+    /// This value with event select `v`, or an error if it does not fit.
+    fn try_with_event(self, v: u64) -> Result<Self, FieldTooWide> {
+        try_set(self, Some(Self::EVENT), v)
+    }
+    /// This value with unit mask `v` (a layout without a unit mask takes only 0).
+    fn try_with_umask(self, v: u64) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::UMASK, v)
+    }
+    /// This value with the event-select extension bit (only `false` without one).
+    fn try_with_event_ext(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::EVENT_EXT, u64::from(on))
+    }
+    /// This value with threshold `v` (only 0 without a threshold).
+    fn try_with_threshold(self, v: u64) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::THRESHOLD, v)
+    }
+    /// This value with the threshold comparison inverted (only `false` without one).
+    fn try_with_invert(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::INVERT, u64::from(on))
+    }
+    /// This value counting edges (only `false` without edge detection).
+    fn try_with_edge(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::EDGE, u64::from(on))
+    }
+    /// This value signalling overflow (only `false` without a PMI enable).
+    fn try_with_overflow_enable(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::OVERFLOW_ENABLE, u64::from(on))
+    }
+}
+
+/// A counter layout (a register with a [`Role::Count`] field).
+pub trait CounterValue: Register {
+    /// The [`Role::Count`] field.
+    const COUNT: &'static FieldInfo;
+
+    /// The count.
+    fn count(self) -> u64 {
+        Self::COUNT.extract(self.to_raw())
+    }
+    /// A counter value holding `v`, or an error if it does not fit the counter.
+    fn try_from_count(v: u64) -> Result<Self, FieldTooWide> {
+        try_set(Self::from_raw(0), Some(Self::COUNT), v)
+    }
+}
+
+/// A box-control layout (a register with whole-box roles such as [`Role::Freeze`]).
+pub trait BoxControl: Register {
+    /// [`Role::Freeze`], if any.
+    const FREEZE: Option<&'static FieldInfo>;
+    /// [`Role::FreezeEnable`], if any.
+    const FREEZE_ENABLE: Option<&'static FieldInfo>;
+    /// [`Role::ResetCounters`], if any.
+    const RESET_COUNTERS: Option<&'static FieldInfo>;
+    /// [`Role::ResetControls`], if any.
+    const RESET_CONTROLS: Option<&'static FieldInfo>;
+
+    /// This value with the box frozen or running (only `false` without a freeze bit).
+    fn try_with_freeze(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::FREEZE, u64::from(on))
+    }
+    /// This value with freezing enabled (only `false` without the bit).
+    fn try_with_freeze_enable(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::FREEZE_ENABLE, u64::from(on))
+    }
+    /// This value resetting the box's counters (only `false` without the bit).
+    fn try_with_reset_counters(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::RESET_COUNTERS, u64::from(on))
+    }
+    /// This value resetting the box's controls (only `false` without the bit).
+    fn try_with_reset_controls(self, on: bool) -> Result<Self, FieldTooWide> {
+        try_set(self, Self::RESET_CONTROLS, u64::from(on))
+    }
+}
+
+fn set<R: Register>(r: R, f: &'static FieldInfo, v: u64) -> R {
+    R::from_raw((r.to_raw() & !f.mask()) | ((v & f.max()) << f.lsb))
+}
+
+fn try_set<R: Register>(r: R, f: Option<&'static FieldInfo>, v: u64) -> Result<R, FieldTooWide> {
+    match f {
+        Some(f) => f.insert(R::INFO.name, r.to_raw(), v).map(R::from_raw),
+        None if v == 0 => Ok(r),
+        None => Err(FieldTooWide {
+            register: R::INFO.name,
+            field: "(no field with this role)",
+            width: 0,
+            value: v,
+        }),
+    }
+}

@@ -11,7 +11,7 @@ use pmu_runtime::codec;
 use pmu_runtime::perf::counting::BoxGroup;
 use pmu_runtime::perf::encode::from_terms;
 use pmu_runtime::perf::session::{box_event, Session};
-use pmu_runtime::perf::{EventSources, KernelNames, PerfError, PerfNames};
+use pmu_runtime::perf::{EventSources, PerfError, PerfNames, SpecNames};
 
 const MSR_DRIVER: &str = "the msr PMU (Linux arch/x86/events/msr.c)";
 
@@ -347,7 +347,7 @@ fn every_box_of_both_processors_encodes_to_a_string_the_sysfs_tree_accepts() {
                 for addr in info.known_addresses() {
                     let raw = setting(info, addr.index);
                     let (pmu, ev, name) =
-                        box_event(&sources, &KernelNames, info, addr.instance, addr.index, raw)
+                        box_event(&sources, &SpecNames, info, addr.instance, addr.index, raw)
                             .unwrap_or_else(|e| panic!("{}: {e}", addr.name));
                     assert_eq!(pmu.name, name.pmu);
                     // The tree accepts the string: its terms parse through the PMU's format
@@ -389,7 +389,7 @@ fn typed_strings_match_what_perf_users_write() {
         &[("ev_sel".into(), "1".into()), ("umask".into(), "3".into())],
     )
     .unwrap();
-    let (_, ev, _) = box_event(&s, &KernelNames, ha, "HA", 0, raw).unwrap();
+    let (_, ev, _) = box_event(&s, &SpecNames, ha, "HA", 0, raw).unwrap();
     assert_eq!(ev.to_string(), "uncore_ha/event=0x1,umask=0x3/");
     // QPI: the extension bit is the event's ninth bit, at config bit 21.
     let q = pmu_runtime::lookup::find("Q_P1_PCI_PMON_CTL2")
@@ -401,7 +401,7 @@ fn typed_strings_match_what_perf_users_write() {
         &[("event".into(), "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS".into())],
     )
     .unwrap();
-    let (_, ev, _) = box_event(&s, &KernelNames, q, "P1", 2, raw).unwrap();
+    let (_, ev, _) = box_event(&s, &SpecNames, q, "P1", 2, raw).unwrap();
     assert_eq!(ev.to_string(), "uncore_qpi_1/event=0x11e,umask=0x1/");
     assert_eq!(ev.config[0], 0x1e | 0x1 << 8 | 1 << 21);
     let raw = codec::encode(
@@ -413,7 +413,7 @@ fn typed_strings_match_what_perf_users_write() {
         ],
     )
     .unwrap();
-    let (_, ev, _) = box_event(&s, &KernelNames, q, "P1", 2, raw).unwrap();
+    let (_, ev, _) = box_event(&s, &SpecNames, q, "P1", 2, raw).unwrap();
     assert_eq!(ev.to_string(), "uncore_qpi_1/event=0x103,umask=0x0/");
     // IMC named events parse, and .unit files are not events.
     let imc = s.pmu("uncore_imc_2", "").unwrap();
@@ -433,10 +433,10 @@ fn typed_strings_match_what_perf_users_write() {
         &[("ev_sel".into(), "0x3c".into()), ("en".into(), "1".into())],
     )
     .unwrap();
-    let (_, ev, _) = box_event(&c, &KernelNames, sel, "CPU", 0, raw).unwrap();
+    let (_, ev, _) = box_event(&c, &SpecNames, sel, "CPU", 0, raw).unwrap();
     assert_eq!(ev.to_string(), "cpu/event=0x3c,umask=0x0/");
     let raw = codec::encode(sel, raw, &[("usr".into(), "1".into())]).unwrap();
-    let (_, ev, _) = box_event(&c, &KernelNames, sel, "CPU", 0, raw).unwrap();
+    let (_, ev, _) = box_event(&c, &SpecNames, sel, "CPU", 0, raw).unwrap();
     assert_eq!(ev.to_string(), "cpu/event=0x3c,umask=0x0/u");
 }
 
@@ -455,7 +455,7 @@ fn what_a_format_cannot_express_is_refused_by_name() {
         ],
     )
     .unwrap();
-    let e = box_event(&s, &KernelNames, pcu, "PCU", 0, raw)
+    let e = box_event(&s, &SpecNames, pcu, "PCU", 0, raw)
         .unwrap_err()
         .to_string();
     assert!(
@@ -464,7 +464,7 @@ fn what_a_format_cannot_express_is_refused_by_name() {
     );
     // The driver's occ_edge covers config:14-51, not the one bit occ_edge_det is.
     let raw = codec::encode(pcu, 0, &[("occ_edge_det".into(), "1".into())]).unwrap();
-    let e = box_event(&s, &KernelNames, pcu, "PCU", 0, raw)
+    let e = box_event(&s, &SpecNames, pcu, "PCU", 0, raw)
         .unwrap_err()
         .to_string();
     assert!(
@@ -483,14 +483,14 @@ fn what_a_format_cannot_express_is_refused_by_name() {
     .unwrap();
     let root7 = tree("xeon-7500");
     let s7 = EventSources::with_root(root7.path());
-    let e = box_event(&s7, &KernelNames, c, "C3", 0, raw)
+    let e = box_event(&s7, &SpecNames, c, "C3", 0, raw)
         .unwrap_err()
         .to_string();
     assert!(e.contains("pmi_en") && e.contains("--backend raw"), "{e}");
     // A missing PMU in the tree: the driver is named.
     fs::remove_dir_all(root.path().join("uncore_ha")).unwrap();
     let ha = pmu_runtime::lookup::find("HA_PCI_PMON_CTL0").unwrap().info;
-    let e = box_event(&s, &KernelNames, ha, "HA", 0, 1)
+    let e = box_event(&s, &SpecNames, ha, "HA", 0, 1)
         .unwrap_err()
         .to_string();
     assert!(e.contains("uncore_snbep.c"), "{e}");
@@ -502,7 +502,7 @@ fn the_r_box_halves_and_the_b_box_counter_select() {
     let s = EventSources::with_root(root.path());
     let r = pmu_runtime::lookup::find("R_MSR_PMON_CTL9").unwrap().info;
     let raw = codec::encode(r, 0, &[("ev_sel".into(), "6".into())]).unwrap();
-    let (pmu, ev, _) = box_event(&s, &KernelNames, r, "R", 9, raw).unwrap();
+    let (pmu, ev, _) = box_event(&s, &SpecNames, r, "R", 9, raw).unwrap();
     assert_eq!(
         (pmu.name.as_str(), ev.to_string().as_str()),
         ("uncore_rbox_1", "uncore_rbox_1/event=0x6/")
@@ -511,7 +511,7 @@ fn the_r_box_halves_and_the_b_box_counter_select() {
         .unwrap()
         .info;
     let raw = codec::encode(b, 0, &[("ev_sel".into(), "4".into())]).unwrap();
-    let (_, ev, _) = box_event(&s, &KernelNames, b, "B1", 2, raw).unwrap();
+    let (_, ev, _) = box_event(&s, &SpecNames, b, "B1", 2, raw).unwrap();
     assert_eq!(ev.to_string(), "uncore_bbox_1/event=0x4,counter=0x2/");
     assert_eq!(ev.config[0], 4 << 1 | 2 << 6);
 }
@@ -521,7 +521,7 @@ fn the_names_cover_every_box_of_the_spec() {
     for p in PROCESSORS {
         for u in p.units {
             for i in u.instances {
-                let n = KernelNames.lookup(p.id, u.name, i, None).unwrap();
+                let n = SpecNames.lookup(p.id, u.name, i, None).unwrap();
                 assert!(
                     kernel_pmus(p.id).iter().any(|(k, _)| k == n.pmu),
                     "{}",

@@ -38,5 +38,5 @@ pub mod sysfs;
 
 pub use encode::PerfEvent;
 pub use error::PerfError;
-pub use names::{KernelNames, PerfNames, PmuName};
+pub use names::{PerfNames, PmuName, SpecNames};
 pub use sysfs::{EventSources, Pmu};

@@ -1,15 +1,17 @@
 //! Which kernel PMU counts which of our boxes, and how its driver lays out the format.
 //!
-//! These are facts from the Linux drivers (`arch/x86/events/intel/uncore_nhmex.c`,
-//! `uncore_snbep.c`, `core.c`, and `uncore.c`, which names a PMU `uncore_<type>` when its type
-//! has one box and `uncore_<type>_<index>` otherwise). [`PerfNames`] is the interface the
-//! backend reads them through; [`KernelNames`] is the table below, kept until the spec carries
-//! the names itself.
+//! The names are facts of the Linux drivers recorded in the spec (each unit's `<perf>`
+//! elements, checked by the validator against the unit's structure; in the generated
+//! metadata as [`pmu_regs::PmuInfo::perf`]). [`PerfNames`] is the interface the backend reads
+//! them through; [`SpecNames`] reads them from the metadata. What the spec does not carry is
+//! how each driver lays out its format (`format/*`, used when the PMU is not present to read)
+//! and the driver's name for messages: the tables below, from `uncore_nhmex.c`,
+//! `uncore_snbep.c`, `cstate.c` and `core.c`.
 
 use super::error::PerfError;
 use super::format::FormatField;
 
-/// Where one box (or part of one) is counted through perf.
+/// Where some counters of one box are counted through perf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PmuName {
     /// Processor id (`xeon-e5-2600`).
@@ -18,11 +20,13 @@ pub struct PmuName {
     pub unit: &'static str,
     /// Box instance (`HA`, `C3`).
     pub instance: &'static str,
-    /// The box's counters this PMU counts, `first..=last` (a Xeon 7500 R-box is two kernel
-    /// PMUs of eight counters each); the kernel numbers them from 0 again.
-    pub counters: Option<(u32, u32)>,
+    /// The box's counters this PMU counts, in the kernel's order (a Xeon 7500 R-box is two
+    /// kernel PMUs of eight counters each; the kernel numbers them from 0 again).
+    pub counters: &'static [u32],
     /// The kernel's PMU name (`uncore_ha`, `uncore_cbox_3`, `cpu`).
     pub pmu: &'static str,
+    /// The public source of the name (a `processors.xml` source id).
+    pub source: &'static str,
     /// The kernel driver that registers it.
     pub driver: &'static str,
     /// The driver's format for this box kind: (field, format) as its `format/` files say.
@@ -40,14 +44,16 @@ impl PmuName {
 
     /// The kernel's number for our counter `counter` of the box.
     pub fn kernel_counter(&self, counter: u32) -> u32 {
-        counter - self.counters.map_or(0, |(first, _)| first)
+        self.counters
+            .iter()
+            .position(|&c| c == counter)
+            .map_or(counter, |i| i as u32)
     }
 }
 
-/// The names the perf backend uses. Implemented by [`KernelNames`]; the spec's generated
-/// metadata will implement it once it carries the names.
+/// The names the perf backend uses.
 pub trait PerfNames {
-    /// Every box the kernel has a PMU for.
+    /// Every box (part) the kernel has a PMU for.
     fn all(&self) -> Vec<PmuName>;
 
     /// The PMU counting counter `counter` (or the box's first counter) of box `instance` of
@@ -71,13 +77,15 @@ pub trait PerfNames {
         if of_box.is_empty() {
             return Err(PerfError::NoPmuName {
                 what: format!("{processor} {unit} box {instance}"),
-                reason: "the Linux driver registers no PMU for it".into(),
+                reason: "the spec names no Linux perf PMU for it".into(),
             });
         }
-        let counter = counter.unwrap_or(0);
+        let Some(counter) = counter else {
+            return Ok(*of_box[0]);
+        };
         of_box
             .iter()
-            .find(|n| n.counters.is_none_or(|(a, b)| (a..=b).contains(&counter)))
+            .find(|n| n.counters.contains(&counter))
             .map(|n| **n)
             .ok_or_else(|| PerfError::NoPmuName {
                 what: format!("{processor} {unit} box {instance} counter {counter}"),
@@ -86,64 +94,69 @@ pub trait PerfNames {
     }
 }
 
-/// The table of kernel PMU names below.
+/// The names the spec records (`<perf>` in each unit's `<pmu>`), from the generated metadata.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct KernelNames;
+pub struct SpecNames;
 
-impl PerfNames for KernelNames {
+impl PerfNames for SpecNames {
     fn all(&self) -> Vec<PmuName> {
         let mut out = Vec::new();
-        for b in BOXES {
-            for (i, instance) in b.instances.iter().enumerate() {
-                let pmu = match b.pmus {
-                    Pmus::One(name) => name,
-                    Pmus::Indexed(names) => names[i],
-                };
-                out.push(PmuName {
-                    processor: b.processor,
-                    unit: b.unit,
-                    instance,
-                    counters: None,
-                    pmu,
-                    driver: b.driver,
-                    formats: b.formats,
-                });
+        for p in pmu_regs::PROCESSORS {
+            for u in p.units {
+                let Some(pmu) = u.pmu else { continue };
+                for pf in pmu.perf {
+                    let (driver, formats) = driver(p.id, pf.pmu);
+                    out.push(PmuName {
+                        processor: p.id,
+                        unit: u.name,
+                        instance: pf.instance,
+                        counters: pf.counters,
+                        pmu: pf.pmu,
+                        source: pf.source,
+                        driver,
+                        formats,
+                    });
+                }
             }
-        }
-        // The Xeon 7500 R-box: Linux registers its two halves (ports 0-3 and 4-7, eight
-        // counters each) as two PMUs.
-        for (half, pmu) in [(0, "uncore_rbox_0"), (1, "uncore_rbox_1")] {
-            out.push(PmuName {
-                processor: "xeon-7500",
-                unit: "R",
-                instance: "R",
-                counters: Some((half * 8, half * 8 + 7)),
-                pmu,
-                driver: NHMEX,
-                formats: NHMEX_RBOX,
-            });
         }
         out
     }
 }
 
+/// The driver that registers `pmu` on `processor`, and its format.
+pub fn driver(
+    processor: &str,
+    pmu: &str,
+) -> (&'static str, &'static [(&'static str, &'static str)]) {
+    // `uncore_cbox_3` is of kind `uncore_cbox`.
+    let kind = match pmu.rsplit_once('_') {
+        Some((k, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => k,
+        _ => pmu,
+    };
+    match (processor, kind) {
+        ("xeon-7500", "uncore_ubox") => (NHMEX, NHMEX_UBOX),
+        ("xeon-7500", "uncore_wbox" | "uncore_cbox") => (NHMEX, NHMEX_CBOX),
+        ("xeon-7500", "uncore_bbox") => (NHMEX, NHMEX_BBOX),
+        ("xeon-7500", "uncore_sbox") => (NHMEX, NHMEX_SBOX),
+        ("xeon-7500", "uncore_mbox") => (NHMEX, NHMEX_MBOX),
+        ("xeon-7500", "uncore_rbox") => (NHMEX, NHMEX_RBOX),
+        ("xeon-e5-2600", "uncore_ubox") => (SNBEP, SNBEP_UBOX),
+        ("xeon-e5-2600", "uncore_cbox") => (SNBEP, SNBEP_CBOX),
+        ("xeon-e5-2600", "uncore_ha" | "uncore_imc" | "uncore_r2pcie" | "uncore_r3qpi") => {
+            (SNBEP, SNBEP_GENERIC)
+        }
+        ("xeon-e5-2600", "uncore_pcu") => (SNBEP, SNBEP_PCU),
+        ("xeon-e5-2600", "uncore_qpi") => (SNBEP, SNBEP_QPI),
+        (_, "cstate_core") => (CSTATE, CSTATE_CORE),
+        (_, "cpu") => (CORE, CORE_CPU),
+        _ => ("the Linux driver that registers it", &[]),
+    }
+}
+
 const NHMEX: &str = "intel_uncore (Linux arch/x86/events/intel/uncore_nhmex.c)";
 const SNBEP: &str = "intel_uncore (Linux arch/x86/events/intel/uncore_snbep.c)";
+const CSTATE: &str = "intel_cstate (Linux arch/x86/events/intel/cstate.c)";
 const CORE: &str = "the core PMU driver (Linux arch/x86/events/intel/core.c; a virtual machine needs a virtual PMU from its hypervisor)";
-
-enum Pmus {
-    One(&'static str),
-    Indexed(&'static [&'static str]),
-}
-
-struct Boxes {
-    processor: &'static str,
-    unit: &'static str,
-    instances: &'static [&'static str],
-    pmus: Pmus,
-    driver: &'static str,
-    formats: &'static [(&'static str, &'static str)],
-}
 
 // Formats as the drivers define them (DEFINE_UNCORE_FORMAT_ATTR / PMU_FORMAT_ATTR).
 const NHMEX_UBOX: &[(&str, &str)] = &[("event", "config:0-7"), ("edge", "config:18")];
@@ -270,155 +283,15 @@ const CORE_CPU: &[(&str, &str)] = &[
     ("cmask", "config:24-31"),
 ];
 
-const C8: &[&str] = &["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"];
-const CBOX8: &[&str] = &[
-    "uncore_cbox_0",
-    "uncore_cbox_1",
-    "uncore_cbox_2",
-    "uncore_cbox_3",
-    "uncore_cbox_4",
-    "uncore_cbox_5",
-    "uncore_cbox_6",
-    "uncore_cbox_7",
-];
-
-const BOXES: &[Boxes] = &[
-    Boxes {
-        processor: "xeon-7500",
-        unit: "U",
-        instances: &["U"],
-        pmus: Pmus::One("uncore_ubox"),
-        driver: NHMEX,
-        formats: NHMEX_UBOX,
-    },
-    Boxes {
-        processor: "xeon-7500",
-        unit: "W",
-        instances: &["W"],
-        pmus: Pmus::One("uncore_wbox"),
-        driver: NHMEX,
-        formats: NHMEX_CBOX,
-    },
-    Boxes {
-        processor: "xeon-7500",
-        unit: "C",
-        instances: C8,
-        // uncore_nhmex.c's C-box MSR offsets (0x0, 0x80, 0x40, 0xc0, ...) put its box n at
-        // the guide's Cn.
-        pmus: Pmus::Indexed(CBOX8),
-        driver: NHMEX,
-        formats: NHMEX_CBOX,
-    },
-    Boxes {
-        processor: "xeon-7500",
-        unit: "B",
-        instances: &["B0", "B1"],
-        pmus: Pmus::Indexed(&["uncore_bbox_0", "uncore_bbox_1"]),
-        driver: NHMEX,
-        formats: NHMEX_BBOX,
-    },
-    Boxes {
-        processor: "xeon-7500",
-        unit: "S",
-        instances: &["S0", "S1"],
-        pmus: Pmus::Indexed(&["uncore_sbox_0", "uncore_sbox_1"]),
-        driver: NHMEX,
-        formats: NHMEX_SBOX,
-    },
-    Boxes {
-        processor: "xeon-7500",
-        unit: "M",
-        instances: &["M0", "M1"],
-        pmus: Pmus::Indexed(&["uncore_mbox_0", "uncore_mbox_1"]),
-        driver: NHMEX,
-        formats: NHMEX_MBOX,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "UBOX",
-        instances: &["UBOX"],
-        pmus: Pmus::One("uncore_ubox"),
-        driver: SNBEP,
-        formats: SNBEP_UBOX,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "CBO",
-        instances: C8,
-        pmus: Pmus::Indexed(CBOX8),
-        driver: SNBEP,
-        formats: SNBEP_CBOX,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "HA",
-        instances: &["HA"],
-        pmus: Pmus::One("uncore_ha"),
-        driver: SNBEP,
-        formats: SNBEP_GENERIC,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "IMC",
-        instances: &["CH0", "CH1", "CH2", "CH3"],
-        pmus: Pmus::Indexed(&[
-            "uncore_imc_0",
-            "uncore_imc_1",
-            "uncore_imc_2",
-            "uncore_imc_3",
-        ]),
-        driver: SNBEP,
-        formats: SNBEP_GENERIC,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "PCU",
-        instances: &["PCU"],
-        pmus: Pmus::One("uncore_pcu"),
-        driver: SNBEP,
-        formats: SNBEP_PCU,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "QPI",
-        instances: &["P0", "P1"],
-        pmus: Pmus::Indexed(&["uncore_qpi_0", "uncore_qpi_1"]),
-        driver: SNBEP,
-        formats: SNBEP_QPI,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "R2PCIE",
-        instances: &["R2PCIE"],
-        pmus: Pmus::One("uncore_r2pcie"),
-        driver: SNBEP,
-        formats: SNBEP_GENERIC,
-    },
-    Boxes {
-        processor: "xeon-e5-2600",
-        unit: "R3QPI",
-        instances: &["L0", "L1"],
-        pmus: Pmus::Indexed(&["uncore_r3qpi_0", "uncore_r3qpi_1"]),
-        driver: SNBEP,
-        formats: SNBEP_GENERIC,
-    },
-    Boxes {
-        processor: "architectural",
-        unit: "CORE",
-        instances: &["CPU"],
-        pmus: Pmus::One("cpu"),
-        driver: CORE,
-        formats: CORE_CPU,
-    },
-];
+const CSTATE_CORE: &[(&str, &str)] = &[("event", "config:0-63")];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_box_of_every_processor_has_a_name_and_the_r_box_splits() {
-        let names = KernelNames;
+    fn every_box_of_every_processor_has_a_name_and_a_driver_format() {
+        let names = SpecNames;
         for p in pmu_regs::PROCESSORS {
             for u in p.units {
                 for i in u.instances {
@@ -426,18 +299,22 @@ mod tests {
                 }
             }
         }
-        assert_eq!(
-            names.lookup("xeon-7500", "R", "R", Some(9)).unwrap().pmu,
-            "uncore_rbox_1"
-        );
-        let r = names.lookup("xeon-7500", "r", "r", Some(3)).unwrap();
+        let r = names.lookup("xeon-7500", "r", "r", Some(9)).unwrap();
+        assert_eq!((r.pmu, r.kernel_counter(9)), ("uncore_rbox_1", 1));
+        let r = names.lookup("xeon-7500", "R", "R", Some(3)).unwrap();
         assert_eq!((r.pmu, r.kernel_counter(3)), ("uncore_rbox_0", 3));
         assert!(names.lookup("xeon-7500", "R", "R", Some(16)).is_err());
+        let q = names.lookup("xeon-e5-2600", "QPI", "P1", None).unwrap();
+        assert_eq!((q.pmu, q.source), ("uncore_qpi_1", "linux-snbep"));
         assert_eq!(
-            names.lookup("xeon-e5-2600", "QPI", "P1", None).unwrap().pmu,
-            "uncore_qpi_1"
+            names
+                .lookup("xeon-e5-2600", "PCU", "PCU", Some(5))
+                .unwrap()
+                .pmu,
+            "cstate_core"
         );
         for n in names.all() {
+            assert!(!n.formats.is_empty(), "{}: no driver format", n.pmu);
             assert_eq!(n.driver_formats().len(), n.formats.len());
         }
     }

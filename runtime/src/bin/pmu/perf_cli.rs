@@ -14,7 +14,7 @@ use pmu_runtime::lookup;
 use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::perf::encode::{from_control, from_terms};
 use pmu_runtime::perf::session::{IntervalCount, Session};
-use pmu_runtime::perf::{EventSources, KernelNames, PerfEvent, PerfNames, Pmu};
+use pmu_runtime::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
 use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
@@ -78,7 +78,7 @@ pub fn encode(
     };
     let assignments = codec::parse_assignments(fields)?;
     let raw = codec::encode(info, info.reset, &assignments)?;
-    let name = KernelNames
+    let name = SpecNames
         .lookup(info.processor, info.unit, addr.instance, Some(addr.index))
         .map_err(Error::from)?;
     let s = sources(root);
@@ -184,7 +184,7 @@ pub fn watch(r: &WatchRequest<'_>) -> Result<Option<String>, Failure> {
             }
             .into());
         };
-        let name = KernelNames
+        let name = SpecNames
             .lookup(p.id, u.name, instance, Some(0))
             .map_err(Error::from)?;
         if perf.backend == Backend::Auto && !s.has(name.pmu) {
@@ -318,7 +318,7 @@ pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Fail
                 _ => "no",
             };
             for i in u.instances {
-                let names: Vec<String> = KernelNames
+                let names: Vec<String> = SpecNames
                     .all()
                     .into_iter()
                     .filter(|n| n.processor == p.id && n.unit == u.name && n.instance == *i)

@@ -531,3 +531,74 @@ fn the_names_cover_every_box_of_the_spec() {
         }
     }
 }
+
+/// Every string `box_event` makes for `processor`'s boxes, against its tree.
+fn all_strings(processor: &str, root: &std::path::Path) -> Vec<String> {
+    let sources = EventSources::with_root(root);
+    let p = PROCESSORS.iter().find(|p| p.id == processor).unwrap();
+    let mut out = Vec::new();
+    for u in p.units {
+        for info in controls(u) {
+            for addr in info.known_addresses() {
+                let raw = setting(info, addr.index);
+                let (_, ev, _) =
+                    box_event(&sources, &SpecNames, info, addr.instance, addr.index, raw).unwrap();
+                out.push(ev.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn perf_itself_parses_every_string_against_the_drivers_formats() {
+    // `perf stat` reads the PMUs from /sys/bus/event_source/devices: in a private mount
+    // namespace (unshare, from util-linux; -r maps the caller to root in a user namespace)
+    // the tree built from the drivers' formats is bind-mounted there. perf then parses each
+    // string against it; opening fails (the types do not exist), which perf reports as
+    // `<not supported>` and still exits 0. A term the format lacks is a syntax error.
+    for processor in ["xeon-7500", "xeon-e5-2600", "architectural"] {
+        let root = tree(processor);
+        let strings = all_strings(processor, root.path());
+        assert!(!strings.is_empty());
+        let mut script = format!(
+            "mount --bind {} /sys/bus/event_source/devices && exec perf stat -a",
+            root.path().display()
+        );
+        for s in &strings {
+            script.push_str(&format!(" -e '{s}'"));
+        }
+        script.push_str(" true");
+        let out = std::process::Command::new("unshare")
+            .args(["-rm", "sh", "-c", &script])
+            .output()
+            .expect("unshare (util-linux) and perf (linux-perf; .ci/run installs it) run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "{processor}: perf refused a string:\n{err}"
+        );
+        for s in &strings {
+            assert!(
+                err.contains(s.as_str()),
+                "{processor}: perf did not report {s}:\n{err}"
+            );
+        }
+    }
+    // The check can fail: perf refuses a term the tree's format lacks.
+    let root = tree("xeon-e5-2600");
+    let out = std::process::Command::new("unshare")
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            &format!(
+                "mount --bind {} /sys/bus/event_source/devices && exec perf stat -a -e 'uncore_pcu/event=0x1,umask=0x1/' true",
+                root.path().display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown term 'umask'"));
+}

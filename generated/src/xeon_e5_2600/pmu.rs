@@ -526,6 +526,8 @@ impl BoxControl for super::imc::ImcBoxCtl {
 /// **Box control** (info): The box control's frz_en, frz, rst_ctrs and rst_ctrl bits are the guide's box-control table for this box and Linux uncore_snbep.c's SNBEP_PMON_BOX_CTL_RST_CTRL, _RST_CTRS, _FRZ and _FRZ_EN: freeze-enable must be set for freeze to stop the box's counters; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
 ///
 /// **The residency counters are another kernel PMU** (info): Linux uncore_snbep.c gives uncore_pcu only the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by the cstate_core PMU of arch/x86/events/intel/cstate.c (events c3-residency and c6-residency).
+///
+/// **The kernel's occ_edge format is not bit 31** (source-conflict): Linux uncore_snbep.c gives uncore_pcu the format field occ_edge as config:14-51 (38 bits from bit 14, overlapping occ_sel), while the guide's PCU_MSR_PMON_CTL has occ_edge_det at bit 31 alone (the driver's own SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET is bit 31 too). We keep bit 31; the perf backend refuses to program occ_edge_det through that format, and the raw backend programs it.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600",
     unit: "PCU",
@@ -675,6 +677,11 @@ pub static PCU: PmuInfo = PmuInfo {
             kind: "info",
             title: "The residency counters are another kernel PMU",
             text: "Linux uncore_snbep.c gives uncore_pcu only the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by the cstate_core PMU of arch/x86/events/intel/cstate.c (events c3-residency and c6-residency).",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The kernel's occ_edge format is not bit 31",
+            text: "Linux uncore_snbep.c gives uncore_pcu the format field occ_edge as config:14-51 (38 bits from bit 14, overlapping occ_sel), while the guide's PCU_MSR_PMON_CTL has occ_edge_det at bit 31 alone (the driver's own SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET is bit 31 too). We keep bit 31; the perf backend refuses to program occ_edge_det through that format, and the raw backend programs it.",
         },
     ],
 };

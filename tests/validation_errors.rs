@@ -92,6 +92,7 @@ error_cases!(
     pmu_bitmap_without_counters,
     pmu_general_counter_without_event,
     pmu_route_clear_not_w1c,
+    pmu_perf_uncovered,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -14,6 +14,7 @@
 //!   overflow hierarchy, re-arm, on any processor whose spec declares the structure; box
 //!   freeze, resets and packet filters; architectural counters.
 //! - [`boxes`]: every box of a processor, from the structure its spec declares.
+//! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
 //!   it a register instance lives (`--cpu`, `--socket`, `--device`).
@@ -49,6 +50,7 @@ pub mod machine;
 pub mod msr;
 pub mod ownership;
 pub mod pci;
+pub mod perf;
 pub mod sampling;
 pub mod sim;
 pub mod topology;

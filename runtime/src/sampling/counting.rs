@@ -201,8 +201,9 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
     }
 
     /// The control value that counts `sel` on `c`: from the control's roles alone, so a
-    /// setting the box lacks is refused before any access.
-    fn control_value(c: &Counter, sel: &EventSelect) -> Result<u64> {
+    /// setting the box lacks is refused before any access. (The perf backend translates the
+    /// same value into the kernel's event.)
+    pub fn control_value(c: &Counter, sel: &EventSelect) -> Result<u64> {
         let ctl = c.control.expect("general counters have a control");
         let name = ctl.name();
         let mut raw = ctl.info.reset;

@@ -6,6 +6,7 @@ mod detect;
 mod grammar;
 mod messages;
 mod output;
+mod perf_cli;
 mod table;
 mod targets;
 mod watch;
@@ -39,10 +40,12 @@ use pmu_runtime::{Bdf, Error, UsageError};
   pmu list --processor xeon-7500 --unit W
   pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
   pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
+  pmu encode HA_PCI_PMON_CTL0 ev_sel=0x1 umask=0x3 --perf
   pmu read U_MSR_PMON_GLOBAL_CTL --socket 1
   pmu read 0x186 --cpu 0 -f 7:0
   pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
   pmu watch --sim --unit HA --event event=UNC_H_REQUESTS.READS --count 3 -x,
+  pmu watch --backend perf --pmu msr --event tsc --count 3
   pmu completions bash > /etc/bash_completion.d/pmu; pmu man > pmu.1"
 )]
 pub struct Cli {
@@ -80,7 +83,7 @@ enum Command {
     Write(WriteArgs),
     /// Program counters and print their counts every interval, like `perf stat -I`.
     ///
-    /// Example: pmu watch --sim --unit C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
+    /// Example: pmu watch --sim --unit xeon-7500:C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
     Watch(watch::WatchArgs),
     /// Name this machine's processor (from /proc/cpuinfo) and the specs that apply to it.
     ///
@@ -138,13 +141,21 @@ struct ListArgs {
     #[arg(long, conflicts_with = "summary")]
     events: bool,
     /// Count registers and events per unit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "events")]
     summary: bool,
     /// With --events: take each event's description from Intel's event list (the JSON files
     /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The specs carry event facts
     /// only, not Intel's text.
     #[arg(long, value_name = "FILE", requires = "events")]
     perfmon: Option<PathBuf>,
+    /// For every box: its kernel perf PMU, and whether perf and the raw backends reach it on
+    /// this machine (and so which `watch --backend auto` uses).
+    #[arg(long, conflicts_with_all = ["events", "summary"])]
+    backends: bool,
+    /// With --backends: the filesystem root to look under (ROOT/sys/bus/event_source/devices,
+    /// ROOT/dev/cpu, ROOT/sys/bus/pci/devices).
+    #[arg(long, requires = "backends")]
+    root: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -168,6 +179,14 @@ struct EncodeArgs {
     /// the event select and umask from the unit's event list.
     #[arg(required = true)]
     fields: Vec<String>,
+    /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
+    /// `perf stat -e`; the register must be a counter control instance.
+    #[arg(long)]
+    perf: bool,
+    /// With --perf: read the PMU's format from ROOT/sys/bus/event_source/devices (default /;
+    /// the driver's own format is used when the PMU is absent).
+    #[arg(long, requires = "perf")]
+    root: Option<PathBuf>,
 }
 
 /// Where to reach the hardware.
@@ -271,6 +290,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
         Command::List(a) if a.events => commands::list_events(
             a.processor.as_deref(),
             a.unit.as_deref(),
@@ -282,6 +302,9 @@ fn main() -> ExitCode {
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
+        Command::Encode(a) if a.perf => {
+            perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
+        }
         Command::Encode(a) => commands::encode(&a.register, &a.fields, json),
         Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::targets::PerfSeries;
+
 /// One count of one interval.
 pub struct Row<'a> {
     /// Seconds since the start.
@@ -20,6 +22,10 @@ pub struct Row<'a> {
     pub count: u64,
     /// Events per second over the interval.
     pub rate: f64,
+    /// `raw`, `sim` or `perf`.
+    pub backend: &'a str,
+    /// Through perf: where it counts, and the share of the time it ran.
+    pub perf: Option<(&'a PerfSeries, f64)>,
 }
 
 /// How rows are written.
@@ -29,10 +35,20 @@ pub enum Format {
     JsonLines,
 }
 
+/// Through perf, the table and CSV end with a `running` column: the share of the time the
+/// kernel had the event on a counter (below 100% it multiplexed, and the count is scaled).
+fn running(r: &Row) -> String {
+    r.perf.map_or("-".to_string(), |(_, ratio)| {
+        format!("{:.2}%", 100.0 * ratio)
+    })
+}
+
 /// Where rows go, in which format. Every write error is returned (a closed pipe ends the
 /// watch quietly; the caller decides).
 pub struct Output {
     format: Format,
+    /// Whether any row comes through perf (the `running` column).
+    perf: bool,
     out: Box<dyn Write>,
     /// JSON lines collect one interval's rows into one object.
     pending: Vec<serde_json::Value>,
@@ -40,46 +56,57 @@ pub struct Output {
 
 impl Output {
     /// Opens `path` (created or truncated) or stdout.
-    pub fn new(format: Format, path: Option<&Path>) -> io::Result<Self> {
+    pub fn new(format: Format, perf: bool, path: Option<&Path>) -> io::Result<Self> {
         let out: Box<dyn Write> = match path {
             Some(p) => Box::new(BufWriter::new(File::create(p)?)),
             None => Box::new(io::stdout()),
         };
         Ok(Output {
             format,
+            perf,
             out,
             pending: Vec::new(),
         })
     }
 
     pub fn header(&mut self) -> io::Result<()> {
+        let running = if self.perf { "  running" } else { "" };
         match &self.format {
             Format::Table { counter_w, event_w } => writeln!(
                 self.out,
-                "{:>10}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}",
+                "{:>10}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}{running}",
                 "# time", "socket", "counter", "event", "count", "rate/s"
             ),
-            Format::Separated(sep) => writeln!(
-                self.out,
-                "{}",
-                ["time", "socket", "counter", "event", "count", "rate"].join(sep)
-            ),
+            Format::Separated(sep) => {
+                let mut columns = vec!["time", "socket", "counter", "event", "count", "rate"];
+                if self.perf {
+                    columns.push("running");
+                }
+                writeln!(self.out, "{}", columns.join(sep))
+            }
             Format::JsonLines => Ok(()),
         }
     }
 
     pub fn row(&mut self, r: &Row) -> io::Result<()> {
         match &self.format {
-            Format::Table { counter_w, event_w } => writeln!(
-                self.out,
-                "{:>10.3}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}",
-                r.time,
-                r.socket,
-                r.counter,
-                r.event,
-                thousands(r.count),
-                r.rate
-            ),
+            Format::Table { counter_w, event_w } => {
+                let running = if self.perf {
+                    format!("  {:>7}", running(r))
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    self.out,
+                    "{:>10.3}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}{running}",
+                    r.time,
+                    r.socket,
+                    r.counter,
+                    r.event,
+                    thousands(r.count),
+                    r.rate
+                )
+            }
             Format::Separated(sep) => {
                 let quote = |s: &str| {
                     if s.contains(sep.as_str()) || s.contains('"') {
@@ -88,9 +115,14 @@ impl Output {
                         s.to_string()
                     }
                 };
+                let running = if self.perf {
+                    format!("{sep}{}", running(r))
+                } else {
+                    String::new()
+                };
                 writeln!(
                     self.out,
-                    "{:.3}{sep}{}{sep}{}{sep}{}{sep}{}{sep}{:.1}",
+                    "{:.3}{sep}{}{sep}{}{sep}{}{sep}{}{sep}{:.1}{running}",
                     r.time,
                     r.socket,
                     quote(r.counter),
@@ -100,7 +132,15 @@ impl Output {
                 )
             }
             Format::JsonLines => {
-                self.pending.push(json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate}));
+                let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
+                if let Some((p, ratio)) = r.perf {
+                    count["pmu"] = json!(p.pmu);
+                    count["cpu"] = json!(p.cpu);
+                    count["perf_event"] = json!(p.event);
+                    count["running"] = json!(ratio);
+                    count["multiplexed"] = json!(ratio < 1.0);
+                }
+                self.pending.push(count);
                 Ok(())
             }
         }
@@ -110,7 +150,16 @@ impl Output {
     pub fn end_interval(&mut self, time: f64) -> io::Result<()> {
         if let Format::JsonLines = self.format {
             let counts = std::mem::take(&mut self.pending);
-            writeln!(self.out, "{}", json!({"time": time, "counts": counts}))?;
+            // The interval's backend, where every count shares one.
+            let backend = counts
+                .first()
+                .map(|c| c["backend"].clone())
+                .filter(|b| counts.iter().all(|c| &c["backend"] == b));
+            let mut line = json!({"time": time, "counts": counts});
+            if let Some(b) = backend {
+                line["backend"] = b;
+            }
+            writeln!(self.out, "{line}")?;
         }
         self.out.flush()
     }

@@ -9,7 +9,9 @@
 //! box's counter controls (found by [`pmu_regs::Role`], never by field name), there are
 //! enough counters.
 //!
-//! [`Targets::program`] then programs every selected box on every selected socket, and
+//! [`Targets::program`] then programs every selected box on every selected socket, raw
+//! (the registers, through a [`Machine`]: hardware or `--sim`) or through the kernel's perf
+//! PMU ([`Backend`]: `auto` takes perf where the kernel has the box's PMU), and
 //! [`Targets::read`] reads one value per counter ([`Targets::series`] says which). A failure
 //! while programming puts back what was already programmed; [`Targets::close`] (or dropping
 //! the value) puts back everything.
@@ -18,19 +20,28 @@
 //! let selection = Selection::from_line("IMC2 event=UNC_M_CAS_COUNT.RD", Sockets::All)?;
 //! let plan = selection.resolve()?;
 //! let machine = place.machine_for(plan.processor())?;
-//! let mut targets = Targets::program(&machine, &plan)?;
+//! let reach = Reach { machine: &machine, perf: perf_cli::sources(root) };
+//! let targets = Targets::program(&reach, &plan)?;
 //! let values = targets.read();       // one Option<Reading> per series
+//! targets.inject(0, 1000)?;          // --sim: 1000 events of the first --event, every box
 //! targets.close()?;                  // every register as it was
 //! ```
+
+use std::sync::Mutex;
 
 use pmu_regs::{CounterKind, Location, Scope, PROCESSORS};
 use pmu_runtime::boxes::{Boxes, PmuBox};
 use pmu_runtime::machine::Machine;
+use pmu_runtime::perf::counting::BoxGroup;
+use pmu_runtime::perf::encode::{from_control, from_terms};
+use pmu_runtime::perf::session::Session;
+use pmu_runtime::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
 use pmu_runtime::sampling::counting::Counting;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::sim::UncoreEvent;
 use pmu_runtime::{Error, UsageError};
 
+pub use crate::perf_cli::Backend;
 use crate::watch_events;
 use crate::Failure;
 
@@ -58,6 +69,12 @@ pub struct Selection {
     /// The processor this machine was detected as, which settles a box name two processors
     /// share (`C3`); `None` on the simulator or where nothing was detected.
     pub detected: Option<&'static str>,
+    /// How the counters are reached: the registers, the kernel's perf PMU, or perf where the
+    /// kernel has the box's PMU (`auto`). The simulator is always raw.
+    pub backend: Backend,
+    /// A kernel PMU to count instead of the spec's boxes (`--pmu msr`): `events` are then its
+    /// event names or format terms (`tsc`, `event=0x3c`), counted through perf.
+    pub kernel_pmu: Option<String>,
 }
 
 impl Selection {
@@ -85,6 +102,8 @@ impl Selection {
             sockets,
             cpu: None,
             detected: None,
+            backend: Backend::Auto,
+            kernel_pmu: None,
         }))
     }
 
@@ -92,6 +111,19 @@ impl Selection {
     /// every event reads in the grammar and fits the counter it will be programmed on, and
     /// `--cpu` is given only for MSR boxes.
     pub fn resolve(&self) -> Result<Plan, Failure> {
+        if self.kernel_pmu.is_some() {
+            if self.backend == Backend::Raw {
+                return Err(UsageError::BadValue {
+                    text: "--pmu with --backend raw".into(),
+                    expected: "--backend perf or auto: a kernel PMU is counted through perf".into(),
+                }
+                .into());
+            }
+            return Ok(Plan {
+                selection: self.clone(),
+                boxes: Vec::new(),
+            });
+        }
         for unit in &self.units {
             if self
                 .units
@@ -183,9 +215,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The processor whose boxes these are (what `--sim` must simulate).
+    /// The processor whose boxes these are (what `--sim` must simulate); for a kernel PMU
+    /// (`--pmu`), the first processor of the spec, whose registers are not touched.
     pub fn processor(&self) -> &'static pmu_regs::ProcessorInfo {
-        self.boxes[0].boxes.processor
+        self.boxes
+            .first()
+            .map_or(PROCESSORS[0], |b| b.boxes.processor)
     }
 
     /// The selection it was made from.
@@ -252,16 +287,18 @@ pub fn find_box(
 /// What one counter counts: one series of readings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesInfo {
-    /// The processor's id (`xeon-e5-2600`).
+    /// The processor's id (`xeon-e5-2600`); `kernel` for a kernel PMU counted by name
+    /// (`--pmu`).
     pub processor: &'static str,
     /// The socket.
     pub socket: u32,
-    /// The unit (box kind) as the spec names it (`IMC`).
-    pub unit: &'static str,
-    /// The box instance (`CH2`).
-    pub instance: &'static str,
-    /// The counter register's name (`MC_CH2_PCI_PMON_CTR0`).
-    pub counter: &'static str,
+    /// The unit (box kind) as the spec names it (`IMC`), or the kernel PMU's name.
+    pub unit: String,
+    /// The box instance (`CH2`), or the kernel PMU's name.
+    pub instance: String,
+    /// The counter register's name (`MC_CH2_PCI_PMON_CTR0`); for a kernel PMU counted by
+    /// name, the perf event string (`msr/event=0x0/`).
+    pub counter: String,
     /// The event as the user gave it (`event=UNC_M_CAS_COUNT.RD`).
     pub event: String,
     /// Which of the selection's events it is (its position among `--event`s).
@@ -269,14 +306,31 @@ pub struct SeriesInfo {
     /// The backend counting it: `raw` (registers on this machine), `sim` (the simulator) or
     /// `perf` (the kernel's PMU driver).
     pub backend: &'static str,
-    /// The counter's width in bits: readings wrap at 2^width.
+    /// The counter's width in bits: readings wrap at 2^width (64 through perf, which
+    /// accumulates in the kernel).
     pub width: u32,
+    /// Through perf: the kernel PMU, the CPU the event is opened on, and the event string
+    /// (`uncore_ha/event=0x1,umask=0x3/`).
+    pub perf: Option<PerfSeries>,
+}
+
+/// Where a series counts through perf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfSeries {
+    /// The kernel PMU (`uncore_imc_2`).
+    pub pmu: String,
+    /// The CPU the group is opened on.
+    pub cpu: Option<u32>,
+    /// The event as perf writes it.
+    pub event: String,
 }
 
 /// One counter's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reading {
-    /// The counter's value (raw counters: the counting bits; they wrap at 2^width).
+    /// The counter's value (raw counters: the counting bits; they wrap at 2^width). Through
+    /// perf, the count since opening, scaled to the whole enabled time where the kernel
+    /// multiplexed it (as `perf stat` scales).
     pub value: u64,
     /// The share of the time the counter was counting, where the backend multiplexes
     /// (perf); `None` where it counts all the time.
@@ -292,12 +346,24 @@ struct Group<'m> {
     socket: u32,
 }
 
+/// What a [`Targets`] set reaches the counters through.
+pub struct Reach<'m> {
+    /// The registers: hardware (under a root) or the simulator.
+    pub machine: &'m Machine,
+    /// The kernel's perf PMUs (`/sys/bus/event_source/devices`, under a root).
+    pub perf: EventSources,
+}
+
 /// The programmed counters of a [`Plan`]: every selected box on every selected socket.
-/// Dropping it puts every register back (best effort); [`Targets::close`] does the same and
-/// reports a failure.
+/// Dropping it puts every register back (best effort) and closes every perf event;
+/// [`Targets::close`] does the same and reports a failure.
 pub struct Targets<'m> {
     machine: &'m Machine,
     groups: Vec<Group<'m>>,
+    /// Perf groups (one per kernel PMU and CPU); read needs `&mut`, hence the lock.
+    perf: Mutex<Vec<BoxGroup>>,
+    /// Per series: `None` for raw, or the perf group and member it reads.
+    perf_index: Vec<Option<(usize, usize)>>,
     series: Vec<SeriesInfo>,
 }
 
@@ -305,50 +371,198 @@ impl<'m> Targets<'m> {
     /// Programs every box of `plan` on every socket it selects, through `machine` (hardware
     /// or `--sim`). Nothing stays programmed if any box fails: the ones before it are put
     /// back, and a failure of that is reported with the first error.
-    pub fn program(machine: &'m Machine, plan: &Plan) -> Result<Targets<'m>, Error> {
-        let sockets: Vec<u32> = match plan.selection.sockets {
-            Sockets::All => machine.topology()?.sockets().collect(),
-            Sockets::One(s) => vec![s],
-        };
+    pub fn program(reach: &Reach<'m>, plan: &Plan) -> Result<Targets<'m>, Error> {
+        let machine = reach.machine;
         let mut targets = Targets {
             machine,
             groups: Vec::new(),
+            perf: Mutex::new(Vec::new()),
+            perf_index: Vec::new(),
             series: Vec::new(),
         };
-        let backend = if machine.sim().is_some() {
-            "sim"
-        } else {
-            "raw"
+        let selection = &plan.selection;
+        let simulated = machine.sim().is_some();
+        if let Some(name) = &selection.kernel_pmu {
+            let pmu = reach
+                .perf
+                .pmu(name, "a kernel driver this machine does not have")?;
+            let events = selection
+                .events
+                .iter()
+                .map(|e| from_terms(&pmu, e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let series = |i: usize, ev: &PerfEvent| SeriesInfo {
+                processor: "kernel",
+                socket: 0,
+                unit: pmu.name.clone(),
+                instance: pmu.name.clone(),
+                counter: ev.to_string(),
+                event: selection.events[i].clone(),
+                event_index: i,
+                backend: "perf",
+                width: 64,
+                perf: None,
+            };
+            let planned: Vec<SeriesInfo> = events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| series(i, e))
+                .collect();
+            targets.open_perf(&pmu, &events, planned, selection, 0)?;
+            return Ok(targets);
+        }
+        // Which boxes go through perf: decided (and their events encoded) before anything
+        // is programmed, so a perf refusal leaves the registers untouched.
+        let mut through_perf = Vec::new();
+        for planned in &plan.boxes {
+            through_perf.push(if simulated || selection.backend == Backend::Raw {
+                None
+            } else {
+                perf_events(&reach.perf, planned, selection.backend)?
+            });
+        }
+        let sockets: Vec<u32> = match (selection.sockets, through_perf.iter().all(Option::is_some))
+        {
+            (Sockets::One(s), _) => vec![s],
+            // Every box through perf: the sockets are those of the PMUs' cpumasks.
+            (Sockets::All, true) => Vec::new(),
+            (Sockets::All, false) => machine.topology()?.sockets().collect(),
         };
-        for &socket in &sockets {
-            for planned in &plan.boxes {
-                let result = targets.program_box(planned, socket, plan.selection.cpu);
-                if let Err(e) = result {
-                    return Err(match targets.restore() {
-                        Ok(()) => e,
-                        Err(cleanup) => Error::Cleanup {
-                            error: Box::new(e),
-                            cleanup: Box::new(cleanup),
-                        },
-                    });
-                }
-                let g = targets.groups.last().expect("just programmed");
-                for (i, &n) in g.counters.iter().enumerate() {
-                    targets.series.push(SeriesInfo {
+        let backend = if simulated { "sim" } else { "raw" };
+        for (planned, perf) in plan.boxes.iter().zip(&through_perf) {
+            let Some(groups) = perf else { continue };
+            for (pmu, events, counters) in groups {
+                let planned_series: Vec<SeriesInfo> = events
+                    .iter()
+                    .zip(counters)
+                    .map(|(_, &(i, counter))| SeriesInfo {
                         processor: planned.boxes.processor.id,
-                        socket,
-                        unit: planned.pmu_box.unit.name,
-                        instance: planned.pmu_box.instance,
-                        counter: g.counting.counter_name(n)?,
-                        event: plan.selection.events[i].clone(),
+                        socket: 0,
+                        unit: planned.pmu_box.unit.name.to_string(),
+                        instance: planned.pmu_box.instance.to_string(),
+                        counter: counter.to_string(),
+                        event: selection.events[i].clone(),
                         event_index: i,
-                        backend,
-                        width: g.counting.counter_width(n)?,
-                    });
+                        backend: "perf",
+                        width: 64,
+                        perf: None,
+                    })
+                    .collect();
+                let result = match selection.sockets {
+                    Sockets::One(s) => targets.open_perf(pmu, events, planned_series, selection, s),
+                    Sockets::All => targets.open_perf_all(pmu, events, planned_series, selection),
+                };
+                if let Err(e) = result {
+                    return Err(targets.undo(e));
                 }
             }
         }
+        for &socket in &sockets {
+            for (planned, _) in plan
+                .boxes
+                .iter()
+                .zip(&through_perf)
+                .filter(|(_, p)| p.is_none())
+            {
+                let result = targets.program_box(planned, socket, selection.cpu);
+                if let Err(e) = result {
+                    return Err(targets.undo(e));
+                }
+                let g = targets.groups.last().expect("just programmed");
+                let mut new = Vec::new();
+                for (i, &n) in g.counters.iter().enumerate() {
+                    new.push(SeriesInfo {
+                        processor: planned.boxes.processor.id,
+                        socket,
+                        unit: planned.pmu_box.unit.name.to_string(),
+                        instance: planned.pmu_box.instance.to_string(),
+                        counter: g.counting.counter_name(n)?.to_string(),
+                        event: selection.events[i].clone(),
+                        event_index: i,
+                        backend,
+                        width: g.counting.counter_width(n)?,
+                        perf: None,
+                    });
+                }
+                targets.perf_index.extend(new.iter().map(|_| None));
+                targets.series.extend(new);
+            }
+        }
         Ok(targets)
+    }
+
+    /// Puts back what was programmed after `e`, reporting both if that fails too.
+    fn undo(&mut self, e: Error) -> Error {
+        match self.restore() {
+            Ok(()) => e,
+            Err(cleanup) => Error::Cleanup {
+                error: Box::new(e),
+                cleanup: Box::new(cleanup),
+            },
+        }
+    }
+
+    /// Opens `events` of `pmu` as one group on each of its CPUs (one per socket).
+    fn open_perf_all(
+        &mut self,
+        pmu: &Pmu,
+        events: &[PerfEvent],
+        planned: Vec<SeriesInfo>,
+        selection: &Selection,
+    ) -> Result<(), Error> {
+        let cpus = Session::cpus(pmu, None, selection.cpu.unwrap_or(0))?;
+        for (socket, cpu) in cpus.into_iter().enumerate() {
+            self.open_group(pmu, events, &planned, socket as u32, cpu)?;
+        }
+        Ok(())
+    }
+
+    /// Opens `events` of `pmu` as one group on the CPU of `socket` its cpumask names.
+    fn open_perf(
+        &mut self,
+        pmu: &Pmu,
+        events: &[PerfEvent],
+        planned: Vec<SeriesInfo>,
+        selection: &Selection,
+        socket: u32,
+    ) -> Result<(), Error> {
+        let fallback = selection.cpu.unwrap_or(0);
+        let cpus = match selection.cpu {
+            Some(c) => vec![Some(c)],
+            None => Session::cpus(pmu, Some(socket), fallback)?,
+        };
+        for cpu in cpus {
+            self.open_group(pmu, events, &planned, socket, cpu)?;
+        }
+        Ok(())
+    }
+
+    fn open_group(
+        &mut self,
+        pmu: &Pmu,
+        events: &[PerfEvent],
+        planned: &[SeriesInfo],
+        socket: u32,
+        cpu: Option<u32>,
+    ) -> Result<(), Error> {
+        let mut group = BoxGroup::open(pmu, cpu, events)?;
+        group.enable()?;
+        let groups = self.perf.get_mut().unwrap_or_else(|p| p.into_inner());
+        let g = groups.len();
+        groups.push(group);
+        for (member, (s, ev)) in planned.iter().zip(events).enumerate() {
+            self.series.push(SeriesInfo {
+                socket,
+                perf: Some(PerfSeries {
+                    pmu: pmu.name.clone(),
+                    cpu,
+                    event: ev.to_string(),
+                }),
+                ..s.clone()
+            });
+            self.perf_index.push(Some((g, member)));
+        }
+        Ok(())
     }
 
     fn program_box(
@@ -405,18 +619,41 @@ impl<'m> Targets<'m> {
     // What `pmu serve` (issue 15) reads: one box failing must not stop the others.
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn read(&self) -> Vec<Option<Reading>> {
-        self.try_read()
-            .into_iter()
-            .flat_map(|r| match r {
-                Ok(values) => values.into_iter().map(Some).collect::<Vec<_>>(),
-                Err((n, _)) => vec![None; n],
-            })
-            .collect()
+        let (raw, perf) = self.read_boxes();
+        self.assemble(
+            raw.into_iter().map(Result::ok).collect(),
+            perf.into_iter().map(Result::ok).collect(),
+        )
     }
 
-    /// Every box's values, or the box's read error (with its number of counters).
-    fn try_read(&self) -> Vec<Result<Vec<Reading>, (usize, Error)>> {
-        self.groups
+    /// Like [`Self::read`], but the first failure is returned: what `watch` reports.
+    pub fn read_all(&self) -> Result<Vec<Reading>, Error> {
+        let (raw, perf) = self.read_boxes();
+        let raw = raw
+            .into_iter()
+            .map(|r| r.map(Some))
+            .collect::<Result<_, _>>()?;
+        let perf = perf
+            .into_iter()
+            .map(|r| r.map(Some))
+            .collect::<Result<_, _>>()?;
+        Ok(self
+            .assemble(raw, perf)
+            .into_iter()
+            .map(|r| r.expect("every box was read"))
+            .collect())
+    }
+
+    /// Reads each box (raw) and each group (perf) once, all its counters together.
+    #[allow(clippy::type_complexity)]
+    fn read_boxes(
+        &self,
+    ) -> (
+        Vec<Result<Vec<Reading>, Error>>,
+        Vec<Result<Vec<Reading>, Error>>,
+    ) {
+        let raw = self
+            .groups
             .iter()
             .map(|g| {
                 g.counters
@@ -427,19 +664,53 @@ impl<'m> Targets<'m> {
                             running_ratio: None,
                         })
                     })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| (g.counters.len(), e))
+                    .collect()
             })
-            .collect()
+            .collect();
+        let perf = self
+            .perf
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter_mut()
+            .map(|g| {
+                Ok(g.read()?
+                    .into_iter()
+                    .map(|r| Reading {
+                        value: r.scaled().unwrap_or(0),
+                        running_ratio: Some(if r.time_enabled.is_zero() {
+                            0.0
+                        } else {
+                            r.time_running.as_secs_f64() / r.time_enabled.as_secs_f64()
+                        }),
+                    })
+                    .collect())
+            })
+            .collect();
+        (raw, perf)
     }
 
-    /// Like [`Self::read`], but the first failure is returned: what `watch` reports.
-    pub fn read_all(&self) -> Result<Vec<Reading>, Error> {
-        let mut out = Vec::new();
-        for r in self.try_read() {
-            out.extend(r.map_err(|(_, e)| e)?);
+    /// The readings of boxes and groups (`None` where one failed) in series order.
+    fn assemble(
+        &self,
+        raw: Vec<Option<Vec<Reading>>>,
+        perf: Vec<Option<Vec<Reading>>>,
+    ) -> Vec<Option<Reading>> {
+        let (mut box_no, mut member) = (0, 0);
+        let mut out = Vec::with_capacity(self.series.len());
+        for index in &self.perf_index {
+            out.push(match index {
+                Some((g, m)) => perf[*g].as_ref().map(|v| v[*m]),
+                None => {
+                    let r = raw[box_no].as_ref().map(|v| v[member]);
+                    member += 1;
+                    if member == self.groups[box_no].counters.len() {
+                        (box_no, member) = (box_no + 1, 0);
+                    }
+                    r
+                }
+            });
         }
-        Ok(out)
+        out
     }
 
     /// Under `--sim`, feeds `count` events of the `event_index`-th event of the selection to
@@ -469,8 +740,13 @@ impl<'m> Targets<'m> {
         Ok(())
     }
 
-    /// Puts back every box, last first; every box is tried, the first failure returned.
+    /// Puts back every box, last first, and closes every perf event; every box is tried, the
+    /// first failure returned.
     fn restore(&mut self) -> Result<(), Error> {
+        self.perf
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         let mut first = None;
         while let Some(g) = self.groups.pop() {
             if let Err(e) = g.counting.close() {
@@ -490,4 +766,55 @@ impl Drop for Targets<'_> {
     fn drop(&mut self) {
         let _ = self.restore();
     }
+}
+
+/// The perf groups that count `planned`'s events, by kernel PMU (a box split over two PMUs,
+/// the Xeon 7500 R-box, has two): each PMU with its events and, per event, its index among
+/// the selection's events and the counter register it stands for. `None` where `auto`
+/// falls back to the registers because the kernel has no PMU for the box.
+#[allow(clippy::type_complexity)]
+fn perf_events(
+    sources: &EventSources,
+    planned: &PlannedBox,
+    backend: Backend,
+) -> Result<Option<Vec<(Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>)>>, Error> {
+    let pmu_box = planned.pmu_box;
+    let processor = planned.boxes.processor.id;
+    let general: Vec<_> = pmu_box
+        .counters
+        .iter()
+        .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
+        .collect();
+    let mut groups: Vec<(Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>)> = Vec::new();
+    for (i, sel) in planned.sels.iter().enumerate() {
+        let c = general[i];
+        let name = SpecNames.lookup(
+            processor,
+            pmu_box.unit.name,
+            pmu_box.instance,
+            Some(c.number()),
+        )?;
+        if !sources.has(name.pmu) && backend == Backend::Auto {
+            return Ok(None);
+        }
+        let at = match groups.iter().position(|(p, _, _)| p.name == name.pmu) {
+            Some(at) => at,
+            None => {
+                groups.push((sources.pmu(name.pmu, name.driver)?, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let control = c.control.expect("general counters have a control").info;
+        let raw = Counting::<Machine>::control_value(c, sel)?;
+        let (pmu, events, counters) = &mut groups[at];
+        events.push(from_control(
+            control,
+            raw,
+            &pmu.name,
+            &pmu.formats,
+            Some(name.kernel_counter(c.number())),
+        )?);
+        counters.push((i, c.counter.name()));
+    }
+    Ok(Some(groups))
 }

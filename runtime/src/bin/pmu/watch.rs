@@ -14,7 +14,8 @@ use pmu_runtime::Error;
 
 use crate::detect;
 use crate::output::{Format, Output, Row};
-use crate::targets::{Plan, Selection, Sockets, Targets};
+use crate::perf_cli::{self, PerfWatchArgs};
+use crate::targets::{Plan, Reach, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -23,7 +24,7 @@ pub struct WatchArgs {
     /// IMC2, QPI1) or a one-box unit (PCU, CORE); prefix the processor where two share the
     /// name (xeon-7500:C3). `pmu list --summary` lists the units. Repeat for more boxes
     /// (--unit CBO0 --unit CBO1).
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "pmu")]
     pub unit: Vec<String>,
     /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
     /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
@@ -56,6 +57,8 @@ pub struct WatchArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     pub place: PlaceArgs,
+    #[command(flatten)]
+    perf: PerfWatchArgs,
 }
 
 /// The longest and shortest interval `watch` accepts, in seconds.
@@ -78,6 +81,8 @@ impl WatchArgs {
             },
             cpu: self.place.cpu,
             detected,
+            backend: self.perf.backend,
+            kernel_pmu: self.perf.pmu.clone(),
         }
     }
 }
@@ -111,7 +116,14 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .max(5),
         },
     };
-    let mut out = Output::new(format, args.output.as_deref()).map_err(|e| {
+    let machine = args.place.machine_for(plan.processor())?;
+    let reach = Reach {
+        machine: &machine,
+        perf: perf_cli::sources(args.place.root.as_deref()),
+    };
+    let targets = Targets::program(&reach, &plan)?;
+    let perf = targets.series().iter().any(|s| s.perf.is_some());
+    let mut out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {
         Failure::operation(format!(
             "cannot write {}: {e}; choose a file in a writable directory",
             args.output
@@ -120,8 +132,6 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .display()
         ))
     })?;
-    let machine = args.place.machine_for(plan.processor())?;
-    let targets = Targets::program(&machine, &plan)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -150,7 +160,7 @@ fn watch_loop(
 ) -> Result<(), Failure> {
     let series = targets.series();
     let mut previous = targets.read_all()?;
-    let simulated = series.first().is_some_and(|s| s.backend == "sim");
+    let simulated = series.iter().any(|s| s.backend == "sim");
     let start = Instant::now();
     let mut last = start;
     let period = Duration::from_secs_f64(args.interval);
@@ -160,8 +170,8 @@ fn watch_loop(
     // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
     let mut boxes: Vec<&str> = Vec::new();
     for s in series {
-        if !boxes.contains(&s.instance) {
-            boxes.push(s.instance);
+        if !boxes.contains(&s.instance.as_str()) {
+            boxes.push(&s.instance);
         }
     }
     let summed = boxes.join("+");
@@ -186,34 +196,38 @@ fn watch_loop(
             last = Instant::now();
             (start.elapsed().as_secs_f64(), s)
         };
-        // (socket, counter label, event index, count), in series order.
-        let mut rows: Vec<(u32, &str, usize, u64)> = Vec::new();
+        // Rows in series order; with --per-socket, one per socket and event, summed.
+        let mut rows: Vec<Row> = Vec::new();
         for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
             let d = delta(p.value, n.value, s.width);
-            let label = if args.per_socket {
+            let counter = if args.per_socket {
                 summed.as_str()
             } else {
-                s.counter
+                s.counter.as_str()
             };
+            let perf = s.perf.as_ref().map(|p| (p, n.running_ratio.unwrap_or(1.0)));
             match rows
                 .iter_mut()
-                .find(|r| args.per_socket && r.0 == s.socket && r.2 == s.event_index)
+                .find(|r| args.per_socket && r.socket == s.socket && r.event == s.event)
             {
-                Some(r) => r.3 += d,
-                None => rows.push((s.socket, label, s.event_index, d)),
+                Some(r) => r.count += d,
+                None => rows.push(Row {
+                    time: t,
+                    socket: s.socket,
+                    counter,
+                    event: &s.event,
+                    count: d,
+                    rate: 0.0,
+                    backend: s.backend,
+                    perf,
+                }),
             }
         }
         let written = rows
-            .iter()
-            .try_for_each(|(socket, counter, event, count)| {
-                out.row(&Row {
-                    time: t,
-                    socket: *socket,
-                    counter,
-                    event: &args.events[*event],
-                    count: *count,
-                    rate: *count as f64 / seconds.max(f64::MIN_POSITIVE),
-                })
+            .iter_mut()
+            .try_for_each(|r| {
+                r.rate = r.count as f64 / seconds.max(f64::MIN_POSITIVE);
+                out.row(r)
             })
             .and_then(|()| out.end_interval(t));
         if let Err(e) = written {

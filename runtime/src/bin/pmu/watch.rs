@@ -198,6 +198,8 @@ fn watch_loop(
         };
         // Rows in series order; with --per-socket, one per socket and event, summed.
         let mut rows: Vec<Row> = Vec::new();
+        // (socket, event index) of each row, for --per-socket.
+        let mut keys: Vec<(u32, usize)> = Vec::new();
         for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
             let d = delta(p.value, n.value, s.width);
             let counter = if args.per_socket {
@@ -206,21 +208,22 @@ fn watch_loop(
                 s.counter.as_str()
             };
             let perf = s.perf.as_ref().map(|p| (p, n.running_ratio.unwrap_or(1.0)));
-            match rows
-                .iter_mut()
-                .find(|r| args.per_socket && r.socket == s.socket && r.event == s.event)
-            {
-                Some(r) => r.count += d,
-                None => rows.push(Row {
-                    time: t,
-                    socket: s.socket,
-                    counter,
-                    event: &s.event,
-                    count: d,
-                    rate: 0.0,
-                    backend: s.backend,
-                    perf,
-                }),
+            let key = (s.socket, s.event_index);
+            match keys.iter().position(|k| args.per_socket && *k == key) {
+                Some(at) => rows[at].count += d,
+                None => {
+                    keys.push(key);
+                    rows.push(Row {
+                        time: t,
+                        socket: s.socket,
+                        counter,
+                        event: &s.event,
+                        count: d,
+                        rate: 0.0,
+                        backend: s.backend,
+                        perf,
+                    })
+                }
             }
         }
         let written = rows

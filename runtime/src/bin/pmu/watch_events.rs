@@ -103,3 +103,65 @@ pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, 
         event_ext: set(Role::EventExt).map(|v| v != 0),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmu_regs::{CounterKind, PROCESSORS};
+    use pmu_runtime::boxes::Boxes;
+
+    /// Every general counter control of every box of every processor reads each word by the
+    /// role its field plays, whatever the guide calls the field; a word whose role the
+    /// control lacks is refused naming it.
+    #[test]
+    fn every_control_reads_the_words_by_role() {
+        let mut checked = 0;
+        for p in PROCESSORS {
+            for b in &Boxes::of(p).boxes {
+                for c in b
+                    .counters
+                    .iter()
+                    .filter(|c| c.info.kind == CounterKind::General)
+                {
+                    let Some(ctl) = c.control else { continue };
+                    let info = ctl.info;
+                    let sel = parse(info, "ev_sel=0x10").unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(sel.ev_sel, 0x10);
+                    assert_eq!((sel.umask, sel.thresh, sel.edge_detect), (None, None, None));
+                    for (word, role) in [
+                        ("umask", Role::Umask),
+                        ("thresh", Role::Threshold),
+                        ("invert", Role::Invert),
+                        ("edge", Role::Edge),
+                        ("ext", Role::EventExt),
+                    ] {
+                        let text = format!("ev_sel=0x10,{word}=1");
+                        match (info.role(role), parse(info, &text)) {
+                            (Some(_), Ok(sel)) => {
+                                let got = match role {
+                                    Role::Umask => sel.umask.map(u64::from),
+                                    Role::Threshold => sel.thresh.map(u64::from),
+                                    Role::Invert => sel.invert.map(u64::from),
+                                    Role::Edge => sel.edge_detect.map(u64::from),
+                                    _ => sel.event_ext.map(u64::from),
+                                };
+                                assert_eq!(got, Some(1), "{} {text}", info.name);
+                            }
+                            (None, Err(e)) => {
+                                assert!(e.to_string().contains(word), "{} {text}: {e}", info.name)
+                            }
+                            (field, result) => panic!(
+                                "{} {text}: field {:?}, parse {:?}",
+                                info.name,
+                                field.map(|f| f.name),
+                                result.map_err(|e| e.to_string())
+                            ),
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked} controls");
+    }
+}

@@ -1,6 +1,6 @@
 //! `list`, `decode`, `encode`, `read` and `write`.
 
-use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, Role, PROCESSORS};
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
 use pmu_runtime::machine::{Machine, Resolved};
@@ -488,9 +488,9 @@ fn header(found: &Found, value: u64) -> String {
 /// The event a control value selects, by its unit's event list (`UNC_H_REQUESTS.READS`).
 fn event_of(d: &Decoded) -> Option<&'static str> {
     let info = d.register;
-    let sel = info.field("ev_sel")?.extract(d.raw);
-    let umask = info.field("umask").map(|f| f.extract(d.raw));
-    let ext = info.field("ev_sel_ext").map(|f| f.extract(d.raw) != 0);
+    let sel = info.role(Role::Event)?.extract(d.raw);
+    let umask = info.role(Role::Umask).map(|f| f.extract(d.raw));
+    let ext = info.role(Role::EventExt).map(|f| f.extract(d.raw) != 0);
     codec::unit_events(info)
         .iter()
         .find(|e| {

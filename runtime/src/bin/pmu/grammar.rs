@@ -2,7 +2,7 @@
 //! `field=value` lists (with `event=NAME`) checked for what would otherwise be silently
 //! overridden.
 
-use pmu_regs::RegisterInfo;
+use pmu_regs::{RegisterInfo, Role};
 
 use crate::Failure;
 
@@ -109,11 +109,14 @@ pub fn assignments(
         out.push((f.to_string(), value));
     }
     if let Some((_, name)) = out.iter().find(|(f, _)| f.eq_ignore_ascii_case("event")) {
-        let set_by_event = ["ev_sel", "umask", "ev_sel_ext"];
-        if let Some((f, _)) = out
-            .iter()
-            .find(|(f, _)| set_by_event.iter().any(|s| s.eq_ignore_ascii_case(f)))
-        {
+        // The fields playing the roles an event of the list sets.
+        let set_by_event = |f: &str| {
+            [Role::Event, Role::Umask, Role::EventExt]
+                .iter()
+                .filter_map(|r| info.role(*r))
+                .any(|x| x.name.eq_ignore_ascii_case(f))
+        };
+        if let Some((f, _)) = out.iter().find(|(f, _)| set_by_event(f)) {
             return Err(Failure::usage(format!(
                 "event={name} sets {f} itself; give either event=NAME or {f}=..., not both"
             )));

@@ -97,6 +97,7 @@ error_cases!(
     pmu_shared_control_without_counters,
     pmu_free_running_with_control,
     pmu_global_in_several_instances,
+    pmu_perf_uncovered,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -263,8 +263,24 @@ pub struct PmuInfo {
     pub filters: &'static [FilterInfo],
     /// Overflow routes above the box.
     pub routes: &'static [RouteInfo],
+    /// The Linux perf PMUs that count the boxes (empty where the kernel has none).
+    pub perf: &'static [PerfInfo],
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
+}
+
+/// The Linux perf PMU (in `/sys/bus/event_source/devices`) that counts some counters of one
+/// box, as the kernel driver names it.
+#[derive(Debug)]
+pub struct PerfInfo {
+    /// The box (instance).
+    pub instance: &'static str,
+    /// The kernel's PMU name (`uncore_cbox_3`, `cpu`).
+    pub pmu: &'static str,
+    /// The box's counters it counts; the kernel numbers them from 0 in this order.
+    pub counters: &'static [u32],
+    /// The public source of the name (a `processors.xml` source id).
+    pub source: &'static str,
 }
 
 /// A box-level bit of one counter: the register, its field, and the bits for the counter.

@@ -3,6 +3,10 @@
 //! - `msr_read`: one typed read through [`MsrDev`] (a regular file standing in for
 //!   `/dev/cpu/0/msr`) against a bare `pread` of the same 8 bytes on an open file: the price of
 //!   the typed layer, the error mapping and the open-file cache.
+//! - `perf_vs_msr_read`: one read of a counter through perf (the kernel's `msr` PMU, `msr/tsc/`
+//!   on CPU 0: a `read` of the group with its times) against one typed read through
+//!   [`MsrDev`]. This machine has no `/dev/cpu/N/msr`, so the latter reads a regular file that
+//!   stands in for it: the kernel's `rdmsr` is not in that figure.
 //! - `sim_inject`: the simulator's event injection rate, one event per call (events/s is
 //!   criterion's `elem/s`), and 1,000,000 events per call.
 //!
@@ -58,6 +62,56 @@ fn msr_read(c: &mut Criterion) {
                 .expect("pread");
             u64::from_le_bytes(buf)
         })
+    });
+    g.finish();
+}
+
+fn perf_vs_msr_read(c: &mut Criterion) {
+    use pmu_runtime::perf::{counting::BoxGroup, encode::from_terms, EventSources};
+    let msr = match EventSources::default().pmu("msr", "the msr PMU") {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("perf_vs_msr_read: skipped, {e}");
+            return;
+        }
+    };
+    let tsc = from_terms(&msr, "tsc").expect("msr/tsc/");
+    // A CPU-bound event read from another CPU costs an interprocessor interrupt; the
+    // benchmark thread is on one of the two CPUs, so one of these is local, one remote.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    let mut groups: Vec<BoxGroup> = (0..cpus as u32)
+        .map(|cpu| {
+            let mut g =
+                BoxGroup::open(&msr, Some(cpu), std::slice::from_ref(&tsc)).expect("open msr/tsc/");
+            g.enable().expect("enable");
+            assert!(
+                g.read().expect("read")[0].count > 0,
+                "the TSC does not count"
+            );
+            g
+        })
+        .collect();
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join("0")).expect("<tmp>/0");
+    File::create(dir.path().join("0").join("msr"))
+        .expect("<tmp>/0/msr")
+        .set_len(0x2000)
+        .expect("set_len");
+    let dev = MsrDev::with_root(dir.path());
+    let cpu = dev.on_cpu(0);
+    let ctr = wbox::W_MSR_PMON_CTR[0];
+    cpu.read(ctr).expect("a typed read");
+
+    let mut g = c.benchmark_group("perf_vs_msr_read");
+    g.throughput(Throughput::Elements(1));
+    for (cpu, group) in groups.iter_mut().enumerate() {
+        g.bench_function(format!("perf_group_read_cpu{cpu}"), |b| {
+            b.iter(|| group.read().expect("read")[0].count)
+        });
+    }
+    g.bench_function("msrdev_file_tree", |b| {
+        b.iter(|| cpu.read(black_box(ctr)).expect("read"))
     });
     g.finish();
 }
@@ -125,6 +179,7 @@ fn config() -> Criterion {
 fn main() {
     let mut c = config().configure_from_args();
     msr_read(&mut c);
+    perf_vs_msr_read(&mut c);
     sim_inject(&mut c);
     c.final_summary();
 }

@@ -3,6 +3,7 @@
 //!
 //! `cargo run -p pmu-runtime --example sample`
 
+use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 
@@ -12,7 +13,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         freeze_skew: 25,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0)?;
     let misses = UncoreCounter::new("C1", 0);
     let hits = UncoreCounter::new("C6", 2);
     let mut sampling = uncore.arm(&SamplePlan {

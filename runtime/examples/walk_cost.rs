@@ -6,16 +6,19 @@
 //!
 //! `cargo run -p pmu-runtime --example walk_cost`
 
+use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pmu_regs::xeon_7500::ubox;
 use pmu_regs::{Addresses, Location, PROCESSORS};
+use pmu_runtime::access::Result;
+use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::{
     EventSelect, Sample, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{MsrAccess, MsrAccessExt, Result};
+use pmu_runtime::{Bdf, MsrAccess, MsrAccessExt, PciAccess};
 
 /// The simulator, with every MSR call counted. Its summary registers are the simulator's.
 struct Counted<'a> {
@@ -23,7 +26,7 @@ struct Counted<'a> {
     reads: AtomicUsize,
     writes: AtomicUsize,
     /// Questions about the summary registers, which have no MSR address: U_MSR_PMON_GLOBAL_SUMMARY
-    /// (`global_pmi`) and S{0,1}_MSR_PMON_SUMMARY (`s_summary`).
+    /// (`global_pmi`) and S{0,1}_MSR_PMON_SUMMARY bits (`hidden_bit`).
     global_pmi: AtomicUsize,
     s_summary: AtomicUsize,
     /// The MSRs read, in order.
@@ -68,9 +71,9 @@ impl UncoreSummary for Counted<'_> {
         self.global_pmi.fetch_add(1, Ordering::Relaxed);
         self.sim.global_pmi(socket)
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
         self.s_summary.fetch_add(1, Ordering::Relaxed);
-        UncoreSummary::s_summary(self.sim, socket, s)
+        self.sim.hidden_bit(socket, bit)
     }
     fn acknowledge_pmi(&self, socket: usize) {
         self.sim.acknowledge_pmi(socket)
@@ -92,6 +95,37 @@ impl MsrAccess for NoSummary<'_> {
 
 impl UncoreSummary for NoSummary<'_> {}
 
+// The Xeon 7500 uncore is all MSRs; PCI access is never used.
+impl PciAccess for Counted<'_> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        self.sim.read_dword(bdf, offset)
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        self.sim.write_dword(bdf, offset, value)
+    }
+}
+
+impl PciAccess for NoSummary<'_> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+        self.0.read_dword(bdf, offset)
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+        self.0.write_dword(bdf, offset, value)
+    }
+}
+
+impl Ownership for Counted<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.sim.claim(pmu)
+    }
+}
+
+impl Ownership for NoSummary<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.0.claim(pmu)
+    }
+}
+
 const C1: UncoreCounter = UncoreCounter::new("C1", 0);
 const C6: UncoreCounter = UncoreCounter::new("C6", 3);
 
@@ -105,8 +139,12 @@ fn event(instance: &'static str, ev_sel: u8) -> UncoreEvent {
 
 /// Arms C1 and C6, makes both overflow, injects until the uncore freezes, then reads one
 /// sample with the counters reset, so they count `frozen_sample` alone.
-fn one_sample<B: MsrAccess + UncoreSummary>(sim: &Sim, backend: &B, counted: &Counted) -> Sample {
-    let uncore = Uncore::new(backend, 0, 0);
+fn one_sample<B: MsrAccess + PciAccess + UncoreSummary + Ownership>(
+    sim: &Sim,
+    backend: &B,
+    counted: &Counted,
+) -> Sample {
+    let uncore = Uncore::open(backend, &NHM, 0, 0).expect("the uncore is free");
     let mut sampling = uncore
         .arm(&SamplePlan {
             counters: vec![
@@ -180,16 +218,14 @@ fn report(title: &str, counted: &Counted, sample: &Sample) {
 
 fn main() {
     // The minimum the hierarchy allows for this sample:
-    // - the walk: 1 read of U_MSR_PMON_GLOBAL_STATUS, then, for each summary bit that is set,
-    //   the GLOBAL_STATUS of the boxes that bit covers. ov_c_l and ov_c_r each cover a pair of
-    //   C-boxes (Table 2-26): C1's overflow sets S0's ov_c_l (C0, C1) and C6's sets S1's ov_c_r
-    //   (C6, C7), so 1 + 2 + 2 = 5 status reads;
+    // - the walk: 1 read of U_MSR_PMON_GLOBAL_STATUS, then for each armed counter whose route
+    //   is flagged (the session owns the uncore, so only armed counters can have raised the
+    //   PMI) its box's GLOBAL_STATUS: C1's and C6's, so 1 + 2 = 3 status reads;
     // - 1 read of U_MSR_PMON_GLOBAL_CTL, to confirm the freeze (en_all clear);
     // - 1 read per armed counter (2), for the counts.
-    // So 8 reads and no writes. The summary registers themselves have no MSR address; with
-    // them, the hierarchy needs each read once: U_MSR_PMON_GLOBAL_SUMMARY and the summary of
-    // each flagged S-box (1 + 2).
-    const WALK_MIN: usize = 1 + 2 + 2;
+    // So 6 reads and no writes. The summary registers themselves have no MSR address; with
+    // them, the walk asks for each armed counter's summary bit once.
+    const WALK_MIN: usize = 1 + 2;
     const CALLS_MIN: usize = WALK_MIN + 1 + 2;
 
     let config = SimConfig {

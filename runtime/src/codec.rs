@@ -1,9 +1,12 @@
 //! Register values to named fields and back, for any register, from the metadata: what
 //! `pmu decode` and `pmu encode` print and parse.
 
-use pmu_regs::{Access, FieldInfo, RegisterInfo};
+use pmu_regs::{Access, FieldInfo, RegisterInfo, Role};
 
-use crate::error::{Error, Result};
+use crate::error::UsageError;
+
+/// Names and values are checked here, before anything reaches a backend.
+type Result<T, E = UsageError> = std::result::Result<T, E>;
 use crate::lookup::suggest;
 
 /// One field of a decoded value.
@@ -115,7 +118,7 @@ pub fn parse_number(text: &str) -> Result<u64> {
     } else {
         t.parse::<u64>()
     };
-    parsed.map_err(|_| Error::BadValue {
+    parsed.map_err(|_| UsageError::BadValue {
         text: text.to_string(),
         expected: "a number: hex (0x1f), decimal (31) or binary (0b11111), at most 64 bits".into(),
     })
@@ -190,7 +193,7 @@ pub fn encode(
         }
         let Some(t) = find_field(info, name) else {
             let names = field_names(info);
-            return Err(Error::UnknownField {
+            return Err(UsageError::UnknownField {
                 register: info.name,
                 field: name.clone(),
                 suggestions: suggest(name, names.iter().map(String::as_str), 3),
@@ -198,7 +201,7 @@ pub fn encode(
             });
         };
         if !t.field.access.is_writable() {
-            return Err(Error::ReadOnlyField {
+            return Err(UsageError::ReadOnlyField {
                 register: info.name,
                 field: t.field.name,
                 access: t.field.access.as_str(),
@@ -211,7 +214,7 @@ pub fn encode(
             .find(|v| v.name.eq_ignore_ascii_case(text))
         {
             Some(v) => v.value,
-            None => parse_number(text).map_err(|_| Error::BadValue {
+            None => parse_number(text).map_err(|_| UsageError::BadValue {
                 text: text.clone(),
                 expected: if t.field.values.is_empty() {
                     format!("a number for {}", t.field.name)
@@ -235,7 +238,7 @@ pub fn encode(
             (1 << t.width) - 1
         };
         if value > max {
-            return Err(Error::FieldTooWide(pmu_regs::FieldTooWide {
+            return Err(UsageError::FieldTooWide(pmu_regs::FieldTooWide {
                 register: info.name,
                 field: t.field.name,
                 width: t.width,
@@ -275,7 +278,7 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
     });
     let Some(event) = found else {
         if events.is_empty() {
-            return Err(Error::BadValue {
+            return Err(UsageError::BadValue {
                 text: format!("event={name}"),
                 expected: format!(
                     "field=value pairs: the {} unit has no event list",
@@ -283,7 +286,7 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
                 ),
             });
         }
-        return Err(Error::BadValue {
+        return Err(UsageError::BadValue {
             text: name.to_string(),
             expected: format!(
                 "an event of the {} unit{}; `pmu list --events --unit {}` lists them",
@@ -300,21 +303,26 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
             ),
         });
     };
-    if info.field("ev_sel").is_none() {
-        return Err(Error::UnsupportedField {
+    // The fields come from the layout's roles, whatever the box calls them.
+    let Some(ev_sel) = info.role(Role::Event) else {
+        return Err(UsageError::UnsupportedField {
             register: info.name,
-            field: "event (it has no ev_sel: name a counter control register)",
+            field: "event (it has no event select: name a counter control register)",
         });
+    };
+    let mut pairs = vec![(ev_sel.name.to_string(), event.code.to_string())];
+    if let Some(umask) = info.role(Role::Umask) {
+        pairs.push((umask.name.to_string(), event.umask.to_string()));
     }
-    let mut pairs = vec![("ev_sel".to_string(), event.code.to_string())];
-    if info.field("umask").is_some() {
-        pairs.push(("umask".to_string(), event.umask.to_string()));
-    }
-    if event.ext_sel || info.field("ev_sel_ext").is_some() {
-        pairs.push((
-            "ev_sel_ext".to_string(),
-            u8::from(event.ext_sel).to_string(),
-        ));
+    match info.role(Role::EventExt) {
+        Some(ext) => pairs.push((ext.name.to_string(), u8::from(event.ext_sel).to_string())),
+        None if event.ext_sel => {
+            return Err(UsageError::UnsupportedField {
+                register: info.name,
+                field: "event-select extension (the event needs it)",
+            })
+        }
+        None => {}
     }
     encode(info, raw, &pairs)
 }
@@ -327,7 +335,7 @@ pub fn parse_assignments(words: &[String]) -> Result<Vec<(String, String)>> {
             w.split_once('=')
                 .map(|(f, v)| (f.trim().to_string(), v.trim().to_string()))
                 .filter(|(f, v)| !f.is_empty() && !v.is_empty())
-                .ok_or_else(|| Error::BadValue {
+                .ok_or_else(|| UsageError::BadValue {
                     text: w.clone(),
                     expected: "field=value, e.g. ev_sel=0x3c".into(),
                 })
@@ -365,12 +373,12 @@ mod tests {
         let e = encode(info, 0, &[("ev_sle".into(), "1".into())]).unwrap_err();
         assert!(e.to_string().contains("did you mean ev_sel"), "{e}");
         let e = encode(info, 0, &[("umask".into(), "0x100".into())]).unwrap_err();
-        assert!(matches!(e, Error::FieldTooWide(_)), "{e}");
+        assert!(matches!(e, UsageError::FieldTooWide(_)), "{e}");
         let e = encode(info, 0, &[("invert".into(), "maybe".into())]).unwrap_err();
         assert!(e.to_string().contains("ge, lt"), "{e}");
         let status = find("IA32_PERF_GLOBAL_STATUS").unwrap().info;
         let e = encode(status, 0, &[("cond_chgd".into(), "1".into())]).unwrap_err();
-        assert!(matches!(e, Error::ReadOnlyField { .. }), "{e}");
+        assert!(matches!(e, UsageError::ReadOnlyField { .. }), "{e}");
         let ctrl = find("IA32_PERF_GLOBAL_CTRL").unwrap().info;
         assert_eq!(
             encode(ctrl, 0, &[("pmc2_en".into(), "1".into())]).unwrap(),

@@ -15,10 +15,11 @@
 use std::io;
 use std::sync::Mutex;
 
-use crate::access::{MsrAccess, PciAccess};
-use crate::error::{AccessError, Error, Op, Result, Target};
-use crate::pci::Bdf;
-use crate::sampling::uncore::UncoreSummary;
+use crate::access::{
+    AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result, Target, UncoreSummary,
+};
+use crate::error::UsageError;
+use crate::ownership::{Lease, Ownership, Pmu};
 
 /// Which access fails (1-based, counted per kind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +51,7 @@ impl Fault {
     /// Every kind, for tests that try them all.
     pub const ALL: [Fault; 4] = [Fault::Eio, Fault::Eacces, Fault::Enoent, Fault::Short];
 
-    fn error(self, op: Op, target: Target) -> Error {
+    fn error(self, op: Op, target: Target) -> BackendError {
         // The file the real backend would have used, so messages read as they would on a
         // machine; the fault itself is announced where it is requested.
         let path = match target {
@@ -58,7 +59,7 @@ impl Fault {
             Target::Pci { bdf, .. } => format!("/sys/bus/pci/devices/{bdf}/config"),
         };
         let os = |code| {
-            Error::from_io(
+            BackendError::from_io(
                 op,
                 target,
                 path.clone().into(),
@@ -75,7 +76,7 @@ impl Fault {
                     Target::Msr { .. } => 8,
                     Target::Pci { .. } => 4,
                 };
-                Error::access(op, target, AccessError::Short { done: 3, wanted })
+                BackendError::access(op, target, AccessError::Short { done: 3, wanted })
             }
         }
     }
@@ -83,8 +84,8 @@ impl Fault {
 
 /// Parses `read:N:KIND`, `write:N:KIND` or `writes-from:N:KIND`, KIND one of `eio`,
 /// `eacces`, `enoent`, `short` (the `pmu --sim-fault` syntax).
-pub fn parse(text: &str) -> Result<(When, Fault)> {
-    let bad = || Error::BadValue {
+pub fn parse(text: &str) -> Result<(When, Fault), UsageError> {
+    let bad = || UsageError::BadValue {
         text: text.to_string(),
         expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND with N >= 1 and KIND one of \
                    eio, eacces, enoent, short (e.g. write:3:eio)"
@@ -156,6 +157,16 @@ impl<B> Faulty<B> {
         &self.inner
     }
 
+    /// The wrapped backend, mutably.
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+
+    /// The wrapped backend, unwrapped.
+    pub fn into_inner(self) -> B {
+        self.inner
+    }
+
     /// (reads, writes) seen so far.
     pub fn counts(&self) -> (usize, usize) {
         *self.counts.lock().unwrap_or_else(|p| p.into_inner())
@@ -198,10 +209,16 @@ impl<B: UncoreSummary> UncoreSummary for Faulty<B> {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.inner.global_pmi(socket)
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        self.inner.s_summary(socket, s)
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.inner.hidden_bit(socket, bit)
     }
     fn acknowledge_pmi(&self, socket: usize) {
         self.inner.acknowledge_pmi(socket)
+    }
+}
+
+impl<B: Ownership> Ownership for Faulty<B> {
+    fn claim(&self, pmu: &Pmu) -> crate::error::Result<Lease> {
+        self.inner.claim(pmu)
     }
 }

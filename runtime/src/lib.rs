@@ -11,9 +11,19 @@
 //! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
 //! - [`sim::Sim`]: the simulated PMU. [`fault::Faulty`]: fails a chosen access, for tests.
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
-//!   overflow hierarchy, re-arm; E5-2600 freeze and the QPI filter; architectural counters.
-//! - [`hierarchy`]: the Xeon 7500 overflow hierarchy.
+//!   overflow hierarchy, re-arm, on any processor whose spec declares the structure; box
+//!   freeze, resets and packet filters; architectural counters.
+//! - [`boxes`]: every box of a processor, from the structure its spec declares.
+//! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
+//! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
+//!   it a register instance lives (`--cpu`, `--socket`, `--device`).
+//! - [`ownership`]: one session per PMU, checked in-process and across processes.
+//! - [`error`]: errors typed by layer (backend, usage, sampling).
+//!
+//! Layers depend one way: [`access`] (traits, [`Bdf`], backend errors) <- backends
+//! ([`msr`], [`pci`], [`topology`], [`sim`], [`fault`]) <- [`lookup`]/[`codec`] <-
+//! [`sampling`] <- [`machine`].
 //!
 //! ```
 //! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
@@ -26,25 +36,28 @@
 //! assert!(sel.os() && sel.usr());
 //! // Raw bits that set a reserved bit are refused before anything reaches the backend.
 //! assert!(cpu.write_raw(IA32_PERFEVTSEL[0], 1 << 40).is_err());
-//! # Ok::<(), pmu_runtime::Error>(())
+//! # Ok::<(), pmu_runtime::BackendError>(())
 //! ```
 
 pub mod access;
-mod catalog;
+pub mod boxes;
 pub mod codec;
+pub mod cpuid;
 pub mod error;
 pub mod fault;
-pub mod hierarchy;
 pub mod identify;
 pub mod lookup;
+pub mod machine;
 pub mod msr;
+pub mod ownership;
 pub mod pci;
+pub mod perf;
 pub mod sampling;
 pub mod sim;
 pub mod topology;
 
 pub use access::{
-    read_by_info, write_by_info, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess, PciAccessExt,
-    Place,
+    read_by_info, write_by_info, Bdf, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess,
+    PciAccessExt, Place, UncoreSummary,
 };
-pub use error::{AccessError, Error, Op, Result, Target};
+pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

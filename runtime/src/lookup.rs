@@ -2,7 +2,10 @@
 
 use pmu_regs::{AddressInfo, Addresses, RegisterInfo, PROCESSORS};
 
-use crate::error::{Error, Result};
+use crate::error::UsageError;
+
+/// Names and values are checked here, before anything reaches a backend.
+type Result<T, E = UsageError> = std::result::Result<T, E>;
 
 /// A register found by name: its layout, and the instance when the name was concrete.
 #[derive(Debug, Clone, Copy)]
@@ -63,11 +66,11 @@ pub fn find(name: &str) -> Result<Found> {
     }
     match matches.len() {
         1 => Ok(matches[0]),
-        0 => Err(Error::UnknownRegister {
+        0 => Err(UsageError::UnknownRegister {
             name: name.to_string(),
             suggestions: suggest(bare, registers().flat_map(names), 3),
         }),
-        _ => Err(Error::BadValue {
+        _ => Err(UsageError::BadValue {
             text: name.to_string(),
             expected: format!(
                 "one register; several processors have it, so prefix one: {}",
@@ -173,7 +176,8 @@ mod tests {
 
     #[test]
     fn a_typo_gets_the_nearest_names() {
-        let Err(Error::UnknownRegister { suggestions, .. }) = find("W_MSR_PMON_EVT_SLE2") else {
+        let Err(UsageError::UnknownRegister { suggestions, .. }) = find("W_MSR_PMON_EVT_SLE2")
+        else {
             panic!("a typo must not match");
         };
         assert_eq!(
@@ -182,7 +186,8 @@ mod tests {
         );
         let msg = find("W_MSR_PMON_EVT_SEL9").unwrap_err().to_string();
         assert!(msg.contains("did you mean"), "{msg}");
-        let Err(Error::UnknownRegister { suggestions, .. }) = find("completely different") else {
+        let Err(UsageError::UnknownRegister { suggestions, .. }) = find("completely different")
+        else {
             panic!()
         };
         assert!(suggestions.is_empty());

@@ -10,8 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use crate::access::MsrAccess;
-use crate::error::{AccessError, Error, Op, Result, Target};
+use crate::access::{AccessError, BackendError, MsrAccess, Op, Result, Target};
 
 /// The `/dev/cpu/N/msr` backend.
 #[derive(Debug)]
@@ -74,7 +73,7 @@ impl MsrDev {
             .read(!write)
             .write(write)
             .open(&path)
-            .map_err(|e| Error::from_io(op, Target::Msr { cpu, address }, path, e))?;
+            .map_err(|e| BackendError::from_io(op, Target::Msr { cpu, address }, path, e))?;
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
         let file = files.entry((cpu, write)).or_insert(file);
         Ok(io(file))
@@ -89,12 +88,12 @@ impl MsrAccess for MsrDev {
             f.read_at(&mut buf, u64::from(address))
         })? {
             Ok(8) => Ok(u64::from_le_bytes(buf)),
-            Ok(n) => Err(Error::access(
+            Ok(n) => Err(BackendError::access(
                 Op::Read,
                 target,
                 AccessError::Short { done: n, wanted: 8 },
             )),
-            Err(e) => Err(Error::from_io(Op::Read, target, self.path(cpu), e)),
+            Err(e) => Err(BackendError::from_io(Op::Read, target, self.path(cpu), e)),
         }
     }
 
@@ -104,12 +103,14 @@ impl MsrAccess for MsrDev {
             f.write_at(&value.to_le_bytes(), u64::from(address))
         })? {
             Ok(8) => Ok(()),
-            Ok(n) => Err(Error::access(
+            Ok(n) => Err(BackendError::access(
                 Op::Write,
                 target,
                 AccessError::Short { done: n, wanted: 8 },
             )),
-            Err(e) => Err(Error::from_io(Op::Write, target, self.path(cpu), e)),
+            Err(e) => Err(BackendError::from_io(Op::Write, target, self.path(cpu), e)),
         }
     }
 }
+
+impl crate::access::UncoreSummary for MsrDev {}

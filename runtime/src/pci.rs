@@ -5,99 +5,18 @@
 //! and function), never from a second list here.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use pmu_regs::{Location, PciRegister, ProcessorInfo, Space};
 
-use crate::access::PciAccess;
-use crate::error::{AccessError, Error, Op, Result, Target};
+use crate::access::{AccessError, BackendError, Op, PciAccess, Result, Target};
+pub use crate::access::{BadBdf, Bdf};
 
 /// Intel's PCI vendor id.
 pub const INTEL_VENDOR_ID: u16 = 0x8086;
-
-/// A PCI device address: segment (domain), bus, device, function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Bdf {
-    /// PCI segment (domain).
-    pub segment: u16,
-    /// Bus.
-    pub bus: u8,
-    /// Device (slot), 0-31.
-    pub device: u8,
-    /// Function, 0-7.
-    pub function: u8,
-}
-
-impl Bdf {
-    /// A device on segment 0.
-    pub const fn new(bus: u8, device: u8, function: u8) -> Self {
-        Self {
-            segment: 0,
-            bus,
-            device,
-            function,
-        }
-    }
-}
-
-impl fmt::Display for Bdf {
-    /// The sysfs spelling, `0000:3f:08.2`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:04x}:{:02x}:{:02x}.{:x}",
-            self.segment, self.bus, self.device, self.function
-        )
-    }
-}
-
-/// A BDF that could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadBdf(pub String);
-
-impl fmt::Display for BadBdf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "`{}` is not a PCI address; write it as [segment:]bus:device.function in hex, e.g. 0000:3f:08.2 or 3f:08.2",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for BadBdf {}
-
-impl FromStr for Bdf {
-    type Err = BadBdf;
-
-    /// Parses `SSSS:BB:DD.F` or `BB:DD.F` (hex).
-    fn from_str(s: &str) -> Result<Self, BadBdf> {
-        let bad = || BadBdf(s.to_string());
-        let (rest, function) = s.rsplit_once('.').ok_or_else(bad)?;
-        let parts: Vec<&str> = rest.split(':').collect();
-        let (segment, bus, device) = match parts.as_slice() {
-            [b, d] => ("0", *b, *d),
-            [s, b, d] => (*s, *b, *d),
-            _ => return Err(bad()),
-        };
-        let hex = |t: &str, max: u32| {
-            u32::from_str_radix(t, 16)
-                .ok()
-                .filter(|v| *v <= max && !t.is_empty())
-        };
-        Ok(Bdf {
-            segment: hex(segment, 0xFFFF).ok_or_else(bad)? as u16,
-            bus: hex(bus, 0xFF).ok_or_else(bad)? as u8,
-            device: hex(device, 31).ok_or_else(bad)? as u8,
-            function: hex(function, 7).ok_or_else(bad)? as u8,
-        })
-    }
-}
 
 /// The sysfs PCI backend.
 #[derive(Debug)]
@@ -147,7 +66,7 @@ impl PciSysfs {
             .read(!write)
             .write(write)
             .open(&path)
-            .map_err(|e| Error::from_io(op, Target::Pci { bdf, offset }, path, e))?;
+            .map_err(|e| BackendError::from_io(op, Target::Pci { bdf, offset }, path, e))?;
         let file = Arc::new(file);
         files.insert((bdf, write), Arc::clone(&file));
         Ok(file)
@@ -172,7 +91,7 @@ impl PciSysfs {
         let entries = match std::fs::read_dir(&self.root) {
             Ok(e) => e,
             Err(_) => {
-                return Err(Error::NoUncoreDevices {
+                return Err(BackendError::NoUncoreDevices {
                     root: self.root.clone(),
                     looked_for: looked_for(),
                 })
@@ -200,7 +119,7 @@ impl PciSysfs {
             }
         }
         if by_bus.is_empty() {
-            return Err(Error::NoUncoreDevices {
+            return Err(BackendError::NoUncoreDevices {
                 root: self.root.clone(),
                 looked_for: looked_for(),
             });
@@ -406,7 +325,7 @@ impl UncoreDevices {
         let s = self
             .sockets
             .get(socket)
-            .ok_or_else(|| Error::DeviceNotFound {
+            .ok_or_else(|| BackendError::DeviceNotFound {
                 register: name,
                 socket,
                 device: format!("{} (only {} socket(s) found)", wanted(), self.sockets.len()),
@@ -415,7 +334,7 @@ impl UncoreDevices {
             .iter()
             .find(|(id, bdf)| *id == device_id && bdf.device == device && bdf.function == function)
             .map(|(_, bdf)| *bdf)
-            .ok_or_else(|| Error::DeviceNotFound {
+            .ok_or_else(|| BackendError::DeviceNotFound {
                 register: name,
                 socket,
                 device: wanted(),
@@ -430,12 +349,17 @@ impl PciAccess for PciSysfs {
         let mut buf = [0u8; 4];
         match file.read_at(&mut buf, u64::from(offset)) {
             Ok(4) => Ok(u32::from_le_bytes(buf)),
-            Ok(n) => Err(Error::access(
+            Ok(n) => Err(BackendError::access(
                 Op::Read,
                 target,
                 AccessError::Short { done: n, wanted: 4 },
             )),
-            Err(e) => Err(Error::from_io(Op::Read, target, self.config_path(bdf), e)),
+            Err(e) => Err(BackendError::from_io(
+                Op::Read,
+                target,
+                self.config_path(bdf),
+                e,
+            )),
         }
     }
 
@@ -444,12 +368,17 @@ impl PciAccess for PciSysfs {
         let file = self.file(Op::Write, bdf, offset)?;
         match file.write_at(&value.to_le_bytes(), u64::from(offset)) {
             Ok(4) => Ok(()),
-            Ok(n) => Err(Error::access(
+            Ok(n) => Err(BackendError::access(
                 Op::Write,
                 target,
                 AccessError::Short { done: n, wanted: 4 },
             )),
-            Err(e) => Err(Error::from_io(Op::Write, target, self.config_path(bdf), e)),
+            Err(e) => Err(BackendError::from_io(
+                Op::Write,
+                target,
+                self.config_path(bdf),
+                e,
+            )),
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::access::{BackendError, Result};
 
 /// Sockets and their online CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ impl Topology {
     /// Reads the topology under `sys_root` (normally `/sys`).
     pub fn read(sys_root: &Path) -> Result<Self> {
         let dir = sys_root.join("devices/system/cpu");
-        let entries = std::fs::read_dir(&dir).map_err(|e| Error::Topology {
+        let entries = std::fs::read_dir(&dir).map_err(|e| BackendError::Topology {
             path: dir.clone(),
             problem: format!("{e}; is sysfs mounted, or does --root point at the right tree?"),
         })?;
@@ -39,14 +39,17 @@ impl Topology {
             let Ok(text) = std::fs::read_to_string(&package) else {
                 continue; // offline CPUs have no topology directory
             };
-            let socket = text.trim().parse::<u32>().map_err(|_| Error::Topology {
-                path: package.clone(),
-                problem: format!("`{}` is not a package id", text.trim()),
-            })?;
+            let socket = text
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| BackendError::Topology {
+                    path: package.clone(),
+                    problem: format!("`{}` is not a package id", text.trim()),
+                })?;
             sockets.entry(socket).or_default().push(cpu);
         }
         if sockets.is_empty() {
-            return Err(Error::Topology {
+            return Err(BackendError::Topology {
                 path: dir,
                 problem: "no online CPU with a topology/physical_package_id was found".into(),
             });
@@ -81,10 +84,21 @@ impl Topology {
         self.sockets
             .get(&socket)
             .and_then(|cpus| cpus.first().copied())
-            .ok_or_else(|| Error::NoCpuForSocket {
+            .ok_or_else(|| BackendError::NoCpuForSocket {
                 socket,
                 present: self.sockets.keys().copied().collect(),
             })
+    }
+
+    /// Every online CPU with its socket, in CPU order.
+    pub fn cpus(&self) -> Vec<(u32, u32)> {
+        let mut cpus: Vec<(u32, u32)> = self
+            .sockets
+            .iter()
+            .flat_map(|(s, cpus)| cpus.iter().map(move |c| (*c, *s)))
+            .collect();
+        cpus.sort_unstable();
+        cpus
     }
 
     /// The socket of `cpu`.

@@ -14,7 +14,7 @@ use pmu_regs::PROCESSORS;
 use pmu_runtime::msr::MsrDev;
 use pmu_runtime::pci::{Bdf, PciSysfs};
 use pmu_runtime::topology::Topology;
-use pmu_runtime::{AccessError, Error, MsrAccess, MsrAccessExt, PciAccess, PciAccessExt};
+use pmu_runtime::{AccessError, BackendError, MsrAccess, MsrAccessExt, PciAccess, PciAccessExt};
 
 /// A tree with `/dev/cpu/N/msr` for each CPU: sparse files covering MSRs 0..0x1000.
 fn msr_tree(cpus: u32) -> tempfile::TempDir {
@@ -49,7 +49,7 @@ fn poke(path: &Path, offset: u64, value: u64) {
 }
 
 /// The message without the temporary directory's name, for snapshots.
-fn redact(e: &Error, dir: &Path) -> String {
+fn redact(e: &impl std::fmt::Display, dir: &Path) -> String {
     e.to_string().replace(&dir.display().to_string(), "ROOT")
 }
 
@@ -153,7 +153,7 @@ fn os_errors_are_classified_with_advice() {
         cpu: 2,
         address: 0x345,
     };
-    let denied = Error::Access {
+    let denied = BackendError::Access {
         op: Op::Read,
         target,
         register: Some("IA32_PERF_CAPABILITIES"),
@@ -163,7 +163,7 @@ fn os_errors_are_classified_with_advice() {
         source: Some(std::io::Error::from_raw_os_error(13)),
     };
     insta::assert_snapshot!("permission_denied", denied.to_string());
-    let rejected = Error::Access {
+    let rejected = BackendError::Access {
         op: Op::Write,
         target,
         register: Some("IA32_PERF_CAPABILITIES"),
@@ -297,10 +297,10 @@ struct Moving {
 }
 
 impl PciAccess for Moving {
-    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::Result<u32> {
+    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::access::Result<u32> {
         Ok(self.reads.lock().unwrap().remove(0))
     }
-    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::Result<()> {
+    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::access::Result<()> {
         unreachable!("the test only reads")
     }
 }

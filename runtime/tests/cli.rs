@@ -136,7 +136,7 @@ fn list_json_follows_the_documented_schema() {
 fn list_with_an_unknown_unit_is_a_usage_error() {
     let (code, _, err) = run(&["list", "--unit", "Z"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unit ("), "{err}");
+    assert!(err.contains("there is no unit Z"), "{err}");
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn decode_splits_fields_and_flags_reserved_bits_loudly() {
         "{err}"
     );
     insta::assert_snapshot!("decode_w_evt_sel", out);
-    let (_, json, _) = run(&["decode", "WEvtSel", "1234", "--json"]);
+    let (_, json, _) = run(&["decode", "WEvtSel", "0d1234", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["value"], 1234);
     assert_eq!(
@@ -169,7 +169,7 @@ fn decode_errors_are_usage_errors_with_suggestions() {
     insta::assert_snapshot!("decode_typo", err);
     let (code, _, err) = run(&["decode", "W_MSR_PMON_EVT_SEL2", "12g"]);
     assert_eq!(code, 2);
-    assert!(err.contains("hex (0x1f)"), "{err}");
+    assert!(err.contains("`12g` is not a number"), "{err}");
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn encode_starts_from_reset_and_refuses_bad_fields() {
     let (code, _, err) = run(&[
         "encode",
         "xeon-7500:U_MSR_PMON_GLOBAL_CTL",
-        "pmi_core_sel=16",
+        "pmi_core_sel=0x10",
     ]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("encode_too_wide", err);
@@ -277,7 +277,7 @@ fn read_errors_say_what_to_do() {
         empty.path().to_str().unwrap(),
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("no uncore PCI devices found"), "{err}");
+    assert!(err.contains("no PCI 0x3C46 (dev 14 fn 1) under"), "{err}");
     let (code, _, err) = run(&["read", "W_MSR_PMON_EVT_SEL{n}", "--sim"]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("read_needs_instance", err);
@@ -286,7 +286,10 @@ fn read_errors_say_what_to_do() {
     assert!(err.contains("its address is unknown"), "{err}");
     let (code, _, err) = run(&["read", "HA_PCI_PMON_CTL0", "--cpu", "0", "--sim"]);
     assert_eq!(code, 2);
-    assert!(err.contains("is a PCI register"), "{err}");
+    assert!(
+        err.contains("--cpu does not apply to HA_PCI_PMON_CTL0"),
+        "{err}"
+    );
     let (code, _, _) = run(&["read", "HA_PCI_PMON_CTL0", "--sim", "--root", "/"]);
     assert_eq!(code, 2, "--sim and --root conflict");
 }
@@ -382,7 +385,7 @@ fn watch_prints_counts_per_interval() {
         "watch",
         "--sim",
         "--unit",
-        "C3",
+        "xeon-7500:C3",
         "--event",
         "ev_sel=0x01",
         "--event",
@@ -390,7 +393,7 @@ fn watch_prints_counts_per_interval() {
         "--count",
         "3",
         "--interval",
-        "0",
+        "0.01",
     ]);
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("watch_c3", out);
@@ -398,13 +401,13 @@ fn watch_prints_counts_per_interval() {
         "watch",
         "--sim",
         "--unit",
-        "P1",
+        "xeon-e5-2600:P1",
         "--event",
         "ev_sel=0x14",
         "--count",
         "2",
         "--interval",
-        "0",
+        "0.01",
         "--json",
     ]);
     assert_eq!(code, 0);
@@ -434,12 +437,54 @@ fn watch_puts_the_registers_back() {
         "--count",
         "1",
         "--interval",
-        "0",
+        "0.01",
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(peek(&msr, 0xC00), 0x1, "U_MSR_PMON_GLOBAL_CTL restored");
     assert_eq!(peek(&msr, 0xC80), 0, "W_MSR_PMON_GLOBAL_CTL restored");
     assert_eq!(peek(&msr, 0xC90), 0, "W_MSR_PMON_EVT_SEL0 restored");
+}
+
+#[test]
+fn a_second_watch_on_a_socket_is_refused_naming_the_first() {
+    use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
+    let root = machine();
+    let r = root.path().to_str().unwrap();
+    let watch = || {
+        run(&[
+            "watch",
+            "--root",
+            r,
+            "--unit",
+            "xeon-7500:C3",
+            "--event",
+            "ev_sel=0x01",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ])
+    };
+    // Another process holds socket 0's uncore: this test, through the same lock file.
+    let held = LockDir::new(root.path().join("run/pmu-regs"))
+        .claim(&Pmu::Uncore {
+            processor: "xeon-7500",
+            socket: 0,
+        })
+        .unwrap();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr).unwrap();
+    let (code, _, err) = watch();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the xeon-7500 uncore of socket 0 is in use by")
+            && err.contains(&format!("process {}", std::process::id())),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr).unwrap(), before, "nothing was touched");
+    drop(held);
+    let (code, _, err) = watch();
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]
@@ -453,7 +498,19 @@ fn watch_rejects_bad_events_and_units() {
         "watch", "--sim", "--unit", "Q9", "--event", "ev_sel=1", "--count", "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("HA, P0 or P1"), "{err}");
+    assert!(
+        err.contains("xeon-e5-2600 (") && err.contains("CH2/IMC2") && err.contains("CPU/CORE"),
+        "{err}"
+    );
+    // A name two processors share needs the processor.
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--unit", "C3", "--event", "ev_sel=1", "--count", "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("xeon-7500:C3") && err.contains("xeon-e5-2600:C3"),
+        "{err}"
+    );
     let (code, _, err) = run(&[
         "watch",
         "--sim",
@@ -465,13 +522,13 @@ fn watch_rejects_bad_events_and_units() {
         "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("no umask field"), "{err}");
+    assert!(err.contains("has no field umask"), "{err}");
     let (code, _, err) = run(&[
         "watch", "--sim", "--unit", "U", "--event", "ev_sel=1", "--event", "ev_sel=2", "--count",
         "1",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("counter 1 in box U"), "{err}");
+    assert!(err.contains("free counter for event 2 in U"), "{err}");
 }
 
 #[test]
@@ -581,7 +638,7 @@ fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
                         "--count",
                         "2",
                         "--interval",
-                        "0",
+                        "0.01",
                         "--inject-fault",
                         &spec,
                     ]);
@@ -647,4 +704,67 @@ fn inject_fault_syntax_errors_say_what_is_accepted() {
     ]);
     assert_eq!(code, 2, "{err}");
     insta::assert_snapshot!(err);
+}
+
+#[test]
+fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
+    let (code, out, _) = run(&["list", "--summary", "--json"]);
+    assert_eq!(code, 0);
+    let units: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert!(units.len() >= 16);
+    for u in units {
+        let (processor, unit) = (
+            u["processor"].as_str().unwrap(),
+            u["unit"].as_str().unwrap(),
+        );
+        let info = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == processor)
+            .and_then(|p| p.units.iter().find(|x| x.name == unit))
+            .unwrap();
+        // Every instance of the unit, by its instance name with the processor prefix.
+        for instance in info.instances {
+            let name = format!("{processor}:{instance}");
+            let (code, out, err) = run(&[
+                "watch",
+                "--sim",
+                "--unit",
+                &name,
+                "--event",
+                "ev_sel=0x10",
+                "--count",
+                "1",
+                "--interval",
+                "0.01",
+                "--json",
+            ]);
+            assert_eq!(code, 0, "{name}: {err}");
+            let line: serde_json::Value =
+                serde_json::from_str(out.lines().next().unwrap()).unwrap();
+            assert_eq!(line["counts"][0]["count"], 1037, "{name}: {out}");
+        }
+    }
+    // The unit-and-position names.
+    for name in [
+        "xeon-e5-2600:CBO3",
+        "xeon-e5-2600:IMC2",
+        "xeon-e5-2600:PCU",
+        "CORE",
+        "xeon-e5-2600:QPI1",
+        "xeon-e5-2600:UBOX",
+    ] {
+        let (code, _, err) = run(&[
+            "watch",
+            "--sim",
+            "--unit",
+            name,
+            "--event",
+            "ev_sel=0x10",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+    }
 }

@@ -5,42 +5,71 @@
 use std::io;
 use std::path::PathBuf;
 
-use pmu_runtime::pci::Bdf;
-use pmu_runtime::{AccessError, Error, Op, Target};
+use pmu_runtime::perf::PerfError;
+use pmu_runtime::{AccessError, BackendError, Bdf, Error, Op, SamplingError, Target, UsageError};
 
 fn variant(e: &Error) -> &'static str {
     match e {
-        Error::Access { kind, .. } => match kind {
-            AccessError::NoMsrDevice { .. } => "Access/NoMsrDevice",
-            AccessError::NoPciDevice { .. } => "Access/NoPciDevice",
-            AccessError::PermissionDenied { .. } => "Access/PermissionDenied",
-            AccessError::Rejected => "Access/Rejected",
-            AccessError::Short { .. } => "Access/Short",
-            AccessError::ReservedBits { .. } => "Access/ReservedBits",
-            AccessError::TooWide { .. } => "Access/TooWide",
-            AccessError::ReadOnly => "Access/ReadOnly",
-            AccessError::Unstable { .. } => "Access/Unstable",
-            AccessError::Os => "Access/Os",
+        Error::Backend(b) => match b {
+            BackendError::Access { kind, .. } => match kind {
+                AccessError::NoMsrDevice { .. } => "Backend/Access/NoMsrDevice",
+                AccessError::NoPciDevice { .. } => "Backend/Access/NoPciDevice",
+                AccessError::PermissionDenied { .. } => "Backend/Access/PermissionDenied",
+                AccessError::Rejected => "Backend/Access/Rejected",
+                AccessError::Short { .. } => "Backend/Access/Short",
+                AccessError::ReservedBits { .. } => "Backend/Access/ReservedBits",
+                AccessError::TooWide { .. } => "Backend/Access/TooWide",
+                AccessError::ReadOnly => "Backend/Access/ReadOnly",
+                AccessError::Unstable { .. } => "Backend/Access/Unstable",
+                AccessError::Os => "Backend/Access/Os",
+            },
+            BackendError::Unwound { .. } => "Backend/Unwound",
+            BackendError::Misplaced { .. } => "Backend/Misplaced",
+            BackendError::AddressUnknown { .. } => "Backend/AddressUnknown",
+            BackendError::NoUncoreDevices { .. } => "Backend/NoUncoreDevices",
+            BackendError::DeviceNotFound { .. } => "Backend/DeviceNotFound",
+            BackendError::Topology { .. } => "Backend/Topology",
+            BackendError::NoCpuForSocket { .. } => "Backend/NoCpuForSocket",
         },
-        Error::AddressUnknown { .. } => "AddressUnknown",
-        Error::NoUncoreDevices { .. } => "NoUncoreDevices",
-        Error::DeviceNotFound { .. } => "DeviceNotFound",
-        Error::Topology { .. } => "Topology",
-        Error::NoCpuForSocket { .. } => "NoCpuForSocket",
-        Error::UnknownRegister { .. } => "UnknownRegister",
-        Error::UnknownField { .. } => "UnknownField",
-        Error::ReadOnlyField { .. } => "ReadOnlyField",
-        Error::BadValue { .. } => "BadValue",
-        Error::NeedsInstance { .. } => "NeedsInstance",
-        Error::Sim(_) => "Sim",
+        Error::Usage(u) => match u {
+            UsageError::UnknownRegister { .. } => "Usage/UnknownRegister",
+            UsageError::UnknownField { .. } => "Usage/UnknownField",
+            UsageError::ReadOnlyField { .. } => "Usage/ReadOnlyField",
+            UsageError::BadValue { .. } => "Usage/BadValue",
+            UsageError::NeedsInstance { .. } => "Usage/NeedsInstance",
+            UsageError::UnsupportedField { .. } => "Usage/UnsupportedField",
+            UsageError::FieldTooWide(_) => "Usage/FieldTooWide",
+            UsageError::NoSuchCounter { .. } => "Usage/NoSuchCounter",
+            UsageError::NoSuchBox { .. } => "Usage/NoSuchBox",
+            UsageError::NoSuchPlace { .. } => "Usage/NoSuchPlace",
+            UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
+        },
+        Error::Sampling(s) => match s {
+            SamplingError::BadInterval { .. } => "Sampling/BadInterval",
+            SamplingError::NotFrozen { .. } => "Sampling/NotFrozen",
+            SamplingError::InUse { .. } => "Sampling/InUse",
+            SamplingError::NotRepresentable { .. } => "Sampling/NotRepresentable",
+            SamplingError::Owned { .. } => "Sampling/Owned",
+            SamplingError::Lock { .. } => "Sampling/Lock",
+        },
         Error::Cleanup { .. } => "Cleanup",
-        Error::UnsupportedField { .. } => "UnsupportedField",
-        Error::FieldTooWide(_) => "FieldTooWide",
-        Error::NoSuchCounter { .. } => "NoSuchCounter",
-        Error::BadInterval { .. } => "BadInterval",
-        Error::NotFrozen { .. } => "NotFrozen",
-        Error::InUse { .. } => "InUse",
-        Error::NotRepresentable { .. } => "NotRepresentable",
+        Error::RestoreFailed(_) => "RestoreFailed",
+        Error::Perf(p) => match p {
+            PerfError::PmuAbsent { .. } => "Perf/PmuAbsent",
+            PerfError::Sysfs { .. } => "Perf/Sysfs",
+            PerfError::BadSysfs { .. } => "Perf/BadSysfs",
+            PerfError::FieldNotInFormat { .. } => "Perf/FieldNotInFormat",
+            PerfError::ValueTooWide { .. } => "Perf/ValueTooWide",
+            PerfError::FormatMismatch { .. } => "Perf/FormatMismatch",
+            PerfError::NotForCounting { .. } => "Perf/NotForCounting",
+            PerfError::UnknownEvent { .. } => "Perf/UnknownEvent",
+            PerfError::NoPermission { .. } => "Perf/NoPermission",
+            PerfError::Busy { .. } => "Perf/Busy",
+            PerfError::TooManyEvents { .. } => "Perf/TooManyEvents",
+            PerfError::Rejected { .. } => "Perf/Rejected",
+            PerfError::Io { .. } => "Perf/Io",
+            PerfError::NoPmuName { .. } => "Perf/NoPmuName",
+        },
     }
 }
 
@@ -49,14 +78,18 @@ const MSR: Target = Target::Msr {
     address: 0xC90,
 };
 
-fn access(op: Op, kind: AccessError, source: Option<io::Error>) -> Error {
-    Error::Access {
+fn backend(op: Op, kind: AccessError, source: Option<io::Error>) -> BackendError {
+    BackendError::Access {
         op,
         target: MSR,
         register: Some("W_MSR_PMON_EVT_SEL0"),
         kind,
         source,
     }
+}
+
+fn access(op: Op, kind: AccessError, source: Option<io::Error>) -> Error {
+    backend(op, kind, source).into()
 }
 
 fn every_error() -> Vec<Error> {
@@ -77,7 +110,7 @@ fn every_error() -> Vec<Error> {
             },
             Some(io::Error::from_raw_os_error(2)),
         ),
-        Error::Access {
+        BackendError::Access {
             op: Op::Read,
             target: pci,
             register: Some("HA_PCI_PMON_CTL0"),
@@ -85,7 +118,8 @@ fn every_error() -> Vec<Error> {
                 path: "/sys/bus/pci/devices/0000:3f:0e.1/config".into(),
             },
             source: Some(io::Error::from_raw_os_error(2)),
-        },
+        }
+        .into(),
         access(
             Op::Write,
             AccessError::PermissionDenied {
@@ -122,53 +156,62 @@ fn every_error() -> Vec<Error> {
             AccessError::Os,
             Some(io::Error::from_raw_os_error(16)),
         ),
-        Error::AddressUnknown {
+        BackendError::AddressUnknown {
             register: "U_MSR_PMON_GLOBAL_SUMMARY",
             reason: "no public source gives it",
-        },
-        Error::NoUncoreDevices {
+        }
+        .into(),
+        BackendError::NoUncoreDevices {
             root: "/sys/bus/pci/devices".into(),
             looked_for: vec!["8086:3c46".into(), "8086:3c44".into()],
-        },
-        Error::DeviceNotFound {
+        }
+        .into(),
+        BackendError::DeviceNotFound {
             register: "HA_PCI_PMON_CTL0",
             socket: 1,
             device: "8086:3c46".into(),
-        },
-        Error::Topology {
+        }
+        .into(),
+        BackendError::Topology {
             path: PathBuf::from("/sys/devices/system/cpu"),
             problem:
                 "no cpuN directories; is sysfs mounted, or does --root point at the right tree?"
                     .into(),
-        },
-        Error::NoCpuForSocket {
+        }
+        .into(),
+        BackendError::NoCpuForSocket {
             socket: 3,
             present: vec![0, 1],
-        },
-        Error::UnknownRegister {
+        }
+        .into(),
+        UsageError::UnknownRegister {
             name: "W_MSR_PMON_EVT_SEL9".into(),
             suggestions: vec!["W_MSR_PMON_EVT_SEL0".into()],
-        },
-        Error::UnknownField {
+        }
+        .into(),
+        UsageError::UnknownField {
             register: "W_MSR_PMON_EVT_SEL{n}",
             field: "evsel".into(),
             suggestions: vec!["ev_sel".into()],
             fields: "ev_sel, umask".into(),
-        },
-        Error::ReadOnlyField {
+        }
+        .into(),
+        UsageError::ReadOnlyField {
             register: "IA32_PERF_GLOBAL_STATUS",
             field: "PMC0_OVF",
             access: "RO",
-        },
-        Error::BadValue {
+        }
+        .into(),
+        UsageError::BadValue {
             text: "0xZZ".into(),
             expected: "a number: hex (0x1f), decimal (31) or binary (0b11111)".into(),
-        },
-        Error::NeedsInstance {
+        }
+        .into(),
+        UsageError::NeedsInstance {
             name: "W_MSR_PMON_EVT_SEL{n}".into(),
             instances: "W_MSR_PMON_EVT_SEL0..3".into(),
-        },
-        Error::Sim("simulated CPU 9 does not exist (the simulator has CPUs 0-3)".into()),
+        }
+        .into(),
         Error::Cleanup {
             error: Box::new(access(Op::Write, AccessError::Rejected, None)),
             cleanup: Box::new(access(
@@ -179,36 +222,152 @@ fn every_error() -> Vec<Error> {
                 None,
             )),
         },
-        Error::UnsupportedField {
+        UsageError::UnsupportedField {
             register: "HA_PCI_PMON_CTL{n}",
             field: "threshold",
-        },
-        Error::FieldTooWide(pmu_regs::FieldTooWide {
+        }
+        .into(),
+        UsageError::FieldTooWide(pmu_regs::FieldTooWide {
             register: "W_MSR_PMON_EVT_SEL{n}",
             field: "ev_sel",
             width: 8,
             value: 0x100,
-        }),
-        Error::NoSuchCounter {
+        })
+        .into(),
+        UsageError::NoSuchCounter {
             counter: "W counter 7".into(),
             available: "W counter 0..3".into(),
-        },
-        Error::BadInterval {
+        }
+        .into(),
+        SamplingError::BadInterval {
             n: 0,
             max: 0x7fff_ffff_ffff,
-        },
-        Error::NotFrozen {
+        }
+        .into(),
+        SamplingError::NotFrozen {
             reason: "the box has not overflowed since it was armed; wait for the PMI".into(),
-        },
-        Error::InUse {
+        }
+        .into(),
+        SamplingError::InUse {
             counter: "IA32_PMC0".into(),
             holder: "enabled in IA32_PERF_GLOBAL_CTRL by another user".into(),
-        },
-        Error::NotRepresentable {
+        }
+        .into(),
+        SamplingError::NotRepresentable {
             counter: "IA32_PMC0".into(),
             value: 0x8000_0000_0000,
             width: 48,
-        },
+        }
+        .into(),
+        BackendError::Unwound {
+            error: Box::new(backend(Op::Write, AccessError::Rejected, None)),
+            cleanup: Box::new(backend(
+                Op::Write,
+                AccessError::Short { done: 0, wanted: 4 },
+                None,
+            )),
+        }
+        .into(),
+        BackendError::Misplaced {
+            register: "HA_PCI_PMON_CTL0",
+            needs: "a PCI device (it is in PCI config space)",
+        }
+        .into(),
+        UsageError::NoSuchBox {
+            name: "C9 in the simulated Xeon 7500".into(),
+            available: "U, W, C0".into(),
+        }
+        .into(),
+        UsageError::NoSuchPlace {
+            place: "CPU 9 in the simulator".into(),
+            available: "CPUs 0-3".into(),
+        }
+        .into(),
+        UsageError::DuplicateCounter {
+            counter: "C3_MSR_PMON_CTR0".into(),
+        }
+        .into(),
+        SamplingError::Owned {
+            pmu: "the xeon-7500 uncore of socket 0".into(),
+            holder: "process 4242 (pmu watch --unit C3)".into(),
+        }
+        .into(),
+        SamplingError::Lock {
+            path: "/run/pmu-regs/uncore-xeon-7500-socket0.lock".into(),
+            source: io::Error::from_raw_os_error(13),
+        }
+        .into(),
+        Error::RestoreFailed(Box::new(access(Op::Write, AccessError::Rejected, None))),
+        Error::Perf(PerfError::PmuAbsent {
+            pmu: "uncore_ha".into(),
+            path: "/sys/bus/event_source/devices/uncore_ha".into(),
+            driver: "intel_uncore (Linux arch/x86/events/intel/uncore_snbep.c)".into(),
+        }),
+        Error::Perf(PerfError::Sysfs {
+            path: "/sys/bus/event_source/devices/uncore_ha/type".into(),
+            source: io::Error::from_raw_os_error(13),
+        }),
+        Error::Perf(PerfError::BadSysfs {
+            path: "/sys/bus/event_source/devices/uncore_ha/format/event".into(),
+            text: "config3:0-7".into(),
+            problem: "the word must be config, config1 or config2".into(),
+        }),
+        Error::Perf(PerfError::FieldNotInFormat {
+            pmu: "uncore_pcu".into(),
+            field: "ev_sel_ext (PCU_MSR_PMON_CTL{n})".into(),
+            available: "event, occ_sel, edge, inv, thresh".into(),
+        }),
+        Error::Perf(PerfError::ValueTooWide {
+            pmu: "uncore_ubox".into(),
+            field: "thresh".into(),
+            value: 0x20,
+            format: "config:24-28".into(),
+        }),
+        Error::Perf(PerfError::FormatMismatch {
+            pmu: "uncore_pcu".into(),
+            field: "occ_edge_det (PCU_MSR_PMON_CTL{n})".into(),
+            format: "config:14-51".into(),
+            width: 1,
+        }),
+        Error::Perf(PerfError::NotForCounting {
+            field: "C_MSR_PMON_EVT_SEL{n}.pmi_en".into(),
+        }),
+        Error::Perf(PerfError::UnknownEvent {
+            pmu: "msr".into(),
+            event: "tcs".into(),
+            available: "tsc".into(),
+        }),
+        Error::Perf(PerfError::NoPermission {
+            event: "uncore_ha/event=0x1,umask=0x3/".into(),
+            cpu: Some(0),
+            paranoid: Some(2),
+            source: io::Error::from_raw_os_error(13),
+        }),
+        Error::Perf(PerfError::Busy {
+            event: "uncore_cbox_3/event=0x34,umask=0x3/".into(),
+            pmu: "uncore_cbox_3".into(),
+            source: io::Error::from_raw_os_error(16),
+        }),
+        Error::Perf(PerfError::TooManyEvents {
+            event: "uncore_ha/event=0x2,umask=0x3/".into(),
+            pmu: "uncore_ha".into(),
+            opened: 4,
+            source: io::Error::from_raw_os_error(22),
+        }),
+        Error::Perf(PerfError::Rejected {
+            event: "msr/event=0x99/".into(),
+            pmu: "msr".into(),
+            source: io::Error::from_raw_os_error(22),
+        }),
+        Error::Perf(PerfError::Io {
+            op: "read",
+            event: "msr/event=0x0/".into(),
+            source: io::Error::from_raw_os_error(9),
+        }),
+        Error::Perf(PerfError::NoPmuName {
+            what: "socket 2 of uncore_ha".into(),
+            reason: "its cpumask names 2 socket(s), so choose --socket 0 to 1".into(),
+        }),
     ]
 }
 
@@ -224,4 +383,40 @@ fn every_error_message() {
         .map(|e| format!("[{}]\n{e}", variant(e)))
         .collect::<Vec<_>>()
         .join("\n\n"));
+}
+
+#[test]
+fn source_chains_lead_to_the_os_error() {
+    use std::error::Error as _;
+    let io_code = |e: &dyn std::error::Error| {
+        e.source()
+            .and_then(|s| s.downcast_ref::<io::Error>())
+            .and_then(io::Error::raw_os_error)
+    };
+    let denied = access(
+        Op::Write,
+        AccessError::PermissionDenied {
+            path: "/dev/cpu/2/msr".into(),
+        },
+        Some(io::Error::from_raw_os_error(13)),
+    );
+    assert_eq!(io_code(&denied), Some(13));
+    // Through the layers and a failed undo, the first failure's cause is kept.
+    let cleanup = Error::Cleanup {
+        error: Box::new(denied),
+        cleanup: Box::new(access(Op::Write, AccessError::Rejected, None)),
+    };
+    assert_eq!(io_code(&cleanup), Some(13));
+    let lock: Error = SamplingError::Lock {
+        path: "/run/pmu-regs/x.lock".into(),
+        source: io::Error::from_raw_os_error(30),
+    }
+    .into();
+    assert_eq!(io_code(&lock), Some(30));
+    assert!(UsageError::BadValue {
+        text: "x".into(),
+        expected: "y".into()
+    }
+    .source()
+    .is_none());
 }

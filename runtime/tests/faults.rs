@@ -4,14 +4,16 @@
 //! no half-written value).
 
 use pmu_regs::arch::core::{IA32_PERFEVTSEL, IA32_PERF_GLOBAL_CTRL};
+use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_regs::xeon_7500::{cbox, ubox, wbox};
 use pmu_regs::xeon_e5_2600::{ha, qpi};
 use pmu_runtime::fault::{Fault, Faulty, When};
+use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
 use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{Error, MsrAccessExt, PciAccessExt};
+use pmu_runtime::{BackendError, Error, MsrAccessExt, PciAccessExt};
 
 fn plan() -> SamplePlan {
     SamplePlan {
@@ -57,7 +59,7 @@ fn busy_sim() -> Sim {
     sim
 }
 
-fn assert_names_register(e: &Error, op: &str) {
+fn assert_names_register(e: &impl std::fmt::Display, op: &str) {
     let msg = e.to_string();
     assert!(msg.starts_with(&format!("cannot {op} ")), "{msg}");
     assert!(
@@ -71,8 +73,10 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
     // How many reads and writes a successful arm takes.
     let sim = busy_sim();
     let counting = Faulty::new(&sim, When::Read(usize::MAX), Fault::Eio);
-    Uncore::new(&counting, 0, 0).arm(&plan()).unwrap();
+    let uncore = Uncore::open(&counting, &NHM, 0, 0).unwrap();
+    let session = uncore.arm(&plan()).unwrap();
     let (reads, writes) = counting.counts();
+    drop(session);
     assert!(writes >= 6 && reads >= 6, "{reads} reads, {writes} writes");
 
     for fault in Fault::ALL {
@@ -80,7 +84,8 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
             let sim = busy_sim();
             let before = uncore_state(&sim);
             let faulty = Faulty::new(&sim, When::Write(n), fault);
-            let err = Uncore::new(&faulty, 0, 0)
+            let err = Uncore::open(&faulty, &NHM, 0, 0)
+                .unwrap()
                 .arm(&plan())
                 .expect_err("the write fails");
             assert_names_register(&err, "write");
@@ -94,7 +99,8 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
             let sim = busy_sim();
             let before = uncore_state(&sim);
             let faulty = Faulty::new(&sim, When::Read(n), fault);
-            let err = Uncore::new(&faulty, 0, 0)
+            let err = Uncore::open(&faulty, &NHM, 0, 0)
+                .unwrap()
                 .arm(&plan())
                 .expect_err("the read fails");
             assert_names_register(&err, "read");
@@ -111,7 +117,10 @@ fn a_failed_arm_leaves_every_register_as_it_was() {
 fn when_undoing_fails_too_both_failures_are_reported() {
     let sim = busy_sim();
     let faulty = Faulty::new(&sim, When::WritesFrom(3), Fault::Eacces);
-    let err = Uncore::new(&faulty, 0, 0).arm(&plan()).unwrap_err();
+    let err = Uncore::open(&faulty, &NHM, 0, 0)
+        .unwrap()
+        .arm(&plan())
+        .unwrap_err();
     assert!(matches!(err, Error::Cleanup { .. }), "{err}");
     insta::assert_snapshot!("cleanup_failed", err.to_string());
 }
@@ -121,7 +130,8 @@ fn a_failed_configure_leaves_the_counter_disabled() {
     let sim = busy_sim();
     let faulty = Faulty::new(&sim, When::Write(2), Fault::Eio);
     let before = uncore_state(&sim);
-    assert!(Uncore::new(&faulty, 0, 0)
+    assert!(Uncore::open(&faulty, &NHM, 0, 0)
+        .unwrap()
         .configure(UncoreCounter::new("C1", 0), &EventSelect::event(1))
         .is_err());
     assert_eq!(uncore_state(&sim), before);
@@ -147,12 +157,12 @@ fn a_failed_configure_leaves_the_counter_disabled() {
 
 #[test]
 fn a_failed_filter_programming_leaves_the_counter_as_it_was() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
     let ctl = devices.bdf(0, qpi::Q_P0_PCI_PMON_CTL[0]).unwrap();
     for n in 1..=5 {
         let faulty = Faulty::new(&sim, When::Write(n), Fault::Enoent);
-        let port = E5Box::qpi(&faulty, &devices, 0, 0).unwrap();
+        let port = E5Box::of(&faulty, &devices, 0, "P0").unwrap();
         let err = port.program_filter(0, &QpiFilter::default()).unwrap_err();
         assert_names_register(&err, "write");
         assert_eq!(
@@ -167,7 +177,7 @@ fn a_failed_filter_programming_leaves_the_counter_as_it_was() {
 
 #[test]
 fn a_64_bit_pci_write_never_leaves_half_a_value() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let bdf = sim.uncore_devices().bdf(0, ha::HA_PCI_PMON_CTR[1]).unwrap();
     sim.on_device(bdf)
         .write_raw(ha::HA_PCI_PMON_CTR[1], 0x0000_1111_2222_3333)
@@ -183,6 +193,37 @@ fn a_64_bit_pci_write_never_leaves_half_a_value() {
         sim.on_device(bdf).read_raw(ha::HA_PCI_PMON_CTR[1]).unwrap(),
         0x0000_1111_2222_3333
     );
+}
+
+#[test]
+fn a_64_bit_pci_write_by_name_takes_the_same_rolled_back_path() {
+    // What `pmu write HA_PCI_PMON_CTR1 ...` does: resolve by name, then write by metadata.
+    let at = Where {
+        socket: Some(0),
+        ..Where::default()
+    };
+    let value = |m: &Machine| {
+        m.read(&m.resolve("HA_PCI_PMON_CTR1", &at).unwrap())
+            .unwrap()
+    };
+    for kind in Fault::ALL {
+        let machine = Machine::simulated(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
+        let reg = machine.resolve("HA_PCI_PMON_CTR1", &at).unwrap();
+        machine.write(&reg, 0x0000_1111_2222_3333).unwrap();
+        // Write 1 is the low dword, write 2 the high one: failing the second must put the
+        // first back.
+        let sim = machine.with_fault(When::Write(2), kind);
+        let err = sim.write(&reg, 0x0000_4444_5555_6666).unwrap_err();
+        assert_names_register(&err, "write");
+        assert_eq!(value(&sim), 0x0000_1111_2222_3333, "{kind:?}");
+        // When putting it back fails too, both failures are reported.
+        let machine = sim.with_fault(When::WritesFrom(2), kind);
+        let err = machine.write(&reg, 0x0000_4444_5555_6666).unwrap_err();
+        assert!(
+            matches!(err, Error::Backend(BackendError::Unwound { .. })),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -209,15 +250,17 @@ fn a_failed_core_arm_puts_the_event_select_and_global_control_back() {
 }
 
 #[test]
-fn two_threads_sampling_different_boxes_count_as_if_one_after_the_other() {
-    let run = |sim: &Sim, instance: &'static str, ev_sel: u8| {
-        let uncore = Uncore::new(sim, 0, 0);
+fn two_threads_sampling_two_sockets_count_as_if_one_after_the_other() {
+    // Each session owns its socket's uncore; two sessions share one simulator.
+    let run = |sim: &Sim, socket: usize, instance: &'static str, ev_sel: u8| {
+        let cpu = sim.topology().cpu_for_socket(socket as u32).unwrap();
+        let uncore = Uncore::open(sim, &NHM, cpu, socket).unwrap();
         let c = UncoreCounter::new(instance, 0);
         uncore.configure(c, &EventSelect::event(ev_sel)).unwrap();
         uncore.start().unwrap();
         for k in 0..200 {
             sim.inject_uncore(
-                0,
+                socket,
                 UncoreEvent {
                     instance,
                     ev_sel,
@@ -231,12 +274,12 @@ fn two_threads_sampling_different_boxes_count_as_if_one_after_the_other() {
     };
     let sequential = {
         let sim = Sim::new(SimConfig::default());
-        (run(&sim, "C1", 0x11), run(&sim, "C6", 0x22))
+        (run(&sim, 0, "C1", 0x11), run(&sim, 1, "C6", 0x22))
     };
     let sim = Sim::new(SimConfig::default());
     let concurrent = std::thread::scope(|s| {
-        let a = s.spawn(|| run(&sim, "C1", 0x11));
-        let b = s.spawn(|| run(&sim, "C6", 0x22));
+        let a = s.spawn(|| run(&sim, 0, "C1", 0x11));
+        let b = s.spawn(|| run(&sim, 1, "C6", 0x22));
         (a.join().unwrap(), b.join().unwrap())
     });
     assert_eq!(concurrent, sequential);

@@ -2,6 +2,8 @@
 
 use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
 use pmu_regs::xeon_7500::ubox;
+use pmu_regs::xeon_7500::PROCESSOR as NHM;
+use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
 use pmu_runtime::sampling::e5::{E5Box, E5EventSelect, QpiFilter};
 use pmu_runtime::sampling::uncore::{
@@ -9,7 +11,7 @@ use pmu_runtime::sampling::uncore::{
 };
 use pmu_runtime::sampling::{delta, preload};
 use pmu_runtime::sim::{ArchConfig, PciEvent, QpiPacket, Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{Error, MsrAccess, MsrAccessExt};
+use pmu_runtime::{Error, MsrAccess, MsrAccessExt, SamplingError, UsageError};
 
 const TOP: u64 = 1 << 48;
 
@@ -31,7 +33,7 @@ fn en_all(sim: &Sim) -> bool {
 /// Arms one counter for N and checks the PMI and freeze come on exactly the Nth event.
 fn check_nth(n: u64) {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let c = UncoreCounter::new("C4", 2);
     let mut s = uncore
         .arm(&SamplePlan {
@@ -71,9 +73,9 @@ fn the_w_box_formula_is_one_event_late() {
     // Preloading (2^48 - 1) - N, as the guide's W-box section says, overflows on event N + 1.
     let n = 1000;
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let c = UncoreCounter::new("W", 1);
-    uncore
+    let _session = uncore
         .arm(&SamplePlan {
             counters: vec![(c, EventSelect::event(0x05), n)],
             pmi_core: 0,
@@ -100,7 +102,7 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
         freeze_skew: 100,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let (a, b, quiet) = (
         UncoreCounter::new("C1", 0),
         UncoreCounter::new("C6", 3),
@@ -128,9 +130,10 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
         "exactly the two overflowed counters"
     );
     assert_eq!(sample.counts, vec![(a, 100), (b, 60), (quiet, 40)]);
-    // U status, then the boxes the summary bits name: ov_c_l of S0 covers C0 and C1, ov_c_r
-    // of S1 covers C6 and C7 (Table 2-26), so four box statuses.
-    assert_eq!(sample.walk_reads, 5);
+    // U status, then the box status of each armed counter whose summary bit is set: C1 (S0's
+    // ov_c_l) and C6 (S1's ov_c_r). B0's summary bit (S0's ov_mb) is clear: not read. The
+    // session owns the uncore, so only armed counters can have raised the PMI.
+    assert_eq!(sample.walk_reads, 3);
     let u = sim.on_cpu(0).read(ubox::U_MSR_PMON_GLOBAL_STATUS).unwrap();
     assert!(u.ov_s0() && u.ov_s1());
 }
@@ -139,32 +142,61 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
 struct NoSummary<'a>(&'a Sim);
 
 impl MsrAccess for NoSummary<'_> {
-    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::access::Result<u64> {
         self.0.read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> pmu_runtime::Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> pmu_runtime::access::Result<()> {
         self.0.write_msr(cpu, address, value)
     }
 }
 impl UncoreSummary for NoSummary<'_> {}
+impl pmu_runtime::PciAccess for NoSummary<'_> {
+    fn read_dword(&self, bdf: pmu_runtime::Bdf, offset: u16) -> pmu_runtime::access::Result<u32> {
+        self.0.read_dword(bdf, offset)
+    }
+    fn write_dword(
+        &self,
+        bdf: pmu_runtime::Bdf,
+        offset: u16,
+        value: u32,
+    ) -> pmu_runtime::access::Result<()> {
+        self.0.write_dword(bdf, offset, value)
+    }
+}
+impl Ownership for NoSummary<'_> {
+    fn claim(&self, pmu: &Pmu) -> pmu_runtime::Result<Lease> {
+        self.0.claim(pmu)
+    }
+}
 
 #[test]
-fn without_the_summary_registers_the_walk_reads_every_box_below_a_flagged_s_box() {
+fn without_the_summary_registers_the_walk_reads_every_armed_box_below_a_flagged_s_box() {
     let sim = Sim::new(SimConfig::default());
+    let plan = || SamplePlan {
+        counters: vec![
+            (UncoreCounter::new("C2", 1), EventSelect::event(0x01), 5),
+            (UncoreCounter::new("B0", 0), EventSelect::event(0x02), 1000),
+            (UncoreCounter::new("C6", 0), EventSelect::event(0x03), 1000),
+        ],
+        pmi_core: 0,
+    };
     let hw = NoSummary(&sim);
-    let uncore = Uncore::new(&hw, 0, 0);
-    let c = UncoreCounter::new("C2", 1);
-    let mut s = uncore
-        .arm(&SamplePlan {
-            counters: vec![(c, EventSelect::event(0x01), 5)],
-            pmi_core: 0,
-        })
-        .unwrap();
+    let uncore = Uncore::open(&hw, &NHM, 0, 0).unwrap();
+    let mut s = uncore.arm(&plan()).unwrap();
     sim.inject_uncore(0, ev("C2", 0x01), 5).unwrap();
     let sample = uncore.frozen_sample(&mut s).unwrap();
-    assert_eq!(sample.overflowed, vec![c]);
-    // U status + S0, B0, C0-C3, M0, and both R status halves: everything that reports to S0.
-    assert_eq!(sample.walk_reads, 1 + 1 + 1 + 4 + 1 + 2);
+    assert_eq!(sample.overflowed, vec![UncoreCounter::new("C2", 1)]);
+    // U status shows only S0 flagged; S0's summary cannot be read, so every armed box below
+    // S0 is read (C2, B0); C6 is under S1, which is clear.
+    assert_eq!(sample.walk_reads, 1 + 2);
+    drop(s);
+    drop(uncore);
+    // With the summary, only C2's box.
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
+    let mut s = uncore.arm(&plan()).unwrap();
+    sim.inject_uncore(0, ev("C2", 0x01), 5).unwrap();
+    let sample = uncore.frozen_sample(&mut s).unwrap();
+    assert_eq!(sample.walk_reads, 1 + 1);
 }
 
 #[test]
@@ -174,7 +206,7 @@ fn ten_intervals_lose_no_events() {
         freeze_skew: skew,
         ..SimConfig::default()
     });
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let sampled = UncoreCounter::new("C3", 0);
     let steady = UncoreCounter::new("C3", 1);
     let mut s = uncore
@@ -216,7 +248,7 @@ fn ten_intervals_lose_no_events() {
 #[test]
 fn polling_freezes_reads_and_restores() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let c = UncoreCounter::new("S1", 2);
     uncore
         .configure(c, &EventSelect::event(0x0A).with_umask(0x03))
@@ -263,7 +295,7 @@ fn polling_freezes_reads_and_restores() {
 #[test]
 fn deltas_are_right_across_the_48_bit_wrap() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let c = UncoreCounter::new("M1", 4);
     uncore.configure(c, &EventSelect::event(0x07)).unwrap();
     sim.on_cpu(0)
@@ -280,7 +312,7 @@ fn deltas_are_right_across_the_48_bit_wrap() {
 #[test]
 fn settings_a_box_does_not_have_are_refused() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let err = uncore
         .configure(
             UncoreCounter::new("B0", 0),
@@ -288,14 +320,20 @@ fn settings_a_box_does_not_have_are_refused() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, Error::UnsupportedField { field: "umask", .. }),
+        matches!(
+            err,
+            Error::Usage(UsageError::UnsupportedField { field: "umask", .. })
+        ),
         "{err}"
     );
     // B-box event selects are five bits wide.
     let err = uncore
         .configure(UncoreCounter::new("B0", 0), &EventSelect::event(0x20))
         .unwrap_err();
-    assert!(matches!(err, Error::FieldTooWide(_)), "{err}");
+    assert!(
+        matches!(err, Error::Usage(UsageError::FieldTooWide(_))),
+        "{err}"
+    );
     let err = uncore
         .configure(UncoreCounter::new("C9", 0), &EventSelect::event(1))
         .unwrap_err();
@@ -309,7 +347,7 @@ fn settings_a_box_does_not_have_are_refused() {
 #[test]
 fn a_sample_needs_a_freeze_by_pmi() {
     let sim = Sim::new(SimConfig::default());
-    let uncore = Uncore::new(&sim, 0, 0);
+    let uncore = Uncore::open(&sim, &NHM, 0, 0).unwrap();
     let mut s = uncore
         .arm(&SamplePlan {
             counters: vec![(UncoreCounter::new("C0", 0), EventSelect::event(1), 100)],
@@ -321,9 +359,19 @@ fn a_sample_needs_a_freeze_by_pmi() {
     uncore.stop().unwrap();
     let err = uncore.frozen_sample(&mut s).unwrap_err();
     assert!(err.to_string().contains("not by a PMI"), "{err}");
+    drop(s);
+    drop(uncore);
     // Without the summary register the same is seen from the empty overflow status.
     let hw = NoSummary(&sim);
-    let err = Uncore::new(&hw, 0, 0).frozen_sample(&mut s).unwrap_err();
+    let uncore = Uncore::open(&hw, &NHM, 0, 0).unwrap();
+    let mut s = uncore
+        .arm(&SamplePlan {
+            counters: vec![(UncoreCounter::new("C0", 0), EventSelect::event(1), 100)],
+            pmi_core: 0,
+        })
+        .unwrap();
+    uncore.stop().unwrap();
+    let err = uncore.frozen_sample(&mut s).unwrap_err();
     assert!(err.to_string().contains("no overflow is recorded"), "{err}");
 }
 
@@ -342,7 +390,10 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
     assert_eq!(pmu.read_counter(0).unwrap(), 0xFFFF_8000_0000);
     pmu.write_counter(0, 0x7FFF_FFFF).unwrap();
     let err = pmu.write_counter(0, 0x1_0000_0000).unwrap_err();
-    assert!(matches!(err, Error::NotRepresentable { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Sampling(SamplingError::NotRepresentable { .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("FW_WRITE"), "{err}");
     assert_eq!(
         pmu.read_counter(0).unwrap(),
@@ -350,8 +401,10 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
         "nothing was written"
     );
     // Intervals up to 2^31 can be preloaded; longer ones need full-width writes.
-    pmu.arm(1, &CoreEventSelect::user(0xC0, 0), 1 << 31)
+    let armed = pmu
+        .arm(1, &CoreEventSelect::user(0xC0, 0), 1 << 31)
         .unwrap();
+    armed.close().unwrap();
     assert!(pmu
         .arm(1, &CoreEventSelect::user(0xC0, 0), (1 << 31) + 1)
         .is_err());
@@ -363,7 +416,8 @@ fn legacy_writes_refuse_values_sign_extension_cannot_make() {
     assert!(pmu.full_width_writes());
     pmu.write_counter(2, 0x1_0000_0000).unwrap();
     assert_eq!(pmu.read_counter(2).unwrap(), 0x1_0000_0000);
-    pmu.arm(3, &CoreEventSelect::user(0xC0, 0), (1 << 40) + 1)
+    let _armed = pmu
+        .arm(3, &CoreEventSelect::user(0xC0, 0), (1 << 40) + 1)
         .unwrap();
     sim.inject_core(0, 0xC0, 0, (1 << 40) + 1).unwrap();
     assert_eq!(sim.pmis().last().unwrap().event, (1 << 40) + 1);
@@ -384,7 +438,7 @@ fn a_counter_in_use_is_refused_unless_forced() {
         .unwrap();
     let pmu = CorePmu::new(&sim, 1, sim.cpuid_0a()).unwrap();
     let err = pmu.take(2, false).unwrap_err();
-    assert!(matches!(err, Error::InUse { .. }));
+    assert!(matches!(err, Error::Sampling(SamplingError::InUse { .. })));
     insta::assert_snapshot!("counter_in_use", err.to_string());
     pmu.take(2, true).unwrap();
     pmu.take(1, false).unwrap();
@@ -403,9 +457,9 @@ fn a_counter_in_use_is_refused_unless_forced() {
 
 #[test]
 fn e5_boxes_freeze_reset_and_filter() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let ha = E5Box::ha(&sim, &devices, 1).unwrap();
+    let ha = E5Box::of(&sim, &devices, 1, "HA").unwrap();
     ha.configure(
         0,
         &E5EventSelect {
@@ -444,7 +498,7 @@ fn e5_boxes_freeze_reset_and_filter() {
         .is_err());
     assert!(ha.program_filter(0, &QpiFilter::default()).is_err());
 
-    let p0 = E5Box::qpi(&sim, &devices, 1, 0).unwrap();
+    let p0 = E5Box::of(&sim, &devices, 1, "P0").unwrap();
     use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask1, QpiPktMatch1};
     p0.program_filter(
         3,
@@ -462,7 +516,7 @@ fn e5_boxes_freeze_reset_and_filter() {
     sim.inject_qpi_packet(1, "P0", pkt(0x2), 3).unwrap();
     sim.inject_qpi_packet(1, "P0", pkt(0x3), 3).unwrap();
     assert_eq!(p0.read_counter(3).unwrap(), 3);
-    assert!(E5Box::qpi(&sim, &devices, 1, 2).is_err());
+    assert!(E5Box::of(&sim, &devices, 1, "P2").is_err());
 }
 
 #[test]
@@ -477,7 +531,7 @@ fn reading_the_cpuid_of_this_machine_does_not_fail() {
 #[test]
 fn events_are_checked_against_their_counters_and_unit() {
     use pmu_regs::xeon_e5_2600::{qpi, r3qpi};
-    let sim = Sim::new(SimConfig::default());
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
     let link = E5Box::of(&sim, &devices, 0, "L1").unwrap();
     // An event Intel's list restricts to counters 0 and 1 is refused on counter 2.

@@ -3,12 +3,17 @@
 use pmu_regs::arch::core::*;
 use pmu_regs::xeon_7500::{cbox, rbox, ubox, wbox};
 use pmu_regs::xeon_e5_2600::{ha, qpi};
-use pmu_runtime::sim::{
-    ArchConfig, PciEvent, PmiSource, QpiPacket, Sim, SimConfig, UncoreEvent, CTO_COUNT,
-};
+use pmu_runtime::sim::{ArchConfig, PciEvent, PmiSource, QpiPacket, Sim, SimConfig, UncoreEvent};
 use pmu_runtime::{AccessError, MsrAccess, MsrAccessExt, PciAccess, PciAccessExt};
 
 const TOP: u64 = 1 << 48;
+
+/// CTO_COUNT, the QPI event that counts the packets the match/mask filters accept.
+const CTO_COUNT: u8 = 0x38;
+
+fn e5() -> Sim {
+    Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR))
+}
 
 fn w_event(ev_sel: u8) -> UncoreEvent {
     UncoreEvent {
@@ -222,8 +227,11 @@ fn an_overflow_walks_up_the_hierarchy() {
     sim.inject_uncore(0, c_event("C5"), 3).unwrap();
     let cpu = sim.on_cpu(0);
     assert_eq!(cpu.read(cbox::C5_MSR_PMON_GLOBAL_STATUS).unwrap().ov(), 1);
-    assert_eq!(sim.s_summary(0, 1).unwrap(), vec!["ov_c_l"]);
-    assert!(sim.s_summary(0, 0).unwrap().is_empty());
+    // Only S1's summary has a bit set (S0's has none).
+    assert_eq!(
+        sim.hidden_bits(0).unwrap(),
+        vec!["S1_MSR_PMON_SUMMARY.ov_c_l"]
+    );
     let u = cpu.read(ubox::U_MSR_PMON_GLOBAL_STATUS).unwrap();
     assert!(u.ov_s1() && !u.ov_s0() && !u.ov_w() && !u.ov_u());
     // Clearing the box's bit clears what sits above it.
@@ -234,7 +242,7 @@ fn an_overflow_walks_up_the_hierarchy() {
     .unwrap();
     assert_eq!(cpu.read(cbox::C5_MSR_PMON_GLOBAL_STATUS).unwrap().ov(), 0);
     assert!(!cpu.read(ubox::U_MSR_PMON_GLOBAL_STATUS).unwrap().ov_s1());
-    assert!(sim.s_summary(0, 1).unwrap().is_empty());
+    assert!(sim.hidden_bits(0).unwrap().is_empty());
 }
 
 #[test]
@@ -338,7 +346,10 @@ fn r_box_halves_report_to_different_s_boxes() {
         cpu.read(rbox::R_MSR_PMON_GLOBAL_STATUS_15_8).unwrap().ov(),
         0b10
     );
-    assert_eq!(sim.s_summary(0, 1).unwrap(), vec!["ov_r"]);
+    assert_eq!(
+        sim.hidden_bits(0).unwrap(),
+        vec!["S1_MSR_PMON_SUMMARY.ov_r"]
+    );
     assert!(cpu.read(ubox::U_MSR_PMON_GLOBAL_STATUS).unwrap().ov_s1());
 }
 
@@ -394,7 +405,7 @@ fn ha_bdf(sim: &Sim, socket: usize) -> pmu_runtime::pci::Bdf {
 
 #[test]
 fn e5_box_freeze_and_resets() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = e5();
     let dev = sim.on_device(ha_bdf(&sim, 0));
     dev.write(
         ha::HA_PCI_PMON_CTL[0],
@@ -460,7 +471,7 @@ fn e5_box_freeze_and_resets() {
 
 #[test]
 fn qpi_counter_reset_bit_and_48_bit_wrap() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = e5();
     let bdf = sim
         .uncore_devices()
         .bdf(1, qpi::Q_P1_PCI_PMON_CTL[2])
@@ -505,7 +516,7 @@ fn qpi_counter_reset_bit_and_48_bit_wrap() {
 
 #[test]
 fn qpi_match_mask_counts_only_matching_packets_with_cto_count() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = e5();
     let devices = sim.uncore_devices();
     let filter = sim.on_device(devices.bdf(0, qpi::Q_P0_PCI_PMON_PKT_MATCH0).unwrap());
     let counters = sim.on_device(devices.bdf(0, qpi::Q_P0_PCI_PMON_CTL[0]).unwrap());
@@ -581,7 +592,7 @@ fn pci_accesses_to_a_missing_device_fail_like_sysfs() {
 
 #[test]
 fn legacy_pmc_writes_sign_extend_bit_31_and_full_width_writes_do_not() {
-    let sim = Sim::new(SimConfig::default());
+    let sim = e5();
     let cpu = sim.on_cpu(0);
     cpu.write(IA32_PMC[0], Ia32Pmc::RESET.with_count(0x8000_0000))
         .unwrap();

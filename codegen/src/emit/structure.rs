@@ -182,6 +182,15 @@ fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
         let (k, t, x) = (&n.kind, &n.title, &n.text);
         quote!(crate::support::NoteInfo { kind: #k, title: #t, text: #x })
     });
+    let perf = pmu.perf.iter().map(|pf| {
+        let (inst, name, counters, source) = (
+            &unit.instances[pf.instance].name,
+            &pf.pmu,
+            &pf.counters,
+            &pf.source,
+        );
+        quote!(PerfInfo { instance: #inst, pmu: #name, counters: &[#(#counters),*], source: #source })
+    });
     let (proc_id, unit_name) = (&p.id, &unit.name);
     let mut doc = format!(
         "PMU structure of the {} ({} counters per box; boxes {}).",
@@ -214,6 +223,7 @@ fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
             counters: &[#(#counters),*],
             filters: &[#(#filters),*],
             routes: &[#(#routes),*],
+            perf: &[#(#perf),*],
             notes: &[#(#notes),*],
         };
     }

@@ -344,6 +344,21 @@ pub struct Pmu {
     pub routes: Vec<Route>,
     /// The processor's global level, if this unit declares it.
     pub global: Option<Global>,
+    /// The Linux perf PMUs that count the boxes.
+    pub perf: Vec<PerfPmu>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
+}
+
+/// A Linux perf PMU counting some counters of one box.
+#[derive(Debug, Clone)]
+pub struct PerfPmu {
+    /// The box (index into the unit's instances).
+    pub instance: usize,
+    /// The kernel's PMU name (`uncore_cbox_3`).
+    pub pmu: String,
+    /// The box's counters it counts.
+    pub counters: Vec<u32>,
+    /// The public source of the name.
+    pub source: String,
 }

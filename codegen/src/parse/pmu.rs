@@ -29,7 +29,25 @@ pub struct RawPmu {
     pub route: Vec<RawRoute>,
     pub global: Option<RawGlobal>,
     #[serde(default)]
+    pub perf: Vec<RawPerf>,
+    #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<perf>`: the Linux perf PMU that counts some counters of some boxes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPerf {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@pmu")]
+    pub pmu: String,
+    #[serde(rename = "@instances")]
+    pub instances: Option<String>,
+    #[serde(rename = "@counters")]
+    pub counters: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 /// `<control>`, `<status>`, `<overflow-clear>`: one box-level register.

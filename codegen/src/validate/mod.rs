@@ -18,8 +18,8 @@ mod addresses;
 mod events;
 mod fields;
 mod numbers;
-mod processors;
 mod pci_identity;
+mod processors;
 mod structure;
 mod unit;
 

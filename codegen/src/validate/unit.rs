@@ -93,7 +93,15 @@ impl Validator {
         if self.errors.len() > errors_before {
             return None;
         }
-        let structure = self.unit_pmu(&ctx, &path, raw.pmu.as_ref(), &registers, &instances);
+        let known_source = |id: &str| cat.public.contains_key(id);
+        let structure = self.unit_pmu(
+            &ctx,
+            &path,
+            raw.pmu.as_ref(),
+            &registers,
+            &instances,
+            &known_source,
+        );
         if self.errors.len() > errors_before {
             return None;
         }

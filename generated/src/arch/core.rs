@@ -292,6 +292,16 @@ register! {
     "CPU": const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = msr(0x392) "IA32_PERF_GLOBAL_INUSE" from "linux-msr-index";
 }
 
+unit_events!([Ia32PerfEvtSel noext], [
+    UNHALTED_CORE_CYCLES = "UNHALTED_CORE_CYCLES" 0x3c 0x00 false 0b11111111 "",
+    INSTRUCTION_RETIRED = "INSTRUCTION_RETIRED" 0xc0 0x00 false 0b11111111 "",
+    UNHALTED_REFERENCE_CYCLES = "UNHALTED_REFERENCE_CYCLES" 0x3c 0x01 false 0b11111111 "",
+    LLC_REFERENCE = "LLC_REFERENCE" 0x2e 0x4f false 0b11111111 "",
+    LLC_MISSES = "LLC_MISSES" 0x2e 0x41 false 0b11111111 "",
+    BRANCH_INSTRUCTION_RETIRED = "BRANCH_INSTRUCTION_RETIRED" 0xc4 0x00 false 0b11111111 "",
+    BRANCH_MISSES_RETIRED = "BRANCH_MISSES_RETIRED" 0xc5 0x00 false 0b11111111 "",
+]);
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "architectural",
@@ -312,6 +322,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IA32_PERF_CAPABILITIES_INFO,
         &IA32_PERF_GLOBAL_INUSE_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::CORE),
 };

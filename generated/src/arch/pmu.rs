@@ -224,6 +224,16 @@ pub static CORE: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "CPU",
+            pmu: "cpu",
+            counters: &[
+                0u32, 1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 32u32, 33u32, 34u32,
+            ],
+            source: "linux-intel-core",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",

@@ -168,6 +168,20 @@ pub static BBOX: PmuInfo = PmuInfo {
             ],
         },
     ],
+    perf: &[
+        PerfInfo {
+            instance: "B0",
+            pmu: "uncore_bbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "B1",
+            pmu: "uncore_bbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-nhmex",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -462,6 +476,56 @@ pub static CBOX: PmuInfo = PmuInfo {
             ],
         },
     ],
+    perf: &[
+        PerfInfo {
+            instance: "C0",
+            pmu: "uncore_cbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C1",
+            pmu: "uncore_cbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C2",
+            pmu: "uncore_cbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C3",
+            pmu: "uncore_cbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C4",
+            pmu: "uncore_cbox_4",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C5",
+            pmu: "uncore_cbox_5",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C6",
+            pmu: "uncore_cbox_6",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "C7",
+            pmu: "uncore_cbox_7",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -694,6 +758,20 @@ pub static MBOX: PmuInfo = PmuInfo {
             ],
         },
     ],
+    perf: &[
+        PerfInfo {
+            instance: "M0",
+            pmu: "uncore_mbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "M1",
+            pmu: "uncore_mbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32],
+            source: "linux-nhmex",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -728,6 +806,8 @@ impl CounterValue for super::mbox::MCnt {
 /// PMU structure of the R-box (QPI router) (16 counters per box; boxes R).
 ///
 /// **Two halves, two routes** (info): p. 2-74 and Table 2-44: counters 0-7 (ports 0-3) are the R-box's left half, with their own GLOBAL_CTL/STATUS/OVF_CTL_7_0 registers, and report to S0_MSR_PMON_SUMMARY.ov_r; counters 8-15 (the right half, registers _15_8) report to S1's. The counters attribute of each bitmap field says which half a bit belongs to, so bit k of a _15_8 register is counter 8+k.
+///
+/// **Two kernel PMUs** (info): Linux uncore_nhmex.c registers the R-box as two PMUs of eight counters (nhmex_uncore_rbox: num_boxes 2, num_counters 8, msr_offset 0x20), so perf reaches counters 0-7 as uncore_rbox_0 and counters 8-15 as uncore_rbox_1, each numbering its counters from 0.
 pub static RBOX: PmuInfo = PmuInfo {
     processor: "xeon-7500",
     unit: "R",
@@ -1081,11 +1161,30 @@ pub static RBOX: PmuInfo = PmuInfo {
             ],
         },
     ],
+    perf: &[
+        PerfInfo {
+            instance: "R",
+            pmu: "uncore_rbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "R",
+            pmu: "uncore_rbox_1",
+            counters: &[8u32, 9u32, 10u32, 11u32, 12u32, 13u32, 14u32, 15u32],
+            source: "linux-nhmex",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
             title: "Two halves, two routes",
             text: "p. 2-74 and Table 2-44: counters 0-7 (ports 0-3) are the R-box's left half, with their own GLOBAL_CTL/STATUS/OVF_CTL_7_0 registers, and report to S0_MSR_PMON_SUMMARY.ov_r; counters 8-15 (the right half, registers _15_8) report to S1's. The counters attribute of each bitmap field says which half a bit belongs to, so bit k of a _15_8 register is counter 8+k.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Two kernel PMUs",
+            text: "Linux uncore_nhmex.c registers the R-box as two PMUs of eight counters (nhmex_uncore_rbox: num_boxes 2, num_counters 8, msr_offset 0x20), so perf reaches counters 0-7 as uncore_rbox_0 and counters 8-15 as uncore_rbox_1, each numbering its counters from 0.",
         },
     ],
 };
@@ -1271,6 +1370,20 @@ pub static SBOX: PmuInfo = PmuInfo {
             ],
         },
     ],
+    perf: &[
+        PerfInfo {
+            instance: "S0",
+            pmu: "uncore_sbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-nhmex",
+        },
+        PerfInfo {
+            instance: "S1",
+            pmu: "uncore_sbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-nhmex",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1362,6 +1475,14 @@ pub static UBOX: PmuInfo = PmuInfo {
                     }),
                 },
             ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "U",
+            pmu: "uncore_ubox",
+            counters: &[0u32],
+            source: "linux-nhmex",
         },
     ],
     notes: &[
@@ -1526,6 +1647,14 @@ pub static WBOX: PmuInfo = PmuInfo {
                     }),
                 },
             ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "W",
+            pmu: "uncore_wbox",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-nhmex",
         },
     ],
     notes: &[

@@ -91,6 +91,56 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "C0",
+            pmu: "uncore_cbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C1",
+            pmu: "uncore_cbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C2",
+            pmu: "uncore_cbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C3",
+            pmu: "uncore_cbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C4",
+            pmu: "uncore_cbox_4",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C5",
+            pmu: "uncore_cbox_5",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C6",
+            pmu: "uncore_cbox_6",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "C7",
+            pmu: "uncore_cbox_7",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -247,6 +297,14 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "HA",
+            pmu: "uncore_ha",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -396,6 +454,32 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "CH0",
+            pmu: "uncore_imc_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "CH1",
+            pmu: "uncore_imc_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "CH2",
+            pmu: "uncore_imc_2",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "CH3",
+            pmu: "uncore_imc_3",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -465,6 +549,10 @@ impl BoxControl for super::imc::ImcBoxCtl {
 /// **No overflow status or PMI enable** (info): Our transcription of the E5-2600 uncore guide (327043-001) gives this box no overflow status register, no overflow-clear register and no PMI (overflow) enable in its counter controls (bits 21:20 are reserved here), so the structure has no status, no routes and no overflow-enable role: overflow-driven sampling is not described for it, and counting is read by polling. Counters wrap at their width.
 ///
 /// **Box control** (info): The box control's frz_en, frz, rst_ctrs and rst_ctrl bits are the guide's box-control table for this box and Linux uncore_snbep.c's SNBEP_PMON_BOX_CTL_RST_CTRL, _RST_CTRS, _FRZ and _FRZ_EN: freeze-enable must be set for freeze to stop the box's counters; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **The residency counters are another kernel PMU** (info): Linux uncore_snbep.c gives uncore_pcu only the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by the cstate_core PMU of arch/x86/events/intel/cstate.c (events c3-residency and c6-residency).
+///
+/// **The kernel's occ_edge format is not bit 31** (source-conflict): Linux uncore_snbep.c gives uncore_pcu the format field occ_edge as config:14-51 (38 bits from bit 14, overlapping occ_sel), while the guide's PCU_MSR_PMON_CTL has occ_edge_det at bit 31 alone (the driver's own SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET is bit 31 too). We keep bit 31; the perf backend refuses to program occ_edge_det through that format, and the raw backend programs it.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600",
     unit: "PCU",
@@ -575,6 +663,20 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "PCU",
+            pmu: "cstate_core",
+            counters: &[4u32, 5u32],
+            source: "linux-cstate",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -595,6 +697,16 @@ pub static PCU: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "The box control's frz_en, frz, rst_ctrs and rst_ctrl bits are the guide's box-control table for this box and Linux uncore_snbep.c's SNBEP_PMON_BOX_CTL_RST_CTRL, _RST_CTRS, _FRZ and _FRZ_EN: freeze-enable must be set for freeze to stop the box's counters; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The residency counters are another kernel PMU",
+            text: "Linux uncore_snbep.c gives uncore_pcu only the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by the cstate_core PMU of arch/x86/events/intel/cstate.c (events c3-residency and c6-residency).",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The kernel's occ_edge format is not bit 31",
+            text: "Linux uncore_snbep.c gives uncore_pcu the format field occ_edge as config:14-51 (38 bits from bit 14, overlapping occ_sel), while the guide's PCU_MSR_PMON_CTL has occ_edge_det at bit 31 alone (the driver's own SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET is bit 31 too). We keep bit 31; the perf backend refuses to program occ_edge_det through that format, and the raw backend programs it.",
         },
     ],
 };
@@ -743,6 +855,20 @@ pub static QPI: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "P0",
+            pmu: "uncore_qpi_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "P1",
+            pmu: "uncore_qpi_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -881,6 +1007,14 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "R2PCIE",
+            pmu: "uncore_r2pcie",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -996,6 +1130,20 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "L0",
+            pmu: "uncore_r3qpi_0",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+        },
+        PerfInfo {
+            instance: "L1",
+            pmu: "uncore_r3qpi_1",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1113,6 +1261,14 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "UBOX",
+            pmu: "uncore_ubox",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",

@@ -99,6 +99,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -253,6 +254,7 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -402,6 +404,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -544,6 +547,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -719,6 +723,7 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -885,6 +890,7 @@ pub static QPI: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1018,6 +1024,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1133,6 +1140,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1248,6 +1256,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",

@@ -101,6 +101,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -264,6 +265,7 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -422,6 +424,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -574,6 +577,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -751,6 +755,7 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -922,6 +927,7 @@ pub static QPI: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1062,6 +1068,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1184,6 +1191,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1322,6 +1330,7 @@ pub static SBOX: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1457,6 +1466,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
+    perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",

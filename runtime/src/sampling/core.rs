@@ -9,9 +9,10 @@
 //! let sim = Sim::new(SimConfig::default());
 //! let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a())?;
 //! pmu.take(0, false)?;                       // refuses a counter someone else holds
-//! pmu.arm(0, &CoreEventSelect::user(0x3C, 0x00), 1000)?;
+//! let armed = pmu.arm(0, &CoreEventSelect::user(0x3C, 0x00), 1000)?;
 //! sim.inject_core(0, 0x3C, 0x00, 1000)?;
 //! assert_eq!(sim.pmis()[0].event, 1000);
+//! armed.close()?;                            // event select, counter and global control put back
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
@@ -21,51 +22,10 @@ use pmu_regs::arch::core::{
 };
 
 use crate::access::{MsrAccess, MsrAccessExt, OnCpu};
-use crate::error::{Error, Result};
+pub use crate::cpuid::{host_cpuid_0a, Cpuid0A};
+use crate::error::{Result, SamplingError, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
 use crate::sampling::{preload, rolled_back};
-pub use crate::sim::Cpuid0A;
-
-/// CPUID leaf 0AH of the processor this code runs on, or `None` if it has none (not x86, or
-/// no architectural performance monitoring).
-pub fn host_cpuid_0a() -> Option<Cpuid0A> {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    {
-        let id = raw_cpuid::CpuId::new();
-        if id.get_vendor_info()?.as_str() != "GenuineIntel" {
-            return None;
-        }
-        let leaf = raw_cpuid::cpuid!(0x0A);
-        Some(Cpuid0A {
-            eax: leaf.eax,
-            ebx: leaf.ebx,
-            ecx: leaf.ecx,
-            edx: leaf.edx,
-        })
-    }
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-    {
-        None
-    }
-}
-
-impl Cpuid0A {
-    /// Architectural performance-monitoring version (`EAX[7:0]`).
-    pub fn version(&self) -> u8 {
-        self.eax as u8
-    }
-    /// General-purpose counters per logical CPU (`EAX[15:8]`).
-    pub fn counters(&self) -> u8 {
-        (self.eax >> 8) as u8
-    }
-    /// Width of the general-purpose counters (`EAX[23:16]`).
-    pub fn width(&self) -> u8 {
-        (self.eax >> 16) as u8
-    }
-    /// Fixed counters (`EDX[4:0]`).
-    pub fn fixed_counters(&self) -> u8 {
-        (self.edx & 0x1F) as u8
-    }
-}
 
 /// What an architectural counter counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,23 +61,76 @@ impl CoreEventSelect {
     }
 }
 
-/// The architectural PMU of one logical CPU.
-pub struct CorePmu<'a, B: MsrAccess + ?Sized> {
+/// The architectural PMU of one logical CPU, owned by this session while the value lives.
+pub struct CorePmu<'a, B: MsrAccess + Ownership + ?Sized> {
     cpu: OnCpu<'a, B>,
     cpuid: Cpuid0A,
     fw_write: bool,
+    _lease: Lease,
 }
 
-impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
-    /// The PMU of `cpu`, as `cpuid` (leaf 0AH of that CPU) describes it; reads
-    /// IA32_PERF_CAPABILITIES to learn whether full-width writes are available.
+/// An armed counter: [`Self::close`] (or drop) puts back its event select, its value and
+/// IA32_PERF_GLOBAL_CTRL as they were before [`CorePmu::arm`].
+#[must_use = "dropping the armed counter disarms it at once"]
+pub struct CoreArmed<'p, 'a, B: MsrAccess + Ownership + ?Sized> {
+    pmu: &'p CorePmu<'a, B>,
+    n: u32,
+    saved: Option<CoreSaved>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CoreSaved {
+    evtsel: Ia32PerfEvtSel,
+    value: u64,
+    global: Option<pmu_regs::arch::core::Ia32PerfGlobalCtrl>,
+}
+
+impl<B: MsrAccess + Ownership + ?Sized> CoreArmed<'_, '_, B> {
+    /// The counter.
+    pub fn counter(&self) -> u32 {
+        self.n
+    }
+
+    /// Disarms: puts back the event select (stopping the counter), the counter's value and
+    /// IA32_PERF_GLOBAL_CTRL. Every write is attempted; the first failure is returned.
+    pub fn close(mut self) -> Result<()> {
+        match self.saved.take() {
+            Some(saved) => self.pmu.restore(self.n, &saved),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<B: MsrAccess + Ownership + ?Sized> std::fmt::Debug for CoreArmed<'_, '_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreArmed")
+            .field("counter", &self.n)
+            .field("armed", &self.saved.is_some())
+            .finish()
+    }
+}
+
+impl<B: MsrAccess + Ownership + ?Sized> Drop for CoreArmed<'_, '_, B> {
+    fn drop(&mut self) {
+        if let Some(saved) = self.saved.take() {
+            let _ = self.pmu.restore(self.n, &saved);
+        }
+    }
+}
+
+impl<'a, B: MsrAccess + Ownership + ?Sized> CorePmu<'a, B> {
+    /// Claims the core PMU of `cpu` (refused, naming the holder, while another session owns
+    /// it) as `cpuid` (leaf 0AH of that CPU) describes it; reads IA32_PERF_CAPABILITIES to
+    /// learn whether full-width writes are available.
     pub fn new(backend: &'a B, cpu: u32, cpuid: Cpuid0A) -> Result<Self> {
+        let lease = backend.claim(&Pmu::Core { cpu })?;
         let on = backend.on_cpu(cpu);
         let fw_write = on.read(IA32_PERF_CAPABILITIES)?.fw_write();
         Ok(Self {
             cpu: on,
             cpuid,
             fw_write,
+            _lease: lease,
         })
     }
 
@@ -136,14 +149,15 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
         if n < count {
             Ok(())
         } else {
-            Err(Error::NoSuchCounter {
+            Err(UsageError::NoSuchCounter {
                 counter: format!("IA32_PMC{n}"),
                 available: format!(
                     "IA32_PMC0-{} (CPUID.0AH:EAX[15:8] = {})",
                     count.saturating_sub(1),
                     self.cpuid.counters()
                 ),
-            })
+            }
+            .into())
         }
     }
 
@@ -170,10 +184,10 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
             self.cpu.read(IA32_PERFEVTSEL[n as usize])?.ev_sel() != 0
         };
         if busy {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: format!("IA32_PMC{n}"),
                 holder: format!("its event select IA32_PERFEVTSEL{n} has a non-zero event; choose another counter"),
-            });
+            }.into());
         }
         Ok(())
     }
@@ -181,10 +195,11 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
     /// Claims fixed counter `i` (refused if its IA32_FIXED_CTR_CTRL field is non-zero).
     pub fn take_fixed(&self, i: u32, force: bool) -> Result<()> {
         if i >= u32::from(self.cpuid.fixed_counters()).min(3) {
-            return Err(Error::NoSuchCounter {
+            return Err(UsageError::NoSuchCounter {
                 counter: format!("IA32_FIXED_CTR{i}"),
                 available: format!("{} fixed counters", self.cpuid.fixed_counters()),
-            });
+            }
+            .into());
         }
         if force || self.cpuid.version() < 4 {
             return Ok(());
@@ -192,10 +207,11 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
         let inuse = self.cpu.read(IA32_PERF_GLOBAL_INUSE)?;
         let busy = [inuse.fc0_in_use(), inuse.fc1_in_use(), inuse.fc2_in_use()][i as usize];
         if busy {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: format!("IA32_FIXED_CTR{i}"),
                 holder: format!("IA32_FIXED_CTR_CTRL.en{i} is non-zero"),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -206,12 +222,13 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
             return Ok(());
         }
         if self.cpu.read(IA32_PERF_GLOBAL_INUSE)?.pmi_in_use() {
-            return Err(Error::InUse {
+            return Err(SamplingError::InUse {
                 counter: "the PMI".into(),
                 holder:
                     "an IA32_PERFEVTSELx.INT, IA32_FIXED_CTR_CTRL.ENi_PMI or PEBS enable bit is set"
                         .into(),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -220,28 +237,33 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
     /// through IA32_PMCn, whose write keeps only the sign extension of bits 31:0; a value that
     /// cannot be made that way is refused before anything is written.
     pub fn write_counter(&self, n: u32, value: u64) -> Result<()> {
+        self.check_counter_value(n, value)?;
+        if self.fw_write {
+            return Ok(self.cpu.write_raw(IA32_A_PMC[n as usize], value)?);
+        }
+        Ok(self.cpu.write_raw(IA32_PMC[n as usize], value)?)
+    }
+
+    /// Refuses what [`Self::write_counter`] cannot store, without touching the machine.
+    fn check_counter_value(&self, n: u32, value: u64) -> Result<()> {
         self.check(n)?;
         let width = u32::from(self.cpuid.width());
-        let name = || format!("IA32_PMC{n}");
-        if value & !self.width_mask() != 0 {
-            return Err(Error::NotRepresentable {
-                counter: name(),
+        let refuse = || {
+            Err(SamplingError::NotRepresentable {
+                counter: format!("IA32_PMC{n}"),
                 value,
                 width,
-            });
-        }
-        if self.fw_write {
-            return self.cpu.write_raw(IA32_A_PMC[n as usize], value);
+            }
+            .into())
+        };
+        if value & !self.width_mask() != 0 {
+            return refuse();
         }
         let stored = (value as u32 as i32 as i64 as u64) & self.width_mask();
-        if stored != value {
-            return Err(Error::NotRepresentable {
-                counter: name(),
-                value,
-                width,
-            });
+        if !self.fw_write && stored != value {
+            return refuse();
         }
-        self.cpu.write_raw(IA32_PMC[n as usize], value)
+        Ok(())
     }
 
     /// Reads counter `n`.
@@ -273,29 +295,57 @@ impl<'a, B: MsrAccess + ?Sized> CorePmu<'a, B> {
     }
 
     /// Interrupts after exactly `n_events` events on counter `n`: preloads `2^width - N` and
-    /// programs the counter with INT set.
-    /// If a step fails, the event select and global control are put back as they were.
-    pub fn arm(&self, n: u32, sel: &CoreEventSelect, n_events: u64) -> Result<()> {
+    /// programs the counter with INT set. Everything that can be checked is checked before
+    /// the first access (the counter exists, the interval can be counted and preloaded); if a
+    /// step fails later, the event select, the counter and the global control are put back.
+    /// The returned handle disarms ([`CoreArmed::close`], or drop).
+    pub fn arm<'p>(
+        &'p self,
+        n: u32,
+        sel: &CoreEventSelect,
+        n_events: u64,
+    ) -> Result<CoreArmed<'p, 'a, B>> {
         self.check(n)?;
         let start = preload(n_events, u32::from(self.cpuid.width()))?;
-        let evtsel = self.cpu.read(IA32_PERFEVTSEL[n as usize])?;
-        let global = if self.cpuid.version() >= 2 {
-            Some(self.cpu.read(IA32_PERF_GLOBAL_CTRL)?)
-        } else {
-            None
+        self.check_counter_value(n, start)?;
+        let saved = CoreSaved {
+            evtsel: self.cpu.read(IA32_PERFEVTSEL[n as usize])?,
+            value: self.read_counter(n)?,
+            global: if self.cpuid.version() >= 2 {
+                Some(self.cpu.read(IA32_PERF_GLOBAL_CTRL)?)
+            } else {
+                None
+            },
         };
         rolled_back(
             || {
                 self.write_counter(n, start)?;
                 self.program(n, sel, true)
             },
-            || {
-                self.cpu.write(IA32_PERFEVTSEL[n as usize], evtsel)?;
-                match global {
-                    Some(g) => self.cpu.write(IA32_PERF_GLOBAL_CTRL, g),
-                    None => Ok(()),
-                }
-            },
-        )
+            || self.restore(n, &saved),
+        )?;
+        Ok(CoreArmed {
+            pmu: self,
+            n,
+            saved: Some(saved),
+        })
+    }
+
+    /// Puts back what arming counter `n` changed; every write attempted, the first error
+    /// returned.
+    fn restore(&self, n: u32, saved: &CoreSaved) -> Result<()> {
+        let mut first_error = None;
+        if let Err(e) = self.cpu.write(IA32_PERFEVTSEL[n as usize], saved.evtsel) {
+            first_error.get_or_insert(e.into());
+        }
+        if let Err(e) = self.write_counter(n, saved.value) {
+            first_error.get_or_insert(e);
+        }
+        if let Some(g) = saved.global {
+            if let Err(e) = self.cpu.write(IA32_PERF_GLOBAL_CTRL, g) {
+                first_error.get_or_insert(e.into());
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 }

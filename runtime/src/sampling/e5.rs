@@ -1,14 +1,16 @@
-//! The Xeon E5-2600 Home Agent and QPI boxes: counter configuration, box freeze and resets,
-//! and the QPI packet match/mask filter as one typed operation.
+//! Box-level operations of boxes that are programmed on their own (the E5-2600's): freeze,
+//! unfreeze, reset counters or controls, and a box's packet filter with the event that counts
+//! what it accepts, as one typed operation. Everything is found through the roles and
+//! filters the spec declares for the box.
 //!
 //! ```
 //! use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMatch0};
 //! use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
 //! use pmu_runtime::sim::{QpiPacket, Sim, SimConfig};
 //!
-//! let sim = Sim::new(SimConfig::default());
+//! let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
 //! let devices = sim.uncore_devices();
-//! let port = E5Box::qpi(&sim, &devices, 0, 1)?;
+//! let port = E5Box::of(&sim, &devices, 0, "P1")?;
 //! // Count packets with opcode 0x3, whatever their other fields.
 //! port.program_filter(0, &QpiFilter {
 //!     match0: QpiPktMatch0::RESET.with_opc(0x3),
@@ -21,18 +23,15 @@
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
-use pmu_regs::xeon_e5_2600::qpi::{self, QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
-use pmu_regs::{Location, PciRegister};
+use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
+use pmu_regs::{CounterKind, FieldInfo, Register, Role};
 
-use crate::access::{read_pci_raw, PciAccess, PciAccessExt};
-use crate::catalog::{processor, Reg};
-use crate::error::{Error, Result};
-use crate::pci::{Bdf, UncoreDevices};
-use crate::sampling::{rolled_back, with_fields, write_pci_reg};
-
-/// Event select of CTO_COUNT: counts the packets the match/mask filter accepts (with the
-/// event-select extension bit).
-pub const CTO_COUNT: u8 = 0x38;
+use crate::access::{Bdf, PciAccess, Place};
+use crate::boxes::{Boxes, Counter, PmuBox, Reg};
+use crate::error::{Result, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
+use crate::pci::UncoreDevices;
+use crate::sampling::{rolled_back, RegIo};
 
 /// What to count on an E5-2600 box counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,11 +46,12 @@ pub struct E5EventSelect {
     pub invert: bool,
     /// Count rising edges.
     pub edge_det: bool,
-    /// QPI's event-select extension bit (`ev_sel_ext`); refused on the Home Agent.
+    /// The event-select extension bit; refused where the control has none.
     pub ev_sel_ext: bool,
 }
 
-/// The packet filter of one QPI port: two match/mask pairs, in the generated layouts.
+/// The packet filter of a QPI port: two match/mask pairs, in the generated layouts (written to
+/// the box's first and second filter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QpiFilter {
     /// Q_Py_PCI_PMON_PKT_MATCH0.
@@ -64,192 +64,190 @@ pub struct QpiFilter {
     pub mask1: QpiPktMask1,
 }
 
-/// One E5-2600 box (HA, or a QPI port) of one socket.
-pub struct E5Box<'a, B: PciAccess + ?Sized> {
-    backend: &'a B,
-    bdf: Bdf,
-    instance: &'static str,
-    box_ctl: Reg,
-    controls: Vec<Reg>,
-    counters: Vec<Reg>,
-    /// The QPI port number, for the filter registers.
-    port: Option<u8>,
-    /// The device of the filter registers.
-    filter_bdf: Option<Bdf>,
+/// One box of one socket that is programmed on its own, owned by this session while the
+/// value lives.
+pub struct E5Box<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> {
+    io: RegIo<'a, B>,
+    pmu_box: &'static PmuBox,
+    _lease: Lease,
 }
 
-fn regs_of(instance: &str) -> Vec<Reg> {
-    processor("xeon-e5-2600")
-        .units
-        .iter()
-        .flat_map(|u| u.registers.iter().copied())
-        .flat_map(|info| {
-            info.known_addresses()
-                .iter()
-                .filter(move |a| a.instance == instance)
-                .map(move |addr| Reg { info, addr })
-        })
-        .collect()
-}
-
-impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
-    fn open(
-        backend: &'a B,
-        devices: &UncoreDevices,
-        socket: usize,
-        instance: &'static str,
-        port: Option<u8>,
-    ) -> Result<Self> {
-        let regs = regs_of(instance);
-        let box_ctl = regs
-            .iter()
-            .find(|r| r.info.name.contains("BOX_CTL"))
-            .copied()
-            .ok_or_else(|| Error::Sim(format!("no box control for {instance}")))?;
-        let bdf_of = |reg: &Reg| -> Result<Bdf> {
-            let Location::Pci {
-                device_id,
-                device,
-                function,
-                offset,
-            } = reg.addr.location
-            else {
-                return Err(Error::Sim(format!("{} is not in PCI space", reg.addr.name)));
-            };
-            devices.bdf(
-                socket,
-                PciRegister::<pmu_regs::xeon_e5_2600::ha::HaBoxCtl>::new(
-                    device_id,
-                    device,
-                    function,
-                    offset,
-                    reg.addr.name,
-                ),
-            )
-        };
-        let bdf = bdf_of(&box_ctl)?;
-        let filter_bdf = match port {
-            Some(_) => regs
-                .iter()
-                .find(|r| r.info.name.contains("PKT_MATCH0"))
-                .map(bdf_of)
-                .transpose()?,
-            None => None,
-        };
-        Ok(Self {
-            backend,
-            bdf,
-            instance,
-            box_ctl,
-            controls: regs
-                .iter()
-                .filter(|r| r.field("en").is_some() && r.field("ev_sel").is_some())
-                .copied()
-                .collect(),
-            counters: regs
-                .iter()
-                .filter(|r| r.field("event_count").is_some())
-                .copied()
-                .collect(),
-            port,
-            filter_bdf,
-        })
-    }
-
-    /// Any PCI box of the E5-2600 by instance name: `HA`, `P0`/`P1` (QPI), `CH0`-`CH3` (iMC),
-    /// `R2PCIE`, `L0`/`L1` (R3QPI).
+impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a, B> {
+    /// Box `instance` of `devices`' processor on `socket` (`HA`, `P0`, `CH2`, `C3`, ...;
+    /// MSR boxes are reached through `socket`'s first CPU in the simulator's numbering, so
+    /// prefer [`Self::with_cpu`] on hardware).
     pub fn of(
         backend: &'a B,
         devices: &UncoreDevices,
         socket: usize,
-        instance: &'static str,
+        instance: &str,
     ) -> Result<Self> {
-        let port = match instance {
-            "P0" => Some(0),
-            "P1" => Some(1),
-            _ => None,
-        };
-        Self::open(backend, devices, socket, instance, port)
+        let boxes = Boxes::of(devices.processor);
+        let pmu_box = boxes
+            .boxes
+            .iter()
+            .find(|b| b.instance.eq_ignore_ascii_case(instance))
+            .ok_or_else(|| UsageError::NoSuchBox {
+                name: instance.to_string(),
+                available: boxes
+                    .boxes
+                    .iter()
+                    .map(|b| b.instance)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        // Each such box is programmed on its own (its box control freezes only it), so a
+        // session owns one box.
+        let lease = backend.claim(&Pmu::Box {
+            processor: devices.processor.id,
+            socket,
+            instance: pmu_box.instance,
+        })?;
+        Ok(Self {
+            io: RegIo {
+                backend,
+                cpu: 0,
+                socket,
+                devices: Some(devices.clone()),
+            },
+            pmu_box,
+            _lease: lease,
+        })
     }
 
-    /// The Home Agent of `socket`.
-    pub fn ha(backend: &'a B, devices: &UncoreDevices, socket: usize) -> Result<Self> {
-        Self::open(backend, devices, socket, "HA", None)
+    /// Reaches the box's MSRs through `cpu`.
+    pub fn with_cpu(mut self, cpu: u32) -> Self {
+        self.io.cpu = cpu;
+        self
     }
 
-    /// QPI port `port` (0 or 1) of `socket`.
-    pub fn qpi(backend: &'a B, devices: &UncoreDevices, socket: usize, port: u8) -> Result<Self> {
-        let instance = match port {
-            0 => "P0",
-            1 => "P1",
-            _ => {
-                return Err(Error::NoSuchCounter {
-                    counter: format!("QPI port {port}"),
-                    available: "ports 0 and 1".into(),
-                })
+    /// The box's device, for a box in PCI space.
+    pub fn bdf(&self) -> Option<Bdf> {
+        let c = self.pmu_box.counters.first()?;
+        match self.io.place(&c.counter).ok()? {
+            Place::Device(bdf) => Some(bdf),
+            Place::Cpu(_) => None,
+        }
+    }
+
+    fn counter(&self, i: usize) -> Result<&'static Counter> {
+        self.pmu_box.counter(i as u32).ok_or_else(|| {
+            UsageError::NoSuchCounter {
+                counter: format!("counter {i} of {}", self.pmu_box.instance),
+                available: format!(
+                    "counters 0-{}",
+                    self.pmu_box.counters.len().saturating_sub(1)
+                ),
+            }
+            .into()
+        })
+    }
+
+    fn control(&self, i: usize) -> Result<Reg> {
+        let c = self.counter(i)?;
+        c.control.ok_or_else(|| {
+            UsageError::UnsupportedField {
+                register: c.counter.name(),
+                field: "control (a free-running counter cannot be programmed)",
+            }
+            .into()
+        })
+    }
+
+    fn write_box_ctl(&self, roles: &[Role]) -> Result<()> {
+        // Box-control bits act when written: each write states the whole control.
+        let mut writes: Vec<(Reg, u64)> = Vec::new();
+        for &role in roles {
+            let (reg, f): (Reg, &FieldInfo) =
+                self.pmu_box
+                    .box_field(role)
+                    .ok_or(UsageError::UnsupportedField {
+                        register: self.pmu_box.instance,
+                        field: "box control role",
+                    })?;
+            match writes
+                .iter_mut()
+                .find(|(r, _)| r.addr.location == reg.addr.location)
+            {
+                Some((_, v)) => *v |= f.mask(),
+                None => writes.push((reg, f.mask())),
+            }
+        }
+        if writes.is_empty() {
+            if let Some((reg, _)) = self.pmu_box.box_field(Role::FreezeEnable) {
+                writes.push((reg, 0));
+            }
+        }
+        for (reg, raw) in writes {
+            self.io.write(&reg, raw)?;
+        }
+        Ok(())
+    }
+
+    /// Freezes the box's counters (freeze enable and freeze).
+    pub fn freeze(&self) -> Result<()> {
+        self.write_box_ctl(&[Role::FreezeEnable, Role::Freeze])
+    }
+
+    /// Unfreezes the box, leaving it responsive to the global freeze signal (freeze enable
+    /// only).
+    pub fn unfreeze(&self) -> Result<()> {
+        self.write_box_ctl(&[Role::FreezeEnable])
+    }
+
+    /// Zeroes every counter of the box, keeping it frozen if `frozen`.
+    pub fn reset_counters(&self, frozen: bool) -> Result<()> {
+        let mut roles = vec![Role::FreezeEnable, Role::ResetCounters];
+        if frozen {
+            roles.push(Role::Freeze);
+        }
+        self.write_box_ctl(&roles)
+    }
+
+    /// Zeroes every control register of the box, keeping it frozen if `frozen`.
+    pub fn reset_controls(&self, frozen: bool) -> Result<()> {
+        let mut roles = vec![Role::FreezeEnable, Role::ResetControls];
+        if frozen {
+            roles.push(Role::Freeze);
+        }
+        self.write_box_ctl(&roles)
+    }
+
+    /// Programs counter `i` for `sel` and enables it. A setting the control lacks is refused
+    /// before anything is written.
+    pub fn configure(&self, i: usize, sel: &E5EventSelect) -> Result<()> {
+        let c = self.counter(i)?;
+        let ctl = self.control(i)?;
+        let name = ctl.name();
+        let mut raw = ctl.info.reset;
+        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
+            match c.control_bits(role) {
+                Some(bits) => {
+                    raw = bits.insert(name, raw, value)?;
+                    Ok(())
+                }
+                None if value == 0 => Ok(()),
+                None => Err(UsageError::UnsupportedField {
+                    register: name,
+                    field: setting,
+                }
+                .into()),
             }
         };
-        Self::open(backend, devices, socket, instance, Some(port))
-    }
-
-    /// The box's device.
-    pub fn bdf(&self) -> Bdf {
-        self.bdf
-    }
-
-    fn counter_regs(&self, i: usize) -> Result<(Reg, Reg)> {
-        self.controls
-            .get(i)
-            .zip(self.counters.get(i))
-            .map(|(a, b)| (*a, *b))
-            .ok_or_else(|| Error::NoSuchCounter {
-                counter: format!("counter {i} of {}", self.instance),
-                available: format!("counters 0-{}", self.counters.len().saturating_sub(1)),
-            })
-    }
-
-    fn write_box_ctl(&self, fields: &[(&'static str, u64)]) -> Result<()> {
-        // Every box-control bit is write-only: each write states the whole control.
-        let raw = with_fields(self.box_ctl.info, 0, fields)?;
-        write_pci_reg(self.backend, self.bdf, &self.box_ctl, raw)
-    }
-
-    /// Freezes the box's counters (frz_en and frz).
-    pub fn freeze(&self) -> Result<()> {
-        self.write_box_ctl(&[("frz_en", 1), ("frz", 1)])
-    }
-
-    /// Unfreezes the box, leaving it responsive to the global freeze signal (frz_en only).
-    pub fn unfreeze(&self) -> Result<()> {
-        self.write_box_ctl(&[("frz_en", 1)])
-    }
-
-    /// Zeroes every counter of the box (rst_ctrs), keeping it frozen if `frozen`.
-    pub fn reset_counters(&self, frozen: bool) -> Result<()> {
-        self.write_box_ctl(&[("frz_en", 1), ("frz", u64::from(frozen)), ("rst_ctrs", 1)])
-    }
-
-    /// Zeroes every control register of the box (rst_ctrl), keeping it frozen if `frozen`.
-    pub fn reset_controls(&self, frozen: bool) -> Result<()> {
-        self.write_box_ctl(&[("frz_en", 1), ("frz", u64::from(frozen)), ("rst_ctrl", 1)])
-    }
-
-    /// Programs counter `i` for `sel` and enables it.
-    pub fn configure(&self, i: usize, sel: &E5EventSelect) -> Result<()> {
-        let (ctl, _) = self.counter_regs(i)?;
-        let mut fields = vec![
-            ("ev_sel", u64::from(sel.ev_sel)),
-            ("umask", u64::from(sel.umask)),
-            ("thresh", u64::from(sel.thresh)),
-            ("invert", u64::from(sel.invert)),
-            ("edge_det", u64::from(sel.edge_det)),
-            ("en", 1),
-        ];
-        if sel.ev_sel_ext {
-            fields.push(("ev_sel_ext", 1));
+        if c.info.kind == CounterKind::General {
+            set(Role::Event, u64::from(sel.ev_sel), "event select")?;
         }
-        let raw = with_fields(ctl.info, ctl.info.reset, &fields)?;
-        write_pci_reg(self.backend, self.bdf, &ctl, raw)
+        set(Role::Umask, u64::from(sel.umask), "umask")?;
+        set(Role::Threshold, u64::from(sel.thresh), "threshold")?;
+        set(Role::Invert, u64::from(sel.invert), "invert")?;
+        set(Role::Edge, u64::from(sel.edge_det), "edge detect")?;
+        set(
+            Role::EventExt,
+            u64::from(sel.ev_sel_ext),
+            "event-select extension",
+        )?;
+        set(Role::Enable, 1, "enable")?;
+        self.io.write(&ctl, raw)
     }
 
     /// Saves the control registers of counters `counters`, to put back with [`Self::restore`].
@@ -257,18 +255,8 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         counters
             .iter()
             .map(|&i| {
-                let (ctl, _) = self.counter_regs(i)?;
-                let Location::Pci { offset, .. } = ctl.addr.location else {
-                    return Err(Error::Sim(format!("{} is not in PCI space", ctl.addr.name)));
-                };
-                let v = read_pci_raw(
-                    self.backend,
-                    self.bdf,
-                    offset,
-                    ctl.info.width,
-                    ctl.addr.name,
-                )?;
-                Ok((i, v & !ctl.info.reserved_mask))
+                let ctl = self.control(i)?;
+                Ok((i, self.io.read(&ctl)? & !ctl.info.reserved_mask))
             })
             .collect()
     }
@@ -277,9 +265,7 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
     pub fn restore(&self, saved: &[(usize, u64)]) -> Result<()> {
         let mut first_error = None;
         for &(i, v) in saved {
-            let r = self
-                .counter_regs(i)
-                .and_then(|(ctl, _)| write_pci_reg(self.backend, self.bdf, &ctl, v));
+            let r = self.control(i).and_then(|ctl| self.io.write(&ctl, v));
             if let Err(e) = r {
                 first_error.get_or_insert(e);
             }
@@ -291,26 +277,28 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
     /// `pmu_regs::xeon_e5_2600::ha::Event::REQUESTS_READS.info()`), refusing a counter the
     /// event cannot be counted on or an event of another unit.
     pub fn configure_event(&self, i: usize, event: &'static pmu_regs::EventInfo) -> Result<()> {
-        let (ctl, _) = self.counter_regs(i)?;
+        let ctl = self.control(i)?;
         let unit_events = crate::codec::unit_events(ctl.info);
         if !unit_events.iter().any(|e| **e == *event) {
-            return Err(Error::BadValue {
+            return Err(UsageError::BadValue {
                 text: event.name.to_string(),
                 expected: format!("an event of the {} unit", ctl.info.unit),
-            });
+            }
+            .into());
         }
         if !event.can_count_on(i as u32) {
             let allowed: Vec<String> = (0..32)
                 .filter(|n| event.can_count_on(*n))
                 .map(|n| n.to_string())
                 .collect();
-            return Err(Error::NoSuchCounter {
+            return Err(UsageError::NoSuchCounter {
                 counter: format!(
                     "counter {i} for {} (it can only be counted on some counters)",
                     event.name
                 ),
                 available: format!("counters {}", allowed.join(", ")),
-            });
+            }
+            .into());
         }
         self.configure(
             i,
@@ -323,85 +311,70 @@ impl<'a, B: PciAccess + ?Sized> E5Box<'a, B> {
         )
     }
 
-    /// Reads counter `i` (48 bits, read tear-free).
+    /// Reads counter `i` (its counting bits; 64-bit PCI counters read tear-free).
     pub fn read_counter(&self, i: usize) -> Result<u64> {
-        let (_, ctr) = self.counter_regs(i)?;
-        let Location::Pci { offset, .. } = ctr.addr.location else {
-            return Err(Error::Sim(format!("{} is not in PCI space", ctr.addr.name)));
-        };
-        Ok(read_pci_raw(
-            self.backend,
-            self.bdf,
-            offset,
-            ctr.info.width,
-            ctr.addr.name,
-        )? & ((1 << 48) - 1))
+        let c = self.counter(i)?;
+        let raw = self.io.read(&c.counter)?;
+        Ok(c.count_bits().map_or(raw, |b| b.extract(raw)))
     }
 
-    /// Programs the QPI packet filter and counter `i` to count matching packets (event 0x38,
-    /// CTO_COUNT): the guide's two steps (2.7.3.3) as one operation.
+    /// Programs the box's packet filters and counter `i` to count what they accept (the
+    /// filters' event): the guide's two steps (E5-2600 2.7.3.3 for QPI) as one operation.
     pub fn program_filter(&self, i: usize, filter: &QpiFilter) -> Result<()> {
-        let (Some(port), Some(fbdf)) = (self.port, self.filter_bdf) else {
-            return Err(Error::UnsupportedField {
-                register: self.box_ctl.addr.name,
-                field: "packet match/mask (only QPI ports have one)",
-            });
+        let filters: Vec<_> = self
+            .pmu_box
+            .pmu
+            .filters
+            .iter()
+            .filter(|f| f.event.is_some())
+            .collect();
+        let (Some(first), Some(second)) = (filters.first(), filters.get(1)) else {
+            return Err(UsageError::UnsupportedField {
+                register: self.pmu_box.instance,
+                field: "packet match/mask (this box has no filter pair that selects an event)",
+            }
+            .into());
+        };
+        let reg = |r: &'static pmu_regs::RegisterInfo| {
+            Reg::of(r, self.pmu_box.instance, 0).ok_or(UsageError::UnsupportedField {
+                register: r.name,
+                field: "address in this box",
+            })
+        };
+        let writes = [
+            (first.mask.map(reg).transpose()?, filter.mask0.to_raw()),
+            (second.mask.map(reg).transpose()?, filter.mask1.to_raw()),
+            (Some(reg(first.register)?), filter.match0.to_raw()),
+            (Some(reg(second.register)?), filter.match1.to_raw()),
+        ];
+        let sel = E5EventSelect {
+            ev_sel: first.event.unwrap_or(0),
+            ev_sel_ext: first.event_ext,
+            ..E5EventSelect::default()
         };
         // If any write fails, the counter's control is put back, so it never counts through a
-        // half-written filter.
+        // half-written filter; the counter is programmed last for the same reason.
         let saved = self.save(&[i])?;
         rolled_back(
-            || self.program_filter_unchecked(i, port, fbdf, filter),
-            || self.restore(&saved),
-        )
-    }
-
-    fn program_filter_unchecked(
-        &self,
-        i: usize,
-        port: u8,
-        fbdf: Bdf,
-        filter: &QpiFilter,
-    ) -> Result<()> {
-        let dev = self.backend.on_device(fbdf);
-        let (m0, m1, k0, k1) = if port == 0 {
-            (
-                qpi::Q_P0_PCI_PMON_PKT_MATCH0,
-                qpi::Q_P0_PCI_PMON_PKT_MATCH1,
-                qpi::Q_P0_PCI_PMON_PKT_MASK0,
-                qpi::Q_P0_PCI_PMON_PKT_MASK1,
-            )
-        } else {
-            (
-                qpi::Q_P1_PCI_PMON_PKT_MATCH0,
-                qpi::Q_P1_PCI_PMON_PKT_MATCH1,
-                qpi::Q_P1_PCI_PMON_PKT_MASK0,
-                qpi::Q_P1_PCI_PMON_PKT_MASK1,
-            )
-        };
-        // The counter is programmed last, so it never counts through a half-written filter.
-        dev.write(k0, filter.mask0)?;
-        dev.write(k1, filter.mask1)?;
-        dev.write(m0, filter.match0)?;
-        dev.write(m1, filter.match1)?;
-        self.configure(
-            i,
-            &E5EventSelect {
-                ev_sel: CTO_COUNT,
-                // Intel's event list marks UNC_Q_CTO_COUNT as needing the extension bit.
-                ev_sel_ext: true,
-                ..E5EventSelect::default()
+            || {
+                for (r, v) in &writes {
+                    if let Some(r) = r {
+                        self.io.write(r, *v)?;
+                    }
+                }
+                self.configure(i, &sel)
             },
+            || self.restore(&saved),
         )
     }
 
     /// The name of counter `i` (`HA_PCI_PMON_CTR0`).
     pub fn counter_name(&self, i: usize) -> Option<&'static str> {
-        self.counters.get(i).map(|r| r.addr.name)
+        self.pmu_box.counter(i as u32).map(|c| c.counter.name())
     }
 
     /// The instance name (`HA`, `P0`, `P1`).
     pub fn instance(&self) -> &'static str {
-        self.instance
+        self.pmu_box.instance
     }
 }

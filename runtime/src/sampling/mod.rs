@@ -2,9 +2,11 @@
 //! the guide gives, poll them, or be told after exactly N events and find which counters
 //! overflowed.
 //!
-//! - [`uncore`]: the Xeon 7500 uncore (section 2.1 of its guide: set-up, reading the sample
-//!   interval, a new interval from frozen counters).
-//! - [`e5`]: the Xeon E5-2600 boxes (box freeze and resets, the QPI match/mask filter).
+//! - [`uncore`]: any processor's uncore, from the structure its spec declares (the Xeon 7500
+//!   guide's section 2.1: set-up, reading the sample interval, a new interval from frozen
+//!   counters).
+//! - [`counting`]: counting on any box (what `pmu watch` uses).
+//! - [`e5`]: boxes programmed on their own (box freeze and resets, packet filters).
 //! - [`core`]: the architectural counters (CPUID leaf 0AH, full-width or sign-extending
 //!   writes, IA32_PERF_GLOBAL_INUSE).
 //!
@@ -19,14 +21,13 @@
 //! `pmi_comes_on_exactly_the_nth_event` and `the_w_box_formula_is_one_event_late` show both
 //! against the simulator.
 
-use pmu_regs::RegisterInfo;
-
-use crate::access::{check_write_info, MsrAccess, PciAccess};
-use crate::catalog::Reg;
-use crate::error::{Error, Result, Target};
-use crate::pci::Bdf;
+use crate::access::{MsrAccess, PciAccess, Place};
+use crate::boxes::Reg as BoxReg;
+use crate::error::{Error, Result, SamplingError, UsageError};
+use crate::pci::UncoreDevices;
 
 pub mod core;
+pub mod counting;
 pub mod e5;
 pub mod uncore;
 
@@ -35,10 +36,11 @@ pub mod uncore;
 pub fn preload(n: u64, width: u32) -> Result<u64> {
     let modulus = 1u128 << width;
     if n == 0 || u128::from(n) > modulus {
-        return Err(Error::BadInterval {
+        return Err(SamplingError::BadInterval {
             n,
             max: (modulus.min(u128::from(u64::MAX))) as u64,
-        });
+        }
+        .into());
     }
     Ok(((modulus - u128::from(n)) % modulus) as u64)
 }
@@ -53,65 +55,58 @@ pub fn delta(start: u64, now: u64, width: u32) -> u64 {
     now.wrapping_sub(start) & mask
 }
 
-/// Builds a register value from named fields, starting at `base`: each `(field, value)` must
-/// exist in the layout and fit.
-pub(crate) fn with_fields(
-    info: &'static RegisterInfo,
-    base: u64,
-    fields: &[(&'static str, u64)],
-) -> Result<u64> {
-    let mut raw = base;
-    for &(name, value) in fields {
-        let f = info.field(name).ok_or(Error::UnsupportedField {
-            register: info.name,
-            field: name,
-        })?;
-        raw = f.insert(info.name, raw, value)?;
+/// Where a session's registers are reached: MSRs through a CPU, PCI registers through the
+/// socket's devices.
+pub(crate) struct RegIo<'a, B: ?Sized> {
+    pub backend: &'a B,
+    pub cpu: u32,
+    pub socket: usize,
+    pub devices: Option<UncoreDevices>,
+}
+
+impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
+    pub fn place(&self, reg: &BoxReg) -> Result<Place> {
+        match reg.addr.location {
+            pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
+            pmu_regs::Location::Pci {
+                device_id,
+                device,
+                function,
+                ..
+            } => {
+                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
+                    text: reg.name().to_string(),
+                    expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
+                })?;
+                Ok(Place::Device(devices.bdf_at(
+                    self.socket,
+                    device_id,
+                    device,
+                    function,
+                    reg.name(),
+                )?))
+            }
+        }
     }
-    Ok(raw)
-}
 
-/// Reads a register known by its catalog entry, naming it in any error.
-pub(crate) fn read_msr_reg<B: MsrAccess + ?Sized>(backend: &B, cpu: u32, reg: &Reg) -> Result<u64> {
-    backend
-        .read_msr(cpu, reg.msr())
-        .map_err(|e| e.with_register(reg.addr.name))
-}
+    pub fn read(&self, reg: &BoxReg) -> Result<u64> {
+        Ok(crate::access::read_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+        )?)
+    }
 
-/// Writes a register known by its catalog entry, with the same checks as the typed layer.
-pub(crate) fn write_msr_reg<B: MsrAccess + ?Sized>(
-    backend: &B,
-    cpu: u32,
-    reg: &Reg,
-    raw: u64,
-) -> Result<()> {
-    let target = Target::Msr {
-        cpu,
-        address: reg.msr(),
-    };
-    check_write_info(reg.info, target, raw).map_err(|e| e.with_register(reg.addr.name))?;
-    backend
-        .write_msr(cpu, reg.msr(), raw)
-        .map_err(|e| e.with_register(reg.addr.name))
-}
-
-/// Writes a PCI register known by its catalog entry (a 64-bit one without leaving half a value
-/// behind on failure).
-pub(crate) fn write_pci_reg<B: PciAccess + ?Sized>(
-    backend: &B,
-    bdf: Bdf,
-    reg: &Reg,
-    raw: u64,
-) -> Result<()> {
-    let pmu_regs::Location::Pci { offset, .. } = reg.addr.location else {
-        return Err(Error::Sim(format!(
-            "{} is not a PCI register",
-            reg.addr.name
-        )));
-    };
-    check_write_info(reg.info, Target::Pci { bdf, offset }, raw)
-        .map_err(|e| e.with_register(reg.addr.name))?;
-    crate::access::write_pci_dwords(backend, bdf, offset, reg.info.width, reg.addr.name, raw)
+    pub fn write(&self, reg: &BoxReg, raw: u64) -> Result<()> {
+        Ok(crate::access::write_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+            raw,
+        )?)
+    }
 }
 
 /// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.

@@ -1,11 +1,21 @@
-//! Counting and sampling on the Xeon 7500 uncore, following section 2.1 of its guide.
+//! Counting and sampling on a processor's uncore, driven by the structure its spec declares
+//! (the procedure of the Xeon 7500 guide's section 2.1, which any uncore with a global level,
+//! overflow status and PMI enables shares).
+//!
+//! A session owns the socket's uncore ([`Uncore::open`] claims it, naming the holder if
+//! another session has it), arms counters ([`Uncore::arm`] checks the whole plan before the
+//! first access), reads frozen samples by walking each counter's overflow route and re-arms,
+//! and ends with [`Sampling::close`] (or on drop), which puts back every register arming
+//! changed, counter values included. Counting without sampling (`configure`, `start`,
+//! `poll`) works on every box, including those whose spec declares no overflow status (the
+//! E5-2600's): arming those is refused, saying why.
 //!
 //! ```
 //! use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 //! use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 //!
 //! let sim = Sim::new(SimConfig::default());
-//! let uncore = Uncore::new(&sim, 0, 0);
+//! let uncore = Uncore::open(&sim, &pmu_regs::xeon_7500::PROCESSOR, 0, 0)?;
 //! let counter = UncoreCounter::new("C2", 0);
 //! let mut sampling = uncore.arm(&SamplePlan {
 //!     counters: vec![(counter, EventSelect::event(0x01), 1000)],
@@ -16,61 +26,30 @@
 //! assert_eq!(sample.overflowed, vec![counter]);
 //! assert_eq!(sample.counts, vec![(counter, 1000)]); // frozen on the 1000th event
 //! uncore.rearm(&mut sampling, &sample)?;
+//! sampling.close()?; // every register as it was before arm
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
 
-use crate::access::MsrAccess;
-use crate::catalog::{self, Nhm, NhmBox, NhmCounter, Reg};
-use crate::error::{Error, Result};
-use crate::sampling::{delta, preload, read_msr_reg, rolled_back, with_fields, write_msr_reg};
+use pmu_regs::{CounterKind, Location, ProcessorInfo, Role};
 
-/// Uncore counters are 48 bits wide.
-pub const COUNTER_WIDTH: u32 = 48;
+pub use crate::access::UncoreSummary;
+use crate::access::{MsrAccess, PciAccess};
+use crate::boxes::{hop_reg, Boxes, Counter, Global, PmuBox, Reg, FIXED_EVENT};
+use crate::error::{Result, SamplingError, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
+use crate::pci::UncoreDevices;
+use crate::sampling::{delta, preload, rolled_back, RegIo};
 
-/// What a backend can say about the two summary registers no public source gives an address
-/// for (U_MSR_PMON_GLOBAL_SUMMARY and S{0,1}_MSR_PMON_SUMMARY). Real hardware cannot be asked
-/// (the defaults answer "unknown"), so the walk falls back to reading every box below a
-/// flagged S-box; the simulator answers, so its walks read only what the hierarchy requires.
-pub trait UncoreSummary {
-    /// U_MSR_PMON_GLOBAL_SUMMARY.pmi: the U-box received a PMI.
-    fn global_pmi(&self, socket: usize) -> Option<bool> {
-        let _ = socket;
-        None
-    }
-    /// The fields set in S{s}_MSR_PMON_SUMMARY (`ov_c_l`, `ov_mb`, ...).
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        let _ = (socket, s);
-        None
-    }
-    /// Tells the backend the PMI has been handled.
-    fn acknowledge_pmi(&self, socket: usize) {
-        let _ = socket;
-    }
-}
-
-impl UncoreSummary for crate::msr::MsrDev {}
-
-impl<T: UncoreSummary + ?Sized> UncoreSummary for &T {
-    fn global_pmi(&self, socket: usize) -> Option<bool> {
-        (**self).global_pmi(socket)
-    }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        (**self).s_summary(socket, s)
-    }
-    fn acknowledge_pmi(&self, socket: usize) {
-        (**self).acknowledge_pmi(socket)
-    }
-}
-
-/// A counter of a Xeon 7500 box: the box instance and the counter's index in it. The W-box
-/// fixed counter is index 4 (after the four general-purpose counters).
+/// A counter of a box: the box instance and the counter's number in it (the W-box fixed
+/// counter is number 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct UncoreCounter {
-    /// Box instance: `U`, `W`, `S0`, `S1`, `B0`, `B1`, `C0`..`C7`, `M0`, `M1`, `R`.
+    /// Box instance (`C3`, `R`, `CH2`).
     pub instance: &'static str,
-    /// Position among the box's counters.
+    /// The counter's number in the box.
     pub position: u32,
 }
 
@@ -83,40 +62,16 @@ impl UncoreCounter {
 
 impl fmt::Display for UncoreCounter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match lookup(*self) {
-            Ok((_, c)) => f.write_str(c.ctr.addr.name),
-            Err(_) => write!(f, "{} counter {}", self.instance, self.position),
-        }
+        write!(f, "{} counter {}", self.instance, self.position)
     }
-}
-
-fn lookup(c: UncoreCounter) -> Result<(&'static NhmBox, &'static NhmCounter)> {
-    let nhm = catalog::nhm();
-    let b = nhm.boxed(c.instance).ok_or_else(|| Error::NoSuchCounter {
-        counter: format!("box {}", c.instance),
-        available: nhm
-            .boxes
-            .iter()
-            .map(|b| b.instance)
-            .collect::<Vec<_>>()
-            .join(", "),
-    })?;
-    let counter = b
-        .counters
-        .get(c.position as usize)
-        .ok_or_else(|| Error::NoSuchCounter {
-            counter: format!("counter {} in box {}", c.position, c.instance),
-            available: format!("counters 0-{}", b.counters.len().saturating_sub(1)),
-        })?;
-    Ok((b, counter))
 }
 
 /// What to count, in the terms the boxes' control registers use. Settings a box does not have
 /// (a umask on the B-box, a threshold on the M-box) are refused rather than dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventSelect {
-    /// Event select (`ev_sel`; `inc_sel` in the M-box). The W-box fixed counter counts only
-    /// uncore clocks, selected as 0xFF.
+    /// Event select (the control's event role). A fixed counter counts only its own event,
+    /// selected as [`FIXED_EVENT`].
     pub ev_sel: u8,
     /// Unit mask.
     pub umask: Option<u8>,
@@ -126,6 +81,8 @@ pub struct EventSelect {
     pub invert: Option<bool>,
     /// Count rising edges instead of cycles.
     pub edge_detect: Option<bool>,
+    /// The event-select extension bit some events need (Intel's event lists mark them).
+    pub event_ext: Option<bool>,
 }
 
 impl EventSelect {
@@ -137,6 +94,7 @@ impl EventSelect {
             thresh: None,
             invert: None,
             edge_detect: None,
+            event_ext: None,
         }
     }
 
@@ -151,16 +109,20 @@ impl EventSelect {
 /// the PMI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamplePlan {
-    /// (counter, event, N): freeze after the Nth event on that counter.
+    /// (counter, event, N): freeze after the Nth event on that counter. Each counter at most
+    /// once.
     pub counters: Vec<(UncoreCounter, EventSelect, u64)>,
     /// U_MSR_PMON_GLOBAL_CTL.pmi_core_sel: the core the monitoring thread runs on.
     pub pmi_core: u8,
 }
 
-/// The state of an armed sampling session: each counter's interval and where it started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sampling {
+/// An armed sampling session: each counter's interval and where it started, and what to put
+/// back when it ends ([`Self::close`], or drop).
+pub struct Sampling<'u, 'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+    uncore: &'u Uncore<'a, B>,
     armed: Vec<Armed>,
+    /// What arming changed; `None` once put back.
+    saved: Option<Saved>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,10 +133,48 @@ struct Armed {
     start: u64,
 }
 
+impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_, '_, B> {
+    /// The armed counters, in plan order.
+    pub fn counters(&self) -> Vec<UncoreCounter> {
+        self.armed.iter().map(|a| a.counter).collect()
+    }
+
+    /// Ends the session: stops counting and puts back every register arming changed (the
+    /// U-box and box controls, the counters' controls and their values). Every write is
+    /// attempted; the first failure is returned.
+    pub fn close(mut self) -> Result<()> {
+        match self.saved.take() {
+            Some(saved) => self.uncore.restore(&saved),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Drop for Sampling<'_, '_, B> {
+    fn drop(&mut self) {
+        // A session dropped without close (an error, a panic) still puts everything back;
+        // a failure here has no one to report to, which is what close() is for.
+        if let Some(saved) = self.saved.take() {
+            let _ = self.uncore.restore(&saved);
+        }
+    }
+}
+
+impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> fmt::Debug
+    for Sampling<'_, '_, B>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sampling")
+            .field("armed", &self.armed)
+            .field("open", &self.saved.is_some())
+            .finish()
+    }
+}
+
 /// One frozen sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
-    /// Counters the overflow hierarchy reports as overflowed (more than one may be).
+    /// Armed counters the overflow hierarchy reports as overflowed (more than one may be).
     pub overflowed: Vec<UncoreCounter>,
     /// Events each armed counter counted this interval, including those counted between the
     /// overflow and the freeze.
@@ -184,218 +184,311 @@ pub struct Sample {
     /// Counter values read (the start of the next interval for counters that did not
     /// overflow).
     values: Vec<(UncoreCounter, u64)>,
-    /// U_MSR_PMON_GLOBAL_STATUS as read.
-    u_status: u64,
 }
 
 /// Register values saved before programming counters, to put back afterwards.
 #[derive(Debug, Clone)]
 pub struct Saved {
-    /// Registers and their values, in the order they were saved.
+    /// The global control, put back last.
+    global: Option<u64>,
+    /// Box controls, counter controls and counter values, in the order they were saved.
     values: Vec<(Reg, u64)>,
 }
 
-/// The Xeon 7500 uncore of one socket, reached through one of its CPUs.
-pub struct Uncore<'a, B: MsrAccess + UncoreSummary + ?Sized> {
-    backend: &'a B,
-    cpu: u32,
-    socket: usize,
-    nhm: &'static Nhm,
+/// A counter's control value, computed before anything is read or written.
+#[derive(Debug, Clone, Copy)]
+struct Prepared {
+    counter: UncoreCounter,
+    ctl: Option<u64>,
 }
 
-impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
-    /// The uncore of `socket`, through `cpu` (any online CPU of that socket; see
-    /// [`crate::topology::Topology::cpu_for_socket`]).
-    pub fn new(backend: &'a B, cpu: u32, socket: usize) -> Self {
-        Self {
-            backend,
-            cpu,
+/// The uncore of one socket, owned by this session while the value lives.
+pub struct Uncore<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+    io: RegIo<'a, B>,
+    boxes: &'static Boxes,
+    _lease: Lease,
+}
+
+impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'a, B> {
+    /// Claims the uncore of `processor` on `socket`, reached through `cpu` (any online CPU
+    /// of that socket; see [`crate::topology::Topology::cpu_for_socket`]). Refused, naming
+    /// the holder, while another session owns it. Boxes in PCI space need
+    /// [`Self::with_devices`].
+    pub fn open(
+        backend: &'a B,
+        processor: &'static ProcessorInfo,
+        cpu: u32,
+        socket: usize,
+    ) -> Result<Self> {
+        let lease = backend.claim(&Pmu::Uncore {
+            processor: processor.id,
             socket,
-            nhm: catalog::nhm(),
-        }
+        })?;
+        Ok(Self {
+            io: RegIo {
+                backend,
+                cpu,
+                socket,
+                devices: None,
+            },
+            boxes: Boxes::of(processor),
+            _lease: lease,
+        })
+    }
+
+    /// Reaches the boxes in PCI space through `devices` (from discovery).
+    pub fn with_devices(mut self, devices: UncoreDevices) -> Self {
+        self.io.devices = Some(devices);
+        self
     }
 
     fn read(&self, reg: &Reg) -> Result<u64> {
-        read_msr_reg(self.backend, self.cpu, reg)
+        self.io.read(reg)
     }
 
     fn write(&self, reg: &Reg, raw: u64) -> Result<()> {
-        write_msr_reg(self.backend, self.cpu, reg, raw)
+        self.io.write(reg, raw)
     }
 
-    fn set_u_ctl(&self, fields: &[(&'static str, u64)]) -> Result<u64> {
-        let u = &self.nhm.u_ctl;
-        let raw = with_fields(u.info, self.read(u)? & !u.info.reserved_mask, fields)?;
-        self.write(u, raw)?;
-        Ok(raw)
+    fn global(&self) -> Option<&'static Global> {
+        self.boxes.global.as_ref()
     }
 
-    /// Programs `counter`'s control register for `sel` (enabled, no PMI) and enables the
-    /// counter in its box's GLOBAL_CTL: steps (b) to (d) of the guide's set-up. Counting starts
-    /// with [`Self::start`].
-    pub fn configure(&self, counter: UncoreCounter, sel: &EventSelect) -> Result<()> {
-        let saved = self.save(&[counter])?;
-        rolled_back(
-            || self.configure_with(counter, sel, false),
-            || self.restore(&saved),
-        )
+    /// The box and counter `c` names.
+    fn lookup(&self, c: UncoreCounter) -> Result<(&'static PmuBox, &'static Counter)> {
+        let boxes = self.boxes;
+        let b = boxes
+            .boxes
+            .iter()
+            .find(|b| b.instance == c.instance)
+            .ok_or_else(|| UsageError::NoSuchCounter {
+                counter: format!("box {}", c.instance),
+                available: boxes
+                    .boxes
+                    .iter()
+                    .map(|b| b.instance)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        let counter = b
+            .counter(c.position)
+            .ok_or_else(|| UsageError::NoSuchCounter {
+                counter: format!("counter {} in box {}", c.position, c.instance),
+                available: format!("counters 0-{}", b.counters.len().saturating_sub(1)),
+            })?;
+        Ok((b, counter))
     }
 
-    fn configure_with(&self, counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<()> {
-        let (b, c) = lookup(counter)?;
-        let info = c.ctl.info;
-        let mut fields: Vec<(&'static str, u64)> = Vec::new();
-        if c.fixed {
-            if sel.ev_sel != 0xFF || sel.umask.is_some() || sel.thresh.is_some() {
-                return Err(Error::UnsupportedField {
-                    register: c.ctl.addr.name,
-                    field: "event select (the fixed counter counts only uncore clocks, 0xFF)",
-                });
-            }
-        } else {
-            let sel_field = if info.field("ev_sel").is_some() {
-                "ev_sel"
-            } else {
-                "inc_sel"
-            };
-            fields.push((sel_field, u64::from(sel.ev_sel)));
-        }
-        if let Some(u) = sel.umask {
-            fields.push(("umask", u64::from(u)));
-        }
-        if let Some(t) = sel.thresh {
-            let name = if info.field("thresh").is_some() {
-                "thresh"
-            } else {
-                "threshold"
-            };
-            fields.push((name, u64::from(t)));
-        }
-        if let Some(i) = sel.invert {
-            fields.push(("invert", u64::from(i)));
-        }
-        if let Some(e) = sel.edge_detect {
-            fields.push(("edge_detect", u64::from(e)));
-        }
-        fields.push(("pmi_en", u64::from(pmi)));
-        fields.push(("en", 1));
-        let raw = with_fields(info, info.reset, &fields).map_err(|e| match e {
-            Error::UnsupportedField { register, field } => Error::UnsupportedField {
-                register,
-                field: match field {
-                    "umask" => "umask",
-                    "threshold" | "thresh" => "threshold",
-                    "invert" => "invert",
-                    "edge_detect" => "edge detect",
-                    f => f,
-                },
-            },
-            e => e,
-        })?;
-        self.write(&c.ctl, raw)?;
-        self.enable_in_box(b, c)
+    /// The name of `counter`'s register (`C3_MSR_PMON_CTR0`).
+    pub fn counter_name(&self, counter: UncoreCounter) -> Result<&'static str> {
+        Ok(self.lookup(counter)?.1.counter.name())
     }
 
-    fn enable_in_box(&self, b: &NhmBox, c: &NhmCounter) -> Result<()> {
-        if b.unit == "U" {
-            self.set_u_ctl(&[("en", 1)])?;
+    /// Sets global-control fields by role (read-modify-write); nothing without a global level.
+    fn set_global(&self, roles: &[(Role, u64)]) -> Result<()> {
+        let Some(g) = self.global() else {
             return Ok(());
-        }
-        let (reg, field, bit) = if c.fixed {
-            let r = b
-                .ctl
-                .first()
-                .copied()
-                .ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_CTL", b.instance)))?;
-            (r, "fixed_en", 0)
-        } else {
-            let (r, bit) = b
-                .half(&b.ctl, c)
-                .ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_CTL", b.instance)))?;
-            (r, "ctr_en", bit)
         };
-        let old = self.read(&reg)? & !reg.info.reserved_mask;
-        let f = reg.field(field).ok_or(Error::UnsupportedField {
-            register: reg.addr.name,
-            field,
-        })?;
-        let value = f.extract(old) | 1 << bit;
-        self.write(&reg, f.insert(reg.addr.name, old, value)?)
+        let mut raw = self.read(&g.control)? & !g.control.info.reserved_mask;
+        for &(role, value) in roles {
+            if let Some(f) = g.info.field(role) {
+                raw = f.insert(g.control.name(), raw, value)?;
+            }
+        }
+        self.write(&g.control, raw)
     }
 
-    /// Saves what programming `counters` would change: the U-box global control, their
-    /// boxes' GLOBAL_CTL, and their control registers.
-    pub fn save(&self, counters: &[UncoreCounter]) -> Result<Saved> {
-        let mut regs: Vec<Reg> = vec![self.nhm.u_ctl];
-        for c in counters {
-            let (b, counter) = lookup(*c)?;
-            regs.extend(b.ctl.iter().copied());
-            regs.push(counter.ctl);
+    /// The control value that counts `sel` on `counter` (with or without its overflow
+    /// signal): computed from the layout's roles alone, so a setting the box lacks is refused
+    /// before any access.
+    fn prepare(&self, counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<Prepared> {
+        let (_, c) = self.lookup(counter)?;
+        let Some(ctl) = c.control else {
+            return Err(UsageError::UnsupportedField {
+                register: c.counter.name(),
+                field: "control (a free-running counter cannot be programmed)",
+            }
+            .into());
+        };
+        let name = ctl.name();
+        let mut raw = ctl.info.reset;
+        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
+            match c.control_bits(role) {
+                Some(bits) => {
+                    raw = bits.insert(name, raw, value)?;
+                    Ok(())
+                }
+                None if value == 0 => Ok(()),
+                None => Err(UsageError::UnsupportedField {
+                    register: name,
+                    field: setting,
+                }
+                .into()),
+            }
+        };
+        if c.info.kind == CounterKind::General {
+            set(Role::Event, u64::from(sel.ev_sel), "event select")?;
+        } else if sel.ev_sel != FIXED_EVENT || sel.umask.is_some() || sel.thresh.is_some() {
+            return Err(UsageError::UnsupportedField {
+                register: name,
+                field: "event select (a fixed counter counts only its own event, selected as 0xFF)",
+            }
+            .into());
         }
+        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
+        set(
+            Role::Threshold,
+            sel.thresh.map_or(0, u64::from),
+            "threshold",
+        )?;
+        set(Role::Invert, sel.invert.map_or(0, u64::from), "invert")?;
+        set(
+            Role::Edge,
+            sel.edge_detect.map_or(0, u64::from),
+            "edge detect",
+        )?;
+        set(
+            Role::OverflowEnable,
+            u64::from(pmi),
+            "overflow (PMI) enable",
+        )?;
+        if c.control_bits(Role::Enable).is_some() {
+            set(Role::Enable, 1, "enable")?;
+        } else {
+            set(Role::RingEnable, 0b11, "enable")?;
+        }
+        Ok(Prepared {
+            counter,
+            ctl: Some(raw),
+        })
+    }
+
+    /// Programs `counter`'s control for `sel` (enabled, no PMI) and enables the counter in
+    /// its box: steps (b) to (d) of the guide's set-up. Counting starts with [`Self::start`].
+    /// A setting the box lacks is refused before anything is read or written; a failed write
+    /// puts back what was changed.
+    pub fn configure(&self, counter: UncoreCounter, sel: &EventSelect) -> Result<()> {
+        let prepared = self.prepare(counter, sel, false)?;
+        let saved = self.save(&[counter])?;
+        rolled_back(|| self.program(&prepared), || self.restore(&saved))
+    }
+
+    /// Writes a prepared control and enables the counter in its box.
+    fn program(&self, p: &Prepared) -> Result<()> {
+        let (b, c) = self.lookup(p.counter)?;
+        if let (Some(ctl), Some(raw)) = (c.control, p.ctl) {
+            self.write(&ctl, raw)?;
+        }
+        if let Some((reg, bits)) = b.box_bit(Role::CounterEnable, c.number()) {
+            let old = self.read(&reg)? & !reg.info.reserved_mask;
+            self.write(&reg, bits.insert(reg.name(), old, bits.max())?)?;
+        }
+        Ok(())
+    }
+
+    /// Saves what programming `counters` would change: the global control, their boxes'
+    /// counter-enable registers, their controls and their values.
+    pub fn save(&self, counters: &[UncoreCounter]) -> Result<Saved> {
+        let mut regs: Vec<Reg> = Vec::new();
+        for c in counters {
+            let (b, counter) = self.lookup(*c)?;
+            if let Some((r, _)) = b.box_bit(Role::CounterEnable, counter.number()) {
+                regs.push(r);
+            }
+            regs.extend(counter.control);
+            regs.push(counter.counter);
+        }
+        let global = match self.global() {
+            Some(g) => Some(self.read(&g.control)? & !g.control.info.reserved_mask),
+            None => None,
+        };
         let mut values: Vec<(Reg, u64)> = Vec::new();
         for r in regs {
-            if values
-                .iter()
-                .any(|(v, _)| v.addr.location == r.addr.location)
+            let is_global = self
+                .global()
+                .is_some_and(|g| g.control.addr.location == r.addr.location);
+            if is_global
+                || values
+                    .iter()
+                    .any(|(v, _)| v.addr.location == r.addr.location)
             {
                 continue;
             }
             values.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        Ok(Saved { values })
+        Ok(Saved { global, values })
     }
 
-    /// Puts saved registers back: the global control first (so counting stops, or resumes,
-    /// before anything else changes), then box controls, then counter controls. Every write is
-    /// attempted; the first error is returned.
+    /// Puts saved registers back, writing only: counting is stopped first (from the saved
+    /// global control), then box-level enables, counter controls and values are written, and
+    /// the global control last. Every write is attempted; the first error is returned.
     pub fn restore(&self, saved: &Saved) -> Result<()> {
         let mut first_error = None;
+        let global = self.global().zip(saved.global);
+        if let Some((g, v)) = global {
+            let enable = g.info.field(Role::GlobalEnable).map_or(0, |f| f.mask());
+            first_error = self.write(&g.control, v & !enable).err();
+        }
         for (r, v) in &saved.values {
             if let Err(e) = self.write(r, *v) {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Some((g, v)) = global {
+            if let Err(e) = self.write(&g.control, v) {
                 first_error.get_or_insert(e);
             }
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Starts counting: sets U_MSR_PMON_GLOBAL_CTL.en_all and clears rst_all in the same
+    /// Starts counting: sets the global enable and clears the global reset in the same
     /// write (step (f)).
     pub fn start(&self) -> Result<()> {
-        self.set_u_ctl(&[("rst_all", 0), ("en_all", 1)]).map(|_| ())
+        self.set_global(&[(Role::GlobalReset, 0), (Role::GlobalEnable, 1)])
     }
 
-    /// Stops counting everywhere (clears en_all).
+    /// Stops counting everywhere (clears the global enable).
     pub fn stop(&self) -> Result<()> {
-        self.set_u_ctl(&[("en_all", 0)]).map(|_| ())
+        self.set_global(&[(Role::GlobalEnable, 0)])
     }
 
-    /// Resets every uncore counter and control (rst_all), leaving counting disabled.
+    /// Resets every uncore counter and control (global reset), leaving counting disabled.
     pub fn reset(&self) -> Result<()> {
-        self.set_u_ctl(&[("en_all", 0), ("rst_all", 1)])?;
-        self.set_u_ctl(&[("rst_all", 0)]).map(|_| ())
+        self.set_global(&[(Role::GlobalEnable, 0), (Role::GlobalReset, 1)])?;
+        self.set_global(&[(Role::GlobalReset, 0)])
     }
 
     /// Reads a counter while counting continues ("software can continuously read the data
     /// registers without disabling event collection").
     pub fn read_counter(&self, counter: UncoreCounter) -> Result<u64> {
-        let (_, c) = lookup(counter)?;
-        Ok(self.read(&c.ctr)? & ((1 << COUNTER_WIDTH) - 1))
+        let (_, c) = self.lookup(counter)?;
+        let raw = self.read(&c.counter)?;
+        Ok(c.count_bits().map_or(raw, |b| b.extract(raw)))
     }
 
-    /// Reads counters the recommended way for polling: freeze by clearing en_all, read, then
-    /// restore en_all as it was (section 2.1.3 (a)). The values are consistent with each
-    /// other.
+    fn globally_enabled(&self) -> Result<Option<bool>> {
+        let Some(g) = self.global() else {
+            return Ok(None);
+        };
+        let Some(f) = g.info.field(Role::GlobalEnable) else {
+            return Ok(None);
+        };
+        Ok(Some(f.extract(self.read(&g.control)?) != 0))
+    }
+
+    /// Reads counters the recommended way for polling: freeze by clearing the global enable,
+    /// read, then restore it as it was (section 2.1.3 (a)). The values are consistent with
+    /// each other.
     pub fn poll(&self, counters: &[UncoreCounter]) -> Result<Vec<u64>> {
-        let u = &self.nhm.u_ctl;
-        let was = self.read(u)?;
-        let enabled = was & u.field("en_all").map_or(0, |f| f.mask()) != 0;
+        let enabled = self.globally_enabled()? == Some(true);
         if enabled {
             self.stop()?;
         }
         let values: Result<Vec<u64>> = counters.iter().map(|c| self.read_counter(*c)).collect();
         if enabled {
             // Restore even if a read failed, so a polling error never leaves counting off.
-            let restored = self.set_u_ctl(&[("en_all", 1)]);
+            let restored = self.set_global(&[(Role::GlobalEnable, 1)]);
             let values = values?;
             restored?;
             return Ok(values);
@@ -403,77 +496,153 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
         values
     }
 
-    /// Arms a sampling session: with counting stopped, programs each counter with `pmi_en` and
-    /// preloads it with `2^48 - N` so it overflows on exactly its Nth event; then sets
-    /// `frz_all`, `pmi_core_sel` and `en_all` (clearing `rst_all`) in one write.
+    /// Arms a sampling session: with counting stopped, programs each counter with its
+    /// overflow signal, preloads it with `2^width - N` so it overflows on exactly its Nth
+    /// event, and clears any overflow left from earlier counting; then sets the global
+    /// level's freeze-on-PMI, PMI target and enable (clearing its reset) in one write.
     ///
-    /// If any step fails, every register it changed is put back as it was (the error says so
-    /// if that fails too), so a failure never leaves the uncore half armed.
-    pub fn arm(&self, plan: &SamplePlan) -> Result<Sampling> {
+    /// The whole plan is checked first (each counter exists and is given once, each interval
+    /// can be counted, each setting fits its box, the box can signal an overflow): a refused
+    /// plan reads and writes nothing. If a step fails later, every register it changed is put
+    /// back as it was (the error says so if that fails too).
+    pub fn arm<'u>(&'u self, plan: &SamplePlan) -> Result<Sampling<'u, 'a, B>> {
+        let mut prepared = Vec::new();
+        for (i, &(counter, sel, n)) in plan.counters.iter().enumerate() {
+            let (_, c) = self.lookup(counter)?;
+            if plan.counters[..i].iter().any(|(o, _, _)| *o == counter) {
+                return Err(UsageError::DuplicateCounter {
+                    counter: c.counter.name().to_string(),
+                }
+                .into());
+            }
+            let start = preload(n, c.info.width)?;
+            prepared.push((self.prepare(counter, &sel, true)?, n, start));
+        }
+        if self.global().and_then(|g| g.info.pmi_freeze()).is_none() {
+            return Err(UsageError::UnsupportedField {
+                register: self.boxes.processor.id,
+                field: "global freeze on PMI",
+            }
+            .into());
+        }
         let counters: Vec<UncoreCounter> = plan.counters.iter().map(|(c, _, _)| *c).collect();
         let saved = self.save(&counters)?;
-        rolled_back(|| self.arm_unchecked(plan), || self.restore(&saved))
+        let armed = rolled_back(
+            || self.arm_prepared(&prepared, plan.pmi_core),
+            || self.restore(&saved),
+        )?;
+        Ok(Sampling {
+            uncore: self,
+            armed,
+            saved: Some(saved),
+        })
     }
 
-    fn arm_unchecked(&self, plan: &SamplePlan) -> Result<Sampling> {
+    fn arm_prepared(&self, prepared: &[(Prepared, u64, u64)], pmi_core: u8) -> Result<Vec<Armed>> {
         self.stop()?;
         let mut armed = Vec::new();
-        for &(counter, sel, n) in &plan.counters {
-            let start = preload(n, COUNTER_WIDTH)?;
-            self.configure_with(counter, &sel, true)?;
-            let (_, c) = lookup(counter)?;
-            self.write(&c.ctr, start)?;
-            armed.push(Armed { counter, n, start });
+        for &(p, n, start) in prepared {
+            self.program(&p)?;
+            self.write_count(p.counter, start)?;
+            armed.push(Armed {
+                counter: p.counter,
+                n,
+                start,
+            });
         }
-        self.set_u_ctl(&[
-            ("frz_all", 1),
-            ("pmi_core_sel", u64::from(plan.pmi_core)),
-            ("rst_all", 0),
-            ("en_all", 1),
+        // Overflow bits left from earlier counting would read as this interval's overflow.
+        let counters: Vec<UncoreCounter> = armed.iter().map(|a| a.counter).collect();
+        self.clear_overflows(&counters)?;
+        self.io.backend.acknowledge_pmi(self.io.socket);
+        self.set_global(&[
+            (Role::FreezeOnPmi, 1),
+            (Role::PmiSelect, u64::from(pmi_core)),
+            (Role::GlobalReset, 0),
+            (Role::GlobalEnable, 1),
         ])?;
-        Ok(Sampling { armed })
+        Ok(armed)
     }
 
-    /// Reads a frozen sample: confirms the freeze came from a PMI, walks the overflow hierarchy
-    /// (U_MSR_PMON_GLOBAL_STATUS, then the S-box summaries, then each flagged box's
-    /// GLOBAL_STATUS) to find every overflowed counter, and reads each armed counter's count
-    /// for the interval.
-    pub fn frozen_sample(&self, sampling: &mut Sampling) -> Result<Sample> {
-        let u = self.read(&self.nhm.u_ctl)?;
-        if self
-            .nhm
-            .u_ctl
-            .field("en_all")
-            .is_some_and(|f| f.extract(u) != 0)
+    fn write_count(&self, counter: UncoreCounter, value: u64) -> Result<()> {
+        let (_, c) = self.lookup(counter)?;
+        let raw = match c.count_bits() {
+            Some(b) => b.insert(c.counter.name(), 0, value)?,
+            None => value,
+        };
+        self.write(&c.counter, raw)
+    }
+
+    /// Clears the overflow bits of `counters`: in their boxes, and every clear bit along
+    /// their routes (writing 1 to clear a bit that is already clear changes nothing).
+    fn clear_overflows(&self, counters: &[UncoreCounter]) -> Result<()> {
+        let mut writes: Vec<(Reg, u64)> = Vec::new();
+        let mut add = |reg: Reg, mask: u64| match writes
+            .iter_mut()
+            .find(|(r, _)| r.addr.location == reg.addr.location)
         {
-            return Err(Error::NotFrozen {
-                reason: "U_MSR_PMON_GLOBAL_CTL.en_all is still set, so the uncore is counting; wait for the PMI, or poll instead".into(),
-            });
+            Some((_, v)) => *v |= mask,
+            None => writes.push((reg, mask)),
+        };
+        for counter in counters {
+            let (b, c) = self.lookup(*counter)?;
+            if let Some((reg, bits)) = b.box_bit(Role::OverflowClear, c.number()) {
+                add(reg, bits.mask());
+            }
+            for hop in c.route.map_or(&[][..], |r| r.hops) {
+                if let Some(clear) = hop.clear {
+                    if let Some(reg) = hop_reg(&clear) {
+                        add(reg, clear.field.mask());
+                    }
+                }
+            }
         }
-        if self.backend.global_pmi(self.socket) == Some(false) {
-            return Err(Error::NotFrozen {
-                reason:
-                    "U_MSR_PMON_GLOBAL_SUMMARY.pmi is clear: counting was stopped, but not by a PMI"
-                        .into(),
-            });
+        for (reg, raw) in writes {
+            self.write(&reg, raw)?;
         }
-        let (overflowed, u_status, walk_reads) = self.walk()?;
-        if overflowed.is_empty() && self.backend.global_pmi(self.socket).is_none() {
-            return Err(Error::NotFrozen {
-                reason: "en_all is clear but no overflow is recorded in U_MSR_PMON_GLOBAL_STATUS, so the freeze did not come from a PMI".into(),
-            });
+        Ok(())
+    }
+
+    /// Reads a frozen sample: confirms the freeze came from a PMI, walks each armed counter's
+    /// overflow route top-down (global status, summaries, its box's status) to find every
+    /// overflowed armed counter, and reads each armed counter's count for the interval.
+    pub fn frozen_sample(&self, sampling: &mut Sampling<'_, 'a, B>) -> Result<Sample> {
+        if self.globally_enabled()? == Some(true) {
+            let g = self.global().expect("a global enable has a global level");
+            return Err(SamplingError::NotFrozen {
+                reason: format!(
+                    "{}.{} is still set, so the uncore is counting; wait for the PMI, or poll instead",
+                    g.control.name(),
+                    g.info.field(Role::GlobalEnable).map_or("", |f| f.name)
+                ),
+            }
+            .into());
+        }
+        if self.io.backend.global_pmi(self.io.socket) == Some(false) {
+            return Err(SamplingError::NotFrozen {
+                reason: "no PMI is pending: counting was stopped, but not by a PMI".into(),
+            }
+            .into());
+        }
+        let armed: Vec<UncoreCounter> = sampling.armed.iter().map(|a| a.counter).collect();
+        let (overflowed, walk_reads) = self.walk(&armed)?;
+        if overflowed.is_empty() && self.io.backend.global_pmi(self.io.socket).is_none() {
+            return Err(SamplingError::NotFrozen {
+                reason: "counting is stopped but no overflow is recorded along any armed counter's route, so the freeze did not come from a PMI".into(),
+            }
+            .into());
         }
         let mut counts = Vec::new();
         let mut values = Vec::new();
         for a in &sampling.armed {
             let v = self.read_counter(a.counter)?;
-            // An overflowed counter wrapped once: it counted up to 2^48 and then `v` more
+            let width = self.lookup(a.counter)?.1.info.width;
+            // An overflowed counter wrapped once: it counted up to 2^width and then `v` more
             // (the events between the overflow and the freeze). Summing the two parts keeps
-            // an interval of exactly 2^48 from reading as 0.
+            // an interval of exactly 2^width from reading as 0.
             let count = if overflowed.contains(&a.counter) {
-                ((1u64 << COUNTER_WIDTH) - a.start) + v
+                ((1u128 << width) - u128::from(a.start) + u128::from(v)) as u64
             } else {
-                delta(a.start, v, COUNTER_WIDTH)
+                delta(a.start, v, width)
             };
             counts.push((a.counter, count));
             values.push((a.counter, v));
@@ -483,124 +652,58 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
             counts,
             walk_reads,
             values,
-            u_status,
         })
     }
 
-    /// The hierarchy walk: every counter whose overflow bit is set, and the reads it took.
-    fn walk(&self) -> Result<(Vec<UncoreCounter>, u64, usize)> {
+    /// The walk: for each armed counter, its route from the top (every hop must be set; a
+    /// hop no address reaches is asked of the backend, or assumed set when it cannot say),
+    /// then its box's own overflow bit. Each register is read at most once.
+    fn walk(&self, armed: &[UncoreCounter]) -> Result<(Vec<UncoreCounter>, usize)> {
+        let mut read: HashMap<Location, u64> = HashMap::new();
         let mut reads = 0;
-        let u_status_reg = &self.nhm.u_status;
-        let u_status = self.read(u_status_reg)?;
-        reads += 1;
-        let flag = |name: &str| {
-            u_status_reg
-                .field(name)
-                .is_some_and(|f| f.extract(u_status) != 0)
+        let mut value = |reg: &Reg| -> Result<u64> {
+            if let Some(v) = read.get(&reg.addr.location) {
+                return Ok(*v);
+            }
+            let v = self.read(reg)?;
+            reads += 1;
+            read.insert(reg.addr.location, v);
+            Ok(v)
         };
         let mut found = Vec::new();
-        // Each S-box summary is asked for once, when the U-box first points below it.
-        let mut summaries: [Option<Option<Vec<&'static str>>>; 2] = [None, None];
-        for b in &self.nhm.boxes {
-            let Some(route) = b.counters.first().map(|c| c.route) else {
-                continue;
-            };
-            if !flag(route.u_status_field) {
-                continue;
-            }
-            if b.unit == "U" {
-                // The U-box counter has no box status: ov_u is its overflow bit.
-                found.push(UncoreCounter::new(b.instance, 0));
-                continue;
-            }
-            // Below an S-box, its summary narrows the boxes to read when the backend can
-            // read it; otherwise every box reporting to that S-box is read.
-            if let Some(s) = route.s_box {
-                let summary = summaries[usize::from(s & 1)]
-                    .get_or_insert_with(|| self.backend.s_summary(self.socket, s));
-                if let Some(fields) = summary {
-                    let any = b
-                        .counters
-                        .iter()
-                        .any(|c| c.route.summary_field.is_some_and(|f| fields.contains(&f)));
-                    if !any {
-                        continue;
-                    }
-                }
-            }
-            let mut status_values = Vec::new();
-            for r in &b.status {
-                status_values.push(self.read(r)?);
-                reads += 1;
-            }
-            for (pos, c) in b.counters.iter().enumerate() {
-                let set = if c.fixed {
-                    b.status
-                        .first()
-                        .zip(status_values.first())
-                        .is_some_and(|(r, v)| {
-                            r.field("ov_fixed").is_some_and(|f| f.extract(*v) != 0)
-                        })
-                } else {
-                    let half = (c.index / 8) as usize;
-                    let (r, v) = (
-                        b.status.get(half).or(b.status.first()),
-                        status_values.get(half).or(status_values.first()),
-                    );
-                    r.zip(v).is_some_and(|(r, v)| {
-                        r.field("ov")
-                            .is_some_and(|f| f.extract(*v) >> (c.index % 8) & 1 != 0)
-                    })
+        'counters: for counter in armed {
+            let (b, c) = self.lookup(*counter)?;
+            for hop in c.route.map_or(&[][..], |r| r.hops).iter().rev() {
+                let set = match hop_reg(&hop.bit) {
+                    Some(reg) => hop.bit.field.extract(value(&reg)?) != 0,
+                    None => self
+                        .io
+                        .backend
+                        .hidden_bit(self.io.socket, &hop.bit)
+                        .unwrap_or(true),
                 };
-                if set {
-                    found.push(UncoreCounter::new(b.instance, pos as u32));
+                if !set {
+                    continue 'counters;
                 }
+            }
+            let set = match b.box_bit(Role::Overflow, c.number()) {
+                Some((reg, bits)) => bits.extract(value(&reg)?) != 0,
+                // No box status: the route's first hop is the counter's own overflow bit.
+                None => c.route.is_some(),
+            };
+            if set {
+                found.push(*counter);
             }
         }
-        Ok((found, u_status, reads))
+        Ok((found, reads))
     }
 
     /// Starts the next interval from a frozen sample without losing events: clears the
-    /// overflow bits (box and U-box), preloads each overflowed counter again for its N, keeps
-    /// the others counting from where they are, and sets en_all again (section 2.1.4).
-    pub fn rearm(&self, sampling: &mut Sampling, sample: &Sample) -> Result<()> {
-        for counter in &sample.overflowed {
-            let (b, c) = lookup(*counter)?;
-            if b.unit == "U" {
-                continue;
-            }
-            let (reg, field, bit) = if c.fixed {
-                (b.ovf.first().copied(), "clr_ov_fixed", 0)
-            } else {
-                let half = b.half(&b.ovf, c);
-                (half.map(|h| h.0), "clr_ov", half.map_or(0, |h| h.1))
-            };
-            let reg =
-                reg.ok_or_else(|| Error::Sim(format!("{} has no GLOBAL_OVF_CTL", b.instance)))?;
-            let raw = with_fields(reg.info, 0, &[(field, 1 << bit)])?;
-            self.write(&reg, raw)?;
-        }
-        // U-box bits: write 1 to clear each bit that was set.
-        let ovf = &self.nhm.u_ovf;
-        let mut clear = 0;
-        for (status_field, clr_field) in [
-            ("ov_u", "clr_ov_u"),
-            ("ov_w", "clr_ov_w"),
-            ("ov_s0", "clr_ov_s0"),
-            ("ov_s1", "clr_ov_s1"),
-        ] {
-            if self
-                .nhm
-                .u_status
-                .field(status_field)
-                .is_some_and(|f| f.extract(sample.u_status) != 0)
-            {
-                clear = with_fields(ovf.info, clear, &[(clr_field, 1)])?;
-            }
-        }
-        if clear != 0 {
-            self.write(ovf, clear)?;
-        }
+    /// overflow bits along the overflowed counters' routes, preloads each overflowed counter
+    /// again for its N, keeps the others counting from where they are, and sets the global
+    /// enable again (section 2.1.4).
+    pub fn rearm(&self, sampling: &mut Sampling<'_, 'a, B>, sample: &Sample) -> Result<()> {
+        self.clear_overflows(&sample.overflowed)?;
         for a in &mut sampling.armed {
             let value = sample
                 .values
@@ -608,14 +711,14 @@ impl<'a, B: MsrAccess + UncoreSummary + ?Sized> Uncore<'a, B> {
                 .find(|(c, _)| *c == a.counter)
                 .map(|(_, v)| *v);
             if sample.overflowed.contains(&a.counter) {
-                a.start = preload(a.n, COUNTER_WIDTH)?;
-                let (_, c) = lookup(a.counter)?;
-                self.write(&c.ctr, a.start)?;
+                let width = self.lookup(a.counter)?.1.info.width;
+                a.start = preload(a.n, width)?;
+                self.write_count(a.counter, a.start)?;
             } else if let Some(v) = value {
                 a.start = v;
             }
         }
-        self.backend.acknowledge_pmi(self.socket);
-        self.set_u_ctl(&[("en_all", 1)]).map(|_| ())
+        self.io.backend.acknowledge_pmi(self.io.socket);
+        self.set_global(&[(Role::GlobalEnable, 1)])
     }
 }

@@ -5,6 +5,7 @@
 
 use super::regs::{self, Reg, RegFile};
 use super::{Journal, PmiRecord, PmiSource};
+use crate::cpuid::Cpuid0A;
 
 /// What the simulated processor reports through CPUID leaf 0AH and IA32_PERF_CAPABILITIES.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,19 +36,6 @@ impl Default for ArchConfig {
             fw_write: true,
         }
     }
-}
-
-/// CPUID leaf 0AH as the four registers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cpuid0A {
-    /// EAX.
-    pub eax: u32,
-    /// EBX (event availability; all zero: every architectural event available).
-    pub ebx: u32,
-    /// ECX.
-    pub ecx: u32,
-    /// EDX.
-    pub edx: u32,
 }
 
 impl ArchConfig {

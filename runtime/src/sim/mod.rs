@@ -1,17 +1,17 @@
 //! A simulated PMU that behaves as the guides describe, behind the same [`MsrAccess`] and
 //! [`PciAccess`] traits as the real backends, so every test and demo runs without hardware.
 //!
-//! It models the Xeon 7500 uncore (MSRs, per socket), the Xeon E5-2600 Home Agent and QPI
-//! boxes (PCI config space, per socket) and the architectural counters (MSRs, per logical
-//! CPU). What a register does on a write comes from the generated metadata: reserved bits
-//! fault as `#GP` (reported as [`AccessError::Rejected`], the MSR driver's `EIO`), ignored
-//! bits read back as zero, read-only fields keep their value, write-only fields act and read
-//! as zero.
+//! It models one processor's uncore at a time ([`SimConfig::processor`]: MSR and PCI boxes
+//! alike, per socket), driven by the structure its spec declares (see [`crate::boxes`]), and
+//! the architectural counters of every logical CPU. What a register does on a write comes
+//! from the generated metadata: reserved bits fault as `#GP` (reported as
+//! [`AccessError::Rejected`], the MSR driver's `EIO`), ignored bits read back as zero,
+//! read-only fields keep their value, write-only fields act and read as zero.
 //!
-//! Events are injected explicitly ([`Sim::inject_uncore`], [`Sim::inject_pci`],
-//! [`Sim::inject_qpi_packet`], [`Sim::inject_core`]); counters advance only when enabled at
-//! every level, wrap with a carry out of bit 47, and raise PMIs that [`Sim::pmis`] records
-//! with the number of the injected event that caused them. Everything is deterministic.
+//! Events are injected explicitly ([`Sim::inject_uncore`], [`Sim::inject_filtered`],
+//! [`Sim::inject_core`]); counters advance only when enabled at every level, wrap at their
+//! width, and raise PMIs that [`Sim::pmis`] records with the number of the injected event
+//! that caused them. Everything is deterministic.
 //!
 //! ```
 //! use pmu_regs::xeon_7500::{ubox, wbox};
@@ -29,27 +29,40 @@
 //! ```
 
 mod arch;
-mod nhmex;
 mod regs;
-mod snbep;
+mod uncore;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use pmu_regs::Location;
+use pmu_regs::{BitRef, Location, ProcessorInfo};
 
-pub use arch::{ArchConfig, Cpuid0A};
-pub use nhmex::UncoreEvent;
-pub use snbep::{PciEvent, QpiPacket, CTO_COUNT};
+pub use crate::cpuid::Cpuid0A;
+pub use arch::ArchConfig;
+pub use uncore::{UncoreEvent, FIXED_EVENT};
 
-use crate::access::{MsrAccess, PciAccess};
-use crate::catalog::processor;
-use crate::error::{AccessError, Error, Op, Result, Target};
-use crate::pci::{Bdf, UncoreDevices};
+/// An event for a box in PCI space: the same as any box's.
+pub type PciEvent = UncoreEvent;
+
+/// A packet header as a box's match/mask filters see it: `word0` is compared with the first
+/// filter, `word1` with the second (build them with the generated match layouts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QpiPacket {
+    /// Compared under the first filter's mask with its match value.
+    pub word0: u32,
+    /// Compared under the second filter's mask.
+    pub word1: u32,
+}
+
+use crate::access::{
+    AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result as BackendResult, Target,
+    UncoreSummary,
+};
+use crate::boxes::Boxes;
+use crate::error::{Error, Result, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu, Registry};
+use crate::pci::UncoreDevices;
 use crate::topology::Topology;
 use regs::{Index, Reg};
-
-/// 2^48: uncore counters are 48 bits wide.
-pub(crate) const COUNTER_MODULUS_48: u64 = 1 << 48;
 
 /// The running number of injected events (1-based once any was injected).
 #[derive(Debug, Default, Clone, Copy)]
@@ -63,22 +76,56 @@ pub(crate) struct Journal {
 }
 
 /// How the simulated machine is built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct SimConfig {
+    /// The processor whose uncore is simulated (one at a time: the Xeon 7500's and the
+    /// E5-2600's MSR boxes share MSR numbers).
+    pub processor: &'static ProcessorInfo,
     /// Sockets (packages).
     pub sockets: u32,
     /// Logical CPUs per socket; CPU numbers run socket by socket.
     pub cpus_per_socket: u32,
-    /// Events a Xeon 7500 box keeps counting between a PMI and the U-box's freeze (the
+    /// Events a box keeps counting between a PMI and the global freeze (the Xeon 7500
     /// guide's "wrap and continue to collect events").
     pub freeze_skew: u64,
     /// The architectural PMU of every CPU.
     pub arch: ArchConfig,
 }
 
+impl PartialEq for SimConfig {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.processor, other.processor)
+            && (
+                self.sockets,
+                self.cpus_per_socket,
+                self.freeze_skew,
+                self.arch,
+            ) == (
+                other.sockets,
+                other.cpus_per_socket,
+                other.freeze_skew,
+                other.arch,
+            )
+    }
+}
+
+impl Eq for SimConfig {}
+
+impl SimConfig {
+    /// The default machine with `processor`'s uncore.
+    pub fn of(processor: &'static ProcessorInfo) -> Self {
+        Self {
+            processor,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for SimConfig {
+    /// Two sockets of two CPUs with the Xeon 7500 uncore.
     fn default() -> Self {
         Self {
+            processor: &pmu_regs::xeon_7500::PROCESSOR,
             sockets: 2,
             cpus_per_socket: 2,
             freeze_skew: 0,
@@ -90,7 +137,7 @@ impl Default for SimConfig {
 /// Where a PMI came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PmiSource {
-    /// A Xeon 7500 uncore counter.
+    /// An uncore counter.
     Uncore {
         /// Socket.
         socket: usize,
@@ -122,8 +169,7 @@ pub struct PmiRecord {
 }
 
 struct State {
-    nhm: Vec<nhmex::SocketState>,
-    snb: Vec<snbep::SocketState>,
+    uncore: Vec<uncore::SocketState>,
     cpus: Vec<arch::CpuState>,
     journal: Journal,
 }
@@ -132,16 +178,16 @@ struct State {
 pub struct Sim {
     config: SimConfig,
     index: Index,
-    nhm: nhmex::Model,
-    snb: snbep::Model,
+    uncore: uncore::Model,
     state: Mutex<State>,
+    owners: Registry,
 }
 
 /// The architectural register of layout `type_name` and array index `index`.
 pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
     static ARCH: OnceLock<Vec<Reg>> = OnceLock::new();
     ARCH.get_or_init(|| {
-        processor("architectural")
+        pmu_regs::arch::PROCESSOR
             .units
             .iter()
             .flat_map(|u| u.registers.iter().copied())
@@ -166,26 +212,23 @@ impl Sim {
     /// A simulator with every register at its reset value.
     pub fn new(config: SimConfig) -> Self {
         let mut index = Index::default();
-        // One simulated machine has the Xeon 7500 uncore's MSRs and the E5-2600's PCI boxes
-        // (their MSR numbers overlap, so the E5-2600's MSR boxes are not simulated).
-        index.add_processor(processor("xeon-7500"), None);
-        index.add_processor(processor("architectural"), None);
-        index.add_processor(processor("xeon-e5-2600"), Some(pmu_regs::Space::Pci));
-        let nhm = nhmex::Model::new();
-        let snb = snbep::Model::new(processor("xeon-e5-2600"), &index);
+        // The architectural registers always belong to the per-CPU model (added last, so a
+        // configuration naming the architectural PMU as its uncore changes nothing).
+        index.add_processor(config.processor, false);
+        index.add_processor(&pmu_regs::arch::PROCESSOR, true);
+        let uncore = uncore::Model::new(Boxes::of(config.processor));
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         Self {
             config,
             index,
-            nhm,
-            snb,
+            uncore,
             state: Mutex::new(State {
-                nhm: vec![Default::default(); sockets],
-                snb: vec![Default::default(); sockets],
+                uncore: vec![Default::default(); sockets],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
+            owners: Registry::new(),
         }
     }
 
@@ -207,12 +250,13 @@ impl Sim {
         )
     }
 
-    /// The E5-2600 uncore devices of every simulated socket, as discovery would find them.
+    /// The uncore PCI devices of every simulated socket, as discovery would find them (none
+    /// for a processor whose boxes are all MSRs).
     pub fn uncore_devices(&self) -> UncoreDevices {
         let buses: Vec<(u16, u8)> = (0..self.config.sockets.max(1))
             .map(|s| (0, sim_bus(s)))
             .collect();
-        UncoreDevices::complete(processor("xeon-e5-2600"), &buses)
+        UncoreDevices::complete(self.config.processor, &buses)
     }
 
     /// CPUID leaf 0AH of every simulated CPU.
@@ -231,19 +275,38 @@ impl Sim {
             .map(|s| s as usize)
     }
 
-    fn bad_socket(socket: usize) -> Error {
-        Error::Sim(format!("the simulator has no socket {socket}"))
+    fn bad_socket(&self, socket: usize) -> UsageError {
+        UsageError::NoSuchPlace {
+            place: format!("socket {socket} in the simulator"),
+            available: format!("sockets 0-{}", self.config.sockets.max(1) - 1),
+        }
     }
 
-    /// Injects `count` events into a Xeon 7500 box of `socket`.
+    fn bad_cpu(&self, cpu: u32) -> UsageError {
+        let cpus = self.config.sockets.max(1) * self.config.cpus_per_socket.max(1);
+        UsageError::NoSuchPlace {
+            place: format!("CPU {cpu} in the simulator"),
+            available: format!("CPUs 0-{}", cpus - 1),
+        }
+    }
+
+    fn no_box(&self, instance: &str) -> Error {
+        UsageError::NoSuchBox {
+            name: format!("{instance} in the simulated {}", self.config.processor.id),
+            available: self.uncore.instances().join(", "),
+        }
+        .into()
+    }
+
+    /// Injects `count` events into box `event.instance` of `socket`.
     pub fn inject_uncore(&self, socket: usize, event: UncoreEvent, count: u64) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let sock = st
-            .nhm
+            .uncore
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
-        if self.nhm.inject(
+            .ok_or_else(|| self.bad_socket(socket))?;
+        if self.uncore.inject(
             socket,
             sock,
             &event,
@@ -253,30 +316,47 @@ impl Sim {
         ) {
             Ok(())
         } else {
-            Err(Error::Sim(format!(
-                "the Xeon 7500 has no box {}; boxes: {}",
-                event.instance,
-                self.nhm.instances().collect::<Vec<_>>().join(", ")
-            )))
+            Err(self.no_box(event.instance))
         }
     }
 
-    /// Injects `count` events into an E5-2600 box (`HA`, `P0`, `P1`) of `socket`.
+    /// Injects `count` events into a box in PCI space: the same as [`Self::inject_uncore`].
     pub fn inject_pci(&self, socket: usize, event: PciEvent, count: u64) -> Result<()> {
+        self.inject_uncore(socket, event, count)
+    }
+
+    /// Sends `count` packets with header `words` through box `instance` of `socket`: the
+    /// counters that select its filters' event count those every filter accepts.
+    pub fn inject_filtered(
+        &self,
+        socket: usize,
+        instance: &str,
+        words: &[u64],
+        count: u64,
+    ) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let sock = st
-            .snb
+            .uncore
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
-        if self.snb.inject(sock, &event, count, &mut st.journal.seq) {
-            Ok(())
-        } else {
-            Err(Error::Sim(format!(
-                "the E5-2600 model has no box {} (HA, P0, P1)",
-                event.instance
-            )))
-        }
+            .ok_or_else(|| self.bad_socket(socket))?;
+        self.uncore
+            .inject_filtered(
+                socket,
+                sock,
+                instance,
+                words,
+                count,
+                self.config.freeze_skew,
+                &mut st.journal,
+            )
+            .ok_or_else(|| {
+                UsageError::NoSuchBox {
+                    name: format!("{instance} with a packet filter"),
+                    available: self.uncore.filtered_instances().join(", "),
+                }
+                .into()
+            })
     }
 
     /// Sends `count` packets through QPI port `port` (`"P0"`, `"P1"`) of `socket`.
@@ -287,48 +367,41 @@ impl Sim {
         packet: QpiPacket,
         count: u64,
     ) -> Result<()> {
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let sock = st
-            .snb
-            .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
-        if self
-            .snb
-            .inject_packet(sock, port, packet, count, &mut st.journal.seq)
-        {
-            Ok(())
-        } else {
-            Err(Error::Sim(format!(
-                "no QPI port {port} with a packet filter (P0, P1)"
-            )))
-        }
+        self.inject_filtered(
+            socket,
+            port,
+            &[u64::from(packet.word0), u64::from(packet.word1)],
+            count,
+        )
     }
 
-    /// Raises (or drops) the E5-2600 freeze signal on `socket`: boxes with `frz_en` stop.
+    /// Raises (or drops) the freeze signal on `socket`: boxes with freeze enabled stop.
     pub fn set_freeze_signal(&self, socket: usize, on: bool) -> Result<()> {
         let mut st = self.lock();
         let sock = st
-            .snb
+            .uncore
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
-        self.snb.set_freeze_signal(sock, on);
+            .ok_or_else(|| self.bad_socket(socket))?;
+        self.uncore.set_freeze_signal(sock, on);
         Ok(())
     }
 
-    /// Whether E5-2600 box `instance` of `socket` is frozen.
+    /// Whether box `instance` of `socket` is frozen.
     pub fn is_frozen(&self, socket: usize, instance: &str) -> Result<bool> {
         let st = self.lock();
-        let sock = st.snb.get(socket).ok_or_else(|| Self::bad_socket(socket))?;
-        self.snb
+        let sock = st
+            .uncore
+            .get(socket)
+            .ok_or_else(|| self.bad_socket(socket))?;
+        self.uncore
             .is_frozen(sock, instance)
-            .ok_or_else(|| Error::Sim(format!("no E5-2600 box {instance}")))
+            .ok_or_else(|| self.no_box(instance))
     }
 
-    /// E5-2600 counters that wrapped on `socket`: (register, injected event number).
+    /// Uncore counters that wrapped on `socket`: (register, injected event number).
     pub fn pci_overflows(&self, socket: usize) -> Vec<(&'static str, u64)> {
         self.lock()
-            .snb
+            .uncore
             .get(socket)
             .map(|s| s.overflows.clone())
             .unwrap_or_default()
@@ -341,7 +414,7 @@ impl Sim {
         let state = st
             .cpus
             .get_mut(cpu as usize)
-            .ok_or_else(|| Error::Sim(format!("the simulator has no CPU {cpu}")))?;
+            .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject(cpu, ev_sel, umask, count, &mut st.journal);
         Ok(())
     }
@@ -354,7 +427,7 @@ impl Sim {
         let state = st
             .cpus
             .get_mut(cpu as usize)
-            .ok_or_else(|| Error::Sim(format!("the simulator has no CPU {cpu}")))?;
+            .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject_fixed(cpu, i, count, &mut st.journal);
         Ok(())
     }
@@ -369,92 +442,92 @@ impl Sim {
         self.lock().journal.seq.0
     }
 
-    /// U_MSR_PMON_GLOBAL_SUMMARY.pmi of `socket`: the U-box received a PMI. No public source
-    /// gives this register's address or bit, so the simulator exposes the state directly.
+    /// Whether `socket`'s uncore has raised a PMI not yet handled (on the Xeon 7500,
+    /// U_MSR_PMON_GLOBAL_SUMMARY.pmi, which no public source gives an address for).
     pub fn uncore_pmi_pending(&self, socket: usize) -> Result<bool> {
         let st = self.lock();
-        st.nhm
+        st.uncore
             .get(socket)
             .map(|s| s.pmi)
-            .ok_or_else(|| Self::bad_socket(socket))
+            .ok_or_else(|| self.bad_socket(socket).into())
     }
 
     /// Clears the PMI state of `socket` (as handling the interrupt does).
     pub fn acknowledge_uncore_pmi(&self, socket: usize) -> Result<()> {
         let mut st = self.lock();
         let sock = st
-            .nhm
+            .uncore
             .get_mut(socket)
-            .ok_or_else(|| Self::bad_socket(socket))?;
-        self.nhm.acknowledge_pmi(sock);
+            .ok_or_else(|| self.bad_socket(socket))?;
+        self.uncore.acknowledge_pmi(sock);
         Ok(())
     }
 
-    /// The fields set in S{s}_MSR_PMON_SUMMARY of `socket` (no public source gives its MSR
-    /// number, so it is not reachable through [`MsrAccess`]).
-    pub fn s_summary(&self, socket: usize, s: u8) -> Result<Vec<&'static str>> {
+    /// The overflow-hierarchy bits set on `socket` in registers no public source gives an
+    /// address for (the Xeon 7500 S-box summaries), as `REGISTER.field`.
+    pub fn hidden_bits(&self, socket: usize) -> Result<Vec<&'static str>> {
         let st = self.lock();
-        st.nhm
+        st.uncore
             .get(socket)
-            .map(|sock| self.nhm.summary(sock, s))
-            .ok_or_else(|| Self::bad_socket(socket))
+            .map(|sock| self.uncore.hidden_bits(sock))
+            .ok_or_else(|| self.bad_socket(socket).into())
     }
 
-    fn rejected(op: Op, target: Target) -> Error {
-        Error::access(op, target, AccessError::Rejected)
+    fn rejected(op: Op, target: Target) -> BackendError {
+        BackendError::access(op, target, AccessError::Rejected)
     }
 }
 
 impl MsrAccess for Sim {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         let target = Target::Msr { cpu, address };
         let socket = self
             .socket_of_cpu(cpu)
             .ok_or_else(|| Self::no_cpu(Op::Read, cpu, address))?;
-        let reg = self
+        let (reg, per_cpu) = self
             .index
             .get(&Location::Msr(address))
             .ok_or_else(|| Self::rejected(Op::Read, target))?;
         let st = self.lock();
-        if reg.info.processor == "architectural" {
+        if per_cpu {
             return st.cpus[cpu as usize]
                 .read(&reg)
                 .ok_or_else(|| Self::rejected(Op::Read, target));
         }
-        Ok(self.nhm.read(&st.nhm[socket], &reg))
+        Ok(self.uncore.read(&st.uncore[socket], &reg))
     }
 
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         let target = Target::Msr { cpu, address };
         let socket = self
             .socket_of_cpu(cpu)
             .ok_or_else(|| Self::no_cpu(Op::Write, cpu, address))?;
-        let reg = self
+        let (reg, per_cpu) = self
             .index
             .get(&Location::Msr(address))
             .ok_or_else(|| Self::rejected(Op::Write, target))?;
         let mut st = self.lock();
-        if reg.info.processor == "architectural" {
+        if per_cpu {
             return if st.cpus[cpu as usize].write(&reg, value) {
                 Ok(())
             } else {
                 Err(Self::rejected(Op::Write, target))
             };
         }
-        let sock = &mut st.nhm[socket];
+        let sock = &mut st.uncore[socket];
         let old = sock.regs.get(&reg);
         let w =
             regs::write(reg.info, old, value).ok_or_else(|| Self::rejected(Op::Write, target))?;
         sock.regs.put(&reg, w.stored);
-        self.nhm.after_write(sock, &reg, w.actions);
+        self.uncore.after_write(sock, &reg, value, w.actions);
         Ok(())
     }
 }
 
 impl Sim {
-    fn no_cpu(op: Op, cpu: u32, address: u32) -> Error {
+    fn no_cpu(op: Op, cpu: u32, address: u32) -> BackendError {
         // What the msr driver says for a CPU that does not exist: no device file.
-        Error::access(
+        BackendError::access(
             op,
             Target::Msr { cpu, address },
             AccessError::NoMsrDevice {
@@ -478,16 +551,16 @@ impl Sim {
             function: bdf.function,
             offset: off,
         };
-        if let Some(r) = self.index.get(&at(offset)) {
+        if let Some((r, _)) = self.index.get(&at(offset)) {
             return Some((r, false));
         }
-        let r = self.index.get(&at(offset.checked_sub(4)?))?;
+        let (r, _) = self.index.get(&at(offset.checked_sub(4)?))?;
         (r.info.width == 64).then_some((r, true))
     }
 }
 
 impl PciAccess for Sim {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         let target = Target::Pci { bdf, offset };
         let socket = self
             .socket_of_bus(bdf)
@@ -497,11 +570,11 @@ impl PciAccess for Sim {
             let _ = target;
             return Ok(0);
         };
-        let v = self.lock().snb[socket].regs.get(&reg);
+        let v = self.uncore.read(&self.lock().uncore[socket], &reg);
         Ok(if high { (v >> 32) as u32 } else { v as u32 })
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         let target = Target::Pci { bdf, offset };
         let socket = self
             .socket_of_bus(bdf)
@@ -510,7 +583,7 @@ impl PciAccess for Sim {
             return Ok(()); // writes to unimplemented config space are dropped
         };
         let mut st = self.lock();
-        let sock = &mut st.snb[socket];
+        let sock = &mut st.uncore[socket];
         let old = sock.regs.get(&reg);
         let raw = if high {
             (old & 0xFFFF_FFFF) | u64::from(value) << 32
@@ -521,14 +594,14 @@ impl PciAccess for Sim {
         };
         let w = regs::write(reg.info, old, raw).ok_or_else(|| Self::rejected(Op::Write, target))?;
         sock.regs.put(&reg, w.stored);
-        self.snb.after_write(sock, &reg, raw);
+        self.uncore.after_write(sock, &reg, raw, w.actions);
         Ok(())
     }
 }
 
 impl Sim {
-    fn no_device(&self, op: Op, bdf: Bdf, offset: u16) -> Error {
-        Error::access(
+    fn no_device(&self, op: Op, bdf: Bdf, offset: u16) -> BackendError {
+        BackendError::access(
             op,
             Target::Pci { bdf, offset },
             AccessError::NoPciDevice {
@@ -538,12 +611,20 @@ impl Sim {
     }
 }
 
-impl crate::sampling::uncore::UncoreSummary for Sim {
+impl Ownership for Sim {
+    /// Claims are in-process: one simulator, one registry.
+    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
+        self.owners.claim(pmu)
+    }
+}
+
+impl UncoreSummary for Sim {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.uncore_pmi_pending(socket).ok()
     }
-    fn s_summary(&self, socket: usize, s: u8) -> Option<Vec<&'static str>> {
-        Sim::s_summary(self, socket, s).ok()
+    fn hidden_bit(&self, socket: usize, bit: &BitRef) -> Option<bool> {
+        let st = self.lock();
+        self.uncore.hop_bit(st.uncore.get(socket)?, bit)
     }
     fn acknowledge_pmi(&self, socket: usize) {
         let _ = self.acknowledge_uncore_pmi(socket);

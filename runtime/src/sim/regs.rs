@@ -5,7 +5,33 @@ use std::collections::HashMap;
 
 use pmu_regs::{Access, Location, RegisterInfo};
 
-pub(crate) use crate::catalog::{Index, Reg};
+pub(crate) use crate::boxes::Reg;
+
+/// Every register of some processors by location, each with whether it belongs to the
+/// architectural (per-CPU) model.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    by_location: HashMap<Location, (Reg, bool)>,
+}
+
+impl Index {
+    /// Adds the registers of `processor`; `per_cpu` marks the architectural model's.
+    pub fn add_processor(&mut self, processor: &'static pmu_regs::ProcessorInfo, per_cpu: bool) {
+        for unit in processor.units {
+            for info in unit.registers.iter().copied() {
+                for addr in info.known_addresses() {
+                    self.by_location
+                        .insert(addr.location, (Reg { info, addr }, per_cpu));
+                }
+            }
+        }
+    }
+
+    /// The register at `location`, and whether it is per-CPU.
+    pub fn get(&self, location: &Location) -> Option<(Reg, bool)> {
+        self.by_location.get(location).copied()
+    }
+}
 
 fn mask_of(info: &RegisterInfo, keep: impl Fn(Access) -> bool) -> u64 {
     info.fields
@@ -39,11 +65,6 @@ pub(crate) fn write(info: &RegisterInfo, old: u64, raw: u64) -> Option<Written> 
         stored: (old & kept_bits) | (raw & stored_bits),
         actions: raw & action_bits,
     })
-}
-
-/// The value of field `name` in `raw` (0 if the layout has no such field).
-pub(crate) fn get(info: &RegisterInfo, raw: u64, name: &str) -> u64 {
-    info.field(name).map_or(0, |f| f.extract(raw))
 }
 
 /// `raw` with field `name` set to `value` (unchanged if there is no such field).

@@ -5,6 +5,7 @@
 use crate::diagnostics::Diagnostic;
 use crate::model::Position;
 
+mod perf;
 mod roles;
 mod routes;
 mod wiring;

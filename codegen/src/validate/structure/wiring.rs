@@ -20,6 +20,7 @@ impl Validator {
         raw: Option<&RawPmu>,
         registers: &[Register],
         instances: &[Instance],
+        known_source: &dyn Fn(&str) -> bool,
     ) -> Option<(Pmu, PendingRoutes)> {
         let Some(raw) = raw else {
             if let Some((r, f)) = registers
@@ -637,6 +638,7 @@ impl Validator {
                     .collect(),
             });
         }
+        let perf = self.perf_pmus(ctx, raw, instances, &numbers, known_source);
         let notes = raw
             .note
             .iter()
@@ -659,6 +661,7 @@ impl Validator {
                 filters,
                 routes: Vec::new(),
                 global,
+                perf,
                 notes,
             },
             PendingRoutes {

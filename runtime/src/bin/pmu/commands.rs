@@ -1,14 +1,14 @@
 //! `list`, `decode`, `encode`, `read` and `write`.
 
-use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, Role, PROCESSORS};
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
-use pmu_runtime::{read_by_info, write_by_info, Error, Place};
+use pmu_runtime::machine::{Machine, Resolved};
+use pmu_runtime::{BackendError, Place, UsageError};
 use serde_json::{json, Value};
 
-use crate::machine::Machine;
 use crate::table::Table;
-use crate::{Failure, PlaceArgs};
+use crate::{detect, grammar, warn, Failure, PlaceArgs, ValueArgs};
 
 type Out = Result<String, Failure>;
 
@@ -24,7 +24,8 @@ fn location_text(loc: &Location) -> String {
             device,
             function,
             offset,
-        } => format!("PCI 8086:{device_id:04x} {device:02x}.{function} +{offset:#X}"),
+        } => format!("PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}")
+            .replace("0X", "0x"),
     }
 }
 
@@ -33,6 +34,7 @@ fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
     match loc {
         Some(Location::Msr(a)) => {
             m.insert("address".into(), json!(a));
+            m.insert("address_hex".into(), json!(format!("{a:#x}")));
         }
         Some(Location::Pci {
             device_id,
@@ -41,6 +43,7 @@ fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             offset,
         }) => {
             m.insert("address".into(), json!(offset));
+            m.insert("address_hex".into(), json!(format!("{offset:#x}")));
             m.insert("offset".into(), json!(offset));
             m.insert("device_id".into(), json!(device_id));
             m.insert("device".into(), json!(device));
@@ -86,26 +89,7 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
         }
     }
     if units_seen == 0 {
-        let processors: Vec<&str> = PROCESSORS.iter().map(|p| p.id).collect();
-        let units: Vec<&str> = PROCESSORS
-            .iter()
-            .flat_map(|p| p.units.iter().map(|u| u.name))
-            .collect();
-        return Err(Error::BadValue {
-            text: format!(
-                "{}{}",
-                processor.unwrap_or(""),
-                unit.map(|u| format!(" {u}")).unwrap_or_default()
-            )
-            .trim()
-            .to_string(),
-            expected: format!(
-                "a processor ({}) and unit ({})",
-                processors.join(", "),
-                units.join(", ")
-            ),
-        }
-        .into());
+        return Err(nothing_selected(processor, unit));
     }
     if json_out {
         let items: Vec<Value> = rows
@@ -126,7 +110,7 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
                     Value::Array(
                         r.fields
                             .iter()
-                            .map(|f| json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset}))
+                            .map(|f| json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)}))
                             .collect(),
                     ),
                 );
@@ -152,6 +136,55 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
     Ok(t.render())
 }
 
+/// Why `--processor`/`--unit` selected nothing, naming only what was asked about.
+fn nothing_selected(processor: Option<&str>, unit: Option<&str>) -> Failure {
+    let ids = || {
+        PROCESSORS
+            .iter()
+            .map(|p| p.id)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(p) = PROCESSORS
+        .iter()
+        .find(|p| processor.is_none_or(|w| matches(Some(w), &[p.id, p.module])))
+    else {
+        return Failure::usage(format!(
+            "there is no processor {}; the processors are {}",
+            processor.unwrap_or_default(),
+            ids()
+        ));
+    };
+    let unit = unit.unwrap_or_default();
+    let owners: Vec<&str> = PROCESSORS
+        .iter()
+        .filter(|q| {
+            q.units
+                .iter()
+                .any(|u| matches(Some(unit), &[u.name, u.module]))
+        })
+        .map(|q| q.id)
+        .collect();
+    match processor {
+        Some(_) => {
+            let units: Vec<&str> = p.units.iter().map(|u| u.name).collect();
+            let elsewhere = if owners.is_empty() {
+                String::new()
+            } else {
+                format!(" ({unit} is a unit of {})", owners.join(", "))
+            };
+            Failure::usage(format!(
+                "{} has no unit {unit}{elsewhere}; its units are {}",
+                p.id,
+                units.join(", ")
+            ))
+        }
+        None => Failure::usage(format!(
+            "there is no unit {unit}; `pmu list --summary` shows every processor's units"
+        )),
+    }
+}
+
 /// The units `list` selects, or a usage error naming what exists.
 fn selected_units(
     processor: Option<&str>,
@@ -168,36 +201,94 @@ fn selected_units(
         })
         .collect();
     if units.is_empty() {
-        let processors: Vec<&str> = PROCESSORS.iter().map(|p| p.id).collect();
-        let all: Vec<&str> = PROCESSORS
-            .iter()
-            .flat_map(|p| p.units.iter().map(|u| u.name))
-            .collect();
-        return Err(Error::BadValue {
-            text: format!("{} {}", processor.unwrap_or(""), unit.unwrap_or(""))
-                .trim()
-                .to_string(),
-            expected: format!(
-                "a processor ({}) and unit ({})",
-                processors.join(", "),
-                all.join(", ")
-            ),
-        }
-        .into());
+        return Err(nothing_selected(processor, unit));
     }
     Ok(units)
 }
 
-/// `pmu list --events`.
-pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
+/// Event descriptions from an Intel perfmon JSON file: by name, and by (code, umask) for
+/// the architectural events, whose names in the spec are the SDM's.
+struct Descriptions {
+    by_name: std::collections::HashMap<String, String>,
+    by_code: std::collections::HashMap<(u64, u64), String>,
+}
+
+impl Descriptions {
+    fn read(path: &std::path::Path) -> Result<Self, Failure> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::operation(format!(
+                "cannot read {}: {e}; give the path of one of Intel's perfmon JSON files",
+                path.display()
+            ))
+        })?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            Failure::operation(format!(
+                "{} is not an Intel perfmon event list (JSON): {e}",
+                path.display()
+            ))
+        })?;
+        let events = v.get("Events").unwrap_or(&v).as_array().ok_or_else(|| {
+            Failure::operation(format!(
+                "{} has no \"Events\" array: it is not an Intel perfmon event list",
+                path.display()
+            ))
+        })?;
+        let mut d = Descriptions {
+            by_name: Default::default(),
+            by_code: Default::default(),
+        };
+        let num = |e: &Value, k: &str| {
+            e.get(k).and_then(Value::as_str).and_then(|s| {
+                u64::from_str_radix(s.trim_start_matches("0x").split(',').next()?, 16).ok()
+            })
+        };
+        for e in events {
+            let (Some(name), Some(text)) = (
+                e.get("EventName").and_then(Value::as_str),
+                e.get("BriefDescription").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            d.by_name
+                .insert(name.to_ascii_uppercase(), text.to_string());
+            if let (Some(c), Some(u)) = (num(e, "EventCode"), num(e, "UMask")) {
+                d.by_code.entry((c, u)).or_insert_with(|| text.to_string());
+            }
+        }
+        Ok(d)
+    }
+
+    fn of(&self, unit: &str, e: &pmu_regs::EventInfo) -> Option<&str> {
+        self.by_name
+            .get(&e.name.to_ascii_uppercase())
+            .or_else(|| {
+                (unit == "CORE")
+                    .then(|| self.by_code.get(&(u64::from(e.code), u64::from(e.umask))))
+                    .flatten()
+            })
+            .map(String::as_str)
+    }
+}
+
+/// `pmu list --events`: every unit's events, the architectural ones included, with Intel's
+/// descriptions when `perfmon` names Intel's event list.
+pub fn list_events(
+    processor: Option<&str>,
+    unit: Option<&str>,
+    perfmon: Option<&std::path::Path>,
+    json_out: bool,
+) -> Out {
     let units = selected_units(processor, unit)?;
+    let descriptions = perfmon.map(Descriptions::read).transpose()?;
+    let describe =
+        |u: &str, e: &pmu_regs::EventInfo| descriptions.as_ref().and_then(|d| d.of(u, e));
     if json_out {
         let items: Vec<Value> = units
             .iter()
             .flat_map(|(pid, u)| {
                 u.events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "umask": e.umask, "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters})
+                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "description": describe(u.name, e)})
                 })
             })
             .collect();
@@ -206,7 +297,11 @@ pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) 
             serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
         ));
     }
-    let mut t = Table::new(&["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"]);
+    let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
+    if descriptions.is_some() {
+        header.push("DESCRIPTION");
+    }
+    let mut t = Table::new(&header);
     for (_, u) in &units {
         for e in u.events {
             let counters: Vec<String> = (0..32)
@@ -218,14 +313,18 @@ pub fn list_events(processor: Option<&str>, unit: Option<&str>, json_out: bool) 
             } else {
                 format!("{:#04x}", e.code)
             };
-            t.row(vec![
+            let mut row = vec![
                 e.name.into(),
                 u.name.into(),
                 code,
                 format!("{:#04x}", e.umask),
                 counters.join(","),
                 e.filters.into(),
-            ]);
+            ];
+            if descriptions.is_some() {
+                row.push(describe(u.name, e).unwrap_or("").to_string());
+            }
+            t.row(row);
         }
     }
     Ok(t.render())
@@ -350,12 +449,21 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>) -> String {
         Value::Array(
             d.fields
                 .iter()
-                .map(|f| json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "meaning": f.meaning}))
+                .map(|f| json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "value_hex": format!("{:#x}", f.value), "meaning": f.meaning}))
                 .collect(),
         ),
     );
     m.insert("reserved_bits_set".into(), json!(d.reserved_set));
+    m.insert(
+        "reserved_bits_set_hex".into(),
+        json!(format!("{:#x}", d.reserved_set)),
+    );
     m.insert("ignored_bits_set".into(), json!(d.ignored_set));
+    m.insert(
+        "ignored_bits_set_hex".into(),
+        json!(format!("{:#x}", d.ignored_set)),
+    );
+    m.insert("event".into(), json!(event_of(d)));
     m.extend(extra);
     format!(
         "{}\n",
@@ -377,43 +485,216 @@ fn header(found: &Found, value: u64) -> String {
     )
 }
 
+/// The event a control value selects, by its unit's event list (`UNC_H_REQUESTS.READS`).
+fn event_of(d: &Decoded) -> Option<&'static str> {
+    let info = d.register;
+    let sel = info.role(Role::Event)?.extract(d.raw);
+    let umask = info.role(Role::Umask).map(|f| f.extract(d.raw));
+    let ext = info.role(Role::EventExt).map(|f| f.extract(d.raw) != 0);
+    codec::unit_events(info)
+        .iter()
+        .find(|e| {
+            u64::from(e.code) == sel
+                && umask.is_none_or(|u| u == u64::from(e.umask))
+                && ext.is_none_or(|x| x == e.ext_sel)
+        })
+        .map(|e| e.name)
+}
+
+fn event_line(d: &Decoded) -> String {
+    // A control that is all zero selects nothing yet, whatever event 0 may be.
+    (d.raw != 0)
+        .then(|| event_of(d))
+        .flatten()
+        .map(|e| format!("event: {e}\n"))
+        .unwrap_or_default()
+}
+
+/// A register by name, by MSR number (`0x186`), or, for a name two processors share, the
+/// one this machine has (`detected`).
+fn resolve(register: &str, detected: Option<&str>) -> Result<Found, Failure> {
+    let name = register.trim();
+    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        let address = u32::from_str_radix(hex, 16)
+            .map_err(|_| Failure::usage(format!("`{register}` is not an MSR number (0x186)")))?;
+        let found: Vec<Found> = PROCESSORS
+            .iter()
+            .flat_map(|p| p.units.iter())
+            .flat_map(|u| u.registers.iter().copied())
+            .flat_map(|info| {
+                info.known_addresses()
+                    .iter()
+                    .filter(move |a| a.location == Location::Msr(address))
+                    .map(move |a| Found {
+                        info,
+                        address: Some(a),
+                    })
+            })
+            .collect();
+        let here: Vec<Found> = found
+            .iter()
+            .copied()
+            .filter(|f| detected.is_none_or(|p| f.info.processor == p))
+            .collect();
+        return match (found.len(), here.len()) {
+            (0, _) => Err(Failure::usage(format!(
+                "no register in the specs is at MSR {address:#X}; `pmu list` shows every register \
+                 and its address (pmu reads only registers it can decode)"
+            ))),
+            (1, _) => Ok(found[0]),
+            (_, 1) => Ok(here[0]),
+            _ => Err(Failure::usage(format!(
+                "MSR {address:#X} is {}; name one of them",
+                found
+                    .iter()
+                    .map(|f| format!(
+                        "{}:{}",
+                        f.info.processor,
+                        f.address.map_or(f.info.name, |a| a.name)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ))),
+        };
+    }
+    if let (Some(p), false) = (detected, name.contains(':')) {
+        if let Ok(f) = lookup::find(&format!("{p}:{name}")) {
+            return Ok(f);
+        }
+    }
+    Ok(lookup::find(name)?)
+}
+
+/// Value-only output: one field (by name or bit range) or the whole value, bare hex (as
+/// rdmsr prints it) or decimal.
+fn value_only(d: &Decoded, show: &ValueArgs) -> Result<String, Failure> {
+    let value = match &show.field {
+        None => d.raw,
+        Some(f) => {
+            let range = f
+                .split_once(':')
+                .map_or(Some((f.as_str(), f.as_str())), Some);
+            let bits = range.and_then(|(m, l)| {
+                Some((m.trim().parse::<u32>().ok()?, l.trim().parse::<u32>().ok()?))
+            });
+            match bits {
+                Some((msb, lsb)) if msb >= lsb && msb < d.register.width => {
+                    let width = msb - lsb + 1;
+                    let mask = if width >= 64 {
+                        u64::MAX
+                    } else {
+                        (1 << width) - 1
+                    };
+                    (d.raw >> lsb) & mask
+                }
+                Some(_) => {
+                    return Err(Failure::usage(format!(
+                        "-f {f}: give MSB:LSB with MSB >= LSB, inside the {}-bit register",
+                        d.register.width
+                    )))
+                }
+                None => match d
+                    .fields
+                    .iter()
+                    .find(|x| x.name.eq_ignore_ascii_case(f.trim()))
+                {
+                    Some(x) => x.value,
+                    None => {
+                        return Err(Failure::usage(format!(
+                            "{} has no field {f}; its fields are {}, or give bits as MSB:LSB",
+                            d.register.name,
+                            d.fields
+                                .iter()
+                                .map(|x| x.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )))
+                    }
+                },
+            }
+        }
+    };
+    Ok(if show.decimal {
+        value.to_string()
+    } else {
+        format!("{value:x}")
+    })
+}
+
 /// `pmu decode`.
-pub fn decode(register: &str, value: &str, json_out: bool) -> Out {
-    let found = lookup::find(register)?;
-    let raw = codec::parse_number(value)?;
+pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> Out {
+    let found = resolve(register, None)?;
+    let raw = grammar::number(value)?;
     let d = codec::decode(found.info, raw);
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
     if json_out {
         return Ok(decoded_json(&d, Default::default()));
     }
     if d.reserved_set != 0 {
-        eprintln!(
-            "pmu: warning: {register}: reserved bits {:#x} are set",
+        warn(&format!(
+            "{}: reserved bits {:#x} are set",
+            register.trim(),
             d.reserved_set
-        );
+        ));
     }
-    Ok(format!("{}{}", header(&found, raw), decoded_table(&d)))
+    Ok(format!(
+        "{}{}{}",
+        header(&found, raw),
+        event_line(&d),
+        decoded_table(&d)
+    ))
 }
 
 /// `pmu encode`.
 pub fn encode(register: &str, fields: &[String], json_out: bool) -> Out {
-    let found = lookup::find(register)?;
-    let assignments = codec::parse_assignments(fields)?;
+    let found = resolve(register, None)?;
+    let assignments = grammar::assignments(found.info, fields)?;
     let raw = codec::encode(found.info, found.info.reset, &assignments)?;
     let d = codec::decode(found.info, raw);
     if json_out {
         return Ok(decoded_json(&d, Default::default()));
     }
-    Ok(format!("{}{}", header(&found, raw), decoded_table(&d)))
+    Ok(format!(
+        "{}{}{}",
+        header(&found, raw),
+        event_line(&d),
+        decoded_table(&d)
+    ))
 }
 
 /// A register instance with an address, or why there is none.
 fn instance(
     register: &str,
+    args: &PlaceArgs,
 ) -> Result<(&'static RegisterInfo, &'static AddressInfo, Found), Failure> {
-    let found = lookup::find(register)?;
+    let cpu = (!args.sim)
+        .then(|| detect::read(args.root.as_deref()))
+        .flatten();
+    let found = resolve(register, cpu.as_ref().and_then(|c| c.uncore_spec()))?;
+    if !args.sim {
+        detect::check(args.root.as_deref(), register.trim(), found.info.processor)?;
+    }
+    let name = found.address.map_or(found.info.name, |a| a.name);
+    match found.info.space {
+        pmu_regs::Space::Pci if args.cpu.is_some() => {
+            return Err(Failure::usage(format!(
+                "--cpu does not apply to {name}: it is in PCI configuration space; choose it \
+                 with --socket or --device"
+            )))
+        }
+        pmu_regs::Space::Msr if args.device.is_some() => {
+            return Err(Failure::usage(format!(
+                "--device does not apply to {name}: it is an MSR; choose it with --cpu or \
+                 --socket"
+            )))
+        }
+        _ => {}
+    }
     match (found.address, found.info.addresses) {
         (Some(a), _) => Ok((found.info, a, found)),
-        (None, Addresses::Unknown(reason)) => Err(Error::AddressUnknown {
+        (None, Addresses::Unknown(reason)) => Err(BackendError::AddressUnknown {
             register: found.info.name,
             reason,
         }
@@ -423,8 +704,8 @@ fn instance(
             if addrs.len() > 6 {
                 names.push("...");
             }
-            Err(Error::NeedsInstance {
-                name: register.to_string(),
+            Err(UsageError::NeedsInstance {
+                name: register.trim().to_string(),
                 instances: names.join(", "),
             }
             .into())
@@ -446,13 +727,32 @@ fn place_json(place: Place) -> Value {
     }
 }
 
+/// The processor a register belongs to (what `--sim` simulates).
+fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
+    PROCESSORS
+        .iter()
+        .copied()
+        .find(|p| p.id == info.processor)
+        .expect("every register's processor is in the metadata")
+}
+
 /// `pmu read`.
-pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
-    let (info, addr, found) = instance(register)?;
-    let machine = Machine::new(args)?;
-    let place = machine.place(info, addr, args)?;
-    let raw = read_by_info(&machine, info, addr, place)?;
+pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
+    let (info, addr, found) = instance(register, args)?;
+    let machine = args.machine_for(processor_of(info))?;
+    if all {
+        return read_all(&machine, info, addr, show, args, json_out);
+    }
+    let place = machine.place(info, addr, &args.at()?)?;
+    let raw = machine.read(&Resolved {
+        info,
+        address: addr,
+        place,
+    })?;
     let d = codec::decode(info, raw);
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
     if json_out {
         let mut extra = serde_json::Map::new();
         extra.insert("instance".into(), json!(addr.name));
@@ -461,10 +761,97 @@ pub fn read(register: &str, args: &PlaceArgs, json_out: bool) -> Out {
     }
     let head = header(&found, raw);
     Ok(format!(
-        "{} on {}\n{}",
+        "{} on {}\n{}{}",
         head.trim_end(),
         place_text(place),
+        event_line(&d),
         decoded_table(&d)
+    ))
+}
+
+/// `pmu read -a`: a core register on every CPU, an uncore register on every socket.
+fn read_all(
+    machine: &Machine,
+    info: &'static RegisterInfo,
+    addr: &'static AddressInfo,
+    show: &ValueArgs,
+    args: &PlaceArgs,
+    json_out: bool,
+) -> Out {
+    let topology = machine.topology()?;
+    let per_cpu = info.unit == "CORE";
+    let wheres: Vec<PlaceArgs> = if per_cpu {
+        topology
+            .cpus()
+            .into_iter()
+            .map(|(cpu, _)| PlaceArgs {
+                cpu: Some(cpu),
+                ..args.clone()
+            })
+            .collect()
+    } else {
+        topology
+            .sockets()
+            .map(|s| PlaceArgs {
+                socket: Some(s),
+                ..args.clone()
+            })
+            .collect()
+    };
+    let mut lines = String::new();
+    let mut items = Vec::new();
+    let mut t = Table::new(&["SOCKET", "PLACE", "VALUE", "FIELDS SET"]);
+    for w in &wheres {
+        let place = machine.place(info, addr, &w.at()?)?;
+        let raw = machine.read(&Resolved {
+            info,
+            address: addr,
+            place,
+        })?;
+        let d = codec::decode(info, raw);
+        let socket = match place {
+            Place::Cpu(c) => topology.socket_of(c),
+            Place::Device(_) => w.socket,
+        };
+        if show.wanted() {
+            lines.push_str(&value_only(&d, show)?);
+            lines.push('\n');
+        } else if json_out {
+            let mut extra = serde_json::Map::new();
+            extra.insert("instance".into(), json!(addr.name));
+            extra.insert("place".into(), place_json(place));
+            extra.insert("socket".into(), json!(socket));
+            items
+                .push(serde_json::from_str::<Value>(&decoded_json(&d, extra)).expect("valid JSON"));
+        } else {
+            let set: Vec<String> = d
+                .fields
+                .iter()
+                .filter(|f| f.value != 0)
+                .map(|f| format!("{}={:#x}", f.name, f.value))
+                .collect();
+            t.row(vec![
+                socket.map_or("?".into(), |s| s.to_string()),
+                place_text(place),
+                hex(raw, info.width),
+                set.join(" "),
+            ]);
+        }
+    }
+    if show.wanted() {
+        return Ok(lines);
+    }
+    if json_out {
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
+        ));
+    }
+    Ok(format!(
+        "{} ({})\n{}",
+        addr.name,
+        location_text(&addr.location),
+        t.render()
     ))
 }
 
@@ -476,67 +863,59 @@ pub fn write(
     args: &PlaceArgs,
     json_out: bool,
 ) -> Out {
-    let (info, addr, found) = instance(register)?;
-    let whole = match values {
-        [v] if !v.contains('=') => Some(codec::parse_number(v)?),
-        _ => None,
+    let (info, addr, found) = instance(register, args)?;
+    let bare: Vec<&String> = values.iter().filter(|v| !v.contains('=')).collect();
+    let whole = match (values, bare.as_slice()) {
+        ([v], [_]) => Some(grammar::number(v)?),
+        (_, []) => None,
+        _ => {
+            return Err(Failure::usage(format!(
+                "give one whole value (write {} 0x400001) or field=value pairs (ev_sel=0x02 \
+                 en=1), not {}",
+                addr.name,
+                values.join(" ")
+            )))
+        }
     };
     if info.writable_mask == 0 {
-        return Err(Error::ReadOnlyField {
-            register: info.name,
-            field: "(every field)",
-            access: "read-only",
-        }
-        .into());
+        return Err(Failure::usage(format!(
+            "{} is read-only: none of its fields can be written",
+            addr.name
+        )));
     }
-    let machine = Machine::new(args)?;
-    let place = machine.place(info, addr, args)?;
+    let machine = args.machine_for(processor_of(info))?;
+    let place = machine.place(info, addr, &args.at()?)?;
     let (old, new) = match whole {
         Some(v) => (None, v),
         None => {
-            let assignments = codec::parse_assignments(values)?;
-            let current = read_by_info(&machine, info, addr, place)?;
+            let assignments = grammar::assignments(info, values)?;
+            let current = machine.read(&Resolved {
+                info,
+                address: addr,
+                place,
+            })?;
             // Reserved bits read back are never written back.
             let base = current & !info.reserved_mask;
             (Some(current), codec::encode(info, base, &assignments)?)
         }
     };
+    let reg = Resolved {
+        info,
+        address: addr,
+        place,
+    };
+    // Refused here, before anything is written, for the same reasons the write would be.
+    machine.check(&reg, new)?;
     let d = codec::decode(info, new);
-    if !d.is_clean() {
-        // Refuse here with the decoded reason; write_by_info would refuse too.
-        return Err(Error::Access {
-            op: pmu_runtime::Op::Write,
-            target: match (addr.location, place) {
-                (Location::Msr(a), Place::Cpu(cpu)) => pmu_runtime::Target::Msr { cpu, address: a },
-                (Location::Pci { offset, .. }, Place::Device(bdf)) => {
-                    pmu_runtime::Target::Pci { bdf, offset }
-                }
-                _ => unreachable!("place() matched the register's space"),
-            },
-            register: Some(addr.name),
-            kind: if d.beyond_width != 0 {
-                pmu_runtime::AccessError::TooWide {
-                    value: new,
-                    width: info.width,
-                }
-            } else {
-                pmu_runtime::AccessError::ReservedBits {
-                    value: new,
-                    bits: d.reserved_set,
-                }
-            },
-            source: None,
-        }
-        .into());
-    }
     if !dry_run {
-        write_by_info(&machine, info, addr, place, new)?;
+        machine.write(&reg, new)?;
     }
     if json_out {
         let mut extra = serde_json::Map::new();
         extra.insert("instance".into(), json!(addr.name));
         extra.insert("place".into(), place_json(place));
         extra.insert("previous".into(), json!(old));
+        extra.insert("previous_hex".into(), json!(old.map(|o| format!("{o:#x}"))));
         extra.insert("written".into(), json!(!dry_run));
         return Ok(decoded_json(&d, extra));
     }

@@ -2,20 +2,34 @@
 //! by name.
 
 mod commands;
-mod machine;
+mod detect;
+mod grammar;
+mod messages;
+mod output;
+mod perf_cli;
 mod table;
+mod targets;
 mod watch;
+mod watch_events;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use pmu_regs::ProcessorInfo;
+use pmu_runtime::fault;
+use pmu_runtime::machine::{Machine, Where};
+use pmu_runtime::sim::SimConfig;
+use pmu_runtime::{Bdf, Error, UsageError};
 
 /// List, decode, encode, read, write and watch Intel performance-monitoring registers by name.
 ///
 /// Registers are named as the Intel guides name them (W_MSR_PMON_EVT_SEL2, HA_PCI_PMON_CTL0,
-/// IA32_PERFEVTSEL1), in any case. Exit status: 0 success, 1 the operation failed, 2 the
-/// command line was wrong.
+/// IA32_PERFEVTSEL1), in any case, or by MSR number (0x186). Numbers: 0x1f hex, 0d31
+/// decimal, 0b11111 binary; a bare number with a hex letter (1f) is hex, as rdmsr prints it; a
+/// bare number of two or more plain digits (430076) is refused as ambiguous. Exit status: 0
+/// success, 1 the operation failed, 2 the command line was wrong.
 #[derive(Parser)]
 #[command(
     name = "pmu",
@@ -26,9 +40,13 @@ use clap::{Args, Parser, Subcommand};
   pmu list --processor xeon-7500 --unit W
   pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
   pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
+  pmu encode HA_PCI_PMON_CTL0 ev_sel=0x1 umask=0x3 --perf
   pmu read U_MSR_PMON_GLOBAL_CTL --socket 1
+  pmu read 0x186 --cpu 0 -f 7:0
   pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
-  pmu watch --sim --unit C3 --event ev_sel=0x01 --count 3"
+  pmu watch --sim --unit HA --event event=UNC_H_REQUESTS.READS --count 3 -x,
+  pmu watch --backend perf --pmu msr --event tsc --count 3
+  pmu completions bash > /etc/bash_completion.d/pmu; pmu man > pmu.1"
 )]
 pub struct Cli {
     /// Print JSON instead of tables (a stable schema; see the README).
@@ -47,10 +65,12 @@ enum Command {
     /// Split a value into the register's fields, with their meanings.
     ///
     /// Example: pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
+    #[command(after_help = grammar::NUMBER_RULE)]
     Decode(DecodeArgs),
     /// Build a register value from field=value pairs, starting from the reset value.
     ///
     /// Example: pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
+    #[command(after_help = grammar::NUMBER_RULE)]
     Encode(EncodeArgs),
     /// Read a register and decode it.
     ///
@@ -59,11 +79,54 @@ enum Command {
     /// Write a register: a whole value, or field=value pairs applied to its current value.
     ///
     /// Example: pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
+    #[command(after_help = grammar::NUMBER_RULE)]
     Write(WriteArgs),
     /// Program counters and print their counts every interval, like `perf stat -I`.
     ///
-    /// Example: pmu watch --sim --unit C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
+    /// Example: pmu watch --sim --unit xeon-7500:C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
     Watch(watch::WatchArgs),
+    /// Name this machine's processor (from /proc/cpuinfo) and the specs that apply to it.
+    ///
+    /// Example: pmu detect
+    Detect(DetectArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// Example: pmu completions bash > /etc/bash_completion.d/pmu
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from these definitions.
+    ///
+    /// Example: pmu man > /usr/local/share/man/man1/pmu.1
+    Man,
+}
+
+#[derive(Args)]
+struct DetectArgs {
+    /// Read ROOT/proc/cpuinfo instead of /proc/cpuinfo.
+    #[arg(long)]
+    root: Option<PathBuf>,
+}
+
+/// Value-only output, for scripts (like rdmsr's -f, -x, -d).
+#[derive(Args, Clone)]
+pub struct ValueArgs {
+    /// Print only this field's value: a field name (ev_sel) or a bit range (15:8, 22).
+    #[arg(short = 'f', long = "field", value_name = "FIELD|MSB:LSB")]
+    field: Option<String>,
+    /// Print only the value in hex, without 0x (as rdmsr does).
+    #[arg(short = 'x', long = "hex", conflicts_with = "decimal")]
+    hex: bool,
+    /// Print only the value in decimal.
+    #[arg(short = 'd', long = "decimal")]
+    decimal: bool,
+}
+
+impl ValueArgs {
+    fn wanted(&self) -> bool {
+        self.field.is_some() || self.hex || self.decimal
+    }
 }
 
 #[derive(Args)]
@@ -78,16 +141,34 @@ struct ListArgs {
     #[arg(long, conflicts_with = "summary")]
     events: bool,
     /// Count registers and events per unit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "events")]
     summary: bool,
+    /// With --events: take each event's description from Intel's event list (the JSON files
+    /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The specs carry event facts
+    /// only, not Intel's text.
+    #[arg(long, value_name = "FILE", requires = "events")]
+    perfmon: Option<PathBuf>,
+    /// For every box: its kernel perf PMU, and whether perf and the raw backends reach it on
+    /// this machine (and so which `watch --backend auto` uses).
+    #[arg(long, conflicts_with_all = ["events", "summary"])]
+    backends: bool,
+    /// With --backends: the filesystem root to look under (ROOT/sys/bus/event_source/devices,
+    /// ROOT/dev/cpu, ROOT/sys/bus/pci/devices).
+    #[arg(long, requires = "backends")]
+    root: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct DecodeArgs {
-    /// Register: an instance (W_MSR_PMON_EVT_SEL2) or a layout (W_MSR_PMON_EVT_SEL{n}, WEvtSel).
+    /// Register: an instance (W_MSR_PMON_EVT_SEL2), a layout (W_MSR_PMON_EVT_SEL{N} in any
+    /// case, WEvtSel), or an MSR number (0x186).
     register: String,
-    /// The value: hex (0x...), decimal or binary (0b...).
+    /// The value: 0x430076 hex, 0d31 decimal, 0b101 binary; bare 4300c0 (with a hex letter) is
+    /// hex, as rdmsr prints it; bare 430076 (digits only) is refused as ambiguous.
+    #[arg(allow_hyphen_values = true)]
     value: String,
+    #[command(flatten)]
+    show: ValueArgs,
 }
 
 #[derive(Args)]
@@ -98,13 +179,21 @@ struct EncodeArgs {
     /// the event select and umask from the unit's event list.
     #[arg(required = true)]
     fields: Vec<String>,
+    /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
+    /// `perf stat -e`; the register must be a counter control instance.
+    #[arg(long)]
+    perf: bool,
+    /// With --perf: read the PMU's format from ROOT/sys/bus/event_source/devices (default /;
+    /// the driver's own format is used when the PMU is absent).
+    #[arg(long, requires = "perf")]
+    root: Option<PathBuf>,
 }
 
 /// Where to reach the hardware.
 #[derive(Args, Clone)]
 pub struct PlaceArgs {
     /// The logical CPU for an MSR (default: 0, or the first CPU of --socket).
-    #[arg(long, conflicts_with = "device")]
+    #[arg(long, conflicts_with_all = ["device", "socket"])]
     cpu: Option<u32>,
     /// The socket: picks a CPU of it for MSRs, or its uncore device for PCI registers.
     #[arg(long)]
@@ -126,17 +215,58 @@ pub struct PlaceArgs {
     inject_fault: Option<String>,
 }
 
+impl PlaceArgs {
+    /// The machine these options name for `processor`'s registers: `--sim` (a simulator of
+    /// that processor), or the hardware under `--root` (default `/`), with `--inject-fault`
+    /// applied.
+    fn machine_for(&self, processor: &'static ProcessorInfo) -> Result<Machine, Error> {
+        let machine = if self.sim {
+            Machine::simulated(SimConfig::of(processor))
+        } else {
+            Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
+        };
+        Ok(match &self.inject_fault {
+            Some(text) => {
+                let (when, fault) = fault::parse(text)?;
+                machine.with_fault(when, fault)
+            }
+            None => machine,
+        })
+    }
+
+    /// Where `--cpu`, `--socket` and `--device` say a register is.
+    fn at(&self) -> Result<Where, Error> {
+        let device = match &self.device {
+            Some(d) => Some(d.parse::<Bdf>().map_err(|e| UsageError::BadValue {
+                text: d.clone(),
+                expected: e.to_string(),
+            })?),
+            None => None,
+        };
+        Ok(Where {
+            cpu: self.cpu,
+            socket: self.socket,
+            device,
+        })
+    }
+}
+
 #[derive(Args)]
 struct ReadArgs {
-    /// Register instance (W_MSR_PMON_EVT_SEL2, Q_P0_PCI_PMON_CTL1).
+    /// Register instance (W_MSR_PMON_EVT_SEL2, Q_P0_PCI_PMON_CTL1) or MSR number (0x186).
     register: String,
+    /// Read it everywhere: on every CPU (core registers) or every socket (uncore registers).
+    #[arg(short = 'a', long = "all", conflicts_with_all = ["cpu", "socket", "device"])]
+    all: bool,
+    #[command(flatten)]
+    show: ValueArgs,
     #[command(flatten)]
     place: PlaceArgs,
 }
 
 #[derive(Args)]
 struct WriteArgs {
-    /// Register instance.
+    /// Register instance, or MSR number (0x186).
     register: String,
     /// A whole value (0x...), or field=value pairs applied to the current value.
     #[arg(required = true)]
@@ -152,69 +282,158 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help and version to stdout with status 0, usage errors with 2.
+            // clap prints help and version to stdout with status 0, usage errors with 2, in
+            // the same `error: ` style as the tool's own messages.
             let _ = e.print();
             return ExitCode::from(e.exit_code() as u8);
         }
     };
     let json = cli.json;
     let result = match cli.command {
-        Command::List(a) if a.events => {
-            commands::list_events(a.processor.as_deref(), a.unit.as_deref(), json)
-        }
+        Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
+        Command::List(a) if a.events => commands::list_events(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            a.perfmon.as_deref(),
+            json,
+        ),
         Command::List(a) if a.summary => {
             commands::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
-        Command::Decode(a) => commands::decode(&a.register, &a.value, json),
+        Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
+        Command::Encode(a) if a.perf => {
+            perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
+        }
         Command::Encode(a) => commands::encode(&a.register, &a.fields, json),
-        Command::Read(a) => commands::read(&a.register, &a.place, json),
-        Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json),
-        Command::Watch(a) => watch::run(&a, json),
+        Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)
+            .map_err(|e| explain(e, &a.register, &a.place)),
+        Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
+            .map_err(|e| explain(e, &a.register, &a.place)),
+        Command::Watch(a) => watch::run(&a, json).map_err(|e| {
+            // The devices of the boxes asked for, to name in a "not found" message.
+            let addresses: Vec<&pmu_regs::AddressInfo> = a
+                .unit
+                .iter()
+                .filter_map(|u| targets::find_box(u, None).ok())
+                .flat_map(|(_, b)| b.counters.iter().map(|c| c.counter.addr))
+                .collect();
+            messages::explain(e, &a.place, &messages::device_ids(addresses))
+        }),
+        Command::Detect(a) => detect::run(a.root.as_deref(), json),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "pmu", &mut buf);
+            Ok(String::from_utf8(buf).expect("completion scripts are UTF-8"))
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut buf)
+                .map_err(|e| Failure::operation(format!("cannot render the man page: {e}")))
+                .map(|()| String::from_utf8(buf).expect("roff is UTF-8"))
+        }
     };
     match result {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                // A reader that went away (`pmu list --json | head`) is a normal end.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprint_error(&format!("cannot write the output: {e}"));
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         Err(e) => {
-            eprintln!("pmu: {e}");
+            eprint_error(&e.to_string());
             ExitCode::from(e.exit_code())
         }
     }
 }
 
+/// A read or write failure told for where it ran (see `messages`).
+fn explain(e: Failure, register: &str, place: &PlaceArgs) -> Failure {
+    let addresses = match pmu_runtime::lookup::find(register.trim()) {
+        Ok(f) => f
+            .address
+            .map_or(f.info.known_addresses(), std::slice::from_ref),
+        Err(_) => &[],
+    };
+    messages::explain(e, place, &messages::device_ids(addresses))
+}
+
+/// `error: ...` on stderr, as clap writes its own errors; a closed stderr is ignored.
+fn eprint_error(message: &str) {
+    let _ = writeln!(std::io::stderr(), "error: {message}");
+}
+
+/// `warning: ...` on stderr.
+pub fn warn(message: &str) {
+    let _ = writeln!(std::io::stderr(), "warning: {message}");
+}
+
 /// A failed command: usage errors (a name or value the user got wrong) exit 2, operation
 /// failures 1.
-pub struct Failure {
-    error: pmu_runtime::Error,
+pub enum Failure {
+    /// A runtime error, as the library reports it.
+    Runtime(pmu_runtime::Error),
+    /// The command line asked for something that cannot be done as asked.
+    Usage(String),
+    /// The operation failed.
+    Operation(String),
 }
 
 impl Failure {
+    /// A usage error (exit 2) with this message.
+    pub fn usage(message: String) -> Self {
+        Failure::Usage(message)
+    }
+
+    /// An operation failure (exit 1) with this message.
+    pub fn operation(message: String) -> Self {
+        Failure::Operation(message)
+    }
+
+    /// This failure, and putting back what had been changed failed too.
+    pub fn with_cleanup(self, cleanup: pmu_runtime::Error) -> Self {
+        match self {
+            Failure::Runtime(error) => Failure::Runtime(pmu_runtime::Error::Cleanup {
+                error: Box::new(error),
+                cleanup: Box::new(cleanup),
+            }),
+            other => Failure::Operation(format!(
+                "{other}; putting the registers back also failed: {cleanup}; check them with \
+                 `pmu read` before counting again"
+            )),
+        }
+    }
+
     fn exit_code(&self) -> u8 {
-        use pmu_runtime::Error as E;
-        match self.error {
-            E::UnknownRegister { .. }
-            | E::UnknownField { .. }
-            | E::ReadOnlyField { .. }
-            | E::BadValue { .. }
-            | E::NeedsInstance { .. }
-            | E::FieldTooWide(_)
-            | E::UnsupportedField { .. }
-            | E::NoSuchCounter { .. } => 2,
-            _ => 1,
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Operation(_) => 1,
+            Failure::Runtime(e) if e.is_usage() => 2,
+            Failure::Runtime(_) => 1,
         }
     }
 }
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.error.fmt(f)
+        match self {
+            Failure::Runtime(e) => e.fmt(f),
+            Failure::Usage(m) | Failure::Operation(m) => f.write_str(m),
+        }
     }
 }
 
-impl From<pmu_runtime::Error> for Failure {
-    fn from(error: pmu_runtime::Error) -> Self {
-        Self { error }
+impl<E: Into<pmu_runtime::Error>> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Failure::Runtime(error.into())
     }
 }

@@ -1,296 +1,137 @@
 //! `pmu watch`: program counters, print their counts every interval, and put everything back
-//! as it was on exit (including Ctrl-C).
+//! as it was on exit (including Ctrl-C, SIGTERM and a panic). The counters are a
+//! [`Targets`] set: every box of every processor, on one socket or all.
 
+use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use pmu_runtime::codec::parse_number;
 use pmu_runtime::sampling::delta;
-use pmu_runtime::sampling::e5::{E5Box, E5EventSelect};
-use pmu_runtime::sampling::rolled_back;
-use pmu_runtime::sampling::uncore::{EventSelect, Uncore, UncoreCounter};
-use pmu_runtime::sim::{PciEvent, UncoreEvent};
 use pmu_runtime::Error;
-use serde_json::json;
 
-use crate::machine::Machine;
+use crate::detect;
+use crate::output::{Format, Output, Row};
+use crate::perf_cli::{self, PerfWatchArgs};
+use crate::targets::{Plan, Reach, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
 pub struct WatchArgs {
-    /// The box: a Xeon 7500 box (U, W, S0, S1, B0, B1, C0-C7, M0, M1, R) or an E5-2600 box
-    /// (HA, P0, P1).
-    #[arg(long)]
-    unit: String,
-    /// An event for the next free counter: `ev_sel=0x..`, optionally followed by `,umask=0x..`,
-    /// `,thresh=N`, `,invert=1`, `,edge=1`.
-    /// Repeat for more counters.
+    /// The box: an instance (C3, CH2, HA, P0), a unit with the instance's position (CBO3,
+    /// IMC2, QPI1) or a one-box unit (PCU, CORE); prefix the processor where two share the
+    /// name (xeon-7500:C3). `pmu list --summary` lists the units. Repeat for more boxes
+    /// (--unit CBO0 --unit CBO1).
+    #[arg(long, required_unless_present = "pmu")]
+    pub unit: Vec<String>,
+    /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
+    /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
+    /// ,edge=1 ,ext=1 (the event-select extension bit). Repeat for more counters.
     #[arg(long = "event", required = true)]
     events: Vec<String>,
-    /// Seconds between reports.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds between reports, from 0.01 to 86400.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     interval: f64,
-    /// Stop after this many reports (default: until Ctrl-C).
-    #[arg(long)]
+    /// Stop after this many reports (1 or more; default: until Ctrl-C).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
+    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`.
+    #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
+    all_sockets: bool,
+    /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.
+    #[arg(long)]
+    per_socket: bool,
+    /// CSV with this separator instead of the table (like `perf stat -x,`): time, socket,
+    /// counter, event, count, rate.
+    #[arg(
+        short = 'x',
+        long = "field-separator",
+        value_name = "SEP",
+        conflicts_with = "json"
+    )]
+    separator: Option<String>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
-    place: PlaceArgs,
+    pub place: PlaceArgs,
+    #[command(flatten)]
+    perf: PerfWatchArgs,
 }
 
-/// One parsed `--event`.
-#[derive(Debug, Clone, Copy, Default)]
-struct Spec {
-    ev_sel: u8,
-    umask: Option<u8>,
-    thresh: Option<u8>,
-    invert: Option<bool>,
-    edge: Option<bool>,
-    text_index: usize,
-}
+/// The longest and shortest interval `watch` accepts, in seconds.
+const INTERVAL: (f64, f64) = (0.01, 86400.0);
 
-fn byte(key: &str, v: &str) -> Result<u8, Error> {
-    let n = parse_number(v)?;
-    u8::try_from(n).map_err(|_| Error::BadValue {
-        text: format!("{key}={v}"),
-        expected: format!("{key} from 0 to 0xff"),
-    })
-}
-
-fn flag(key: &str, v: &str) -> Result<bool, Error> {
-    match v {
-        "0" | "false" => Ok(false),
-        "1" | "true" => Ok(true),
-        _ => Err(Error::BadValue {
-            text: format!("{key}={v}"),
-            expected: format!("{key}=0 or {key}=1"),
-        }),
-    }
-}
-
-fn parse_event(text: &str, text_index: usize) -> Result<Spec, Error> {
-    let mut spec = Spec {
-        text_index,
-        ..Spec::default()
-    };
-    let mut has_sel = false;
-    for part in text.split(',') {
-        let (k, v) = part.split_once('=').ok_or_else(|| Error::BadValue {
-            text: part.to_string(),
-            expected: "key=value in --event, e.g. ev_sel=0x01,umask=0x04".into(),
-        })?;
-        match k.trim() {
-            "ev_sel" | "event" => {
-                spec.ev_sel = byte(k, v)?;
-                has_sel = true;
-            }
-            "umask" => spec.umask = Some(byte(k, v)?),
-            "thresh" => spec.thresh = Some(byte(k, v)?),
-            "invert" => spec.invert = Some(flag(k, v)?),
-            "edge" => spec.edge = Some(flag(k, v)?),
-            other => {
-                return Err(Error::BadValue {
-                    text: other.to_string(),
-                    expected: "one of ev_sel, umask, thresh, invert, edge in --event".into(),
-                })
-            }
+impl WatchArgs {
+    /// What to count, in the terms `serve` shares.
+    fn selection(&self) -> Selection {
+        let detected = (!self.place.sim)
+            .then(|| detect::read(self.place.root.as_deref()))
+            .flatten()
+            .and_then(|c| c.uncore_spec());
+        Selection {
+            units: self.unit.clone(),
+            events: self.events.clone(),
+            sockets: if self.all_sockets {
+                Sockets::All
+            } else {
+                Sockets::One(self.place.socket.unwrap_or(0))
+            },
+            cpu: self.place.cpu,
+            detected,
+            backend: self.perf.backend,
+            kernel_pmu: self.perf.pmu.clone(),
         }
     }
-    if !has_sel {
-        return Err(Error::BadValue {
-            text: text.to_string(),
-            expected: "an ev_sel=... in every --event".into(),
-        });
-    }
-    Ok(spec)
 }
 
-/// The counters being watched, on either family.
-enum Watched<'a> {
-    Uncore {
-        uncore: Uncore<'a, Machine>,
-        counters: Vec<UncoreCounter>,
-        saved: pmu_runtime::sampling::uncore::Saved,
-    },
-    E5 {
-        e5: E5Box<'a, Machine>,
-        saved: Vec<(usize, u64)>,
-    },
-}
-
-const UNCORE_BOXES: [&str; 17] = [
-    "U", "W", "S0", "S1", "B0", "B1", "C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "M0", "M1",
-    "R",
-];
-
-impl<'a> Watched<'a> {
-    fn program(machine: &'a Machine, args: &WatchArgs, specs: &[Spec]) -> Result<Self, Error> {
-        let unit = args.unit.to_ascii_uppercase();
-        let socket = args.place.socket.unwrap_or(0);
-        if let Some(instance) = UNCORE_BOXES.iter().copied().find(|b| *b == unit) {
-            let cpu = match args.place.cpu {
-                Some(c) => c,
-                None => machine.topology()?.cpu_for_socket(socket)?,
-            };
-            let uncore = Uncore::new(machine, cpu, socket as usize);
-            let counters: Vec<UncoreCounter> = (0..specs.len() as u32)
-                .map(|i| UncoreCounter::new(instance, i))
-                .collect();
-            let saved = uncore.save(&counters)?;
-            // Never leave the uncore half-programmed: on a failure, put back what was saved
-            // (and say so if that fails too).
-            let program = || -> Result<(), Error> {
-                counters.iter().zip(specs).try_for_each(|(c, s)| {
-                    uncore.configure(
-                        *c,
-                        &EventSelect {
-                            ev_sel: s.ev_sel,
-                            umask: s.umask,
-                            thresh: s.thresh,
-                            invert: s.invert,
-                            edge_detect: s.edge,
-                        },
-                    )
-                })?;
-                uncore.start()
-            };
-            rolled_back(program, || uncore.restore(&saved))?;
-            return Ok(Watched::Uncore {
-                uncore,
-                counters,
-                saved,
-            });
-        }
-        let devices = machine.devices("xeon-e5-2600")?;
-        let e5 = match unit.as_str() {
-            "HA" => E5Box::ha(machine, &devices, socket as usize)?,
-            "P0" | "QPI0" => E5Box::qpi(machine, &devices, socket as usize, 0)?,
-            "P1" | "QPI1" => E5Box::qpi(machine, &devices, socket as usize, 1)?,
-            _ => {
-                return Err(Error::BadValue {
-                    text: args.unit.clone(),
-                    expected: format!("a box: {}, HA, P0 or P1", UNCORE_BOXES.join(", ")),
-                })
-            }
-        };
-        let indices: Vec<usize> = (0..specs.len()).collect();
-        let saved = e5.save(&indices)?;
-        let program = || {
-            indices.iter().zip(specs).try_for_each(|(&i, s)| {
-                e5.configure(
-                    i,
-                    &E5EventSelect {
-                        ev_sel: s.ev_sel,
-                        umask: s.umask.unwrap_or(0),
-                        thresh: s.thresh.unwrap_or(0),
-                        invert: s.invert.unwrap_or(false),
-                        edge_det: s.edge.unwrap_or(false),
-                        ev_sel_ext: false,
-                    },
-                )
-            })
-        };
-        rolled_back(program, || e5.restore(&saved))?;
-        Ok(Watched::E5 { e5, saved })
-    }
-
-    fn names(&self, n: usize) -> Vec<String> {
-        match self {
-            Watched::Uncore { counters, .. } => counters.iter().map(|c| c.to_string()).collect(),
-            Watched::E5 { e5, .. } => (0..n)
-                .map(|i| {
-                    e5.counter_name(i)
-                        .map_or_else(|| format!("{} counter {i}", e5.instance()), str::to_string)
-                })
-                .collect(),
-        }
-    }
-
-    fn read(&self, n: usize) -> Result<Vec<u64>, Error> {
-        match self {
-            Watched::Uncore {
-                uncore, counters, ..
-            } => counters.iter().map(|c| uncore.read_counter(*c)).collect(),
-            Watched::E5 { e5, .. } => (0..n).map(|i| e5.read_counter(i)).collect(),
-        }
-    }
-
-    fn restore(&self) -> Result<(), Error> {
-        match self {
-            Watched::Uncore { uncore, saved, .. } => uncore.restore(saved),
-            Watched::E5 { e5, saved } => e5.restore(saved),
-        }
-    }
-
-    /// With `--sim`, feeds each watched event a deterministic number of events.
-    fn simulate(
-        &self,
-        machine: &Machine,
-        socket: usize,
-        specs: &[Spec],
-        interval: u64,
-    ) -> Result<(), Error> {
-        let Some(sim) = machine.sim() else {
-            return Ok(());
-        };
-        for s in specs {
-            let count = 1000 * (s.text_index as u64 + 1) + 37 * interval;
-            match self {
-                Watched::Uncore { counters, .. } => sim.inject_uncore(
-                    socket,
-                    UncoreEvent {
-                        instance: counters[0].instance,
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                    },
-                    count,
-                )?,
-                Watched::E5 { e5, .. } => sim.inject_pci(
-                    socket,
-                    PciEvent {
-                        instance: e5.instance(),
-                        ev_sel: s.ev_sel,
-                        umask: s.umask,
-                    },
-                    count,
-                )?,
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `1234567` -> `1,234,567`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Runs `pmu watch`. Output goes to stdout as it happens; the returned text is empty.
+/// Runs `pmu watch`. Output goes out as it happens; the returned text is empty. Everything
+/// the command line can get wrong is refused before the first register is touched.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
-    if !(args.interval >= 0.0 && args.interval.is_finite()) {
-        return Err(Error::BadValue {
-            text: args.interval.to_string(),
-            expected: "--interval in seconds, 0 or more".into(),
-        }
-        .into());
+    if !(INTERVAL.0..=INTERVAL.1).contains(&args.interval) {
+        return Err(Failure::usage(format!(
+            "--interval {} is out of range: give seconds from {} to {}",
+            args.interval, INTERVAL.0, INTERVAL.1
+        )));
     }
-    let specs: Vec<Spec> = args
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| parse_event(e, i))
-        .collect::<Result<_, _>>()?;
-    let machine = Machine::new(&args.place)?;
-    let watched = Watched::program(&machine, args, &specs)?;
+    let plan = args.selection().resolve()?;
+    let format = match (&args.separator, json_out) {
+        (Some(sep), _) if sep.is_empty() => {
+            return Err(Failure::usage(
+                "-x needs a separator, such as -x, or -x';'".to_string(),
+            ))
+        }
+        (Some(sep), _) => Format::Separated(sep.clone()),
+        (None, true) => Format::JsonLines,
+        (None, false) => Format::Table {
+            counter_w: 18,
+            event_w: args
+                .events
+                .iter()
+                .map(String::len)
+                .max()
+                .unwrap_or(5)
+                .max(5),
+        },
+    };
+    let machine = args.place.machine_for(plan.processor())?;
+    let reach = Reach {
+        machine: &machine,
+        perf: perf_cli::sources(args.place.root.as_deref()),
+    };
+    let targets = Targets::program(&reach, &plan)?;
+    let perf = targets.series().iter().any(|s| s.perf.is_some());
+    let mut out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {
+        Failure::operation(format!(
+            "cannot write {}: {e}; choose a file in a writable directory",
+            args.output
+                .as_deref()
+                .unwrap_or("stdout".as_ref())
+                .display()
+        ))
+    })?;
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -300,50 +141,40 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
 
-    let result = watch_loop(&machine, &watched, args, &specs, &stop, json_out);
+    // A panic from here on unwinds through `targets`, whose drop puts the registers back.
+    let result = watch_loop(&targets, &plan, args, &stop, &mut out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    match (result, watched.restore()) {
+    match (result, targets.close()) {
         (result, Ok(())) => result.map(|()| String::new()),
-        (Err(failure), Err(cleanup)) => Err(Error::Cleanup {
-            error: Box::new(failure.error),
-            cleanup: Box::new(cleanup),
-        }
-        .into()),
-        (Ok(()), Err(e)) => Err(Error::Sim(format!(
-            "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"
-        ))
-        .into()),
+        (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
+        (Ok(()), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
     }
 }
 
 fn watch_loop(
-    machine: &Machine,
-    watched: &Watched<'_>,
+    targets: &Targets,
+    plan: &Plan,
     args: &WatchArgs,
-    specs: &[Spec],
     stop: &AtomicBool,
-    json_out: bool,
+    out: &mut Output,
 ) -> Result<(), Failure> {
-    let names = watched.names(specs.len());
-    let socket = args.place.socket.unwrap_or(0) as usize;
-    let mut previous = watched.read(specs.len())?;
+    let series = targets.series();
+    let mut previous = targets.read_all()?;
+    let simulated = series.iter().any(|s| s.backend == "sim");
     let start = Instant::now();
+    let mut last = start;
     let period = Duration::from_secs_f64(args.interval);
-    // Fixed columns, so every interval lines up with the header (as `perf stat -I` does).
-    let counter_w = names.iter().map(String::len).max().unwrap_or(7).max(7);
-    let event_w = args
-        .events
-        .iter()
-        .map(String::len)
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    if !json_out {
-        println!(
-            "{:>10}  {:<counter_w$}  {:<event_w$}  {:>15}",
-            "# time", "counter", "event", "count"
-        );
+    if let Err(e) = out.header() {
+        return quiet_if_closed(e);
     }
+    // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
+    let mut boxes: Vec<&str> = Vec::new();
+    for s in series {
+        if !boxes.contains(&s.instance.as_str()) {
+            boxes.push(&s.instance);
+        }
+    }
+    let summed = boxes.join("+");
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
@@ -352,32 +183,70 @@ fn watch_loop(
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
-        watched.simulate(machine, socket, specs, report)?;
-        let now = watched.read(specs.len())?;
+        // With --sim, each event happens a deterministic number of times per interval.
+        for i in 0..plan.selection().events.len() {
+            targets.inject(i, 1000 * (i as u64 + 1) + 37 * report)?;
+        }
+        let now = targets.read_all()?;
         // Time is simulated (interval x report) with --sim, so output is reproducible.
-        let t = if machine.sim().is_some() {
-            args.interval * report as f64
+        let (t, seconds) = if simulated {
+            (args.interval * report as f64, args.interval)
         } else {
-            start.elapsed().as_secs_f64()
+            let s = last.elapsed().as_secs_f64();
+            last = Instant::now();
+            (start.elapsed().as_secs_f64(), s)
         };
-        let mut counts = Vec::new();
-        for (i, spec) in specs.iter().enumerate() {
-            let d = delta(previous[i], now[i], 48);
-            let event = &args.events[spec.text_index];
-            if json_out {
-                counts.push(json!({"counter": names[i], "event": event, "count": d}));
+        // Rows in series order; with --per-socket, one per socket and event, summed.
+        let mut rows: Vec<Row> = Vec::new();
+        // (socket, event index) of each row, for --per-socket.
+        let mut keys: Vec<(u32, usize)> = Vec::new();
+        for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
+            let d = delta(p.value, n.value, s.width);
+            let counter = if args.per_socket {
+                summed.as_str()
             } else {
-                println!(
-                    "{t:>10.3}  {:<counter_w$}  {event:<event_w$}  {:>15}",
-                    names[i],
-                    thousands(d)
-                );
+                s.counter.as_str()
+            };
+            let perf = s.perf.as_ref().map(|p| (p, n.running_ratio.unwrap_or(1.0)));
+            let key = (s.socket, s.event_index);
+            match keys.iter().position(|k| args.per_socket && *k == key) {
+                Some(at) => rows[at].count += d,
+                None => {
+                    keys.push(key);
+                    rows.push(Row {
+                        time: t,
+                        socket: s.socket,
+                        counter,
+                        event: &s.event,
+                        count: d,
+                        rate: 0.0,
+                        backend: s.backend,
+                        perf,
+                    })
+                }
             }
         }
-        if json_out {
-            println!("{}", json!({"time": t, "counts": counts}));
+        let written = rows
+            .iter_mut()
+            .try_for_each(|r| {
+                r.rate = r.count as f64 / seconds.max(f64::MIN_POSITIVE);
+                out.row(r)
+            })
+            .and_then(|()| out.end_interval(t));
+        if let Err(e) = written {
+            return quiet_if_closed(e);
         }
         previous = now;
     }
     Ok(())
+}
+
+/// A reader that went away (`watch ... | head`) ends the watch normally; other write errors
+/// are failures.
+fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(Failure::operation(format!("cannot write the report: {e}")))
+    }
 }

@@ -1,11 +1,11 @@
-//! The one error type of the runtime: every failure names the operation, the register (when
-//! known), where it is (CPU and MSR, or PCI device and offset), what went wrong, and what to do.
+//! The backend layer's error: an access that failed (where, which register, what the OS or
+//! the processor said), and the discovery of where registers live (devices, sockets).
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::pci::Bdf;
+use super::Bdf;
 
 /// Reading or writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,9 +105,9 @@ pub enum AccessError {
     Os,
 }
 
-/// A runtime error.
+/// An error of the backend layer: reaching a register, or finding where it is.
 #[derive(Debug)]
-pub enum Error {
+pub enum BackendError {
     /// A register access failed.
     Access {
         /// Read or write.
@@ -120,6 +120,21 @@ pub enum Error {
         kind: AccessError,
         /// The OS error, if there was one.
         source: Option<io::Error>,
+    },
+    /// A write of two dwords failed half-way, and putting the first dword back failed too.
+    Unwound {
+        /// What failed first.
+        error: Box<BackendError>,
+        /// What failed while undoing it.
+        cleanup: Box<BackendError>,
+    },
+    /// A register was addressed through the wrong kind of place (an MSR through a PCI
+    /// device, or a PCI register through a CPU).
+    Misplaced {
+        /// The register instance.
+        register: &'static str,
+        /// What it needs: "a CPU (it is an MSR)".
+        needs: &'static str,
     },
     /// No source gives this register's address, so it cannot be accessed.
     AddressUnknown {
@@ -158,106 +173,12 @@ pub enum Error {
         /// Sockets that have online CPUs.
         present: Vec<u32>,
     },
-    /// A name matched no register.
-    UnknownRegister {
-        /// The name given.
-        name: String,
-        /// Close matches.
-        suggestions: Vec<String>,
-    },
-    /// A register has no field of that name.
-    UnknownField {
-        /// The register.
-        register: &'static str,
-        /// The name given.
-        field: String,
-        /// Close matches.
-        suggestions: Vec<String>,
-        /// Every field name, for the message.
-        fields: String,
-    },
-    /// The field cannot be written.
-    ReadOnlyField {
-        /// The register.
-        register: &'static str,
-        /// The field.
-        field: &'static str,
-        /// Its access kind.
-        access: &'static str,
-    },
-    /// A value that could not be parsed.
-    BadValue {
-        /// What was given.
-        text: String,
-        /// What was expected.
-        expected: String,
-    },
-    /// A register name without an instance where one is needed.
-    NeedsInstance {
-        /// The name given.
-        name: String,
-        /// The instances there are.
-        instances: String,
-    },
-    /// A simulator-only operation was given something the simulator does not model.
-    Sim(String),
-    /// An operation failed, and putting back what it had changed failed too.
-    Cleanup {
-        /// What failed first.
-        error: Box<Error>,
-        /// What failed while undoing it.
-        cleanup: Box<Error>,
-    },
-    /// The register has no such field, so the requested setting cannot be made.
-    UnsupportedField {
-        /// The register.
-        register: &'static str,
-        /// The setting asked for.
-        field: &'static str,
-    },
-    /// A value does not fit its field.
-    FieldTooWide(pmu_regs::FieldTooWide),
-    /// No such counter.
-    NoSuchCounter {
-        /// What was asked for (`C3 counter 9`, `IA32_PMC6`).
-        counter: String,
-        /// What exists.
-        available: String,
-    },
-    /// A sample interval outside what the counter can count.
-    BadInterval {
-        /// The interval asked for.
-        n: u64,
-        /// The largest allowed.
-        max: u64,
-    },
-    /// The counters are not frozen by a PMI, so there is no sample to read.
-    NotFrozen {
-        /// What was found.
-        reason: String,
-    },
-    /// A counter (or the PMI) is already used by someone else.
-    InUse {
-        /// The resource (`IA32_PMC2`, `IA32_FIXED_CTR1`, `the PMI`).
-        counter: String,
-        /// Who holds it, as IA32_PERF_GLOBAL_INUSE reports.
-        holder: String,
-    },
-    /// A value a legacy (sign-extending) counter write cannot produce.
-    NotRepresentable {
-        /// The counter.
-        counter: String,
-        /// The value.
-        value: u64,
-        /// Counter width.
-        width: u32,
-    },
 }
 
-impl Error {
+impl BackendError {
     /// An access error without an OS error behind it.
     pub(crate) fn access(op: Op, target: Target, kind: AccessError) -> Self {
-        Error::Access {
+        BackendError::Access {
             op,
             target,
             register: None,
@@ -275,7 +196,7 @@ impl Error {
             (_, Some(5), _) => AccessError::Rejected, // EIO
             _ => AccessError::Os,
         };
-        Error::Access {
+        BackendError::Access {
             op,
             target,
             register: None,
@@ -286,7 +207,7 @@ impl Error {
 
     /// Names the register an access error concerns.
     pub fn with_register(mut self, name: &'static str) -> Self {
-        if let Error::Access { register, .. } = &mut self {
+        if let BackendError::Access { register, .. } = &mut self {
             register.get_or_insert(name);
         }
         self
@@ -295,16 +216,16 @@ impl Error {
     /// The access error kind, if this is an access error.
     pub fn access_kind(&self) -> Option<&AccessError> {
         match self {
-            Error::Access { kind, .. } => Some(kind),
+            BackendError::Access { kind, .. } => Some(kind),
             _ => None,
         }
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Access {
+            BackendError::Access {
                 op,
                 target,
                 register,
@@ -340,68 +261,35 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::AddressUnknown { register, reason } => write!(f, "{register} cannot be accessed: its address is unknown ({reason}); the tool does not guess addresses, so read the registers it summarises instead"),
-            Error::NoUncoreDevices { root, looked_for } => write!(
+            BackendError::Unwound { error, cleanup } => write!(f, "{error}; putting the first dword back also failed: {cleanup}; the register may hold half of the new value, so check it with `pmu read` before counting again"),
+            BackendError::Misplaced { register, needs } => write!(f, "{register} cannot be reached there: it needs {needs}"),
+            BackendError::AddressUnknown { register, reason } => write!(f, "{register} cannot be accessed: its address is unknown ({reason}); the tool does not guess addresses, so read the registers it summarises instead"),
+            BackendError::NoUncoreDevices { root, looked_for } => write!(
                 f,
                 "no uncore PCI devices found under {}; looked for {}. This machine may not be the processor the registers belong to, or it is a virtual machine that exposes none; pass --root to use another tree",
                 root.display(),
                 looked_for.join(", ")
             ),
-            Error::DeviceNotFound { register, socket, device } => write!(f, "{register}: device {device} was not found on socket {socket}; check that the device is listed by `lspci -d 8086:` and that its socket's uncore bus is visible"),
-            Error::NoCpuForSocket { socket, present } => write!(
+            BackendError::DeviceNotFound { register, socket, device } => write!(f, "{register}: device {device} was not found on socket {socket}; check that the device is listed by `lspci -d 8086:` and that its socket's uncore bus is visible"),
+            BackendError::NoCpuForSocket { socket, present } => write!(
                 f,
                 "socket {socket} has no online CPU to reach its uncore MSRs through (sockets present: {}); bring one of its CPUs online or choose another socket",
                 present.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
             ),
-            Error::Topology { path, problem } => write!(f, "cannot read the CPU topology at {}: {problem}", path.display()),
-            Error::UnknownRegister { name, suggestions } => {
-                write!(f, "no register is called {name}")?;
-                if suggestions.is_empty() {
-                    f.write_str("; `pmu list` shows every register")
-                } else {
-                    write!(f, "; did you mean {}?", suggestions.join(", "))
-                }
-            }
-            Error::Sim(msg) => f.write_str(msg),
-            Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
-            Error::UnknownField { register, field, suggestions, fields } => {
-                write!(f, "{register} has no field {field}")?;
-                if suggestions.is_empty() {
-                    write!(f, "; its fields are: {fields}")
-                } else {
-                    write!(f, "; did you mean {}?", suggestions.join(", "))
-                }
-            }
-            Error::ReadOnlyField { register, field, access } => write!(f, "{register}.{field} is {access} (read-only) and cannot be set; leave it out"),
-            Error::BadValue { text, expected } => write!(f, "`{text}` is not valid here: expected {expected}"),
-            Error::NeedsInstance { name, instances } => write!(f, "{name} names a register layout, not one register; name an instance: {instances}"),
-            Error::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
-            Error::FieldTooWide(e) => write!(f, "{e}"),
-            Error::NoSuchCounter { counter, available } => write!(f, "there is no {counter}; available: {available}"),
-            Error::BadInterval { n, max } => write!(f, "a sample interval of {n} events cannot be counted; choose 1 to {max}"),
-            Error::NotFrozen { reason } => write!(f, "no frozen sample to read: {reason}"),
-            Error::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
-            Error::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
+            BackendError::Topology { path, problem } => write!(f, "cannot read the CPU topology at {}: {problem}", path.display()),
         }
     }
 }
 
-impl From<pmu_regs::FieldTooWide> for Error {
-    fn from(e: pmu_regs::FieldTooWide) -> Self {
-        Error::FieldTooWide(e)
-    }
-}
-
-impl std::error::Error for Error {
+impl std::error::Error for BackendError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Access {
+            BackendError::Access {
                 source: Some(e), ..
             } => Some(e),
+            // The message names both failures; the chain continues with the first one's cause.
+            BackendError::Unwound { error, .. } => error.source(),
             _ => None,
         }
     }
 }
-
-/// Result with the runtime's error.
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -7,8 +7,16 @@
 
 use pmu_regs::{AddressInfo, Location, Msr, PciRegister, Register, RegisterInfo};
 
-use crate::error::{AccessError, Error, Op, Result, Target};
-use crate::pci::Bdf;
+mod bdf;
+mod error;
+mod summary;
+
+pub use bdf::{BadBdf, Bdf};
+pub use error::{AccessError, BackendError, Op, Target};
+pub use summary::UncoreSummary;
+
+/// The result of a backend operation.
+pub type Result<T, E = BackendError> = std::result::Result<T, E>;
 
 /// Raw MSR access: 64-bit values by CPU and MSR number.
 pub trait MsrAccess: Send + Sync {
@@ -53,7 +61,7 @@ fn check_write<R: Register>(op_target: Target, raw: u64) -> Result<()> {
 /// [`check_write`] for a register known only by its metadata.
 pub(crate) fn check_write_info(info: &RegisterInfo, op_target: Target, raw: u64) -> Result<()> {
     // The caller names the register instance (`W_MSR_PMON_EVT_SEL2`), not the layout.
-    let refuse = |kind| Err(Error::access(Op::Write, op_target, kind));
+    let refuse = |kind| Err(BackendError::access(Op::Write, op_target, kind));
     if info.writable_mask == 0 {
         return refuse(AccessError::ReadOnly);
     }
@@ -228,7 +236,7 @@ pub(crate) fn read_pci_raw<B: PciAccess + ?Sized>(
     }
     // Still moving after several tries: a 48-bit counter cannot advance by 2^32 between two
     // reads, so report it rather than return a torn value.
-    Err(Error::access(
+    Err(BackendError::access(
         Op::Read,
         Target::Pci { bdf, offset: off },
         AccessError::Unstable {
@@ -264,7 +272,7 @@ pub(crate) fn write_pci_dwords<B: PciAccess + ?Sized>(
         let e = e.with_register(name);
         return match backend.write_dword(bdf, off, old_low) {
             Ok(()) => Err(e),
-            Err(undo) => Err(Error::Cleanup {
+            Err(undo) => Err(BackendError::Unwound {
                 error: Box::new(e),
                 cleanup: Box::new(undo.with_register(name)),
             }),
@@ -301,17 +309,13 @@ pub enum Place {
     Device(Bdf),
 }
 
-fn place_mismatch(addr: &AddressInfo, place: Place) -> Error {
-    Error::BadValue {
-        text: format!("{place:?}"),
-        expected: format!(
-            "{} for {}",
-            match addr.location {
-                Location::Msr(_) => "a CPU (it is an MSR)",
-                Location::Pci { .. } => "a PCI device (it is in PCI config space)",
-            },
-            addr.name
-        ),
+fn place_mismatch(addr: &AddressInfo) -> BackendError {
+    BackendError::Misplaced {
+        register: addr.name,
+        needs: match addr.location {
+            Location::Msr(_) => "a CPU (it is an MSR)",
+            Location::Pci { .. } => "a PCI device (it is in PCI config space)",
+        },
     }
 }
 
@@ -330,8 +334,24 @@ pub fn read_by_info<B: MsrAccess + PciAccess + ?Sized>(
         (Location::Pci { offset, .. }, Place::Device(bdf)) => {
             read_pci_raw(backend, bdf, offset, info.width, addr.name)
         }
-        _ => Err(place_mismatch(addr, place)),
+        _ => Err(place_mismatch(addr)),
     }
+}
+
+/// The checks [`write_by_info`] makes before anything is written (read-only register, value
+/// too wide, reserved bits), for tools that refuse a value before touching the machine.
+pub fn check_by_info(
+    info: &RegisterInfo,
+    addr: &'static AddressInfo,
+    place: Place,
+    raw: u64,
+) -> Result<()> {
+    let target = match (addr.location, place) {
+        (Location::Msr(a), Place::Cpu(cpu)) => Target::Msr { cpu, address: a },
+        (Location::Pci { offset, .. }, Place::Device(bdf)) => Target::Pci { bdf, offset },
+        _ => return Err(place_mismatch(addr)),
+    };
+    check_write_info(info, target, raw).map_err(|e| e.with_register(addr.name))
 }
 
 /// Writes a register instance known only by its metadata, with the typed layer's checks
@@ -355,16 +375,9 @@ pub fn write_by_info<B: MsrAccess + PciAccess + ?Sized>(
         (Location::Pci { offset, .. }, Place::Device(bdf)) => {
             check_write_info(info, Target::Pci { bdf, offset }, raw)
                 .map_err(|e| e.with_register(name))?;
-            backend
-                .write_dword(bdf, offset, raw as u32)
-                .map_err(|e| e.with_register(name))?;
-            if info.width == 64 {
-                backend
-                    .write_dword(bdf, offset + 4, (raw >> 32) as u32)
-                    .map_err(|e| e.with_register(name))?;
-            }
-            Ok(())
+            // The same two-dword write as the typed layer: never half a value left behind.
+            write_pci_dwords(backend, bdf, offset, info.width, name, raw)
         }
-        _ => Err(place_mismatch(addr, place)),
+        _ => Err(place_mismatch(addr)),
     }
 }

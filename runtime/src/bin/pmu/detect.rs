@@ -1,0 +1,164 @@
+//! Which processor this is (from `/proc/cpuinfo`: vendor, family, model) and which specs
+//! describe it, so that a command refuses plainly on a machine no spec matches instead of
+//! failing later with advice meant for a missing driver.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::Failure;
+
+/// The processor as `/proc/cpuinfo` describes its first CPU.
+#[derive(Debug)]
+pub struct Cpu {
+    pub vendor: String,
+    pub family: u32,
+    pub model: u32,
+    pub name: String,
+    /// CPUID leaf 0AH is present (the `arch_perfmon` flag).
+    pub arch_perfmon: bool,
+}
+
+/// Family 6 models and the spec of their uncore (Intel SDM Vol. 4, model tables).
+const MODELS: [(u32, &str, &str); 2] = [
+    (0x2E, "xeon-7500", "Xeon 7500 (Nehalem-EX)"),
+    (0x2D, "xeon-e5-2600", "Xeon E5-2600 (Sandy Bridge-EP)"),
+];
+
+fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
+    root.unwrap_or(Path::new("/")).join("proc/cpuinfo")
+}
+
+/// Reads `ROOT/proc/cpuinfo`; `None` when it cannot be read or names no vendor.
+pub fn read(root: Option<&Path>) -> Option<Cpu> {
+    let text = std::fs::read_to_string(cpuinfo_path(root)).ok()?;
+    let mut cpu = Cpu {
+        vendor: String::new(),
+        family: 0,
+        model: 0,
+        name: String::new(),
+        arch_perfmon: false,
+    };
+    // The first processor's block is enough: a machine has one kind of processor.
+    for line in text.lines().take_while(|l| !l.trim().is_empty()) {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.trim();
+        match k.trim() {
+            "vendor_id" => cpu.vendor = v.to_string(),
+            "cpu family" => cpu.family = v.parse().unwrap_or(0),
+            "model" => cpu.model = v.parse().unwrap_or(0),
+            "model name" => cpu.name = v.to_string(),
+            "flags" => cpu.arch_perfmon = v.split_whitespace().any(|f| f == "arch_perfmon"),
+            _ => {}
+        }
+    }
+    (!cpu.vendor.is_empty()).then_some(cpu)
+}
+
+impl Cpu {
+    fn is_intel(&self) -> bool {
+        self.vendor == "GenuineIntel"
+    }
+
+    /// The specs that describe this processor.
+    pub fn specs(&self) -> Vec<&'static str> {
+        let mut specs = Vec::new();
+        if self.is_intel() && self.family == 6 {
+            specs.extend(MODELS.iter().filter(|m| m.0 == self.model).map(|m| m.1));
+        }
+        if self.is_intel() && self.arch_perfmon {
+            specs.push("architectural");
+        }
+        specs
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} ({}, family {:#x}, model {:#x})",
+            if self.name.is_empty() {
+                "?"
+            } else {
+                &self.name
+            },
+            self.vendor,
+            self.family,
+            self.model
+        )
+    }
+
+    /// The uncore spec of this processor, for names two processors share.
+    pub fn uncore_spec(&self) -> Option<&'static str> {
+        self.specs().into_iter().find(|s| *s != "architectural")
+    }
+}
+
+/// Refuses a register of `processor` on a machine whose processor it does not describe.
+/// Nothing is checked when cpuinfo cannot be read (a file-tree machine without one).
+pub fn check(root: Option<&Path>, register: &str, processor: &str) -> Result<(), Failure> {
+    let Some(cpu) = read(root) else {
+        return Ok(());
+    };
+    if !cpu.is_intel() {
+        return Err(Failure::operation(format!(
+            "this machine's processor is {}: pmu describes Intel performance-monitoring \
+             registers only, so no spec matches it and {register} is not there; `--sim` runs \
+             the commands on a simulated PMU",
+            cpu.describe()
+        )));
+    }
+    let specs = cpu.specs();
+    if !specs.contains(&processor) {
+        return Err(Failure::operation(format!(
+            "{register} is a {processor} register, but this machine's processor is {}, which \
+             {}; name a register of those, or use --sim",
+            cpu.describe(),
+            if specs.is_empty() {
+                "no spec describes".to_string()
+            } else {
+                format!("the specs {} describe", specs.join(", "))
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// `pmu detect`.
+pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
+    let path = cpuinfo_path(root);
+    let Some(cpu) = read(root) else {
+        return Err(Failure::operation(format!(
+            "cannot read the processor from {}; is /proc mounted, or does --root point at the \
+             right tree?",
+            path.display()
+        )));
+    };
+    let specs = cpu.specs();
+    if json_out {
+        return Ok(format!(
+            "{}\n",
+            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs})
+        ));
+    }
+    let verdict = if !cpu.is_intel() {
+        "no spec matches: pmu describes Intel performance-monitoring registers only; \
+         `--sim` runs the commands on a simulated PMU"
+            .to_string()
+    } else if specs.is_empty() {
+        "no spec matches this Intel processor yet; `--sim` runs the commands on a simulated PMU"
+            .to_string()
+    } else {
+        let names: Vec<String> = specs
+            .iter()
+            .map(|s| {
+                MODELS
+                    .iter()
+                    .find(|m| m.1 == *s)
+                    .map_or(s.to_string(), |m| format!("{s} ({})", m.2))
+            })
+            .collect();
+        format!("specs: {}", names.join(", "))
+    };
+    Ok(format!("processor: {}\n{verdict}\n", cpu.describe()))
+}

@@ -1,0 +1,179 @@
+//! `watch` output: the aligned table, CSV with any separator (`perf stat -x,`, `likwid -O`),
+//! or JSON lines, to stdout or a file (`-o`). The columns are perf's: time, socket, counter,
+//! event, count, rate.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::targets::PerfSeries;
+
+/// One count of one interval.
+pub struct Row<'a> {
+    /// Seconds since the start.
+    pub time: f64,
+    pub socket: u32,
+    /// The counter register, or with `--per-socket` the boxes summed (`C0+C1`).
+    pub counter: &'a str,
+    /// The event as the user gave it.
+    pub event: &'a str,
+    pub count: u64,
+    /// Events per second over the interval.
+    pub rate: f64,
+    /// `raw`, `sim` or `perf`.
+    pub backend: &'a str,
+    /// Through perf: where it counts, and the share of the time it ran.
+    pub perf: Option<(&'a PerfSeries, f64)>,
+}
+
+/// How rows are written.
+pub enum Format {
+    Table { counter_w: usize, event_w: usize },
+    Separated(String),
+    JsonLines,
+}
+
+/// Through perf, the table and CSV end with a `running` column: the share of the time the
+/// kernel had the event on a counter (below 100% it multiplexed, and the count is scaled).
+fn running(r: &Row) -> String {
+    r.perf.map_or("-".to_string(), |(_, ratio)| {
+        format!("{:.2}%", 100.0 * ratio)
+    })
+}
+
+/// Where rows go, in which format. Every write error is returned (a closed pipe ends the
+/// watch quietly; the caller decides).
+pub struct Output {
+    format: Format,
+    /// Whether any row comes through perf (the `running` column).
+    perf: bool,
+    out: Box<dyn Write>,
+    /// JSON lines collect one interval's rows into one object.
+    pending: Vec<serde_json::Value>,
+}
+
+impl Output {
+    /// Opens `path` (created or truncated) or stdout.
+    pub fn new(format: Format, perf: bool, path: Option<&Path>) -> io::Result<Self> {
+        let out: Box<dyn Write> = match path {
+            Some(p) => Box::new(BufWriter::new(File::create(p)?)),
+            None => Box::new(io::stdout()),
+        };
+        Ok(Output {
+            format,
+            perf,
+            out,
+            pending: Vec::new(),
+        })
+    }
+
+    pub fn header(&mut self) -> io::Result<()> {
+        let running = if self.perf { "  running" } else { "" };
+        match &self.format {
+            Format::Table { counter_w, event_w } => writeln!(
+                self.out,
+                "{:>10}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}{running}",
+                "# time", "socket", "counter", "event", "count", "rate/s"
+            ),
+            Format::Separated(sep) => {
+                let mut columns = vec!["time", "socket", "counter", "event", "count", "rate"];
+                if self.perf {
+                    columns.push("running");
+                }
+                writeln!(self.out, "{}", columns.join(sep))
+            }
+            Format::JsonLines => Ok(()),
+        }
+    }
+
+    pub fn row(&mut self, r: &Row) -> io::Result<()> {
+        match &self.format {
+            Format::Table { counter_w, event_w } => {
+                let running = if self.perf {
+                    format!("  {:>7}", running(r))
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    self.out,
+                    "{:>10.3}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}{running}",
+                    r.time,
+                    r.socket,
+                    r.counter,
+                    r.event,
+                    thousands(r.count),
+                    r.rate
+                )
+            }
+            Format::Separated(sep) => {
+                let quote = |s: &str| {
+                    if s.contains(sep.as_str()) || s.contains('"') {
+                        format!("\"{}\"", s.replace('"', "\"\""))
+                    } else {
+                        s.to_string()
+                    }
+                };
+                let running = if self.perf {
+                    format!("{sep}{}", running(r))
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    self.out,
+                    "{:.3}{sep}{}{sep}{}{sep}{}{sep}{}{sep}{:.1}{running}",
+                    r.time,
+                    r.socket,
+                    quote(r.counter),
+                    quote(r.event),
+                    r.count,
+                    r.rate
+                )
+            }
+            Format::JsonLines => {
+                let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
+                if let Some((p, ratio)) = r.perf {
+                    count["pmu"] = json!(p.pmu);
+                    count["cpu"] = json!(p.cpu);
+                    count["perf_event"] = json!(p.event);
+                    count["running"] = json!(ratio);
+                    count["multiplexed"] = json!(ratio < 1.0);
+                }
+                self.pending.push(count);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends an interval: JSON lines print it as one object.
+    pub fn end_interval(&mut self, time: f64) -> io::Result<()> {
+        if let Format::JsonLines = self.format {
+            let counts = std::mem::take(&mut self.pending);
+            // The interval's backend, where every count shares one.
+            let backend = counts
+                .first()
+                .map(|c| c["backend"].clone())
+                .filter(|b| counts.iter().all(|c| &c["backend"] == b));
+            let mut line = json!({"time": time, "counts": counts});
+            if let Some(b) = backend {
+                line["backend"] = b;
+            }
+            writeln!(self.out, "{line}")?;
+        }
+        self.out.flush()
+    }
+}
+
+/// `1234567` -> `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

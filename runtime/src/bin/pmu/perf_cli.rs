@@ -1,0 +1,171 @@
+//! The perf backend in the `pmu` command: `encode --perf`, `watch`'s `--backend perf|raw|auto`
+//! and `--pmu` options (the counting is the counting set's, `targets`), `list --backends`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use pmu_regs::{Location, PROCESSORS};
+use pmu_runtime::codec;
+use pmu_runtime::lookup;
+use pmu_runtime::pci::PciSysfs;
+use pmu_runtime::perf::encode::from_control;
+use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
+use pmu_runtime::{Error, UsageError};
+use serde_json::json;
+
+use crate::table::Table;
+use crate::Failure;
+
+/// Which way `watch` reaches the counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Backend {
+    /// Through the kernel's PMU (perf_event_open), where it exists; otherwise raw.
+    #[default]
+    Auto,
+    /// Through the kernel's PMU only (counting; no root needed with CAP_PERFMON).
+    Perf,
+    /// Programming the registers directly (/dev/cpu/N/msr, PCI config space).
+    Raw,
+}
+
+/// `watch`'s perf options.
+#[derive(Args, Clone, Default)]
+pub struct PerfWatchArgs {
+    /// How to reach the counters: perf (the kernel's PMU driver), raw (the registers), or
+    /// auto (perf where the kernel has the box's PMU, raw otherwise).
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Count events of this kernel PMU (msr, software, uncore_ha, ...) instead of one of our
+    /// units; --event then takes the PMU's event names or format terms (tsc, event=0x3c).
+    #[arg(long, conflicts_with = "unit")]
+    pub pmu: Option<String>,
+}
+
+/// The sysfs PMU directory under `root` (`/` by default).
+pub fn sources(root: Option<&Path>) -> EventSources {
+    let root = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    EventSources::with_root(root.join("sys/bus/event_source/devices"))
+}
+
+/// `pmu encode REGISTER fields... --perf`: the perf event string of a counter control value.
+/// The PMU's format comes from sysfs when the kernel has the PMU, from the driver's format
+/// (as the kernel would write it) otherwise.
+pub fn encode(
+    register: &str,
+    fields: &[String],
+    root: Option<&Path>,
+    json_out: bool,
+) -> Result<String, Failure> {
+    let found = lookup::find(register)?;
+    let info = found.info;
+    let Some(addr) = found.address else {
+        let instances: Vec<&str> = info
+            .known_addresses()
+            .iter()
+            .map(|a| a.name)
+            .take(6)
+            .collect();
+        return Err(UsageError::NeedsInstance {
+            name: register.to_string(),
+            instances: instances.join(", "),
+        }
+        .into());
+    };
+    let assignments = codec::parse_assignments(fields)?;
+    let raw = codec::encode(info, info.reset, &assignments)?;
+    let name = SpecNames
+        .lookup(info.processor, info.unit, addr.instance, Some(addr.index))
+        .map_err(Error::from)?;
+    let s = sources(root);
+    let formats = if s.has(name.pmu) {
+        s.pmu(name.pmu, name.driver).map_err(Error::from)?.formats
+    } else {
+        name.driver_formats()
+    };
+    let ev = from_control(
+        info,
+        raw,
+        name.pmu,
+        &formats,
+        Some(name.kernel_counter(addr.index)),
+    )
+    .map_err(Error::from)?;
+    if json_out {
+        return Ok(format!(
+            "{}\n",
+            json!({"register": addr.name, "value": raw, "pmu": ev.pmu, "event": ev.to_string(),
+                   "config": ev.config[0], "config1": ev.config[1], "config2": ev.config[2]})
+        ));
+    }
+    Ok(format!("{ev}\n"))
+}
+
+/// `pmu list --backends`: for every box, its kernel PMU and whether perf or the raw backends
+/// reach it on this machine.
+pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
+    let base = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    let s = sources(root);
+    let msr_dev = base.join("dev/cpu/0/msr").exists();
+    let pci = PciSysfs::with_root(base.join("sys/bus/pci/devices"));
+    let mut rows = Vec::new();
+    for p in PROCESSORS {
+        let pci_found = pci.discover(p).is_ok();
+        for u in p.units {
+            let space = u
+                .registers
+                .iter()
+                .find_map(|r| r.known_addresses().first().map(|a| a.location));
+            let raw = match space {
+                Some(Location::Msr(_)) if msr_dev => "yes",
+                Some(Location::Pci { .. }) if pci_found => "yes",
+                _ => "no",
+            };
+            for i in u.instances {
+                let names: Vec<String> = SpecNames
+                    .all()
+                    .into_iter()
+                    .filter(|n| n.processor == p.id && n.unit == u.name && n.instance == *i)
+                    .map(|n| n.pmu.to_string())
+                    .collect();
+                let perf = !names.is_empty() && names.iter().all(|n| s.has(n));
+                let backend = match (perf, raw) {
+                    (true, _) => "perf",
+                    (false, "yes") => "raw",
+                    _ => "none",
+                };
+                rows.push((p.id, u.name, *i, names.join(" "), perf, raw, backend));
+            }
+        }
+    }
+    if json_out {
+        let items: Vec<_> = rows
+            .iter()
+            .map(|(p, u, i, n, perf, raw, b)| json!({"processor": p, "unit": u, "instance": i, "perf_pmu": n, "perf": perf, "raw": *raw == "yes", "auto": b}))
+            .collect();
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&items).expect("JSON values serialise")
+        ));
+    }
+    let mut t = Table::new(&[
+        "PROCESSOR",
+        "UNIT",
+        "BOX",
+        "PERF PMU",
+        "PERF",
+        "RAW",
+        "AUTO",
+    ]);
+    for (p, u, i, n, perf, raw, b) in rows {
+        t.row(vec![
+            p.into(),
+            u.into(),
+            i.into(),
+            n,
+            if perf { "yes" } else { "no" }.into(),
+            raw.into(),
+            b.into(),
+        ]);
+    }
+    Ok(t.render())
+}

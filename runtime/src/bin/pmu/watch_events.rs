@@ -1,0 +1,167 @@
+//! `watch --event TEXT` read with the grammar `encode` uses: `event=NAME`, named values
+//! (`invert=lt`) and numbers by the one number rule, checked against the counter's own
+//! control register. The words a user types (`ev_sel`, `umask`, `thresh`, `invert`, `edge`,
+//! `ext`) name roles ([`Role`]); the control's field playing each role is found in the
+//! generated metadata, so every box of every processor reads the same way whatever its
+//! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
+
+use pmu_regs::{RegisterInfo, Role};
+use pmu_runtime::codec;
+use pmu_runtime::sampling::uncore::EventSelect;
+
+use crate::grammar;
+use crate::Failure;
+
+/// What `--event` takes, for messages.
+pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext";
+
+/// The role a word of `--event` sets; `None` for `event=NAME` (an event by name).
+fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
+    Ok(Some(match key.to_ascii_lowercase().as_str() {
+        // `event=0x3c` is the event select, as perf writes it; `event=NAME` a named event.
+        "event" if value.trim().starts_with(|c: char| c.is_ascii_digit()) => Role::Event,
+        "event" => return Ok(None),
+        "ev_sel" => Role::Event,
+        "umask" => Role::Umask,
+        "thresh" | "threshold" => Role::Threshold,
+        "invert" => Role::Invert,
+        "edge" | "edge_det" | "edge_detect" => Role::Edge,
+        "ext" | "ev_sel_ext" | "event_ext" => Role::EventExt,
+        _ => {
+            return Err(Failure::usage(format!(
+                "`{key}` cannot be given to --event (watch sets the enables itself); it takes \
+                 {ACCEPTED}"
+            )))
+        }
+    }))
+}
+
+/// Checks the words of one `--event` that do not depend on the box: each is `key=value`
+/// with a key `--event` takes. Run before any box is looked up, so a typo is reported as
+/// such whatever `--unit` says.
+pub fn check_words(text: &str) -> Result<(), Failure> {
+    let mut has_event = false;
+    for part in text.split(',') {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(Failure::usage(format!(
+                "`{part}` is not key=value; --event takes {ACCEPTED}, e.g. ev_sel=0x01,umask=0x04"
+            )));
+        };
+        has_event |= matches!(role_of(k.trim(), v)?, None | Some(Role::Event));
+    }
+    if !has_event {
+        return Err(Failure::usage(format!(
+            "`{text}` has no event: give event=NAME (`pmu list --events --unit UNIT`) or ev_sel=N"
+        )));
+    }
+    Ok(())
+}
+
+/// Parses one `--event` for a counter whose control register is `control`: into the
+/// settings [`EventSelect`] carries, `None` where the text leaves the box's reset value.
+pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, Failure> {
+    check_words(text)?;
+    let field = |role: Role| control.role(role).map(|f| f.name);
+    let mut words = Vec::new();
+    let mut given: Vec<Role> = Vec::new();
+    let mut by_name = false;
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=').expect("checked above");
+        let k = k.trim();
+        match role_of(k, v)? {
+            None => {
+                by_name = true;
+                words.push(format!("event={v}"));
+            }
+            Some(role) => {
+                given.push(role);
+                // A role the control lacks keeps the word the user typed, so the codec's
+                // refusal names it (`B0_MSR_PMON_EVT_SEL0 has no field umask`).
+                words.push(format!("{}={v}", field(role).unwrap_or(k)));
+            }
+        }
+    }
+    let pairs = grammar::assignments(control, &words)?;
+    let raw = codec::encode(control, 0, &pairs)?;
+    // `event=NAME` sets the event select, the umask and the extension bit from the list.
+    let set = |role: Role| {
+        (given.contains(&role) || (by_name && matches!(role, Role::Umask | Role::EventExt)))
+            .then(|| control.role(role).map(|f| f.extract(raw)))
+            .flatten()
+    };
+    let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
+    Ok(EventSelect {
+        ev_sel: u8::try_from(event).map_err(|_| {
+            Failure::usage(format!(
+                "`{text}` selects event {event:#x}, wider than watch programs (8 bits)"
+            ))
+        })?,
+        umask: set(Role::Umask).map(|v| v as u8),
+        thresh: set(Role::Threshold).map(|v| v as u8),
+        invert: set(Role::Invert).map(|v| v != 0),
+        edge_detect: set(Role::Edge).map(|v| v != 0),
+        event_ext: set(Role::EventExt).map(|v| v != 0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmu_regs::{CounterKind, PROCESSORS};
+    use pmu_runtime::boxes::Boxes;
+
+    /// Every general counter control of every box of every processor reads each word by the
+    /// role its field plays, whatever the guide calls the field; a word whose role the
+    /// control lacks is refused naming it.
+    #[test]
+    fn every_control_reads_the_words_by_role() {
+        let mut checked = 0;
+        for p in PROCESSORS {
+            for b in &Boxes::of(p).boxes {
+                for c in b
+                    .counters
+                    .iter()
+                    .filter(|c| c.info.kind == CounterKind::General)
+                {
+                    let Some(ctl) = c.control else { continue };
+                    let info = ctl.info;
+                    let sel = parse(info, "ev_sel=0x10").unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(sel.ev_sel, 0x10);
+                    assert_eq!((sel.umask, sel.thresh, sel.edge_detect), (None, None, None));
+                    for (word, role) in [
+                        ("umask", Role::Umask),
+                        ("thresh", Role::Threshold),
+                        ("invert", Role::Invert),
+                        ("edge", Role::Edge),
+                        ("ext", Role::EventExt),
+                    ] {
+                        let text = format!("ev_sel=0x10,{word}=1");
+                        match (info.role(role), parse(info, &text)) {
+                            (Some(_), Ok(sel)) => {
+                                let got = match role {
+                                    Role::Umask => sel.umask.map(u64::from),
+                                    Role::Threshold => sel.thresh.map(u64::from),
+                                    Role::Invert => sel.invert.map(u64::from),
+                                    Role::Edge => sel.edge_detect.map(u64::from),
+                                    _ => sel.event_ext.map(u64::from),
+                                };
+                                assert_eq!(got, Some(1), "{} {text}", info.name);
+                            }
+                            (None, Err(e)) => {
+                                assert!(e.to_string().contains(word), "{} {text}: {e}", info.name)
+                            }
+                            (field, result) => panic!(
+                                "{} {text}: field {:?}, parse {:?}",
+                                info.name,
+                                field.map(|f| f.name),
+                                result.map_err(|e| e.to_string())
+                            ),
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked} controls");
+    }
+}

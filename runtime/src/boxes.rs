@@ -1,0 +1,270 @@
+//! The boxes of a processor as its spec's structure declares them ([`pmu_regs::PmuInfo`]),
+//! with every register resolved to the address of each box instance: what the simulator,
+//! the sampling code and `pmu watch` drive, for any processor, without naming a box or a
+//! register.
+//!
+//! ```
+//! use pmu_regs::Role;
+//! use pmu_runtime::boxes::Boxes;
+//!
+//! let boxes = Boxes::of(&pmu_regs::xeon_7500::PROCESSOR);
+//! let r = boxes.find("R").unwrap();
+//! // The R-box's upper counters report through their own route.
+//! let c9 = r.counter(9).unwrap();
+//! assert_ne!(c9.route.unwrap().hops[0].bit.name(), r.counter(0).unwrap().route.unwrap().hops[0].bit.name());
+//! assert!(r.box_bit(Role::CounterEnable, 9).is_some());
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use pmu_regs::{
+    AddressInfo, BitRef, CounterInfo, FieldInfo, GlobalInfo, Location, PmuInfo, ProcessorInfo,
+    RegRef, RegisterInfo, Role, RoleBits, RouteInfo, Scope, UnitInfo,
+};
+
+/// The event select that stands for a box's fixed-event counters (the Xeon 7500 W-box's
+/// uncore clock, the E5-2600 PCU's residency counters) where an event must be named: the
+/// simulator counts an injected event with this code on them, and sampling asks for it.
+pub const FIXED_EVENT: u8 = 0xFF;
+
+/// One register instance (and array element): its layout and its address.
+#[derive(Debug, Clone, Copy)]
+pub struct Reg {
+    /// The layout.
+    pub info: &'static RegisterInfo,
+    /// The instance's address.
+    pub addr: &'static AddressInfo,
+}
+
+impl Reg {
+    /// The instance of `register` in box `instance` (array element `index`), if it has an
+    /// address.
+    pub fn of(register: &'static RegisterInfo, instance: &str, index: u32) -> Option<Reg> {
+        RegRef { register, index }
+            .address(instance)
+            .map(|addr| Reg {
+                info: register,
+                addr,
+            })
+    }
+
+    /// The concrete name (`C3_MSR_PMON_EVT_SEL0`).
+    pub fn name(&self) -> &'static str {
+        self.addr.name
+    }
+
+    /// The MSR number, for an MSR.
+    pub fn msr(&self) -> Option<u32> {
+        match self.addr.location {
+            Location::Msr(a) => Some(a),
+            Location::Pci { .. } => None,
+        }
+    }
+}
+
+/// A counter of one box instance.
+#[derive(Debug, Clone, Copy)]
+pub struct Counter {
+    /// What the spec says about it.
+    pub info: &'static CounterInfo,
+    /// Its control register (none for a free-running counter).
+    pub control: Option<Reg>,
+    /// Its counter register.
+    pub counter: Reg,
+    /// Where its overflow goes above the box (none where the box reports no overflow).
+    pub route: Option<&'static RouteInfo>,
+}
+
+impl Counter {
+    /// Its number in the box.
+    pub fn number(&self) -> u32 {
+        self.info.number
+    }
+
+    /// The bits of its control playing `role`.
+    pub fn control_bits(&self, role: Role) -> Option<RoleBits> {
+        self.info.control_bits(role)
+    }
+
+    /// The bits of its counter register that count.
+    pub fn count_bits(&self) -> Option<RoleBits> {
+        self.info.count_bits()
+    }
+}
+
+/// One box (an instance of a unit) and its resolved registers.
+#[derive(Debug)]
+pub struct PmuBox {
+    /// The unit (box kind).
+    pub unit: &'static UnitInfo,
+    /// Its structure.
+    pub pmu: &'static PmuInfo,
+    /// The instance name (`C3`, `CH2`, `CPU`).
+    pub instance: &'static str,
+    /// Its position among the unit's instances.
+    pub position: usize,
+    /// Counters, by number.
+    pub counters: Vec<Counter>,
+    /// Box-level controls, statuses and overflow clears with addresses in this instance.
+    pub controls: Vec<Reg>,
+    /// See [`Self::controls`].
+    pub statuses: Vec<Reg>,
+    /// See [`Self::controls`].
+    pub clears: Vec<Reg>,
+}
+
+impl PmuBox {
+    /// Counter `number`.
+    pub fn counter(&self, number: u32) -> Option<&Counter> {
+        self.counters.iter().find(|c| c.number() == number)
+    }
+
+    /// The box-level register and bits playing `role` for counter `number`.
+    pub fn box_bit(&self, role: Role, number: u32) -> Option<(Reg, RoleBits)> {
+        self.controls
+            .iter()
+            .chain(&self.statuses)
+            .chain(&self.clears)
+            .find_map(|r| r.info.role_bits(role, number).map(|b| (*r, b)))
+    }
+
+    /// The box-level control field playing a whole-box `role` (freeze, resets).
+    pub fn box_field(&self, role: Role) -> Option<(Reg, &'static FieldInfo)> {
+        self.controls
+            .iter()
+            .find_map(|r| r.info.role(role).map(|f| (*r, f)))
+    }
+
+    /// Per socket or per CPU.
+    pub fn scope(&self) -> Scope {
+        self.pmu.scope
+    }
+
+    /// The names a user may give it: the instance (`C3`), and the unit's name with the
+    /// instance's position (`CBO3`), or the unit's name alone when it has one instance
+    /// (`PCU`, `CORE`).
+    pub fn names(&self) -> Vec<String> {
+        let mut names = vec![self.instance.to_string()];
+        if self.unit.instances.len() == 1 {
+            names.push(self.unit.name.to_string());
+        } else {
+            names.push(format!("{}{}", self.unit.name, self.position));
+        }
+        names.dedup();
+        names
+    }
+}
+
+/// The global level of a processor, resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct Global {
+    /// What the spec says.
+    pub info: &'static GlobalInfo,
+    /// Global control.
+    pub control: Reg,
+    /// Global status.
+    pub status: Reg,
+    /// Global overflow clear.
+    pub clear: Option<Reg>,
+}
+
+/// Every box of a processor.
+#[derive(Debug)]
+pub struct Boxes {
+    /// The processor.
+    pub processor: &'static ProcessorInfo,
+    /// Its boxes, unit by unit, instance by instance.
+    pub boxes: Vec<PmuBox>,
+    /// Its global level, if it has one.
+    pub global: Option<Global>,
+}
+
+impl Boxes {
+    /// The boxes of `processor`, built once per processor.
+    pub fn of(processor: &'static ProcessorInfo) -> &'static Boxes {
+        static CACHE: OnceLock<Mutex<HashMap<usize, &'static Boxes>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let key = processor as *const ProcessorInfo as usize;
+        let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
+        // One leak per processor for the life of the program: the metadata is static too.
+        map.entry(key)
+            .or_insert_with(|| Box::leak(Box::new(Self::build(processor))))
+    }
+
+    fn build(processor: &'static ProcessorInfo) -> Boxes {
+        let mut boxes = Vec::new();
+        for unit in processor.units {
+            let Some(pmu) = unit.pmu else { continue };
+            for (position, &instance) in unit.instances.iter().enumerate() {
+                let resolve = |regs: &'static [&'static RegisterInfo]| -> Vec<Reg> {
+                    regs.iter()
+                        .flat_map(|r| {
+                            r.known_addresses()
+                                .iter()
+                                .filter(|a| a.instance == instance)
+                                .map(|addr| Reg { info: r, addr })
+                        })
+                        .collect()
+                };
+                let counters = pmu
+                    .counters
+                    .iter()
+                    .filter_map(|c| {
+                        Some(Counter {
+                            info: c,
+                            control: c
+                                .control
+                                .and_then(|r| Reg::of(r.register, instance, r.index)),
+                            counter: Reg::of(c.counter.register, instance, c.counter.index)?,
+                            route: pmu.route(instance, c.number),
+                        })
+                    })
+                    .collect();
+                boxes.push(PmuBox {
+                    unit,
+                    pmu,
+                    instance,
+                    position,
+                    counters,
+                    controls: resolve(pmu.controls),
+                    statuses: resolve(pmu.statuses),
+                    clears: resolve(pmu.overflow_clears),
+                });
+            }
+        }
+        let global = processor.global.and_then(|g| {
+            Some(Global {
+                info: g,
+                control: Reg::of(g.control, g.instance, 0)?,
+                status: Reg::of(g.status, g.instance, 0)?,
+                clear: g.overflow_clear.and_then(|c| Reg::of(c, g.instance, 0)),
+            })
+        });
+        Boxes {
+            processor,
+            boxes,
+            global,
+        }
+    }
+
+    /// The box called `name` (see [`PmuBox::names`]), ignoring case.
+    pub fn find(&self, name: &str) -> Option<&PmuBox> {
+        self.boxes
+            .iter()
+            .find(|b| b.names().iter().any(|n| n.eq_ignore_ascii_case(name)))
+    }
+
+    /// Every box's names, for messages (`C3/CBO3`).
+    pub fn names(&self) -> Vec<String> {
+        self.boxes.iter().map(|b| b.names().join("/")).collect()
+    }
+}
+
+/// A route hop's register, as a [`Reg`], when it has an address.
+pub fn hop_reg(bit: &BitRef) -> Option<Reg> {
+    bit.address().map(|addr| Reg {
+        info: bit.register,
+        addr,
+    })
+}

@@ -1,0 +1,122 @@
+//! The runtime's errors, typed by layer: [`BackendError`] (reaching a register, finding where
+//! it is), [`UsageError`] (a name, value or request the caller got wrong) and
+//! [`SamplingError`] (what the sampling procedures refuse), and the perf backend's
+//! [`PerfError`](crate::perf::PerfError). [`Error`] is any of them, or a
+//! failure whose undo failed too. Every message names what went wrong and what to do next;
+//! `source()` leads to the operating system's error where there is one.
+
+use std::fmt;
+
+pub use crate::access::{AccessError, BackendError, Op, Target};
+
+mod sampling;
+mod usage;
+
+pub use sampling::SamplingError;
+pub use usage::UsageError;
+
+/// Any runtime error.
+#[derive(Debug)]
+pub enum Error {
+    /// Reaching a register failed, or where it is could not be found.
+    Backend(BackendError),
+    /// The caller asked for something that does not exist or cannot be done.
+    Usage(UsageError),
+    /// A sampling procedure refused.
+    Sampling(SamplingError),
+    /// An operation failed, and putting back what it had changed failed too.
+    Cleanup {
+        /// What failed first.
+        error: Box<Error>,
+        /// What failed while undoing it.
+        cleanup: Box<Error>,
+    },
+    /// The operation itself succeeded, but putting the registers back afterwards failed.
+    RestoreFailed(Box<Error>),
+    /// The perf backend failed.
+    Perf(crate::perf::PerfError),
+}
+
+impl Error {
+    /// Names the register an access error concerns.
+    pub fn with_register(self, name: &'static str) -> Self {
+        match self {
+            Error::Backend(e) => Error::Backend(e.with_register(name)),
+            e => e,
+        }
+    }
+
+    /// The access error kind, if this is an access error.
+    pub fn access_kind(&self) -> Option<&AccessError> {
+        match self {
+            Error::Backend(e) => e.access_kind(),
+            _ => None,
+        }
+    }
+
+    /// Whether the caller got something wrong (a command line would exit with a usage status).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Usage(_))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Backend(e) => e.fmt(f),
+            Error::Usage(e) => e.fmt(f),
+            Error::Sampling(e) => e.fmt(f),
+            Error::Perf(e) => e.fmt(f),
+            Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
+            Error::RestoreFailed(e) => write!(f, "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The layers are transparent: their message is this message, so the chain continues
+        // with their cause.
+        match self {
+            Error::Backend(e) => e.source(),
+            Error::Usage(e) => e.source(),
+            Error::Sampling(e) => e.source(),
+            Error::Perf(e) => e.source(),
+            Error::Cleanup { error, .. } => error.source(),
+            Error::RestoreFailed(e) => e.source(),
+        }
+    }
+}
+
+impl From<BackendError> for Error {
+    fn from(e: BackendError) -> Self {
+        Error::Backend(e)
+    }
+}
+
+impl From<UsageError> for Error {
+    fn from(e: UsageError) -> Self {
+        Error::Usage(e)
+    }
+}
+
+impl From<SamplingError> for Error {
+    fn from(e: SamplingError) -> Self {
+        Error::Sampling(e)
+    }
+}
+
+impl From<crate::perf::PerfError> for Error {
+    fn from(e: crate::perf::PerfError) -> Self {
+        Error::Perf(e)
+    }
+}
+
+impl From<pmu_regs::FieldTooWide> for Error {
+    fn from(e: pmu_regs::FieldTooWide) -> Self {
+        Error::Usage(UsageError::FieldTooWide(e))
+    }
+}
+
+/// Result with the runtime's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,74 @@
+//! The sampling layer's error: what the guides' procedures refuse, and who holds a PMU.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// A sampling procedure refused.
+#[derive(Debug)]
+pub enum SamplingError {
+    /// A sample interval outside what the counter can count.
+    BadInterval {
+        /// The interval asked for.
+        n: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// The counters are not frozen by a PMI, so there is no sample to read.
+    NotFrozen {
+        /// What was found.
+        reason: String,
+    },
+    /// A counter (or the PMI) is already used by someone else.
+    InUse {
+        /// The resource (`IA32_PMC2`, `IA32_FIXED_CTR1`, `the PMI`).
+        counter: String,
+        /// Who holds it, as IA32_PERF_GLOBAL_INUSE reports.
+        holder: String,
+    },
+    /// A value a legacy (sign-extending) counter write cannot produce.
+    NotRepresentable {
+        /// The counter.
+        counter: String,
+        /// The value.
+        value: u64,
+        /// Counter width.
+        width: u32,
+    },
+    /// Another session owns the PMU.
+    Owned {
+        /// The PMU (`the Xeon 7500 uncore of socket 0`).
+        pmu: String,
+        /// Who holds it (`process 4242 (pmu watch --unit C3)`).
+        holder: String,
+    },
+    /// The lock file that makes ownership exclusive across processes could not be used.
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for SamplingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SamplingError::BadInterval { n, max } => write!(f, "a sample interval of {n} events cannot be counted; choose 1 to {max}"),
+            SamplingError::NotFrozen { reason } => write!(f, "no frozen sample to read: {reason}"),
+            SamplingError::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
+            SamplingError::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
+            SamplingError::Owned { pmu, holder } => write!(f, "{pmu} is in use by {holder}; wait until that session ends (or stop it), then try again"),
+            SamplingError::Lock { path, source } => write!(f, "cannot use the lock file {} that keeps two sessions off one PMU ({source}); make its directory writable, or choose another runtime directory", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for SamplingError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SamplingError::Lock { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The lookup/usage layer's error: a name, value or request the caller got wrong.
+
+use std::fmt;
+
+/// Something the caller asked for does not exist or cannot be done as asked.
+#[derive(Debug)]
+pub enum UsageError {
+    /// A name matched no register.
+    UnknownRegister {
+        /// The name given.
+        name: String,
+        /// Close matches.
+        suggestions: Vec<String>,
+    },
+    /// A register has no field of that name.
+    UnknownField {
+        /// The register.
+        register: &'static str,
+        /// The name given.
+        field: String,
+        /// Close matches.
+        suggestions: Vec<String>,
+        /// Every field name, for the message.
+        fields: String,
+    },
+    /// The field cannot be written.
+    ReadOnlyField {
+        /// The register.
+        register: &'static str,
+        /// The field.
+        field: &'static str,
+        /// Its access kind.
+        access: &'static str,
+    },
+    /// A value that could not be parsed.
+    BadValue {
+        /// What was given.
+        text: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// A register name without an instance where one is needed.
+    NeedsInstance {
+        /// The name given.
+        name: String,
+        /// The instances there are.
+        instances: String,
+    },
+    /// The register has no such field, so the requested setting cannot be made.
+    UnsupportedField {
+        /// The register.
+        register: &'static str,
+        /// The setting asked for.
+        field: &'static str,
+    },
+    /// A value does not fit its field.
+    FieldTooWide(pmu_regs::FieldTooWide),
+    /// No such counter.
+    NoSuchCounter {
+        /// What was asked for (`C3 counter 9`, `IA32_PMC6`).
+        counter: String,
+        /// What exists.
+        available: String,
+    },
+    /// No such box (or no such box in the model asked about).
+    NoSuchBox {
+        /// What was asked for (`C9`, `the QPI port P2`).
+        name: String,
+        /// What exists.
+        available: String,
+    },
+    /// No such socket or CPU on this machine.
+    NoSuchPlace {
+        /// What was asked for (`socket 3`, `CPU 9`).
+        place: String,
+        /// What exists.
+        available: String,
+    },
+    /// The same counter was given twice in one request.
+    DuplicateCounter {
+        /// The counter.
+        counter: String,
+    },
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::UnknownRegister { name, suggestions } => {
+                write!(f, "no register is called {name}")?;
+                if suggestions.is_empty() {
+                    f.write_str("; `pmu list` shows every register")
+                } else {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))
+                }
+            }
+            UsageError::UnknownField { register, field, suggestions, fields } => {
+                write!(f, "{register} has no field {field}")?;
+                if suggestions.is_empty() {
+                    write!(f, "; its fields are: {fields}")
+                } else {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))
+                }
+            }
+            UsageError::ReadOnlyField { register, field, access } => write!(f, "{register}.{field} is {access} (read-only) and cannot be set; leave it out"),
+            UsageError::BadValue { text, expected } => write!(f, "`{text}` is not valid here: expected {expected}"),
+            UsageError::NeedsInstance { name, instances } => write!(f, "{name} names a register layout, not one register; name an instance: {instances}"),
+            UsageError::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
+            UsageError::FieldTooWide(e) => write!(f, "{e}"),
+            UsageError::NoSuchCounter { counter, available } => write!(f, "there is no {counter}; available: {available}"),
+            UsageError::NoSuchBox { name, available } => write!(f, "there is no box {name}; available: {available}"),
+            UsageError::NoSuchPlace { place, available } => write!(f, "there is no {place}; available: {available}"),
+            UsageError::DuplicateCounter { counter } => write!(f, "{counter} is given more than once; give each counter once (one event and interval per counter)"),
+        }
+    }
+}
+
+// Nothing below a usage error: the message is the whole story.
+impl std::error::Error for UsageError {}

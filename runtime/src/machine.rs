@@ -1,0 +1,348 @@
+//! The machine a tool works on, real hardware (under a configurable root) or the simulator,
+//! and where on it a register instance lives. Command lines parse `--cpu`, `--socket` and
+//! `--device` into a [`Where`]; everything after that is here.
+//!
+//! ```
+//! use pmu_runtime::machine::{Machine, Where};
+//! use pmu_runtime::sim::SimConfig;
+//!
+//! let machine = Machine::simulated(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
+//! let reg = machine.resolve("HA_PCI_PMON_CTR0", &Where { socket: Some(1), ..Where::default() })?;
+//! machine.write(&reg, 0x1_0000_0002)?;           // both dwords, or neither
+//! assert_eq!(machine.read(&reg)?, 0x1_0000_0002);
+//! # Ok::<(), pmu_runtime::Error>(())
+//! ```
+
+use std::path::PathBuf;
+
+use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PROCESSORS};
+
+use crate::access::{
+    check_by_info, read_by_info, write_by_info, BackendError, Bdf, MsrAccess, PciAccess, Place,
+    Result as BackendResult, UncoreSummary,
+};
+use crate::error::{Result, UsageError};
+use crate::fault::{Fault, Faulty, When};
+use crate::lookup;
+use crate::msr::MsrDev;
+use crate::ownership::{default_runtime_dir, Lease, LockDir, Ownership, Pmu};
+use crate::pci::{PciSysfs, UncoreDevices};
+use crate::sim::{Sim, SimConfig};
+use crate::topology::Topology;
+
+/// Where the user asked a register to be reached: all optional, as on a command line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Where {
+    /// The logical CPU, for an MSR.
+    pub cpu: Option<u32>,
+    /// The socket: a CPU of it for an MSR, its uncore device for a PCI register.
+    pub socket: Option<u32>,
+    /// The PCI device, for a PCI register.
+    pub device: Option<Bdf>,
+}
+
+/// A register instance and the place it is reached at on this machine.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    /// The register's layout.
+    pub info: &'static RegisterInfo,
+    /// The instance.
+    pub address: &'static AddressInfo,
+    /// The CPU or device it is reached through.
+    pub place: Place,
+}
+
+/// Hardware backends or the simulator, behind a fault injector that passes every access
+/// through unless [`Machine::with_fault`] names one to fail.
+pub struct Machine {
+    backend: Faulty<Backend>,
+}
+
+enum Backend {
+    Hardware(Box<Hardware>),
+    Sim(Box<Sim>),
+}
+
+struct Hardware {
+    msr: MsrDev,
+    pci: PciSysfs,
+    sys: PathBuf,
+    locks: LockDir,
+}
+
+impl Machine {
+    /// The hardware under `root` (`/` for the real one): `root/dev/cpu/N/msr`,
+    /// `root/sys/bus/pci/devices`, `root/sys/devices/system/cpu`. Sessions lock PMUs in
+    /// [`default_runtime_dir`] for the real root, else in `root/run/pmu-regs`.
+    pub fn hardware(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let locks = if root == std::path::Path::new("/") {
+            default_runtime_dir()
+        } else {
+            root.join("run/pmu-regs")
+        };
+        Self::new(Backend::Hardware(Box::new(Hardware {
+            msr: MsrDev::with_root(root.join("dev/cpu")),
+            pci: PciSysfs::with_root(root.join("sys/bus/pci/devices")),
+            sys: root.join("sys"),
+            locks: LockDir::new(locks),
+        })))
+    }
+
+    /// A fresh simulated machine.
+    pub fn simulated(config: SimConfig) -> Self {
+        Self::new(Backend::Sim(Box::new(Sim::new(config))))
+    }
+
+    fn new(backend: Backend) -> Self {
+        Machine {
+            backend: Faulty::new(backend, When::Never, Fault::Eio),
+        }
+    }
+
+    /// Sessions lock PMUs in `dir` (hardware only; the simulator's claims are in-process).
+    pub fn with_runtime_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Backend::Hardware(hw) = self.backend.inner_mut() {
+            hw.locks = LockDir::new(dir);
+        }
+        self
+    }
+
+    /// Makes the access `when` fail with `fault` (see [`crate::fault`]).
+    pub fn with_fault(self, when: When, fault: Fault) -> Self {
+        Machine {
+            backend: Faulty::new(self.backend.into_inner(), when, fault),
+        }
+    }
+
+    /// The simulator, when this machine is simulated.
+    pub fn sim(&self) -> Option<&Sim> {
+        self.backend.inner().sim()
+    }
+
+    /// Sockets and their CPUs.
+    pub fn topology(&self) -> Result<Topology> {
+        match self.backend.inner() {
+            Backend::Hardware(hw) => Ok(Topology::read(&hw.sys)?),
+            Backend::Sim(s) => Ok(s.topology()),
+        }
+    }
+
+    /// The CPU to reach `socket`'s uncore MSRs through.
+    pub fn cpu_for_socket(&self, socket: u32) -> Result<u32> {
+        Ok(self.topology()?.cpu_for_socket(socket)?)
+    }
+
+    /// The uncore PCI devices of `processor`, by socket.
+    pub fn devices(&self, processor: &'static ProcessorInfo) -> Result<UncoreDevices> {
+        match self.backend.inner() {
+            Backend::Hardware(hw) => Ok(hw.pci.discover(processor)?),
+            Backend::Sim(s) => Ok(s.uncore_devices()),
+        }
+    }
+
+    /// Where `addr` (an instance of `info`) is reached, from what the user gave: `--cpu` or
+    /// `--socket` for an MSR (default CPU 0), `--device` or `--socket` for a PCI register
+    /// (default socket 0).
+    pub fn place(
+        &self,
+        info: &'static RegisterInfo,
+        addr: &'static AddressInfo,
+        at: &Where,
+    ) -> Result<Place> {
+        match addr.location {
+            Location::Msr(_) => {
+                if at.device.is_some() {
+                    return Err(UsageError::BadValue {
+                        text: "--device".into(),
+                        expected: format!("--cpu or --socket: {} is an MSR", addr.name),
+                    }
+                    .into());
+                }
+                let cpu = match (at.cpu, at.socket) {
+                    (Some(c), _) => c,
+                    (None, Some(s)) => self.cpu_for_socket(s)?,
+                    (None, None) => 0,
+                };
+                Ok(Place::Cpu(cpu))
+            }
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                ..
+            } => {
+                if at.cpu.is_some() {
+                    return Err(UsageError::BadValue {
+                        text: "--cpu".into(),
+                        expected: format!("--device or --socket: {} is a PCI register", addr.name),
+                    }
+                    .into());
+                }
+                if let Some(bdf) = at.device {
+                    return Ok(Place::Device(bdf));
+                }
+                let socket = at.socket.unwrap_or(0) as usize;
+                let processor = PROCESSORS
+                    .iter()
+                    .copied()
+                    .find(|p| p.id == info.processor)
+                    .expect("every register's processor is in the metadata");
+                let devices = self.devices(processor)?;
+                Ok(Place::Device(
+                    devices.bdf_at(socket, device_id, device, function, addr.name)?,
+                ))
+            }
+        }
+    }
+
+    /// Finds a register instance by name (see [`lookup::find`]) and where it is reached.
+    /// A layout name without an instance, or a register no source gives an address for, is
+    /// refused.
+    pub fn resolve(&self, name: &str, at: &Where) -> Result<Resolved> {
+        let found = lookup::find(name)?;
+        let address = match (found.address, found.info.addresses) {
+            (Some(a), _) => a,
+            (None, Addresses::Unknown(reason)) => {
+                return Err(BackendError::AddressUnknown {
+                    register: found.info.name,
+                    reason,
+                }
+                .into())
+            }
+            (None, Addresses::Known(addrs)) => {
+                let mut names: Vec<&str> = addrs.iter().map(|a| a.name).take(6).collect();
+                if addrs.len() > 6 {
+                    names.push("...");
+                }
+                return Err(UsageError::NeedsInstance {
+                    name: name.to_string(),
+                    instances: names.join(", "),
+                }
+                .into());
+            }
+        };
+        Ok(Resolved {
+            info: found.info,
+            address,
+            place: self.place(found.info, address, at)?,
+        })
+    }
+
+    /// Reads a resolved register (a 64-bit PCI register tear-free).
+    pub fn read(&self, reg: &Resolved) -> Result<u64> {
+        Ok(read_by_info(self, reg.info, reg.address, reg.place)?)
+    }
+
+    /// Refuses, before anything is written, what [`Self::write`] would refuse: a read-only
+    /// register, a value too wide, reserved bits.
+    pub fn check(&self, reg: &Resolved, raw: u64) -> Result<()> {
+        Ok(check_by_info(reg.info, reg.address, reg.place, raw)?)
+    }
+
+    /// Writes a resolved register after the same checks as the typed API; a 64-bit PCI
+    /// register is written low dword first and the low dword put back if the high one fails,
+    /// so a failure never leaves half a value behind.
+    pub fn write(&self, reg: &Resolved, raw: u64) -> Result<()> {
+        Ok(write_by_info(self, reg.info, reg.address, reg.place, raw)?)
+    }
+}
+
+impl Backend {
+    fn sim(&self) -> Option<&Sim> {
+        match self {
+            Backend::Sim(s) => Some(s),
+            Backend::Hardware(_) => None,
+        }
+    }
+}
+
+impl MsrAccess for Backend {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
+        match self {
+            Backend::Hardware(hw) => hw.msr.read_msr(cpu, address),
+            Backend::Sim(s) => s.read_msr(cpu, address),
+        }
+    }
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
+        match self {
+            Backend::Hardware(hw) => hw.msr.write_msr(cpu, address, value),
+            Backend::Sim(s) => s.write_msr(cpu, address, value),
+        }
+    }
+}
+
+impl PciAccess for Backend {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
+        match self {
+            Backend::Hardware(hw) => hw.pci.read_dword(bdf, offset),
+            Backend::Sim(s) => s.read_dword(bdf, offset),
+        }
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
+        match self {
+            Backend::Hardware(hw) => hw.pci.write_dword(bdf, offset, value),
+            Backend::Sim(s) => s.write_dword(bdf, offset, value),
+        }
+    }
+}
+
+impl UncoreSummary for Backend {
+    fn global_pmi(&self, socket: usize) -> Option<bool> {
+        self.sim().and_then(|s| s.global_pmi(socket))
+    }
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.sim().and_then(|sim| sim.hidden_bit(socket, bit))
+    }
+    fn acknowledge_pmi(&self, socket: usize) {
+        if let Some(s) = self.sim() {
+            UncoreSummary::acknowledge_pmi(s, socket)
+        }
+    }
+}
+
+impl Ownership for Backend {
+    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
+        match self {
+            Backend::Hardware(hw) => hw.locks.claim(pmu),
+            Backend::Sim(s) => s.claim(pmu),
+        }
+    }
+}
+
+// Every access goes through the fault injector.
+impl MsrAccess for Machine {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
+        self.backend.read_msr(cpu, address)
+    }
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
+        self.backend.write_msr(cpu, address, value)
+    }
+}
+
+impl PciAccess for Machine {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
+        self.backend.read_dword(bdf, offset)
+    }
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
+        self.backend.write_dword(bdf, offset, value)
+    }
+}
+
+impl UncoreSummary for Machine {
+    fn global_pmi(&self, socket: usize) -> Option<bool> {
+        self.backend.global_pmi(socket)
+    }
+    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
+        self.backend.hidden_bit(socket, bit)
+    }
+    fn acknowledge_pmi(&self, socket: usize) {
+        self.backend.acknowledge_pmi(socket)
+    }
+}
+
+impl Ownership for Machine {
+    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
+        self.backend.claim(pmu)
+    }
+}

@@ -1,0 +1,382 @@
+//! Counting through `perf_event_open`: one group per box on the CPU its `cpumask` names, read
+//! with the time the group was enabled and running, so that multiplexing shows.
+//!
+//! The syscall comes from the `perf-event2` crate: it opens an event of any PMU type with
+//! `config`/`config1`/`config2` on one CPU for every process, builds groups and reads them
+//! with `PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING`, and keeps the one
+//! `unsafe` call out of this crate (which forbids `unsafe`).
+
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use perf_event::events::Event;
+use perf_event::{Builder, Counter, ReadFormat};
+
+use super::encode::PerfEvent;
+use super::error::PerfError;
+use super::sysfs::Pmu;
+
+/// `perf_event_attr` type and config words; what `perf_event_open` is given.
+#[derive(Debug, Clone, Copy)]
+struct Attr {
+    type_: u32,
+    config: [u64; 3],
+}
+
+impl Event for Attr {
+    fn update_attrs(self, attr: &mut perf_event_open_sys::bindings::perf_event_attr) {
+        attr.type_ = self.type_;
+        attr.config = self.config[0];
+        attr.config1 = self.config[1];
+        attr.config2 = self.config[2];
+    }
+}
+
+/// One reading of one event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reading {
+    /// The count since the group was opened.
+    pub count: u64,
+    /// How long the group has been enabled.
+    pub time_enabled: Duration,
+    /// How long it has actually been on the hardware. Less than `time_enabled` means the
+    /// kernel multiplexed it with other events.
+    pub time_running: Duration,
+}
+
+impl Reading {
+    /// Whether the event shared its counter with others (time running < time enabled).
+    pub fn multiplexed(&self) -> bool {
+        self.time_running < self.time_enabled
+    }
+
+    /// The count scaled up to the whole enabled time, as `perf stat` reports a multiplexed
+    /// count; `None` if the event never ran.
+    pub fn scaled(&self) -> Option<u64> {
+        if self.time_running.is_zero() {
+            return None;
+        }
+        if !self.multiplexed() {
+            return Some(self.count);
+        }
+        let scaled =
+            u128::from(self.count) * self.time_enabled.as_nanos() / self.time_running.as_nanos();
+        Some(u64::try_from(scaled).unwrap_or(u64::MAX))
+    }
+
+    /// The change since `earlier`, with the times of this interval.
+    pub fn since(&self, earlier: &Reading) -> Reading {
+        Reading {
+            count: self.count.wrapping_sub(earlier.count),
+            time_enabled: self.time_enabled.saturating_sub(earlier.time_enabled),
+            time_running: self.time_running.saturating_sub(earlier.time_running),
+        }
+    }
+}
+
+/// Where `/proc/sys/kernel/perf_event_paranoid` is, for the permission error.
+const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
+
+/// The current `perf_event_paranoid`, if readable.
+pub fn paranoid() -> Option<i32> {
+    fs::read_to_string(PathBuf::from(PARANOID))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Classifies a `perf_event_open` failure of `event` on `pmu`.
+pub fn classify(
+    e: io::Error,
+    event: &str,
+    pmu: &str,
+    cpu: Option<u32>,
+    opened: usize,
+) -> PerfError {
+    let event = event.to_string();
+    let pmu = pmu.to_string();
+    match e.raw_os_error() {
+        Some(libc_errno::EACCES) | Some(libc_errno::EPERM) => PerfError::NoPermission {
+            event,
+            cpu,
+            paranoid: paranoid(),
+            source: e,
+        },
+        Some(libc_errno::EBUSY) => PerfError::Busy {
+            event,
+            pmu,
+            source: e,
+        },
+        Some(libc_errno::ENOSPC) => PerfError::TooManyEvents {
+            event,
+            pmu,
+            opened,
+            source: e,
+        },
+        _ => PerfError::Rejected {
+            event,
+            pmu,
+            source: e,
+        },
+    }
+}
+
+/// The errno values `perf_event_open` reports (x86-64 and every other Linux architecture
+/// this crate builds for share them).
+mod libc_errno {
+    pub const EPERM: i32 = 1;
+    pub const EBUSY: i32 = 16;
+    pub const EACCES: i32 = 13;
+    pub const EINVAL: i32 = 22;
+    pub const ENOSPC: i32 = 28;
+}
+
+/// The counters of one box on one CPU, opened as one group: the kernel schedules a group
+/// onto the hardware all at once or not at all, so its counts cover the same time.
+pub struct BoxGroup {
+    pmu: String,
+    cpu: Option<u32>,
+    labels: Vec<String>,
+    leader: Counter,
+    members: Vec<Counter>,
+}
+
+impl std::fmt::Debug for BoxGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoxGroup")
+            .field("pmu", &self.pmu)
+            .field("cpu", &self.cpu)
+            .field("events", &self.labels)
+            .finish()
+    }
+}
+
+fn builder(pmu: &Pmu, ev: &PerfEvent, cpu: Option<u32>) -> Builder<'static> {
+    let mut b = Builder::new(Attr {
+        type_: pmu.type_,
+        config: ev.config,
+    });
+    // Uncore and msr PMUs refuse any exclude bit; only the core PMU's u/k modifier sets one.
+    b.exclude_kernel(ev.modifier == Some('u'))
+        .exclude_user(ev.modifier == Some('k'))
+        .exclude_hv(false)
+        .read_format(
+            ReadFormat::GROUP
+                | ReadFormat::ID
+                | ReadFormat::TOTAL_TIME_ENABLED
+                | ReadFormat::TOTAL_TIME_RUNNING,
+        );
+    match cpu {
+        // A box (or a whole CPU): every process, on that CPU.
+        Some(c) => {
+            b.one_cpu(c as usize).any_pid();
+        }
+        // Without a CPU: this process, wherever it runs.
+        None => {
+            b.observe_self().any_cpu();
+        }
+    }
+    b
+}
+
+impl BoxGroup {
+    /// Opens `events` of `pmu` as one group on `cpu` (`None`: this process, on any CPU),
+    /// disabled. A failure names the event and the box; an event the box accepts alone but
+    /// not beside the others is reported as too many events for the box.
+    pub fn open(pmu: &Pmu, cpu: Option<u32>, events: &[PerfEvent]) -> Result<Self, PerfError> {
+        let Some((first, rest)) = events.split_first() else {
+            return Err(PerfError::NoPmuName {
+                what: format!("a group of {}", pmu.name),
+                reason: "no event was given".into(),
+            });
+        };
+        let leader = builder(pmu, first, cpu)
+            .build()
+            .map_err(|e| classify(e, &first.to_string(), &pmu.name, cpu, 0))?;
+        let mut group = BoxGroup {
+            pmu: pmu.name.clone(),
+            cpu,
+            labels: vec![first.to_string()],
+            leader,
+            members: Vec::new(),
+        };
+        for ev in rest {
+            let b = builder(pmu, ev, cpu);
+            match b.build_with_group(&mut group.leader) {
+                Ok(c) => {
+                    group.members.push(c);
+                    group.labels.push(ev.to_string());
+                }
+                Err(e) => {
+                    let opened = group.labels.len();
+                    // Uncore drivers answer EINVAL when a group does not fit the box; the same
+                    // event opened alone tells that apart from an event the driver refuses.
+                    if e.raw_os_error() == Some(libc_errno::EINVAL) && b.build().is_ok() {
+                        return Err(PerfError::TooManyEvents {
+                            event: ev.to_string(),
+                            pmu: pmu.name.clone(),
+                            opened,
+                            source: e,
+                        });
+                    }
+                    return Err(classify(e, &ev.to_string(), &pmu.name, cpu, opened));
+                }
+            }
+        }
+        Ok(group)
+    }
+
+    /// The PMU.
+    pub fn pmu(&self) -> &str {
+        &self.pmu
+    }
+
+    /// The CPU the group counts on.
+    pub fn cpu(&self) -> Option<u32> {
+        self.cpu
+    }
+
+    /// The events, as perf strings, in reading order.
+    pub fn events(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// Starts counting.
+    pub fn enable(&mut self) -> Result<(), PerfError> {
+        let event = self.labels[0].clone();
+        self.leader.enable_group().map_err(|source| PerfError::Io {
+            op: "enable",
+            event,
+            source,
+        })
+    }
+
+    /// Stops counting (closing the group, by dropping it, also stops it).
+    pub fn disable(&mut self) -> Result<(), PerfError> {
+        let event = self.labels[0].clone();
+        self.leader.disable_group().map_err(|source| PerfError::Io {
+            op: "disable",
+            event,
+            source,
+        })
+    }
+
+    /// Reads every event of the group at once.
+    pub fn read(&mut self) -> Result<Vec<Reading>, PerfError> {
+        let io_err = |source| PerfError::Io {
+            op: "read",
+            event: self.labels[0].clone(),
+            source,
+        };
+        let data = self.leader.read_group().map_err(io_err)?;
+        let time_enabled = data.time_enabled().unwrap_or_default();
+        let time_running = data.time_running().unwrap_or_default();
+        let mut out = Vec::with_capacity(1 + self.members.len());
+        for c in std::iter::once(&self.leader).chain(&self.members) {
+            let count = data
+                .get(c)
+                .map(|e| e.value())
+                .ok_or_else(|| PerfError::Io {
+                    op: "read",
+                    event: self.labels[0].clone(),
+                    source: io::Error::other("the group read did not include every event"),
+                })?;
+            out.push(Reading {
+                count,
+                time_enabled,
+                time_running,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(errno: i32) -> io::Error {
+        io::Error::from_raw_os_error(errno)
+    }
+
+    #[test]
+    fn open_failures_say_what_to_do() {
+        let e = classify(
+            os(libc_errno::EACCES),
+            "uncore_ha/event=0x1/",
+            "uncore_ha",
+            Some(0),
+            0,
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("perf_event_paranoid is")
+                || msg.contains("perf_event_paranoid could not be read"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("CAP_PERFMON") && msg.contains("on CPU 0"),
+            "{msg}"
+        );
+        let e = classify(os(libc_errno::EPERM), "x", "uncore_ha", None, 0);
+        assert!(matches!(e, PerfError::NoPermission { .. }));
+        let msg = classify(
+            os(libc_errno::EBUSY),
+            "uncore_cbox_3/event=0x34/",
+            "uncore_cbox_3",
+            Some(0),
+            1,
+        )
+        .to_string();
+        assert!(
+            msg.contains("uncore_cbox_3/event=0x34/") && msg.contains("busy"),
+            "{msg}"
+        );
+        let msg = classify(
+            os(libc_errno::ENOSPC),
+            "uncore_ha/event=0x2/",
+            "uncore_ha",
+            Some(0),
+            4,
+        )
+        .to_string();
+        assert!(
+            msg.contains("does not fit in uncore_ha beside the 4 event(s)"),
+            "{msg}"
+        );
+        let e = classify(os(libc_errno::EINVAL), "e", "p", Some(0), 0);
+        assert!(matches!(e, PerfError::Rejected { .. }));
+    }
+
+    #[test]
+    fn multiplexed_counts_scale_like_perf_stat() {
+        let r = Reading {
+            count: 100,
+            time_enabled: Duration::from_millis(40),
+            time_running: Duration::from_millis(10),
+        };
+        assert!(r.multiplexed());
+        assert_eq!(r.scaled(), Some(400));
+        let never = Reading {
+            time_running: Duration::ZERO,
+            ..r
+        };
+        assert_eq!(never.scaled(), None);
+        let later = Reading {
+            count: 150,
+            time_enabled: Duration::from_millis(60),
+            time_running: Duration::from_millis(30),
+        };
+        assert_eq!(
+            later.since(&r),
+            Reading {
+                count: 50,
+                time_enabled: Duration::from_millis(20),
+                time_running: Duration::from_millis(20),
+            }
+        );
+    }
+}

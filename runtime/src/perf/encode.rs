@@ -1,0 +1,307 @@
+//! A counter's event selection, as our spec describes its control register, translated into
+//! a perf event: `config`/`config1`/`config2` through the PMU's format, and the event string
+//! `perf` itself accepts (`uncore_ha/event=0x1,umask=0x3/`).
+
+use std::fmt;
+
+use pmu_regs::RegisterInfo;
+
+use super::error::PerfError;
+use super::format::{parse_terms, FormatField};
+use super::sysfs::Pmu;
+
+/// Our control fields whose kernel format field has another name. Every other field is looked
+/// up under its own name (`umask`, `tid_en`, `occ_sel`, `inc_sel`, `pc`).
+const ALIASES: &[(&str, &str)] = &[
+    ("ev_sel", "event"),
+    ("edge_detect", "edge"),
+    ("edge_det", "edge"),
+    ("invert", "inv"),
+    ("threshold", "thresh"),
+    ("any_thread", "any"),
+    ("occ_edge_det", "occ_edge"),
+];
+
+/// Fields perf sets itself when it schedules the event (enable, per-counter reset).
+const PERF_SETS: &[&str] = &["en", "rst"];
+
+/// Fields that ask for an overflow interrupt: sampling, which the perf backend does not do.
+const SAMPLING: &[&str] = &["pmi_en", "int"];
+
+/// What the kernel calls the fixed counter of an uncore box (`UNCORE_FIXED_EVENT`).
+pub const UNCORE_FIXED_EVENT: u64 = 0xff;
+
+/// A perf event: the PMU, the format terms, and the words they make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfEvent {
+    /// The PMU's name.
+    pub pmu: String,
+    /// Format terms in the order they are printed (`event`, `umask`, then the rest).
+    pub terms: Vec<(String, u64)>,
+    /// `[config, config1, config2]`.
+    pub config: [u64; 3],
+    /// Count only user mode (`u`) or only the kernel (`k`): the core PMU's usr/os bits.
+    pub modifier: Option<char>,
+}
+
+impl fmt::Display for PerfEvent {
+    /// The event string `perf stat -e` takes: `uncore_ha/event=0x1,umask=0x3/`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let terms: Vec<String> = self
+            .terms
+            .iter()
+            .map(|(k, v)| format!("{k}={v:#x}"))
+            .collect();
+        write!(f, "{}/{}/", self.pmu, terms.join(","))?;
+        if let Some(m) = self.modifier {
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
+
+fn kernel_name(field: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(ours, _)| ours.eq_ignore_ascii_case(field))
+        .map_or(field, |(_, k)| k)
+}
+
+fn set(
+    pmu: &str,
+    formats: &[FormatField],
+    terms: &mut Vec<(String, u64)>,
+    words: &mut [u64; 3],
+    name: &str,
+    value: u64,
+) -> Result<(), PerfError> {
+    let f = formats
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| PerfError::FieldNotInFormat {
+            pmu: pmu.to_string(),
+            field: name.to_string(),
+            available: names(formats),
+        })?;
+    f.place(value, words)
+        .ok_or_else(|| PerfError::ValueTooWide {
+            pmu: pmu.to_string(),
+            field: name.to_string(),
+            value,
+            format: f.spec(),
+        })?;
+    match terms.iter_mut().find(|(k, _)| k == name) {
+        Some(t) => t.1 = value,
+        None => terms.push((name.to_string(), value)),
+    }
+    Ok(())
+}
+
+fn names(formats: &[FormatField]) -> String {
+    let n: Vec<&str> = formats.iter().map(|f| f.name.as_str()).collect();
+    n.join(", ")
+}
+
+/// Orders terms as perf users write them: event, umask, then the rest as the format lists.
+fn order(terms: &mut [(String, u64)]) {
+    let rank = |k: &str| match k {
+        "event" => 0,
+        "umask" => 1,
+        _ => 2,
+    };
+    terms.sort_by_key(|(k, _)| rank(k));
+}
+
+/// Translates a value of a counter control register (`raw`, laid out as `info`) into a perf
+/// event of PMU `pmu` with format `formats`. `counter` is the kernel's counter number, for
+/// boxes whose format selects it (the Xeon 7500 B-box's `counter`).
+///
+/// Every non-zero field must have a place in the format, with the width the spec gives it;
+/// `en` and `rst` are left to perf; an overflow-interrupt bit is refused (counting only).
+/// A fixed-counter control becomes the kernel's fixed event (`event=0xff`).
+pub fn from_control(
+    info: &RegisterInfo,
+    raw: u64,
+    pmu: &str,
+    formats: &[FormatField],
+    counter: Option<u32>,
+) -> Result<PerfEvent, PerfError> {
+    let mut terms = Vec::new();
+    let mut words = [0u64; 3];
+    let mut modifier = None;
+    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    if fixed {
+        set(
+            pmu,
+            formats,
+            &mut terms,
+            &mut words,
+            "event",
+            UNCORE_FIXED_EVENT,
+        )?;
+        if formats.iter().any(|f| f.name == "umask") {
+            set(pmu, formats, &mut terms, &mut words, "umask", 0)?;
+        }
+    }
+    let (mut usr, mut os) = (false, false);
+    let ext = info.field("ev_sel_ext").map_or(0, |f| f.extract(raw));
+    for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
+        let ours = field.name.to_ascii_lowercase();
+        let value = field.extract(raw);
+        if PERF_SETS.contains(&ours.as_str()) || ours == "ev_sel_ext" {
+            continue;
+        }
+        if SAMPLING.contains(&ours.as_str()) {
+            if value != 0 {
+                return Err(PerfError::NotForCounting {
+                    field: format!("{}.{}", info.name, field.name),
+                });
+            }
+            continue;
+        }
+        match ours.as_str() {
+            "usr" => {
+                usr = value != 0;
+                continue;
+            }
+            "os" => {
+                os = value != 0;
+                continue;
+            }
+            _ => {}
+        }
+        if !field.access.is_writable() {
+            continue;
+        }
+        let name = kernel_name(&ours);
+        let always = name == "event" || name == "umask";
+        let Some(f) = formats.iter().find(|f| f.name == name) else {
+            if value == 0 {
+                continue;
+            }
+            return Err(PerfError::FieldNotInFormat {
+                pmu: pmu.to_string(),
+                field: format!("{} ({})", field.name, info.name),
+                available: names(formats),
+            });
+        };
+        let mut value = value;
+        let mut width = field.width();
+        if name == "event" && ext != 0 {
+            // The extension bit is the event's ninth bit (QPI: `config:0-7,21`).
+            if f.width() <= width {
+                return Err(PerfError::FieldNotInFormat {
+                    pmu: pmu.to_string(),
+                    field: format!("ev_sel_ext ({})", info.name),
+                    available: names(formats),
+                });
+            }
+            value |= ext << field.width();
+            width += 1;
+        }
+        if value == 0 && !always {
+            continue;
+        }
+        if f.width() != width && !(name == "event" && f.width() > width) {
+            return Err(PerfError::FormatMismatch {
+                pmu: pmu.to_string(),
+                field: format!("{} ({})", field.name, info.name),
+                format: f.spec(),
+                width,
+            });
+        }
+        set(pmu, formats, &mut terms, &mut words, name, value)?;
+    }
+    if ext != 0 && !terms.iter().any(|(k, _)| k == "event") {
+        return Err(PerfError::FieldNotInFormat {
+            pmu: pmu.to_string(),
+            field: format!("ev_sel_ext ({})", info.name),
+            available: names(formats),
+        });
+    }
+    if let (Some(c), true) = (counter, formats.iter().any(|f| f.name == "counter")) {
+        set(
+            pmu,
+            formats,
+            &mut terms,
+            &mut words,
+            "counter",
+            u64::from(c),
+        )?;
+    }
+    if usr != os {
+        modifier = Some(if usr { 'u' } else { 'k' });
+    }
+    order(&mut terms);
+    Ok(PerfEvent {
+        pmu: pmu.to_string(),
+        terms,
+        config: words,
+        modifier,
+    })
+}
+
+/// Builds an event of `pmu` from what a user types: a name the PMU lists in `events/`
+/// (`tsc`), format terms (`event=0x3c,umask=0x1`), or both (`tsc,edge=1`). Raw `config=`,
+/// `config1=` and `config2=` terms are taken as perf takes them.
+pub fn from_terms(pmu: &Pmu, text: &str) -> Result<PerfEvent, PerfError> {
+    let mut terms = Vec::new();
+    let mut words = [0u64; 3];
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if !part.contains('=') {
+            if let Some(ev) = pmu.events.get(part) {
+                for (k, v) in ev {
+                    set_term(pmu, &mut terms, &mut words, k, *v)?;
+                }
+                continue;
+            }
+            if pmu.format(part).is_none() {
+                return Err(PerfError::UnknownEvent {
+                    pmu: pmu.name.clone(),
+                    event: part.to_string(),
+                    available: if pmu.events.is_empty() {
+                        "(none)".into()
+                    } else {
+                        pmu.events.keys().cloned().collect::<Vec<_>>().join(", ")
+                    },
+                });
+            }
+        }
+        let parsed = parse_terms(part).map_err(|e| PerfError::FieldNotInFormat {
+            pmu: pmu.name.clone(),
+            field: format!("{} ({})", e.text, e.problem),
+            available: pmu.format_names(),
+        })?;
+        for (k, v) in parsed {
+            set_term(pmu, &mut terms, &mut words, &k, v)?;
+        }
+    }
+    order(&mut terms);
+    Ok(PerfEvent {
+        pmu: pmu.name.clone(),
+        terms,
+        config: words,
+        modifier: None,
+    })
+}
+
+fn set_term(
+    pmu: &Pmu,
+    terms: &mut Vec<(String, u64)>,
+    words: &mut [u64; 3],
+    name: &str,
+    value: u64,
+) -> Result<(), PerfError> {
+    let raw = match name {
+        "config" => Some(0),
+        "config1" => Some(1),
+        "config2" => Some(2),
+        _ => None,
+    };
+    if let Some(i) = raw {
+        words[i] = value;
+        terms.push((name.to_string(), value));
+        return Ok(());
+    }
+    set(&pmu.name, &pmu.formats, terms, words, name, value)
+}

@@ -1,0 +1,404 @@
+//! Counting on any box of any processor, driven by the structure its spec declares: program
+//! counters through their controls' roles, enable them at box and global level, read them,
+//! and put everything back. What `pmu watch` uses for every box.
+//!
+//! ```
+//! use pmu_runtime::boxes::Boxes;
+//! use pmu_runtime::sampling::counting::Counting;
+//! use pmu_runtime::sampling::uncore::EventSelect;
+//! use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
+//!
+//! let sim = Sim::new(SimConfig::default());
+//! let boxes = Boxes::of(&pmu_regs::xeon_7500::PROCESSOR);
+//! let mut c3 = Counting::open(&sim, boxes, boxes.find("C3").unwrap(), 0, 0, None)?;
+//! let n = c3.program(&[EventSelect::event(0x01)])?[0];
+//! sim.inject_uncore(0, UncoreEvent { instance: "C3", ev_sel: 0x01, umask: None }, 42)?;
+//! assert_eq!(c3.read_counter(n)?, 42);
+//! c3.close()?; // every register as it was
+//! # Ok::<(), pmu_runtime::Error>(())
+//! ```
+
+use std::sync::Arc;
+
+use pmu_regs::{CounterKind, Location, Role, Scope};
+
+use crate::access::{read_by_info, write_by_info, MsrAccess, PciAccess, Place};
+use crate::boxes::{Boxes, Counter, Global, PmuBox, Reg};
+use crate::error::{Error, Result, UsageError};
+use crate::ownership::{Lease, Ownership, Pmu};
+use crate::pci::UncoreDevices;
+use crate::sampling::rolled_back;
+use crate::sampling::uncore::EventSelect;
+
+/// The counters of one box, owned by this session while the value lives.
+pub struct Counting<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> {
+    backend: &'a B,
+    pmu_box: &'static PmuBox,
+    global: Option<&'static Global>,
+    cpu: u32,
+    socket: usize,
+    devices: Option<UncoreDevices>,
+    programmed: Vec<u32>,
+    saved: Vec<(Reg, u64)>,
+    boxes: &'static Boxes,
+    claimed: Pmu,
+    lease: Arc<Lease>,
+}
+
+impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
+    /// Claims `pmu_box` of `boxes`, reached through `cpu` (for MSRs; the CPU itself for a
+    /// per-CPU box) and, for a box in PCI space, its device on `socket` among `devices`.
+    /// Boxes under one global control (the Xeon 7500's) share one claim per socket.
+    pub fn open(
+        backend: &'a B,
+        boxes: &'static Boxes,
+        pmu_box: &'static PmuBox,
+        cpu: u32,
+        socket: usize,
+        devices: Option<UncoreDevices>,
+    ) -> Result<Self> {
+        let pmu = Self::pmu_of(boxes, pmu_box, cpu, socket);
+        let lease = Arc::new(backend.claim(&pmu)?);
+        Ok(Self::with_lease(
+            backend, boxes, pmu_box, cpu, socket, devices, pmu, lease,
+        ))
+    }
+
+    /// Opens another box beside this one. Where both belong to one PMU (two boxes of a Xeon
+    /// 7500 socket, under its one global control) the new session shares this one's claim;
+    /// otherwise it claims its own. Close the later one first: each puts back what it found.
+    pub fn open_beside(
+        &self,
+        pmu_box: &'static PmuBox,
+        cpu: u32,
+        socket: usize,
+        devices: Option<UncoreDevices>,
+    ) -> Result<Self> {
+        let pmu = Self::pmu_of(self.boxes, pmu_box, cpu, socket);
+        if pmu == self.claimed {
+            return Ok(Self::with_lease(
+                self.backend,
+                self.boxes,
+                pmu_box,
+                cpu,
+                socket,
+                devices,
+                pmu,
+                Arc::clone(&self.lease),
+            ));
+        }
+        Self::open(self.backend, self.boxes, pmu_box, cpu, socket, devices)
+    }
+
+    /// Whether a session on `pmu_box` (through `cpu`, on `socket`) would claim the PMU this
+    /// one holds, so that [`Self::open_beside`] shares the claim.
+    pub fn shares_pmu(&self, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> bool {
+        Self::pmu_of(self.boxes, pmu_box, cpu, socket) == self.claimed
+    }
+
+    /// What a session on `pmu_box` claims.
+    fn pmu_of(boxes: &'static Boxes, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> Pmu {
+        let processor = boxes.processor.id;
+        match (pmu_box.scope(), &boxes.global) {
+            (Scope::Cpu, _) => Pmu::Core { cpu },
+            (Scope::Socket, Some(_)) => Pmu::Uncore { processor, socket },
+            (Scope::Socket, None) => Pmu::Box {
+                processor,
+                socket,
+                instance: pmu_box.instance,
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with_lease(
+        backend: &'a B,
+        boxes: &'static Boxes,
+        pmu_box: &'static PmuBox,
+        cpu: u32,
+        socket: usize,
+        devices: Option<UncoreDevices>,
+        claimed: Pmu,
+        lease: Arc<Lease>,
+    ) -> Self {
+        // Per-CPU boxes have their own global level (IA32_PERF_GLOBAL_CTRL is a box control
+        // there); an uncore's global level governs every box of the socket.
+        let global = match pmu_box.scope() {
+            Scope::Socket => boxes.global.as_ref(),
+            Scope::Cpu => None,
+        };
+        Self {
+            backend,
+            pmu_box,
+            global,
+            cpu,
+            socket,
+            devices,
+            programmed: Vec::new(),
+            saved: Vec::new(),
+            boxes,
+            claimed,
+            lease,
+        }
+    }
+
+    /// The box.
+    pub fn pmu_box(&self) -> &'static PmuBox {
+        self.pmu_box
+    }
+
+    fn place(&self, reg: &Reg) -> Result<Place> {
+        match reg.addr.location {
+            Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                ..
+            } => {
+                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
+                    text: reg.name().to_string(),
+                    expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
+                })?;
+                Ok(Place::Device(devices.bdf_at(
+                    self.socket,
+                    device_id,
+                    device,
+                    function,
+                    reg.name(),
+                )?))
+            }
+        }
+    }
+
+    fn read(&self, reg: &Reg) -> Result<u64> {
+        Ok(read_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+        )?)
+    }
+
+    fn write(&self, reg: &Reg, raw: u64) -> Result<()> {
+        Ok(write_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+            raw,
+        )?)
+    }
+
+    /// The counters that count a selected event, in number order: what [`Self::program`]
+    /// hands out.
+    pub fn general_counters(&self) -> Vec<&'static Counter> {
+        self.pmu_box
+            .counters
+            .iter()
+            .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
+            .collect()
+    }
+
+    /// The control value that counts `sel` on `c`: from the control's roles alone, so a
+    /// setting the box lacks is refused before any access. (The perf backend translates the
+    /// same value into the kernel's event.)
+    pub fn control_value(c: &Counter, sel: &EventSelect) -> Result<u64> {
+        let ctl = c.control.expect("general counters have a control");
+        let name = ctl.name();
+        let mut raw = ctl.info.reset;
+        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
+            match c.control_bits(role) {
+                Some(bits) => {
+                    raw = bits.insert(name, raw, value)?;
+                    Ok(())
+                }
+                None if value == 0 => Ok(()),
+                None => Err(UsageError::UnsupportedField {
+                    register: name,
+                    field: setting,
+                }
+                .into()),
+            }
+        };
+        set(Role::Event, u64::from(sel.ev_sel), "event select")?;
+        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
+        set(
+            Role::Threshold,
+            sel.thresh.map_or(0, u64::from),
+            "threshold",
+        )?;
+        set(Role::Invert, sel.invert.map_or(0, u64::from), "invert")?;
+        set(
+            Role::Edge,
+            sel.edge_detect.map_or(0, u64::from),
+            "edge detect",
+        )?;
+        // Count in every privilege level where the control distinguishes them.
+        for role in [Role::User, Role::Kernel] {
+            if c.control_bits(role).is_some() {
+                set(role, 1, "privilege level")?;
+            }
+        }
+        set(Role::Enable, 1, "enable")?;
+        Ok(raw)
+    }
+
+    /// Programs the next free general counters for `sels`, one each, enables them at box
+    /// and global level, and returns their numbers. Everything is checked before the first
+    /// access; a failed write puts back what was changed.
+    pub fn program(&mut self, sels: &[EventSelect]) -> Result<Vec<u32>> {
+        let free: Vec<&Counter> = self
+            .general_counters()
+            .into_iter()
+            .filter(|c| !self.programmed.contains(&c.number()))
+            .collect();
+        if sels.len() > free.len() {
+            return Err(UsageError::NoSuchCounter {
+                counter: format!(
+                    "free counter for event {} in {}",
+                    sels.len(),
+                    self.pmu_box.instance
+                ),
+                available: format!("{} general counters", self.general_counters().len()),
+            }
+            .into());
+        }
+        let plan: Vec<(&Counter, u64)> = free
+            .iter()
+            .zip(sels)
+            .map(|(c, s)| Ok((*c, Self::control_value(c, s)?)))
+            .collect::<Result<_>>()?;
+        // What programming changes: the controls, the box-level enables, the global control.
+        let mut touched: Vec<Reg> = Vec::new();
+        for (c, _) in &plan {
+            touched.extend(c.control);
+            touched.push(c.counter);
+            if let Some((r, _)) = self.pmu_box.box_bit(Role::CounterEnable, c.number()) {
+                touched.push(r);
+            }
+        }
+        if let Some(g) = self.global {
+            touched.push(g.control);
+        }
+        let mut saved = Vec::new();
+        for r in touched {
+            if saved
+                .iter()
+                .any(|(s, _): &(Reg, u64)| s.addr.location == r.addr.location)
+            {
+                continue;
+            }
+            saved.push((r, self.read(&r)? & !r.info.reserved_mask));
+        }
+        let numbers: Vec<u32> = plan.iter().map(|(c, _)| c.number()).collect();
+        rolled_back(
+            || {
+                for (c, raw) in &plan {
+                    let ctl = c.control.expect("general counters have a control");
+                    self.write(&ctl, *raw)?;
+                    self.enable_in_box(c.number())?;
+                }
+                self.enable_globally()
+            },
+            || self.restore(&saved),
+        )?;
+        // The first save of a register is what it was before this session.
+        for s in saved {
+            if !self
+                .saved
+                .iter()
+                .any(|(r, _)| r.addr.location == s.0.addr.location)
+            {
+                self.saved.push(s);
+            }
+        }
+        self.programmed.extend(&numbers);
+        Ok(numbers)
+    }
+
+    fn modify(&self, reg: &Reg, f: impl FnOnce(u64) -> Result<u64>) -> Result<()> {
+        let old = self.read(reg)? & !reg.info.reserved_mask;
+        self.write(reg, f(old)?)
+    }
+
+    fn enable_in_box(&self, number: u32) -> Result<()> {
+        match self.pmu_box.box_bit(Role::CounterEnable, number) {
+            Some((reg, bits)) => {
+                self.modify(&reg, |v| Ok(bits.insert(reg.name(), v, bits.max())?))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn enable_globally(&self) -> Result<()> {
+        let Some(g) = self.global else { return Ok(()) };
+        let Some(f) = g.info.field(Role::GlobalEnable) else {
+            return Ok(());
+        };
+        self.modify(&g.control, |v| Ok(f.insert(g.control.name(), v, 1)?))
+    }
+
+    /// Reads counter `number` (its counting bits).
+    pub fn read_counter(&self, number: u32) -> Result<u64> {
+        let c = self.counter(number)?;
+        let raw = self.read(&c.counter)?;
+        Ok(c.count_bits().map_or(raw, |b| b.extract(raw)))
+    }
+
+    /// The name of counter `number`'s register (`C3_MSR_PMON_CTR0`).
+    pub fn counter_name(&self, number: u32) -> Result<&'static str> {
+        Ok(self.counter(number)?.counter.name())
+    }
+
+    /// Counter `number`'s width in bits.
+    pub fn counter_width(&self, number: u32) -> Result<u32> {
+        Ok(self.counter(number)?.info.width)
+    }
+
+    fn counter(&self, number: u32) -> Result<&'static Counter> {
+        self.pmu_box.counter(number).ok_or_else(|| {
+            UsageError::NoSuchCounter {
+                counter: format!("counter {number} in box {}", self.pmu_box.instance),
+                available: format!(
+                    "counters {:?}",
+                    self.pmu_box
+                        .counters
+                        .iter()
+                        .map(|c| c.number())
+                        .collect::<Vec<_>>()
+                ),
+            }
+            .into()
+        })
+    }
+
+    fn restore(&self, saved: &[(Reg, u64)]) -> Result<()> {
+        // The global control last, so nothing counts on a half-restored box.
+        let (global, rest): (Vec<_>, Vec<_>) = saved.iter().partition(|(r, _)| {
+            self.global
+                .is_some_and(|g| g.control.addr.location == r.addr.location)
+        });
+        let mut first_error: Option<Error> = None;
+        for &(r, v) in rest.into_iter().chain(global) {
+            if let Err(e) = self.write(&r, v) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Ends the session: puts back every register it changed, counter values included.
+    /// Every write is attempted; the first failure is returned.
+    pub fn close(mut self) -> Result<()> {
+        let saved = std::mem::take(&mut self.saved);
+        self.restore(&saved)
+    }
+}
+
+impl<B: MsrAccess + PciAccess + Ownership + ?Sized> Drop for Counting<'_, B> {
+    fn drop(&mut self) {
+        let saved = std::mem::take(&mut self.saved);
+        let _ = self.restore(&saved);
+    }
+}

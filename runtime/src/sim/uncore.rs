@@ -1,0 +1,536 @@
+//! The simulated uncore of one processor, driven entirely by the structure its spec
+//! declares ([`Boxes`]): counters count when their control, their box and the global level
+//! enable them and the box is not frozen; a carry out of the counter's top bit sets its
+//! overflow bit and, along its route, every summary and global bit above it; a counter whose
+//! control asks for it raises a PMI, which freezes the uncore where the global level says a
+//! PMI does. Resets, freezes, overflow clears (at any level) and packet filters act as their
+//! roles say. No box, register or field is named here.
+
+use std::collections::HashMap;
+
+use pmu_regs::{Access, BitRef, CounterKind, FieldInfo, Location, Role};
+
+use super::regs::RegFile;
+use super::{Journal, PmiRecord, PmiSource};
+use crate::boxes::{hop_reg, Boxes, Counter, PmuBox, Reg};
+
+pub use crate::boxes::FIXED_EVENT;
+
+/// An event to inject into a box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UncoreEvent {
+    /// Box instance (`"C3"`, `"W"`, `"HA"`, `"CH2"`).
+    pub instance: &'static str,
+    /// Event select; [`FIXED_EVENT`] for the box's fixed-event counters.
+    pub ev_sel: u8,
+    /// Unit mask, compared where the control has one; `None` matches any.
+    pub umask: Option<u8>,
+}
+
+/// A bit of the overflow hierarchy above a box, and the counters that feed it.
+#[derive(Debug)]
+struct Hop {
+    bit: BitRef,
+    /// (box index, counter number).
+    feeders: Vec<(usize, u32)>,
+}
+
+/// Per-socket state beyond register values.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SocketState {
+    pub regs: RegFile,
+    /// Write-only bits last written, by register location (a box control's freeze bits are
+    /// write-only on some processors, but the box remembers them).
+    written: HashMap<Location, u64>,
+    /// Overflow latches of counters whose box has no status bit (the route's first hop is
+    /// theirs alone): (box index, counter number).
+    latched: Vec<(usize, u32)>,
+    /// Events left until the global level freezes after a PMI.
+    pending_freeze: Option<u64>,
+    /// A PMI was raised and not yet handled.
+    pub pmi: bool,
+    /// The freeze signal is asserted.
+    signal: bool,
+    /// Counters that wrapped, by register name, with the injected event number.
+    pub overflows: Vec<(&'static str, u64)>,
+}
+
+/// The model of one processor's uncore.
+#[derive(Debug)]
+pub(crate) struct Model {
+    pub boxes: &'static Boxes,
+    hops: Vec<Hop>,
+}
+
+fn bit_key(b: &BitRef) -> (usize, &'static str, u32, u32) {
+    (
+        b.register as *const _ as usize,
+        b.instance,
+        b.index,
+        b.field.lsb,
+    )
+}
+
+fn same_bit(a: &BitRef, b: &BitRef) -> bool {
+    bit_key(a) == bit_key(b)
+}
+
+impl Model {
+    pub fn new(boxes: &'static Boxes) -> Self {
+        let mut hops: Vec<Hop> = Vec::new();
+        for (bi, b) in boxes.boxes.iter().enumerate() {
+            for c in &b.counters {
+                for hop in c.route.map_or(&[][..], |r| r.hops) {
+                    match hops.iter_mut().find(|h| same_bit(&h.bit, &hop.bit)) {
+                        Some(h) => h.feeders.push((bi, c.number())),
+                        None => hops.push(Hop {
+                            bit: hop.bit,
+                            feeders: vec![(bi, c.number())],
+                        }),
+                    }
+                }
+            }
+        }
+        Self { boxes, hops }
+    }
+
+    fn pmu_box(&self, bi: usize) -> &'static PmuBox {
+        &self.boxes.boxes[bi]
+    }
+
+    /// The box called `instance`.
+    pub fn find(&self, instance: &str) -> Option<usize> {
+        self.boxes
+            .boxes
+            .iter()
+            .position(|b| b.instance.eq_ignore_ascii_case(instance))
+    }
+
+    /// Every box instance.
+    pub fn instances(&self) -> Vec<&'static str> {
+        self.boxes.boxes.iter().map(|b| b.instance).collect()
+    }
+
+    /// A field's value, write-only fields as last written.
+    fn field(&self, st: &SocketState, reg: &Reg, f: &FieldInfo) -> u64 {
+        let v = st.regs.get(reg) | st.written.get(&reg.addr.location).copied().unwrap_or(0);
+        f.extract(v)
+    }
+
+    fn frozen(&self, st: &SocketState, b: &PmuBox) -> bool {
+        let Some((reg, freeze)) = b.box_field(Role::Freeze) else {
+            return false;
+        };
+        let frozen = self.field(st, &reg, freeze) != 0 || st.signal;
+        match b.box_field(Role::FreezeEnable) {
+            Some((r, f)) => frozen && self.field(st, &r, f) != 0,
+            None => frozen,
+        }
+    }
+
+    fn enabled(&self, st: &SocketState, b: &PmuBox, c: &Counter) -> bool {
+        if let Some(ctl) = c.control {
+            let v = st.regs.get(&ctl);
+            let on = [Role::Enable, Role::RingEnable]
+                .iter()
+                .filter_map(|r| c.control_bits(*r))
+                .any(|bits| bits.extract(v) != 0);
+            if !on {
+                return false;
+            }
+        }
+        if let Some((reg, bits)) = b.box_bit(Role::CounterEnable, c.number()) {
+            if bits.extract(st.regs.get(&reg)) == 0 {
+                return false;
+            }
+        }
+        if let Some(g) = &self.boxes.global {
+            if let Some(f) = g.info.field(Role::GlobalEnable) {
+                if f.extract(st.regs.get(&g.control)) == 0 {
+                    return false;
+                }
+            }
+        }
+        !self.frozen(st, b)
+    }
+
+    fn selects(&self, st: &SocketState, c: &Counter, ev: &UncoreEvent) -> bool {
+        if c.info.kind != CounterKind::General {
+            return ev.ev_sel == FIXED_EVENT;
+        }
+        let Some(ctl) = c.control else { return false };
+        let v = st.regs.get(&ctl);
+        let is = |role: Role, want: u64| c.control_bits(role).is_some_and(|b| b.extract(v) == want);
+        if !is(Role::Event, u64::from(ev.ev_sel)) {
+            return false;
+        }
+        match (ev.umask, c.control_bits(Role::Umask)) {
+            (Some(m), Some(b)) => b.extract(v) == u64::from(m),
+            _ => true,
+        }
+    }
+
+    /// Counts `count` events in every counter of box `bi` that `counts` picks, handling
+    /// overflow, PMI and freeze exactly at the event where they happen.
+    #[allow(clippy::too_many_arguments)]
+    fn advance(
+        &self,
+        socket: usize,
+        st: &mut SocketState,
+        bi: usize,
+        count: u64,
+        skew: u64,
+        journal: &mut Journal,
+        counts: &dyn Fn(&SocketState, &Counter) -> bool,
+    ) {
+        let b = self.pmu_box(bi);
+        let mut remaining = count;
+        while remaining > 0 {
+            if st.pending_freeze == Some(0) {
+                self.freeze(st);
+            }
+            let active: Vec<&Counter> = b
+                .counters
+                .iter()
+                .filter(|c| self.enabled(st, b, c) && counts(st, c))
+                .collect();
+            // Advance in one step up to the next thing that happens: an overflow, the
+            // freeze, or the end of the injection.
+            let mut step = remaining;
+            for c in &active {
+                let max = c.info.max() as u128 + 1;
+                let now = u128::from(self.count(st, c));
+                step = step.min((max - now).min(u128::from(u64::MAX)) as u64);
+            }
+            if let Some(n) = st.pending_freeze {
+                step = step.min(n.max(1));
+            }
+            journal.seq.0 += step;
+            remaining -= step;
+            if let Some(n) = st.pending_freeze.as_mut() {
+                *n = n.saturating_sub(step);
+            }
+            for c in active {
+                let max = c.info.max() as u128 + 1;
+                let sum = u128::from(self.count(st, c)) + u128::from(step);
+                self.set_count(st, c, (sum % max) as u64);
+                if sum >= max {
+                    self.overflow(socket, st, bi, c, skew, journal);
+                }
+            }
+        }
+        if st.pending_freeze == Some(0) {
+            self.freeze(st);
+        }
+    }
+
+    fn count(&self, st: &SocketState, c: &Counter) -> u64 {
+        let raw = st.regs.get(&c.counter);
+        c.count_bits().map_or(raw, |b| b.extract(raw))
+    }
+
+    fn set_count(&self, st: &mut SocketState, c: &Counter, v: u64) {
+        let raw = st.regs.get(&c.counter);
+        let new = match c.count_bits() {
+            Some(b) => (raw & !b.mask()) | (v << b.lsb),
+            None => v,
+        };
+        st.regs.put(&c.counter, new);
+    }
+
+    /// Injects `count` events of `ev`. Returns `false` if the box does not exist.
+    pub fn inject(
+        &self,
+        socket: usize,
+        st: &mut SocketState,
+        ev: &UncoreEvent,
+        count: u64,
+        skew: u64,
+        journal: &mut Journal,
+    ) -> bool {
+        let Some(bi) = self.find(ev.instance) else {
+            return false;
+        };
+        self.advance(socket, st, bi, count, skew, journal, &|st, c| {
+            self.selects(st, c, ev)
+        });
+        true
+    }
+
+    /// Sends `count` packets with header words `words` through box `instance`: counters
+    /// whose control selects a filter's event count those every filter of the box accepts
+    /// (word i compared with filter i under its mask). `None` if the box has no filter.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inject_filtered(
+        &self,
+        socket: usize,
+        st: &mut SocketState,
+        instance: &str,
+        words: &[u64],
+        count: u64,
+        skew: u64,
+        journal: &mut Journal,
+    ) -> Option<()> {
+        let bi = self.find(instance)?;
+        let b = self.pmu_box(bi);
+        let filters: Vec<_> = b.pmu.filters.iter().filter(|f| f.event.is_some()).collect();
+        if filters.is_empty() {
+            return None;
+        }
+        let reg = |r: &'static pmu_regs::RegisterInfo| Reg::of(r, b.instance, 0);
+        let accepted = filters.iter().enumerate().all(|(i, f)| {
+            let word = words.get(i).copied().unwrap_or(0);
+            let m = reg(f.register).map_or(0, |r| st.regs.get(&r));
+            let k = f.mask.and_then(reg).map_or(u64::MAX, |r| st.regs.get(&r));
+            (word ^ m) & k == 0
+        });
+        if !accepted {
+            journal.seq.0 += count;
+            return Some(());
+        }
+        let f = filters[0];
+        self.advance(socket, st, bi, count, skew, journal, &|st, c| {
+            let Some(ctl) = c.control else { return false };
+            let v = st.regs.get(&ctl);
+            let event = c.control_bits(Role::Event).map(|b| b.extract(v));
+            let ext = c.control_bits(Role::EventExt).map_or(0, |b| b.extract(v));
+            event == f.event.map(u64::from) && ext == u64::from(f.event_ext)
+        });
+        Some(())
+    }
+
+    /// A carry out of the counter's top bit.
+    fn overflow(
+        &self,
+        socket: usize,
+        st: &mut SocketState,
+        bi: usize,
+        c: &Counter,
+        skew: u64,
+        journal: &mut Journal,
+    ) {
+        let b = self.pmu_box(bi);
+        st.overflows.push((c.counter.name(), journal.seq.0));
+        match b.box_bit(Role::Overflow, c.number()) {
+            Some((reg, bits)) => {
+                let v = st.regs.get(&reg);
+                st.regs.put(&reg, v | bits.mask());
+            }
+            None if c.route.is_some() && !st.latched.contains(&(bi, c.number())) => {
+                st.latched.push((bi, c.number()));
+            }
+            None => {}
+        }
+        let pmi = c.control.is_some_and(|ctl| {
+            c.control_bits(Role::OverflowEnable)
+                .is_some_and(|bits| bits.extract(st.regs.get(&ctl)) != 0)
+        });
+        if !pmi {
+            return;
+        }
+        st.pmi = true;
+        let core = self.boxes.global.and_then(|g| {
+            g.info
+                .field(Role::PmiSelect)
+                .map(|f| f.extract(st.regs.get(&g.control)) as u32)
+        });
+        journal.pmis.push(PmiRecord {
+            event: journal.seq.0,
+            source: PmiSource::Uncore {
+                socket,
+                instance: b.instance,
+                counter: c.counter.name(),
+            },
+            core,
+        });
+        if let Some(g) = &self.boxes.global {
+            if let Some((freeze_on_pmi, _)) = g.info.pmi_freeze() {
+                if freeze_on_pmi.extract(st.regs.get(&g.control)) != 0
+                    && st.pending_freeze.is_none()
+                {
+                    st.pending_freeze = Some(skew);
+                }
+            }
+        }
+    }
+
+    fn freeze(&self, st: &mut SocketState) {
+        if let Some(g) = &self.boxes.global {
+            if let Some((_, enable)) = g.info.pmi_freeze() {
+                let v = st.regs.get(&g.control);
+                st.regs.put(&g.control, v & !enable.mask());
+            }
+        }
+        st.pending_freeze = None;
+    }
+
+    /// Whether counter `n` of box `bi` has its overflow recorded at box level.
+    fn overflowed(&self, st: &SocketState, bi: usize, n: u32) -> bool {
+        match self.pmu_box(bi).box_bit(Role::Overflow, n) {
+            Some((reg, bits)) => bits.extract(st.regs.get(&reg)) != 0,
+            None => st.latched.contains(&(bi, n)),
+        }
+    }
+
+    /// A hop bit: set while any counter routed through it has its overflow recorded.
+    pub fn hop_bit(&self, st: &SocketState, bit: &BitRef) -> Option<bool> {
+        let hop = self.hops.iter().find(|h| same_bit(&h.bit, bit))?;
+        Some(
+            hop.feeders
+                .iter()
+                .any(|&(bi, n)| self.overflowed(st, bi, n)),
+        )
+    }
+
+    /// The hop bits set in registers no public source gives an address for, as
+    /// `REGISTER.field`.
+    pub fn hidden_bits(&self, st: &SocketState) -> Vec<&'static str> {
+        self.hops
+            .iter()
+            .filter(|h| h.bit.address().is_none())
+            .filter(|h| self.hop_bit(st, &h.bit) == Some(true))
+            .map(|h| h.bit.name())
+            .collect()
+    }
+
+    /// The value a read returns: the stored value with the hop bits of this register as
+    /// the counters below them make them.
+    pub fn read(&self, st: &SocketState, reg: &Reg) -> u64 {
+        let mut v = st.regs.get(reg);
+        for h in &self.hops {
+            let Some(r) = hop_reg(&h.bit) else { continue };
+            if r.addr.location != reg.addr.location {
+                continue;
+            }
+            let set = self.hop_bit(st, &h.bit) == Some(true);
+            v = (v & !h.bit.field.mask()) | if set { h.bit.field.mask() } else { 0 };
+        }
+        v
+    }
+
+    /// Side effects of a write whose stored value and action bits (write-only and
+    /// write-1-to-clear bits written as 1) are known.
+    pub fn after_write(&self, st: &mut SocketState, reg: &Reg, raw: u64, actions: u64) {
+        let loc = reg.addr.location;
+        if actions != 0 || reg.info.fields.iter().any(|f| f.access == Access::Wo) {
+            st.written.insert(loc, actions);
+        }
+        let stored = st.regs.get(reg);
+        let acting = |f: &FieldInfo| f.extract(actions | stored) != 0;
+        // A global reset resets every counter and control of the uncore; the global control
+        // keeps what was just written.
+        if let Some(g) = &self.boxes.global {
+            if g.control.addr.location == loc {
+                if let Some(f) = g.info.field(Role::GlobalReset) {
+                    if acting(f) {
+                        self.reset_all(st, loc);
+                    }
+                }
+            }
+        }
+        // Clearing a hop clears the counters below it, so the hierarchy stays consistent.
+        let mut cleared: Vec<(usize, u32)> = Vec::new();
+        for (bi, b) in self.boxes.boxes.iter().enumerate() {
+            for c in &b.counters {
+                let Some(route) = c.route else { continue };
+                let hit = route.hops.iter().filter_map(|h| h.clear).any(|clr| {
+                    hop_reg(&clr).is_some_and(|r| r.addr.location == loc)
+                        && clr.field.extract(actions) != 0
+                });
+                if hit {
+                    cleared.push((bi, c.number()));
+                }
+            }
+        }
+        for (bi, b) in self.boxes.boxes.iter().enumerate() {
+            // Box-level overflow clear.
+            for clear in b.clears.iter().filter(|r| r.addr.location == loc) {
+                for c in &b.counters {
+                    if let Some(bits) = clear.info.role_bits(Role::OverflowClear, c.number()) {
+                        if bits.extract(actions) != 0 {
+                            cleared.push((bi, c.number()));
+                        }
+                    }
+                }
+            }
+            // Box control: resets.
+            if let Some((r, f)) = b.box_field(Role::ResetCounters) {
+                if r.addr.location == loc && f.extract(raw) != 0 {
+                    for c in &b.counters {
+                        st.regs.put(&c.counter, 0);
+                    }
+                }
+            }
+            if let Some((r, f)) = b.box_field(Role::ResetControls) {
+                if r.addr.location == loc && f.extract(raw) != 0 {
+                    for ctl in b.counters.iter().filter_map(|c| c.control) {
+                        st.regs.put(&ctl, 0);
+                    }
+                }
+            }
+            // A counter control's reset bit.
+            for c in &b.counters {
+                if let (Some(ctl), Some(bits)) = (c.control, c.control_bits(Role::Reset)) {
+                    if ctl.addr.location == loc && bits.extract(raw) != 0 {
+                        self.set_count(st, c, 0);
+                    }
+                }
+            }
+        }
+        for (bi, n) in cleared {
+            st.latched.retain(|l| *l != (bi, n));
+            if let Some((reg, bits)) = self.pmu_box(bi).box_bit(Role::Overflow, n) {
+                let v = st.regs.get(&reg);
+                st.regs.put(&reg, v & !bits.mask());
+            }
+        }
+    }
+
+    fn reset_all(&self, st: &mut SocketState, keep: Location) {
+        for b in &self.boxes.boxes {
+            for c in &b.counters {
+                st.regs.put(&c.counter, 0);
+                if let Some(ctl) = c.control {
+                    st.regs.put(&ctl, 0);
+                }
+            }
+            for r in b.controls.iter().chain(&b.statuses) {
+                if r.addr.location != keep {
+                    st.regs.put(r, 0);
+                }
+            }
+        }
+        if let Some(g) = &self.boxes.global {
+            st.regs.put(&g.status, 0);
+        }
+        st.latched.clear();
+        st.pending_freeze = None;
+        st.pmi = false;
+    }
+
+    /// Raises or drops the freeze signal.
+    pub fn set_freeze_signal(&self, st: &mut SocketState, on: bool) {
+        st.signal = on;
+    }
+
+    /// Whether box `instance` is frozen now.
+    pub fn is_frozen(&self, st: &SocketState, instance: &str) -> Option<bool> {
+        self.find(instance)
+            .map(|bi| self.frozen(st, self.pmu_box(bi)))
+    }
+
+    /// Clears the PMI latch (what handling the interrupt does).
+    pub fn acknowledge_pmi(&self, st: &mut SocketState) {
+        st.pmi = false;
+    }
+
+    /// The boxes with a packet filter that selects an event.
+    pub fn filtered_instances(&self) -> Vec<&'static str> {
+        self.boxes
+            .boxes
+            .iter()
+            .filter(|b| b.pmu.filters.iter().any(|f| f.event.is_some()))
+            .map(|b| b.instance)
+            .collect()
+    }
+}

@@ -1,0 +1,184 @@
+//! Every box of every processor in the spec, driven only by the structure the spec declares:
+//! each can be programmed, counted on the simulator and put back; each whose structure has
+//! an overflow route can be sampled, and the others are refused saying why. Prints the
+//! coverage figures the README gives (`cargo test -p pmu-runtime --test every_box --
+//! --nocapture`).
+
+use pmu_regs::{Role, Scope, PROCESSORS};
+use pmu_runtime::boxes::Boxes;
+use pmu_runtime::sampling::counting::Counting;
+use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
+use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
+use pmu_runtime::{read_by_info, Place};
+
+#[test]
+fn every_box_counts_on_the_simulator_and_is_put_back() {
+    let mut boxes_watched = 0;
+    let mut counters_counted = 0;
+    for p in PROCESSORS {
+        let boxes = Boxes::of(p);
+        for b in &boxes.boxes {
+            let sim = Sim::new(SimConfig::of(p));
+            let devices = sim.uncore_devices();
+            let mut session = Counting::open(&sim, boxes, b, 0, 0, Some(devices)).unwrap();
+            let mut general = session.general_counters().len();
+            if b.scope() == Scope::Cpu {
+                // The architectural counters that exist are what CPUID says.
+                general = general.min(usize::from(sim.cpuid_0a().counters()));
+            }
+            let sels: Vec<EventSelect> = (0..general)
+                .map(|i| EventSelect::event(0x10 + i as u8))
+                .collect();
+            let before: Vec<u64> = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]))
+                .map(|r| read(&sim, r))
+                .collect();
+            let numbers = session
+                .program(&sels)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", p.id, b.instance));
+            for (i, n) in numbers.iter().enumerate() {
+                let events = 100 + i as u64;
+                match b.scope() {
+                    Scope::Cpu => sim.inject_core(0, 0x10 + i as u8, 0, events).unwrap(),
+                    Scope::Socket => sim
+                        .inject_uncore(
+                            0,
+                            UncoreEvent {
+                                instance: b.instance,
+                                ev_sel: 0x10 + i as u8,
+                                umask: None,
+                            },
+                            events,
+                        )
+                        .unwrap(),
+                }
+                assert_eq!(
+                    session.read_counter(*n).unwrap(),
+                    events,
+                    "{}:{} counter {n}",
+                    p.id,
+                    b.instance
+                );
+                counters_counted += 1;
+            }
+            drop(session);
+            let after: Vec<u64> = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]))
+                .map(|r| read(&sim, r))
+                .collect();
+            assert_eq!(after, before, "{}:{} put back", p.id, b.instance);
+            boxes_watched += 1;
+        }
+    }
+    let total: usize = PROCESSORS.iter().map(|p| Boxes::of(p).boxes.len()).sum();
+    println!("boxes counted and put back on the simulator: {boxes_watched} of {total}; counters: {counters_counted}");
+    assert_eq!(boxes_watched, total);
+}
+
+/// A register's raw value on socket 0 of the simulator (0 where the simulated CPU lacks it).
+fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
+    let place = match r.addr.location {
+        pmu_regs::Location::Msr(_) => Place::Cpu(0),
+        pmu_regs::Location::Pci {
+            device_id,
+            device,
+            function,
+            ..
+        } => Place::Device(
+            sim.uncore_devices()
+                .bdf_at(0, device_id, device, function, r.name())
+                .unwrap(),
+        ),
+    };
+    read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
+}
+
+#[test]
+fn every_listed_event_fits_a_counter_of_its_box() {
+    let (mut listed, mut watchable) = (0, 0);
+    for p in PROCESSORS {
+        for u in p.units {
+            let Some(pmu) = u.pmu else { continue };
+            for e in u.events {
+                listed += 1;
+                let fits = pmu.counters.iter().any(|c| {
+                    let bits = |role| c.control_bits(role);
+                    e.can_count_on(c.number)
+                        && bits(Role::Event).is_some_and(|b| u64::from(e.code) <= b.max())
+                        && (e.umask == 0
+                            || bits(Role::Umask).is_some_and(|b| u64::from(e.umask) <= b.max()))
+                        && (!e.ext_sel || bits(Role::EventExt).is_some())
+                });
+                assert!(fits, "{}:{} {}", p.id, u.name, e.name);
+                watchable += 1;
+            }
+        }
+    }
+    println!("events listed: {listed}; fit a counter of their box (pmu watch --event ev_sel=..,umask=..,ext=..): {watchable}");
+    assert_eq!(watchable, listed);
+}
+
+#[test]
+fn every_box_with_an_overflow_route_samples_and_the_others_are_refused_saying_why() {
+    for p in PROCESSORS.iter().filter(|p| {
+        Boxes::of(p)
+            .boxes
+            .iter()
+            .all(|b| b.scope() == Scope::Socket)
+    }) {
+        let boxes = Boxes::of(p);
+        let sim = Sim::new(SimConfig::of(p));
+        let uncore = Uncore::open(&sim, p, 0, 0)
+            .unwrap()
+            .with_devices(sim.uncore_devices());
+        for b in &boxes.boxes {
+            let c = b
+                .counters
+                .iter()
+                .find(|c| c.control_bits(Role::Event).is_some())
+                .expect("every uncore box has a general counter");
+            let counter = UncoreCounter::new(b.instance, c.number());
+            let plan = SamplePlan {
+                counters: vec![(counter, EventSelect::event(0x01), 20)],
+                pmi_core: 0,
+            };
+            let samples = c.route.is_some() && c.control_bits(Role::OverflowEnable).is_some();
+            match uncore.arm(&plan) {
+                Ok(mut s) => {
+                    assert!(samples, "{}:{} armed without a route", p.id, b.instance);
+                    sim.inject_uncore(
+                        0,
+                        UncoreEvent {
+                            instance: b.instance,
+                            ev_sel: 0x01,
+                            umask: None,
+                        },
+                        20,
+                    )
+                    .unwrap();
+                    let sample = uncore.frozen_sample(&mut s).unwrap();
+                    assert_eq!(
+                        sample.counts,
+                        vec![(counter, 20)],
+                        "{}:{}",
+                        p.id,
+                        b.instance
+                    );
+                }
+                Err(e) => {
+                    assert!(!samples, "{}:{}: {e}", p.id, b.instance);
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains("overflow (PMI) enable")
+                            || msg.contains("global freeze on PMI"),
+                        "{msg}"
+                    );
+                }
+            }
+        }
+    }
+}

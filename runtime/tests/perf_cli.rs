@@ -1,0 +1,480 @@
+//! `pmu encode --perf`, `pmu watch --backend perf|auto` and `pmu list --backends`, end to end:
+//! for real against this machine's msr and software PMUs, and against sysfs trees the tests
+//! build. The event strings are cross-checked with `perf` itself (Debian: `linux-perf`;
+//! `.ci/run` installs it).
+
+use std::fs;
+use std::path::Path;
+use std::process::Command as Std;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("pmu")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Writes PMU `name` under ROOT/sys/bus/event_source/devices.
+fn add_pmu(root: &Path, name: &str, type_: u32, formats: &[(&str, &str)], cpumask: Option<&str>) {
+    let d = root.join("sys/bus/event_source/devices").join(name);
+    fs::create_dir_all(d.join("format")).unwrap();
+    fs::write(d.join("type"), format!("{type_}\n")).unwrap();
+    for (f, spec) in formats {
+        fs::write(d.join("format").join(f), format!("{spec}\n")).unwrap();
+    }
+    if let Some(m) = cpumask {
+        fs::write(d.join("cpumask"), format!("{m}\n")).unwrap();
+    }
+}
+
+/// uncore_snbep.c's format for the HA, IMC, R2PCIe and R3QPI boxes.
+const SNBEP: &[(&str, &str)] = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+
+#[test]
+fn encode_prints_the_perf_event_string() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["HA_PCI_PMON_CTL0", "ev_sel=0x1", "umask=0x3"],
+            "uncore_ha/event=0x1,umask=0x3/\n",
+        ),
+        (
+            &["IA32_PERFEVTSEL0", "ev_sel=0x3c"],
+            "cpu/event=0x3c,umask=0x0/\n",
+        ),
+        (
+            &["IA32_PERFEVTSEL1", "ev_sel=0xc0", "os=1", "en=1"],
+            "cpu/event=0xc0,umask=0x0/k\n",
+        ),
+        (
+            &[
+                "xeon-e5-2600:C3_MSR_PMON_CTL1",
+                "ev_sel=0x34",
+                "umask=0x3",
+                "tid_en=1",
+            ],
+            "uncore_cbox_3/event=0x34,umask=0x3,tid_en=0x1/\n",
+        ),
+        (
+            &[
+                "xeon-e5-2600:Q_P1_PCI_PMON_CTL0",
+                "ev_sel=0x2",
+                "ev_sel_ext=1",
+            ],
+            "uncore_qpi_1/event=0x102,umask=0x0/\n",
+        ),
+        (
+            &["xeon-e5-2600:MC_CH2_PCI_PMON_FIXED_CTL", "en=1"],
+            "uncore_imc_2/event=0xff,umask=0x0/\n",
+        ),
+        (
+            &["R_MSR_PMON_CTL12", "ev_sel=0x3"],
+            "uncore_rbox_1/event=0x3/\n",
+        ),
+        (
+            &[
+                "xeon-7500:C5_MSR_PMON_EVT_SEL0",
+                "ev_sel=0x1",
+                "threshold=2",
+            ],
+            "uncore_cbox_5/event=0x1,umask=0x0,thresh=0x2/\n",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["encode"];
+        a.extend_from_slice(args);
+        a.push("--perf");
+        let (code, out, err) = run(&a);
+        assert_eq!((code, out.as_str()), (0, *want), "{args:?}: {err}");
+    }
+    let (code, out, _) = run(&[
+        "--json",
+        "encode",
+        "HA_PCI_PMON_CTL0",
+        "ev_sel=0x1",
+        "umask=3",
+        "--perf",
+    ]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["event"].as_str(), v["config"].as_u64()),
+        (Some("uncore_ha/event=0x1,umask=0x3/"), Some(0x301))
+    );
+}
+
+#[test]
+fn encode_refuses_what_the_pmu_cannot_express() {
+    let (code, _, err) = run(&[
+        "encode",
+        "xeon-e5-2600:PCU_MSR_PMON_CTL0",
+        "ev_sel=1",
+        "ev_sel_ext=1",
+        "--perf",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("uncore_pcu has no format field for ev_sel_ext")
+            && err.contains("--backend raw"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "encode",
+        "xeon-7500:C0_MSR_PMON_EVT_SEL0",
+        "ev_sel=1",
+        "pmi_en=1",
+        "--perf",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("pmi_en") && err.contains("sampl"), "{err}");
+    let (code, _, err) = run(&["encode", "HA_PCI_PMON_CTL{n}", "ev_sel=1", "--perf"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("HA_PCI_PMON_CTL0"), "{err}");
+    // A PMU present under --root wins over the driver's format: here one without umask.
+    let root = tempfile::tempdir().unwrap();
+    add_pmu(root.path(), "uncore_ha", 30, &SNBEP[..1], Some("0"));
+    let r = root.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "encode",
+        "HA_PCI_PMON_CTL0",
+        "ev_sel=1",
+        "umask=1",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("uncore_ha has no format field for umask"),
+        "{err}"
+    );
+}
+
+#[test]
+fn watch_counts_the_tsc_through_perf_for_real() {
+    let (code, out, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "--pmu",
+        "msr",
+        "--event",
+        "tsc",
+        "--count",
+        "2",
+        "--interval",
+        "0.05",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].contains("event") && lines[0].contains("running"),
+        "{out}"
+    );
+    // watch's columns, for every backend: time, socket, counter (through perf, the event
+    // string), event (as given), count (with thousands separators), rate/s, running.
+    let header: Vec<&str> = lines[0]
+        .trim()
+        .trim_start_matches("# ")
+        .split_whitespace()
+        .collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for l in &lines[1..] {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols[col("counter")], "msr/event=0x0/", "{l}");
+        assert_eq!(cols[col("event")], "tsc", "{l}");
+        assert!(
+            cols[col("count")].replace(',', "").parse::<u64>().unwrap() > 0,
+            "{l}"
+        );
+        assert_eq!(cols[col("running")], "100.00%", "{l}");
+    }
+}
+
+#[test]
+fn watch_of_a_box_goes_from_our_fields_through_the_name_map_to_the_kernel() {
+    // A tree whose uncore_ha is the kernel's software PMU (type 1) with the HA's format:
+    // event 0 of it is cpu-clock, so the whole path (box -> PMU name -> format -> syscall ->
+    // group read) runs for real and counts nanoseconds.
+    let root = tempfile::tempdir().unwrap();
+    add_pmu(root.path(), "uncore_ha", 1, SNBEP, Some("0"));
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "--json",
+        "watch",
+        "--backend",
+        "perf",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=0",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let c = &v["counts"][0];
+    assert_eq!(
+        (
+            c["pmu"].as_str(),
+            c["perf_event"].as_str(),
+            c["cpu"].as_u64()
+        ),
+        (
+            Some("uncore_ha"),
+            Some("uncore_ha/event=0x0,umask=0x0/"),
+            Some(0)
+        )
+    );
+    assert!(c["count"].as_u64().unwrap() > 1_000_000, "{c}");
+    // auto picks perf where the PMU exists...
+    let (code, out, err) = run(&[
+        "--json",
+        "watch",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=0",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"backend\":\"perf\""), "{out}");
+    // ...and --backend perf without it names the driver and the way out.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+        "--root",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no PMU uncore_ha")
+            && err.contains("uncore_snbep.c")
+            && err.contains("--backend raw"),
+        "{err}"
+    );
+    // What the format takes but the kernel refuses (software event 0x100 does not exist)
+    // is reported with the event and the PMU.
+    let (code, _, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=0,umask=1",
+        "--root",
+        r,
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("uncore_ha refused uncore_ha/event=0x0,umask=0x1/"),
+        "{err}"
+    );
+    // A field the PMU's format lacks is refused before anything opens.
+    add_pmu(root.path(), "uncore_imc_1", 1, &SNBEP[..1], Some("0"));
+    let (code, _, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "--unit",
+        "xeon-e5-2600:CH1",
+        "--event",
+        "ev_sel=0,umask=1",
+        "--root",
+        r,
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("uncore_imc_1 has no format field for umask"),
+        "{err}"
+    );
+}
+
+#[test]
+fn list_shows_which_backend_reaches_each_box() {
+    let root = tempfile::tempdir().unwrap();
+    add_pmu(root.path(), "uncore_ha", 30, SNBEP, Some("0"));
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&["--json", "list", "--backends", "--root", r]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rows = v.as_array().unwrap();
+    let ha = rows.iter().find(|x| x["instance"] == "HA").unwrap();
+    assert_eq!(
+        (
+            ha["perf_pmu"].as_str(),
+            ha["perf"].as_bool(),
+            ha["auto"].as_str()
+        ),
+        (Some("uncore_ha"), Some(true), Some("perf"))
+    );
+    let c3 = rows
+        .iter()
+        .find(|x| x["processor"] == "xeon-e5-2600" && x["instance"] == "C3")
+        .unwrap();
+    assert_eq!(
+        (c3["perf_pmu"].as_str(), c3["auto"].as_str()),
+        (Some("uncore_cbox_3"), Some("none"))
+    );
+    let r_box = rows.iter().find(|x| x["instance"] == "R").unwrap();
+    assert_eq!(
+        r_box["perf_pmu"].as_str(),
+        Some("uncore_rbox_0 uncore_rbox_1")
+    );
+    let (_, table, _) = run(&["list", "--backends", "--root", r]);
+    assert!(
+        table.lines().next().unwrap().contains("PERF PMU"),
+        "{table}"
+    );
+}
+
+/// `perf stat -e STRING true`: (success, output).
+fn perf_stat(event: &str) -> (bool, String) {
+    let out = Std::new("perf")
+        .args(["stat", "-x,", "-e", event, "true"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run perf ({e}): install it (Debian: apt-get install linux-perf; .ci/run does)"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn perf_itself_parses_the_strings_pmu_prints() {
+    for (pmu, event) in [
+        ("msr", "tsc"),
+        ("msr", "event=0x0"),
+        ("software", "config=0"),
+        ("software", "config=0x2"),
+    ] {
+        let (code, out, err) = run(&[
+            "--json",
+            "watch",
+            "--backend",
+            "perf",
+            "--pmu",
+            pmu,
+            "--event",
+            event,
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let s = v["counts"][0]["perf_event"].as_str().unwrap().to_string();
+        let (ok, report) = perf_stat(&s);
+        assert!(ok && report.contains(&s), "perf stat -e {s}: {report}");
+    }
+    // Both refuse a term the PMU's format lacks.
+    let (ok, report) = perf_stat("msr/event=0x0,umask=0x1/");
+    assert!(!ok && report.contains("umask"), "{report}");
+    let (code, _, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "--pmu",
+        "msr",
+        "--event",
+        "event=0x0,umask=0x1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("msr has no format field for umask"), "{err}");
+}
+
+#[test]
+fn without_privilege_the_error_names_perf_event_paranoid_and_its_value() {
+    let paranoid: i32 = fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pmu");
+    // As an unprivileged user (nobody), with no capabilities: setpriv is in util-linux.
+    // A test run that is not root is unprivileged already.
+    let root = std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").unwrap()) == 0;
+    let mut cmd = if root {
+        let mut c = Std::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&bin);
+        c
+    } else {
+        Std::new(&bin)
+    };
+    let out = cmd
+        .args([
+            "watch",
+            "--backend",
+            "perf",
+            "--pmu",
+            "msr",
+            "--event",
+            "tsc",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ])
+        .output()
+        .expect("the command runs (as root: setpriv, from util-linux, runs it as nobody)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if paranoid > 0 {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("kernel.perf_event_paranoid is {paranoid}"))
+                && err.contains("CAP_PERFMON"),
+            "{err}"
+        );
+    } else {
+        assert!(
+            out.status.success(),
+            "paranoid {paranoid} lets anyone count a CPU: {err}"
+        );
+    }
+}

@@ -44,6 +44,8 @@ pub mod boxes;
 pub mod codec;
 pub mod cpuid;
 pub mod error;
+#[cfg(feature = "export")]
+pub mod export;
 pub mod fault;
 pub mod identify;
 pub mod lookup;

@@ -7,6 +7,7 @@ mod grammar;
 mod messages;
 mod output;
 mod perf_cli;
+mod serve;
 mod table;
 mod targets;
 mod watch;
@@ -85,6 +86,11 @@ enum Command {
     ///
     /// Example: pmu watch --sim --unit xeon-7500:C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
     Watch(watch::WatchArgs),
+    /// Count on an interval of its own and serve the totals at /metrics (OpenMetrics) for
+    /// Prometheus; put everything back on Ctrl-C or SIGTERM.
+    ///
+    /// Example: pmu serve --sim --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464
+    Serve(serve::ServeArgs),
     /// Name this machine's processor (from /proc/cpuinfo) and the specs that apply to it.
     ///
     /// Example: pmu detect
@@ -310,6 +316,7 @@ fn main() -> ExitCode {
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
+        Command::Serve(a) => serve::run(&a),
         Command::Watch(a) => watch::run(&a, json).map_err(|e| {
             // The devices of the boxes asked for, to name in a "not found" message.
             let addresses: Vec<&pmu_regs::AddressInfo> = a

@@ -1,11 +1,13 @@
 //! `watch` output: the aligned table, CSV with any separator (`perf stat -x,`, `likwid -O`),
-//! or JSON lines, to stdout or a file (`-o`). The columns are perf's: time, socket, counter,
-//! event, count, rate.
+//! JSON lines, or one OpenMetrics exposition per interval (`--format openmetrics`), to stdout
+//! or a file (`-o`). The columns are perf's: time, socket, counter, event, count, rate.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
+use pmu_runtime::export::{prometheus_text, Exporter, Reading, Series, SeriesLabels};
 use serde_json::json;
 
 use crate::targets::PerfSeries;
@@ -14,6 +16,11 @@ use crate::targets::PerfSeries;
 pub struct Row<'a> {
     /// Seconds since the start.
     pub time: f64,
+    /// The processor, unit and box the row counts on (with `--per-socket`, the box is the
+    /// boxes summed).
+    pub processor: &'a str,
+    pub unit: &'a str,
+    pub instance: &'a str,
     pub socket: u32,
     /// The counter register, or with `--per-socket` the boxes summed (`C0+C1`).
     pub counter: &'a str,
@@ -30,9 +37,19 @@ pub struct Row<'a> {
 
 /// How rows are written.
 pub enum Format {
-    Table { counter_w: usize, event_w: usize },
+    Table {
+        counter_w: usize,
+        event_w: usize,
+    },
     Separated(String),
     JsonLines,
+    /// One exposition per interval: each row's running total as `pmu_events_total`, as
+    /// `pmu serve` exports it. With `-o FILE` the file is replaced whole each interval (the
+    /// Prometheus textfile collector never reads half of one).
+    OpenMetrics,
+    /// The same in the Prometheus text format (0.0.4), which the node exporter's textfile
+    /// collector reads.
+    PrometheusText,
 }
 
 /// Through perf, the table and CSV end with a `running` column: the share of the time the
@@ -52,12 +69,20 @@ pub struct Output {
     out: Box<dyn Write>,
     /// JSON lines collect one interval's rows into one object.
     pending: Vec<serde_json::Value>,
+    /// OpenMetrics: the file to replace each interval, this interval's rows, and the totals.
+    path: Option<PathBuf>,
+    exposition: Vec<(SeriesLabels, u64)>,
+    totals: Option<(Exporter, Vec<u64>)>,
 }
 
 impl Output {
     /// Opens `path` (created or truncated) or stdout.
     pub fn new(format: Format, perf: bool, path: Option<&Path>) -> io::Result<Self> {
         let out: Box<dyn Write> = match path {
+            // An exposition file is written beside and renamed over, interval by interval.
+            Some(_) if matches!(format, Format::OpenMetrics | Format::PrometheusText) => {
+                Box::new(io::sink())
+            }
             Some(p) => Box::new(BufWriter::new(File::create(p)?)),
             None => Box::new(io::stdout()),
         };
@@ -66,6 +91,9 @@ impl Output {
             perf,
             out,
             pending: Vec::new(),
+            path: path.map(Path::to_path_buf),
+            exposition: Vec::new(),
+            totals: None,
         })
     }
 
@@ -84,7 +112,7 @@ impl Output {
                 }
                 writeln!(self.out, "{}", columns.join(sep))
             }
-            Format::JsonLines => Ok(()),
+            Format::JsonLines | Format::OpenMetrics | Format::PrometheusText => Ok(()),
         }
     }
 
@@ -131,6 +159,19 @@ impl Output {
                     r.rate
                 )
             }
+            Format::OpenMetrics | Format::PrometheusText => {
+                let labels = SeriesLabels {
+                    processor: r.processor.to_string(),
+                    socket: r.socket,
+                    unit: r.unit.to_string(),
+                    box_name: r.instance.to_string(),
+                    counter: r.counter.to_string(),
+                    event: r.event.to_string(),
+                    backend: r.backend.to_string(),
+                };
+                self.exposition.push((labels, r.count));
+                Ok(())
+            }
             Format::JsonLines => {
                 let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
                 if let Some((p, ratio)) = r.perf {
@@ -161,7 +202,59 @@ impl Output {
             }
             writeln!(self.out, "{line}")?;
         }
+        if matches!(self.format, Format::OpenMetrics | Format::PrometheusText) {
+            self.write_exposition()?;
+        }
         self.out.flush()
+    }
+
+    /// Adds this interval's counts to the totals and writes the exposition (the totals
+    /// accumulate in 64 bits; the rows are already wrap-corrected deltas).
+    fn write_exposition(&mut self) -> io::Result<()> {
+        let rows = std::mem::take(&mut self.exposition);
+        let (exporter, totals) = self.totals.get_or_insert_with(|| {
+            let series = rows
+                .iter()
+                .map(|(labels, _)| Series {
+                    labels: labels.clone(),
+                    width: 64,
+                })
+                .collect();
+            let exporter = Exporter::new(series, Instant::now());
+            exporter.baseline(&vec![
+                Some(Reading {
+                    value: 0,
+                    running_ratio: None
+                });
+                rows.len()
+            ]);
+            (exporter, vec![0; rows.len()])
+        });
+        let readings: Vec<Option<Reading>> = totals
+            .iter_mut()
+            .zip(&rows)
+            .map(|(total, (_, count))| {
+                *total = total.wrapping_add(*count);
+                Some(Reading {
+                    value: *total,
+                    running_ratio: None,
+                })
+            })
+            .collect();
+        exporter.record(&readings);
+        let mut text = exporter.encode().map_err(io::Error::other)?;
+        if let Format::PrometheusText = self.format {
+            text = prometheus_text(&text);
+        }
+        match &self.path {
+            None => self.out.write_all(text.as_bytes()),
+            Some(path) => {
+                let mut tmp = path.clone().into_os_string();
+                tmp.push(".tmp");
+                std::fs::write(&tmp, text)?;
+                std::fs::rename(&tmp, path)
+            }
+        }
     }
 }
 

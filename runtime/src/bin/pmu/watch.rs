@@ -52,13 +52,30 @@ pub struct WatchArgs {
         conflicts_with = "json"
     )]
     separator: Option<String>,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE instead of stdout (with --format openmetrics, FILE is
+    /// replaced whole every interval, for the Prometheus textfile collector).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// The report's format: table (the default), csv (as -x,), json (JSON lines, as --json),
+    /// openmetrics (one exposition of running totals per interval, as `pmu serve` exports
+    /// them) or prometheus (the same in the Prometheus text format, for the node exporter's
+    /// textfile collector: -o /var/lib/node_exporter/pmu.prom).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<WatchFormat>,
     #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
     perf: PerfWatchArgs,
+}
+
+/// `--format`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum WatchFormat {
+    Table,
+    Csv,
+    Json,
+    Openmetrics,
+    Prometheus,
 }
 
 /// The longest and shortest interval `watch` accepts, in seconds.
@@ -97,15 +114,29 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         )));
     }
     let plan = args.selection().resolve()?;
-    let format = match (&args.separator, json_out) {
-        (Some(sep), _) if sep.is_empty() => {
+    let format = match (args.format, &args.separator, json_out) {
+        (Some(f), Some(_), _) if f != WatchFormat::Csv => {
+            return Err(Failure::usage(
+                "-x SEP writes CSV; it does not go with another --format".to_string(),
+            ))
+        }
+        (Some(f), _, true) if f != WatchFormat::Json => {
+            return Err(Failure::usage(
+                "--json writes JSON lines; it does not go with another --format".to_string(),
+            ))
+        }
+        (Some(WatchFormat::Openmetrics), _, _) => Format::OpenMetrics,
+        (Some(WatchFormat::Prometheus), _, _) => Format::PrometheusText,
+        (Some(WatchFormat::Csv), None, _) => Format::Separated(",".to_string()),
+        (Some(WatchFormat::Json), _, _) => Format::JsonLines,
+        (_, Some(sep), _) if sep.is_empty() => {
             return Err(Failure::usage(
                 "-x needs a separator, such as -x, or -x';'".to_string(),
             ))
         }
-        (Some(sep), _) => Format::Separated(sep.clone()),
-        (None, true) => Format::JsonLines,
-        (None, false) => Format::Table {
+        (_, Some(sep), _) => Format::Separated(sep.clone()),
+        (_, None, true) => Format::JsonLines,
+        (_, None, false) => Format::Table {
             counter_w: 18,
             event_w: args
                 .events
@@ -215,6 +246,13 @@ fn watch_loop(
                     keys.push(key);
                     rows.push(Row {
                         time: t,
+                        processor: s.processor,
+                        unit: &s.unit,
+                        instance: if args.per_socket {
+                            summed.as_str()
+                        } else {
+                            s.instance.as_str()
+                        },
                         socket: s.socket,
                         counter,
                         event: &s.event,

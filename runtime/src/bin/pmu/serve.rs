@@ -1,0 +1,362 @@
+//! `pmu serve`: program counters once, count them on an interval of their own, and serve the
+//! totals at `/metrics` in the OpenMetrics text format for Prometheus to scrape; put
+//! everything back on SIGINT, SIGTERM, SIGHUP, a panic, or an error.
+//!
+//! The counters are the same [`Targets`] set `watch` programs, chosen in `watch`'s words:
+//! `--unit`/`--event` on the command line, or a configuration file of lines such as
+//! `IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR` (one line per box, its events in
+//! `--event`'s grammar). Counting runs on the main thread; the HTTP server on threads of its
+//! own reads only the exporter's totals, so a scrape never touches a register and a slow
+//! client never delays a count.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
+use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
+use pmu_runtime::Error;
+
+use crate::detect;
+use crate::perf_cli::{self, PerfWatchArgs};
+use crate::targets::{Plan, Reach, Selection, Sockets, Targets};
+use crate::{Failure, PlaceArgs};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Where to serve /metrics, as ADDR:PORT (port 0 picks a free one; the address is
+    /// printed on stderr). Only loopback addresses unless --allow-remote.
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    listen: SocketAddr,
+    /// Serve beyond this machine: allow a --listen address that is not loopback. The
+    /// counters tell what the machine runs; put a firewall or a proxy in front.
+    #[arg(long)]
+    allow_remote: bool,
+    /// A file of standing counters, one box per line: the box, then its events in --event's
+    /// grammar (`IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#` starts a
+    /// comment. Adds to --unit/--event.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE, xeon-7500:C3).
+    /// Repeat for more boxes.
+    #[arg(long)]
+    unit: Vec<String>,
+    /// An event for the next free counter of each --unit box, as `pmu watch --event` takes
+    /// it (event=NAME or ev_sel=N,umask=N,...). Repeat for more counters.
+    #[arg(long = "event", requires = "unit")]
+    events: Vec<String>,
+    /// Seconds between counter reads, from 0.01 to 86400; independent of scrapes.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    interval: f64,
+    /// Count the boxes on every socket (the default is socket 0, or --socket).
+    #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
+    all_sockets: bool,
+    /// With --sim: events per second the simulator injects into every counted event, so
+    /// rate() has something to show.
+    #[arg(long, default_value_t = 1000.0, value_name = "N")]
+    sim_rate: f64,
+    #[command(flatten)]
+    place: PlaceArgs,
+    #[command(flatten)]
+    perf: PerfWatchArgs,
+}
+
+/// The longest and shortest counting interval, in seconds (as `watch`).
+const INTERVAL: (f64, f64) = (0.01, 86400.0);
+
+impl ServeArgs {
+    fn sockets(&self) -> Sockets {
+        if self.all_sockets {
+            Sockets::All
+        } else {
+            Sockets::One(self.place.socket.unwrap_or(0))
+        }
+    }
+
+    /// Every selection asked for: the command line's, then the config file's lines.
+    fn selections(&self) -> Result<Vec<Selection>, Failure> {
+        let detected = (!self.place.sim)
+            .then(|| detect::read(self.place.root.as_deref()))
+            .flatten()
+            .and_then(|c| c.uncore_spec());
+        let mut selections = Vec::new();
+        if !self.unit.is_empty() || self.perf.pmu.is_some() {
+            if self.events.is_empty() {
+                return Err(Failure::usage(
+                    "--unit needs at least one --event: what should its counters count? e.g. \
+                     --unit IMC0 --event event=UNC_M_CAS_COUNT.RD"
+                        .to_string(),
+                ));
+            }
+            selections.push(Selection {
+                units: self.unit.clone(),
+                events: self.events.clone(),
+                sockets: self.sockets(),
+                cpu: self.place.cpu,
+                detected,
+                backend: self.perf.backend,
+                kernel_pmu: self.perf.pmu.clone(),
+            });
+        }
+        if let Some(path) = &self.config {
+            for mut s in config_selections(path, self.sockets())? {
+                s.cpu = self.place.cpu;
+                s.detected = detected;
+                s.backend = self.perf.backend;
+                selections.push(s);
+            }
+        }
+        if selections.is_empty() {
+            return Err(Failure::usage(
+                "nothing to count: give --unit and --event (as `pmu watch` takes them) or \
+                 --config FILE"
+                    .to_string(),
+            ));
+        }
+        Ok(selections)
+    }
+}
+
+/// The selections of a configuration file, each error naming the file and line.
+fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<Selection>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::usage(format!(
+            "cannot read the config file {}: {e}; check the path",
+            path.display()
+        ))
+    })?;
+    let mut selections = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        match Selection::from_line(line, sockets) {
+            Ok(Some(s)) => selections.push(s),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Failure::usage(format!(
+                    "{}:{}: {}",
+                    path.display(),
+                    i + 1,
+                    e
+                )))
+            }
+        }
+    }
+    if selections.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} names no counter: add a line such as `IMC0 event=UNC_M_CAS_COUNT.RD`",
+            path.display()
+        )));
+    }
+    Ok(selections)
+}
+
+/// Runs `pmu serve` until a signal; everything it programmed is put back before it returns.
+pub fn run(args: &ServeArgs) -> Result<String, Failure> {
+    if !(INTERVAL.0..=INTERVAL.1).contains(&args.interval) {
+        return Err(Failure::usage(format!(
+            "--interval {} is out of range: give seconds from {} to {}",
+            args.interval, INTERVAL.0, INTERVAL.1
+        )));
+    }
+    if !(args.sim_rate.is_finite() && args.sim_rate >= 0.0 && args.sim_rate <= 1e12) {
+        return Err(Failure::usage(format!(
+            "--sim-rate {} is out of range: give events per second from 0 to 1e12",
+            args.sim_rate
+        )));
+    }
+    http::check_listen(args.listen, args.allow_remote).map_err(Failure::usage)?;
+    // Everything the command line and the config file can get wrong is found here, before
+    // the socket is bound and before any register is touched.
+    let plans: Vec<Plan> = args
+        .selections()?
+        .iter()
+        .map(Selection::resolve)
+        .collect::<Result<_, _>>()?;
+    let processor = plans[0].processor();
+    if let Some(other) = plans.iter().find(|p| p.processor().id != processor.id) {
+        return Err(Failure::usage(format!(
+            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
+             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
+            processor.id,
+            other.processor().id
+        )));
+    }
+    let listener = TcpListener::bind(args.listen).map_err(|e| {
+        Failure::operation(format!(
+            "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
+            args.listen
+        ))
+    })?;
+    let addr = listener.local_addr().map_err(|e| {
+        Failure::operation(format!("cannot tell where {} listens: {e}", args.listen))
+    })?;
+
+    let machine = args.place.machine_for(processor)?;
+    let reach = Reach {
+        machine: &machine,
+        perf: perf_cli::sources(args.place.root.as_deref()),
+    };
+    let mut sets: Vec<Targets> = Vec::new();
+    for plan in &plans {
+        match Targets::program(&reach, plan) {
+            Ok(t) => sets.push(t),
+            Err(e) => return close_all(sets, Err(Failure::Runtime(e))),
+        }
+    }
+    // A panic from here on unwinds through `sets`, whose drops put the registers back.
+    let result = serve(&sets, &plans, args, listener, addr);
+    close_all(sets, result.map(|()| String::new()))
+}
+
+/// Closes every set, whatever happened, and reports both failures if both fail.
+fn close_all(sets: Vec<Targets>, result: Result<String, Failure>) -> Result<String, Failure> {
+    let mut result = result;
+    for set in sets {
+        result = match (result, set.close()) {
+            (r, Ok(())) => r,
+            (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
+            (Ok(_), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
+        };
+    }
+    result
+}
+
+fn serve(
+    sets: &[Targets],
+    plans: &[Plan],
+    args: &ServeArgs,
+    listener: TcpListener,
+    addr: SocketAddr,
+) -> Result<(), Failure> {
+    let series: Vec<Series> = sets
+        .iter()
+        .flat_map(|t| t.series())
+        .map(|s| Series {
+            labels: SeriesLabels {
+                processor: s.processor.to_string(),
+                socket: s.socket,
+                unit: s.unit.clone(),
+                box_name: s.instance.clone(),
+                counter: s.counter.clone(),
+                event: s.event.clone(),
+                backend: s.backend.to_string(),
+            },
+            width: s.width,
+        })
+        .collect();
+    let simulated = sets
+        .iter()
+        .flat_map(|t| t.series())
+        .any(|s| s.backend == "sim");
+    let exporter = Arc::new(Exporter::new(series, Instant::now()));
+    exporter.baseline(&read_all(sets));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        // ctrlc's `termination` feature: SIGINT, SIGTERM and SIGHUP all end the loop.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+    let handler: Arc<Handler> = {
+        let exporter = Arc::clone(&exporter);
+        Arc::new(move |r: &Request| {
+            match r.path.as_str() {
+            // OpenMetrics for Prometheus (it asks for it), the Prometheus text format for
+            // everything else (promtool, curl).
+            "/metrics" => match exporter.encode() {
+                Ok(text) => {
+                    let (content_type, body) = negotiate(r.accept.as_deref(), text);
+                    Response {
+                        status: 200,
+                        content_type,
+                        body,
+                    }
+                }
+                Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
+            },
+            "/" => Response::text(
+                200,
+                "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
+            ),
+            _ => Response::text(404, "not found; the metrics are at /metrics\n"),
+        }
+        })
+    };
+    let server = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("pmu-serve-http".into())
+            .spawn(move || http::run(listener, handler, Limits::default(), &stop))
+            .map_err(|e| Failure::operation(format!("cannot start the HTTP server: {e}")))?
+    };
+    eprintln!("pmu serve: listening on http://{addr}/metrics");
+
+    let counted = count_loop(sets, plans, args, &exporter, &stop, simulated);
+    stop.store(true, Ordering::SeqCst);
+    let served = server.join();
+    counted?;
+    match served {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(Failure::operation(format!(
+            "the HTTP server stopped: {e}; counting stopped with it and the registers are put back"
+        ))),
+        Err(_) => Err(Failure::operation(
+            "the HTTP server panicked; counting stopped and the registers are put back".to_string(),
+        )),
+    }
+}
+
+/// One reading per series of every set, in the exporter's order.
+fn read_all(sets: &[Targets]) -> Vec<Option<Reading>> {
+    sets.iter()
+        .flat_map(|t| t.read())
+        .map(|r| {
+            r.map(|r| Reading {
+                value: r.value,
+                running_ratio: r.running_ratio,
+            })
+        })
+        .collect()
+}
+
+/// Counts until `stop`: each interval, feeds the simulator (with `--sim`), reads every
+/// counter and adds the deltas to the totals.
+fn count_loop(
+    sets: &[Targets],
+    plans: &[Plan],
+    args: &ServeArgs,
+    exporter: &Exporter,
+    stop: &AtomicBool,
+    simulated: bool,
+) -> Result<(), Failure> {
+    let period = Duration::from_secs_f64(args.interval);
+    let start = Instant::now();
+    // Events injected so far, per set and event: the simulator runs at --sim-rate per
+    // second of real time, so Prometheus's rate() shows that rate.
+    let mut injected: Vec<Vec<u64>> = plans
+        .iter()
+        .map(|p| vec![0; p.selection().events.len()])
+        .collect();
+    while !stop.load(Ordering::SeqCst) {
+        let deadline = Instant::now() + period;
+        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(20)));
+        }
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if simulated {
+            let due = (args.sim_rate * start.elapsed().as_secs_f64()) as u64;
+            for (set, done) in sets.iter().zip(&mut injected) {
+                for (i, done) in done.iter_mut().enumerate() {
+                    set.inject(i, due - *done)?;
+                    *done = due;
+                }
+            }
+        }
+        exporter.record(&read_all(sets));
+    }
+    Ok(())
+}

@@ -12,7 +12,7 @@ REQUESTS=${REQUESTS:-200}
 cargo build -q --release -p pmu-runtime --bin pmu --example serve_load
 PMU=target/release/pmu
 LOG=$(mktemp)
-"$PMU" serve --sim --processor xeon-e5-2600 --unit IMC0 \
+"$PMU" serve --sim --unit xeon-e5-2600:IMC0 \
   --event event=UNC_M_CAS_COUNT.RD --event event=UNC_M_CAS_COUNT.WR \
   --interval 0.1 --listen 127.0.0.1:0 2>"$LOG" &
 SERVER=$!

@@ -2,7 +2,7 @@
 //! server answers, and the figures are printed: scrapes per second and latency percentiles.
 //!
 //! ```sh
-//! pmu serve --sim --unit IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464 &
+//! pmu serve --sim --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464 &
 //! cargo run --release -p pmu-runtime --example serve_load -- 127.0.0.1:9464 32 200
 //! ```
 //! `bench/serve.sh` does both and stops the server. Only loopback addresses are accepted.

@@ -66,7 +66,7 @@ const INTERVAL: (f64, f64) = (0.01, 86400.0);
 
 impl WatchArgs {
     /// What to count, in the terms `serve` shares.
-    fn selection(&self) -> Selection {
+    pub fn selection(&self) -> Selection {
         let detected = (!self.place.sim)
             .then(|| detect::read(self.place.root.as_deref()))
             .flatten()

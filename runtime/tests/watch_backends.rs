@@ -204,4 +204,22 @@ fn a_box_name_two_processors_share_means_the_detected_ones() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("one processor at a time"), "{err}");
+    // --device names one device; watch finds each box's own.
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "HA",
+        "--device",
+        "0000:3f:0e.1",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--device 0000:3f:0e.1 does not apply to watch"),
+        "{err}"
+    );
 }

@@ -96,6 +96,12 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
             args.interval, INTERVAL.0, INTERVAL.1
         )));
     }
+    if let Some(device) = &args.place.device {
+        return Err(Failure::usage(format!(
+            "--device {device} does not apply to watch: it finds each box's device itself; \
+             choose the socket with --socket (or every socket with -a)"
+        )));
+    }
     let plan = args.selection().resolve()?;
     let format = match (&args.separator, json_out) {
         (Some(sep), _) if sep.is_empty() => {

@@ -83,7 +83,7 @@ const INTERVAL: (f64, f64) = (0.01, 86400.0);
 
 impl WatchArgs {
     /// What to count, in the terms `serve` shares.
-    fn selection(&self) -> Selection {
+    pub fn selection(&self) -> Selection {
         let detected = (!self.place.sim)
             .then(|| detect::read(self.place.root.as_deref()))
             .flatten()
@@ -111,6 +111,12 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         return Err(Failure::usage(format!(
             "--interval {} is out of range: give seconds from {} to {}",
             args.interval, INTERVAL.0, INTERVAL.1
+        )));
+    }
+    if let Some(device) = &args.place.device {
+        return Err(Failure::usage(format!(
+            "--device {device} does not apply to watch: it finds each box's device itself; \
+             choose the socket with --socket (or every socket with -a)"
         )));
     }
     let plan = args.selection().resolve()?;

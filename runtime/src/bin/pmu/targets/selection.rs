@@ -172,7 +172,8 @@ pub(super) struct PlannedBox {
     pub(super) sels: Vec<EventSelect>,
 }
 
-/// A [`Selection`] checked against the spec: what [`Targets::program`] programs.
+/// A [`Selection`] checked against the spec: what
+/// [`Targets::program`](super::Targets::program) programs.
 #[derive(Debug)]
 pub struct Plan {
     pub(super) selection: Selection,

@@ -1,0 +1,225 @@
+//! One `pmu watch` for every backend: boxes through perf and boxes through the registers in
+//! one run, every socket through perf, and a box name two processors share settled by the
+//! detected processor. The perf PMUs are sysfs trees the tests build whose type is the
+//! kernel's software PMU (type 1: event 0 is cpu-clock), so the syscalls run for real.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("pmu")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A machine under a root: two CPUs on two sockets with MSR files, and nothing else.
+fn machine() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for cpu in 0..2 {
+        let d = root.path().join(format!("dev/cpu/{cpu}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::File::create(d.join("msr"))
+            .unwrap()
+            .set_len(0x1000)
+            .unwrap();
+        let t = root
+            .path()
+            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
+        fs::create_dir_all(&t).unwrap();
+        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
+    }
+    root
+}
+
+/// PMU `name` under ROOT/sys/bus/event_source/devices, as the kernel's software PMU with
+/// uncore_snbep.c's HA format.
+fn add_pmu(root: &Path, name: &str, cpumask: &str) {
+    let d = root.join("sys/bus/event_source/devices").join(name);
+    fs::create_dir_all(d.join("format")).unwrap();
+    fs::write(d.join("type"), "1\n").unwrap();
+    for (f, spec) in [
+        ("event", "config:0-7"),
+        ("umask", "config:8-15"),
+        ("edge", "config:18"),
+        ("inv", "config:23"),
+        ("thresh", "config:24-31"),
+    ] {
+        fs::write(d.join("format").join(f), format!("{spec}\n")).unwrap();
+    }
+    fs::write(d.join("cpumask"), format!("{cpumask}\n")).unwrap();
+}
+
+fn lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_box_through_perf_and_a_box_through_the_registers_in_one_watch() {
+    let root = machine();
+    add_pmu(root.path(), "uncore_ha", "0");
+    let r = root.path().to_str().unwrap();
+    let msr = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr).unwrap();
+    // auto: the kernel has the HA's PMU here, not the C-box's.
+    let (code, out, err) = run(&[
+        "--json",
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "HA",
+        "--unit",
+        "xeon-e5-2600:C0",
+        "--event",
+        "ev_sel=0",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = &lines(&out)[0];
+    assert!(v.get("backend").is_none(), "two backends: {v}");
+    let counts = v["counts"].as_array().unwrap();
+    let ha = counts.iter().find(|c| c["backend"] == "perf").unwrap();
+    assert_eq!(ha["counter"], "HA_PCI_PMON_CTR0");
+    assert_eq!(ha["event"], "ev_sel=0");
+    assert_eq!(ha["perf_event"], "uncore_ha/event=0x0,umask=0x0/");
+    assert!(
+        ha["count"].as_u64().unwrap() > 1_000_000,
+        "cpu-clock ns: {ha}"
+    );
+    let c0 = counts.iter().find(|c| c["backend"] == "raw").unwrap();
+    assert_eq!(c0["counter"], "C0_MSR_PMON_CTR0");
+    assert_eq!(c0["count"], 0, "nothing counts in a file");
+    assert_eq!(fs::read(&msr).unwrap(), before, "the C-box was put back");
+    // --backend raw programs both through the registers: the HA's device is absent here.
+    let (code, _, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--backend",
+        "raw",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=0",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("no PCI 0x3C46") && !err.contains("uncore_ha"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_socket_through_perf_is_a_row_per_socket() {
+    let root = machine();
+    add_pmu(root.path(), "uncore_ha", "0,1");
+    let (code, out, err) = run(&[
+        "watch",
+        "--root",
+        root.path().to_str().unwrap(),
+        "-a",
+        "--backend",
+        "perf",
+        "--unit",
+        "HA",
+        "--event",
+        "ev_sel=0",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0],
+        ["time", "socket", "counter", "event", "count", "rate", "running"]
+    );
+    assert_eq!(rows.len(), 3, "{out}");
+    for (socket, row) in rows[1..].iter().enumerate() {
+        assert_eq!(row[1], socket.to_string(), "{out}");
+        assert_eq!(row[2], "HA_PCI_PMON_CTR0", "{out}");
+        assert!(row[4].parse::<u64>().unwrap() > 0, "{out}");
+        assert!(row[6].ends_with('%'), "{out}");
+    }
+}
+
+#[test]
+fn a_box_name_two_processors_share_means_the_detected_ones() {
+    let root = machine();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 46\n\
+         model name\t: Intel(R) Xeon(R) CPU X7560\nflags\t\t: msr arch_perfmon\n\n",
+    )
+    .unwrap();
+    let r = root.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "C0",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+        "-x,",
+        "--interval",
+        "0.01",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(",C0_MSR_PMON_CTR0,"), "{out}");
+    // Boxes of two processors in one watch are refused, before anything is touched.
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "CBO3",
+        "--unit",
+        "xeon-7500:C0",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("one processor at a time"), "{err}");
+    // --device names one device; watch finds each box's own.
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "HA",
+        "--device",
+        "0000:3f:0e.1",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--device 0000:3f:0e.1 does not apply to watch"),
+        "{err}"
+    );
+}

@@ -36,8 +36,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "331051",
         ),
     ],
-    cpuid: None,
-    code_names: &[],
+    cpuid: Some((0x6, 0x3F)),
+    code_names: &["Haswell-EP", "Haswell-X"],
     units: &[
         &cbox::UNIT,
         &ha::UNIT,

@@ -36,8 +36,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "334291",
         ),
     ],
-    cpuid: None,
-    code_names: &[],
+    cpuid: Some((0x6, 0x4F)),
+    code_names: &["Broadwell-EP", "Broadwell-X"],
     units: &[
         &cbox::UNIT,
         &ha::UNIT,

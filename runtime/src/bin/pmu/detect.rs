@@ -19,11 +19,10 @@ pub struct Cpu {
     pub arch_perfmon: bool,
 }
 
-/// Family 6 models and the spec of their uncore (Intel SDM Vol. 4, model tables).
-const MODELS: [(u32, &str, &str); 2] = [
-    (0x2E, "xeon-7500", "Xeon 7500 (Nehalem-EX)"),
-    (0x2D, "xeon-e5-2600", "Xeon E5-2600 (Sandy Bridge-EP)"),
-];
+/// The spec whose `<identity>` (CPUID display family and model, in processors.xml) is this.
+fn spec_for(family: u32, model: u32) -> Option<&'static pmu_regs::ProcessorInfo> {
+    pmu_regs::processor_for_cpuid(family, model)
+}
 
 fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
     root.unwrap_or(Path::new("/")).join("proc/cpuinfo")
@@ -65,8 +64,8 @@ impl Cpu {
     /// The specs that describe this processor.
     pub fn specs(&self) -> Vec<&'static str> {
         let mut specs = Vec::new();
-        if self.is_intel() && self.family == 6 {
-            specs.extend(MODELS.iter().filter(|m| m.0 == self.model).map(|m| m.1));
+        if self.is_intel() {
+            specs.extend(spec_for(self.family, self.model).map(|p| p.id));
         }
         if self.is_intel() && self.arch_perfmon {
             specs.push("architectural");
@@ -97,6 +96,21 @@ impl Cpu {
 /// Refuses a register of `processor` on a machine whose processor it does not describe.
 /// Nothing is checked when cpuinfo cannot be read (a file-tree machine without one).
 pub fn check(root: Option<&Path>, register: &str, processor: &str) -> Result<(), Failure> {
+    check_named(root, register, "register", processor)
+}
+
+/// Refuses to program a box (`--unit`) of `processor` on a machine whose processor it does
+/// not describe, as [`check`] refuses a register.
+pub fn check_box(root: Option<&Path>, unit: &str, processor: &str) -> Result<(), Failure> {
+    check_named(root, unit, "box", processor)
+}
+
+fn check_named(
+    root: Option<&Path>,
+    register: &str,
+    kind: &str,
+    processor: &str,
+) -> Result<(), Failure> {
     let Some(cpu) = read(root) else {
         return Ok(());
     };
@@ -111,8 +125,8 @@ pub fn check(root: Option<&Path>, register: &str, processor: &str) -> Result<(),
     let specs = cpu.specs();
     if !specs.contains(&processor) {
         return Err(Failure::operation(format!(
-            "{register} is a {processor} register, but this machine's processor is {}, which \
-             {}; name a register of those, or use --sim",
+            "{register} is a {processor} {kind}, but this machine's processor is {}, which \
+             {}; name a {kind} of those, or use --sim",
             cpu.describe(),
             if specs.is_empty() {
                 "no spec describes".to_string()
@@ -152,10 +166,12 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         let names: Vec<String> = specs
             .iter()
             .map(|s| {
-                MODELS
+                pmu_regs::PROCESSORS
                     .iter()
-                    .find(|m| m.1 == *s)
-                    .map_or(s.to_string(), |m| format!("{s} ({})", m.2))
+                    .find(|p| p.id == *s && !p.code_names.is_empty())
+                    .map_or(s.to_string(), |p| {
+                        format!("{s} ({})", p.code_names.join(", "))
+                    })
             })
             .collect();
         format!("specs: {}", names.join(", "))

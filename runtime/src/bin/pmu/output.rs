@@ -73,6 +73,8 @@ pub struct Output {
     path: Option<PathBuf>,
     exposition: Vec<(SeriesLabels, u64)>,
     totals: Option<(Exporter, Vec<u64>)>,
+    /// When the counters were programmed (the output is opened right after).
+    programmed: Instant,
 }
 
 impl Output {
@@ -94,6 +96,7 @@ impl Output {
             path: path.map(Path::to_path_buf),
             exposition: Vec::new(),
             totals: None,
+            programmed: Instant::now(),
         })
     }
 
@@ -212,6 +215,7 @@ impl Output {
     /// accumulate in 64 bits; the rows are already wrap-corrected deltas).
     fn write_exposition(&mut self) -> io::Result<()> {
         let rows = std::mem::take(&mut self.exposition);
+        let programmed = self.programmed;
         let (exporter, totals) = self.totals.get_or_insert_with(|| {
             let series = rows
                 .iter()
@@ -220,7 +224,7 @@ impl Output {
                     width: 64,
                 })
                 .collect();
-            let exporter = Exporter::new(series, Instant::now());
+            let exporter = Exporter::new(series, programmed);
             exporter.baseline(&vec![
                 Some(Reading {
                     value: 0,

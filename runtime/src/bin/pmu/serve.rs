@@ -36,12 +36,13 @@ pub struct ServeArgs {
     #[arg(long)]
     allow_remote: bool,
     /// A file of standing counters, one box per line: the box, then its events in --event's
-    /// grammar (`IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#` starts a
-    /// comment. Adds to --unit/--event.
+    /// grammar (`xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#`
+    /// starts a comment. Adds to --unit/--event.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE, xeon-7500:C3).
-    /// Repeat for more boxes.
+    /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE), with the
+    /// processor's prefix where several processors share the name (xeon-e5-2600:IMC2) unless
+    /// this machine is detected as one of them. Repeat for more boxes.
     #[arg(long)]
     unit: Vec<String>,
     /// An event for the next free counter of each --unit box, as `pmu watch --event` takes
@@ -76,8 +77,9 @@ impl ServeArgs {
         }
     }
 
-    /// Every selection asked for: the command line's, then the config file's lines.
-    fn selections(&self) -> Result<Vec<Selection>, Failure> {
+    /// Every selection asked for: the command line's, then the config file's lines, each
+    /// with where it came from (`FILE:LINE` for a config line) for its errors.
+    fn selections(&self) -> Result<Vec<(Option<String>, Selection)>, Failure> {
         let detected = (!self.place.sim)
             .then(|| detect::read(self.place.root.as_deref()))
             .flatten()
@@ -87,26 +89,29 @@ impl ServeArgs {
             if self.events.is_empty() {
                 return Err(Failure::usage(
                     "--unit needs at least one --event: what should its counters count? e.g. \
-                     --unit IMC0 --event event=UNC_M_CAS_COUNT.RD"
+                     --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD"
                         .to_string(),
                 ));
             }
-            selections.push(Selection {
-                units: self.unit.clone(),
-                events: self.events.clone(),
-                sockets: self.sockets(),
-                cpu: self.place.cpu,
-                detected,
-                backend: self.perf.backend,
-                kernel_pmu: self.perf.pmu.clone(),
-            });
+            selections.push((
+                None,
+                Selection {
+                    units: self.unit.clone(),
+                    events: self.events.clone(),
+                    sockets: self.sockets(),
+                    cpu: self.place.cpu,
+                    detected,
+                    backend: self.perf.backend,
+                    kernel_pmu: self.perf.pmu.clone(),
+                },
+            ));
         }
         if let Some(path) = &self.config {
-            for mut s in config_selections(path, self.sockets())? {
+            for (origin, mut s) in config_selections(path, self.sockets())? {
                 s.cpu = self.place.cpu;
                 s.detected = detected;
                 s.backend = self.perf.backend;
-                selections.push(s);
+                selections.push((Some(origin), s));
             }
         }
         if selections.is_empty() {
@@ -120,8 +125,8 @@ impl ServeArgs {
     }
 }
 
-/// The selections of a configuration file, each error naming the file and line.
-fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<Selection>, Failure> {
+/// The selections of a configuration file, each with its `FILE:LINE`; an error names them.
+fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selection)>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure::usage(format!(
             "cannot read the config file {}: {e}; check the path",
@@ -131,7 +136,7 @@ fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<Selection>, Fa
     let mut selections = Vec::new();
     for (i, line) in text.lines().enumerate() {
         match Selection::from_line(line, sockets) {
-            Ok(Some(s)) => selections.push(s),
+            Ok(Some(s)) => selections.push((format!("{}:{}", path.display(), i + 1), s)),
             Ok(None) => {}
             Err(e) => {
                 return Err(Failure::usage(format!(
@@ -145,7 +150,7 @@ fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<Selection>, Fa
     }
     if selections.is_empty() {
         return Err(Failure::usage(format!(
-            "{} names no counter: add a line such as `IMC0 event=UNC_M_CAS_COUNT.RD`",
+            "{} names no counter: add a line such as `xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD`",
             path.display()
         )));
     }
@@ -172,8 +177,35 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     let plans: Vec<Plan> = args
         .selections()?
         .iter()
-        .map(Selection::resolve)
+        .map(|(origin, s)| s.resolve().map_err(|e| at(origin.as_deref(), e)))
         .collect::<Result<_, _>>()?;
+    for plan in &plans {
+        let selection = plan.selection();
+        if args.place.sim {
+            selection.check_simulated()?;
+        } else if selection.kernel_pmu.is_none() {
+            // On hardware, the boxes must be this machine's (as `read` and `write` check).
+            detect::check_box(
+                args.place.root.as_deref(),
+                &selection.units.join(", "),
+                plan.processor().id,
+            )?;
+        }
+    }
+    // One box on two lines (or on a line and --unit) would be claimed twice.
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for plan in &plans {
+        for (unit, b) in plan.selection().units.iter().zip(plan.box_names()) {
+            if seen.contains(&b) {
+                return Err(Failure::usage(format!(
+                    "box {} of {} is selected twice (--unit {unit} names it again); give each \
+                     box once, with all its events",
+                    b.1, b.0
+                )));
+            }
+            seen.push(b);
+        }
+    }
     let processor = plans[0].processor();
     if let Some(other) = plans.iter().find(|p| p.processor().id != processor.id) {
         return Err(Failure::usage(format!(
@@ -208,6 +240,17 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     // A panic from here on unwinds through `sets`, whose drops put the registers back.
     let result = serve(&sets, &plans, args, listener, addr);
     close_all(sets, result.map(|()| String::new()))
+}
+
+/// `e`, naming the config file line it comes from (if it does).
+fn at(origin: Option<&str>, e: Failure) -> Failure {
+    let Some(origin) = origin else { return e };
+    match e {
+        Failure::Usage(m) => Failure::Usage(format!("{origin}: {m}")),
+        Failure::Operation(m) => Failure::Operation(format!("{origin}: {m}")),
+        Failure::Runtime(r) if r.is_usage() => Failure::Usage(format!("{origin}: {r}")),
+        Failure::Runtime(r) => Failure::Operation(format!("{origin}: {r}")),
+    }
 }
 
 /// Closes every set, whatever happened, and reports both failures if both fail.

@@ -120,6 +120,16 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         )));
     }
     let plan = args.selection().resolve()?;
+    if args.place.sim {
+        plan.selection().check_simulated()?;
+    } else if plan.selection().kernel_pmu.is_none() {
+        // On hardware, the boxes must be this machine's (as `read` and `write` check).
+        detect::check_box(
+            args.place.root.as_deref(),
+            &args.unit.join(", "),
+            plan.processor().id,
+        )?;
+    }
     let format = match (args.format, &args.separator, json_out) {
         (Some(f), Some(_), _) if f != WatchFormat::Csv => {
             return Err(Failure::usage(

@@ -320,9 +320,10 @@ impl<'m> Targets<'m> {
         selection: &Selection,
     ) -> Result<(), Error> {
         let pmu_box = planned.pmu_box;
-        let cpu = match selection.cpu {
-            Some(c) => c,
-            None => self.machine.cpu_for_socket(socket)?,
+        // With --cpu, the box is that CPU's socket's: it is labelled, and claimed, as such.
+        let (cpu, socket) = match selection.cpu {
+            Some(c) => (c, self.machine.topology()?.socket_of(c).unwrap_or(socket)),
+            None => (self.machine.cpu_for_socket(socket)?, socket),
         };
         let devices = if planned.in_pci {
             Some(self.machine.devices(planned.boxes.processor)?)
@@ -557,12 +558,17 @@ fn perf_events(
     let mut groups: Vec<(Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>)> = Vec::new();
     for (i, sel) in planned.sels.iter().enumerate() {
         let c = general[i];
-        let name = SpecNames.lookup(
+        let name = match SpecNames.lookup(
             processor,
             pmu_box.unit.name,
             pmu_box.instance,
             Some(c.number()),
-        )?;
+        ) {
+            Ok(name) => name,
+            // `auto`: a box whose kernel PMU the spec does not name is counted raw.
+            Err(_) if backend == Backend::Auto => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
         if !sources.has(name.pmu) && backend == Backend::Auto {
             return Ok(None);
         }

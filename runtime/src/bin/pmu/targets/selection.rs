@@ -72,6 +72,25 @@ impl Selection {
         }))
     }
 
+    /// Refuses what the simulator cannot do: it is reached through its registers, so it has
+    /// no kernel PMU to count (`--pmu`) and nothing for `--backend perf` to reach.
+    pub fn check_simulated(&self) -> Result<(), Failure> {
+        if let Some(pmu) = &self.kernel_pmu {
+            return Err(Failure::usage(format!(
+                "--pmu {pmu} counts this machine's kernel PMU through perf, which --sim does not \
+                 simulate; drop --sim to count it for real, or give --unit boxes to simulate"
+            )));
+        }
+        if self.backend == Backend::Perf {
+            return Err(Failure::usage(
+                "--sim simulates the registers, so it is counted raw; drop --backend perf (or \
+                 --sim)"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the selection against the spec, touching no machine: every box exists (once),
     /// every event reads in the grammar and fits the counter it will be programmed on, and
     /// `--cpu` is given only for MSR boxes.
@@ -109,6 +128,19 @@ impl Selection {
         let mut boxes = Vec::new();
         for unit in &self.units {
             let (b, pmu_box) = find_box(unit, self.detected)?;
+            // Two names of one box (`CH0` and `IMC0`) would program it twice.
+            if let Some((other, _)) = self
+                .units
+                .iter()
+                .zip(&boxes)
+                .find(|(_, x): &(&String, &PlannedBox)| std::ptr::eq(x.pmu_box, pmu_box))
+            {
+                return Err(Failure::usage(format!(
+                    "--unit {unit} is box {} of {}, which --unit {other} names already; give \
+                     each box once",
+                    pmu_box.instance, b.processor.id
+                )));
+            }
             if let Some(p) = boxes.first().map(|x: &PlannedBox| x.boxes.processor) {
                 if p.id != b.processor.id {
                     return Err(Failure::usage(format!(
@@ -187,6 +219,14 @@ impl Plan {
         self.boxes
             .first()
             .map_or(PROCESSORS[0], |b| b.boxes.processor)
+    }
+
+    /// The boxes, as (processor id, box instance), in `--unit` order.
+    pub fn box_names(&self) -> Vec<(&'static str, &'static str)> {
+        self.boxes
+            .iter()
+            .map(|b| (b.boxes.processor.id, b.pmu_box.instance))
+            .collect()
     }
 
     /// The selection it was made from.

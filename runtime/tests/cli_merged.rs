@@ -1,0 +1,275 @@
+//! What a newcomer's trial of the merged tool found (issues 11, 13, 14, 15, 16 together), each
+//! through the command line: boxes of another processor, detection of every processor the
+//! spec identifies, --cpu's socket, --sim with perf, one box under two names, and serve's
+//! configuration errors.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// Runs `pmu args...` and returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("pmu")
+        .expect("the pmu binary is built")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A machine tree with two CPUs (one per socket) and this /proc/cpuinfo.
+fn machine(cpuinfo: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for cpu in 0..2 {
+        let d = root.path().join(format!("dev/cpu/{cpu}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::File::create(d.join("msr"))
+            .unwrap()
+            .set_len(0x1000)
+            .unwrap();
+        let t = root
+            .path()
+            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
+        fs::create_dir_all(&t).unwrap();
+        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
+    }
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(root.path().join("proc/cpuinfo"), cpuinfo).unwrap();
+    root
+}
+
+fn intel(model: u32) -> String {
+    format!(
+        "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {model}\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu arch_perfmon\n\n"
+    )
+}
+
+fn msr_bytes(root: &Path) -> Vec<u8> {
+    fs::read(root.join("dev/cpu/0/msr")).unwrap()
+}
+
+#[test]
+fn watch_refuses_boxes_of_another_processor_and_touches_nothing() {
+    let amd = machine("vendor_id\t: AuthenticAMD\ncpu family\t: 23\nmodel\t\t: 49\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n\n");
+    let r = amd.path().to_str().unwrap();
+    let before = msr_bytes(amd.path());
+    let (code, _, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "CORE",
+        "--event",
+        "ev_sel=0x3c",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("AuthenticAMD") && err.contains("--sim"),
+        "{err}"
+    );
+    // A Sandy Bridge-EP machine has no Xeon 7500 W-box.
+    let snb = machine(&intel(45));
+    let r = snb.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "xeon-7500:W",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("xeon-7500:W is a xeon-7500 box") && err.contains("xeon-e5-2600"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "serve",
+        "--root",
+        r,
+        "--unit",
+        "xeon-7500:W",
+        "--event",
+        "ev_sel=1",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(msr_bytes(amd.path()), before);
+    assert_eq!(msr_bytes(snb.path()), before);
+}
+
+#[test]
+fn detect_names_every_processor_the_spec_identifies() {
+    for (model, spec) in [
+        (0x2E, "xeon-7500"),
+        (0x2D, "xeon-e5-2600"),
+        (0x3E, "xeon-e5-2600-v2"),
+        (0x3F, "xeon-e5-2600-v3"),
+        (0x4F, "xeon-e5-2600-v4"),
+    ] {
+        let m = machine(&intel(model));
+        let (code, out, err) = run(&["detect", "--root", m.path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains(&format!("specs: {spec} (")),
+            "{model:#x}: {out}"
+        );
+    }
+}
+
+#[test]
+fn cpu_picks_the_socket_a_box_is_labelled_and_claimed_on() {
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--cpu",
+        "3",
+        "--unit",
+        "xeon-7500:W",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let (_, socket1, _) = run(&[
+        "watch",
+        "--sim",
+        "--socket",
+        "1",
+        "--unit",
+        "xeon-7500:W",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "--json",
+    ]);
+    let w: serde_json::Value = serde_json::from_str(socket1.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        v["counts"][0]["socket"], w["counts"][0]["socket"],
+        "{out} vs {socket1}"
+    );
+    assert_eq!(v["counts"][0]["socket"], 1, "{out}");
+}
+
+#[test]
+fn the_simulator_is_not_counted_through_perf() {
+    let (code, _, err) = run(&[
+        "watch", "--sim", "--pmu", "msr", "--event", "tsc", "--count", "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--sim does not simulate"), "{err}");
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--backend",
+        "perf",
+        "--unit",
+        "xeon-e5-2600:HA",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("drop --backend perf"), "{err}");
+}
+
+#[test]
+fn auto_counts_raw_a_box_the_spec_names_no_kernel_pmu_for() {
+    let m = machine(&intel(0x3F));
+    let r = m.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "watch",
+        "--root",
+        r,
+        "--unit",
+        "CBO0",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"backend\":\"raw\""), "{out}");
+}
+
+#[test]
+fn one_box_under_two_names_is_refused() {
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "xeon-e5-2600:IMC0",
+        "--unit",
+        "xeon-e5-2600:CH0",
+        "--event",
+        "ev_sel=1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("names already"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("pmu.conf");
+    fs::write(
+        &conf,
+        "xeon-e5-2600:IMC0 ev_sel=1\nxeon-e5-2600:CH0 ev_sel=2\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "serve",
+        "--sim",
+        "--config",
+        conf.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("selected twice"), "{err}");
+}
+
+#[test]
+fn serve_config_errors_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("pmu.conf");
+    fs::write(
+        &conf,
+        "# bandwidth\nxeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RDX\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "serve",
+        "--sim",
+        "--config",
+        conf.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{}:2: ", conf.display())) && err.contains("UNC_M_CAS_COUNT.RD"),
+        "{err}"
+    );
+}

@@ -120,7 +120,7 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
 /// The processor with CPUID display family `family` and model `model` (06_3EH is
 /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
 /// built: how a tool picks the spec for the machine it runs on.
-pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static support::ProcessorInfo> {
+pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
     PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
 }

@@ -194,7 +194,7 @@ fn a_box_name_two_processors_share_means_the_detected_ones() {
         "watch",
         "--sim",
         "--unit",
-        "CBO3",
+        "xeon-e5-2600:CBO3",
         "--unit",
         "xeon-7500:C0",
         "--event",

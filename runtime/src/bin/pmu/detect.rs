@@ -93,6 +93,16 @@ impl Cpu {
     }
 }
 
+/// The uncore spec of this machine's processor, which settles a name several processors
+/// share; `None` under `--sim` (the simulator is whichever processor the names say) or where
+/// cpuinfo names none.
+pub fn detected(sim: bool, root: Option<&Path>) -> Option<&'static str> {
+    (!sim)
+        .then(|| read(root))
+        .flatten()
+        .and_then(|c| c.uncore_spec())
+}
+
 /// Refuses a register of `processor` on a machine whose processor it does not describe.
 /// Nothing is checked when cpuinfo cannot be read (a file-tree machine without one).
 pub fn check(root: Option<&Path>, register: &str, processor: &str) -> Result<(), Failure> {

@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
 use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
-use pmu_runtime::Error;
 
 use crate::detect;
 use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{Plan, Reach, Selection, Sockets, Targets};
+use crate::targets::{check_interval, Plan, Reach, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -65,9 +64,6 @@ pub struct ServeArgs {
     perf: PerfWatchArgs,
 }
 
-/// The longest and shortest counting interval, in seconds (as `watch`).
-const INTERVAL: (f64, f64) = (0.01, 86400.0);
-
 impl ServeArgs {
     fn sockets(&self) -> Sockets {
         if self.all_sockets {
@@ -80,10 +76,7 @@ impl ServeArgs {
     /// Every selection asked for: the command line's, then the config file's lines, each
     /// with where it came from (`FILE:LINE` for a config line) for its errors.
     fn selections(&self) -> Result<Vec<(Option<String>, Selection)>, Failure> {
-        let detected = (!self.place.sim)
-            .then(|| detect::read(self.place.root.as_deref()))
-            .flatten()
-            .and_then(|c| c.uncore_spec());
+        let detected = detect::detected(self.place.sim, self.place.root.as_deref());
         let mut selections = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
@@ -159,12 +152,7 @@ fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selec
 
 /// Runs `pmu serve` until a signal; everything it programmed is put back before it returns.
 pub fn run(args: &ServeArgs) -> Result<String, Failure> {
-    if !(INTERVAL.0..=INTERVAL.1).contains(&args.interval) {
-        return Err(Failure::usage(format!(
-            "--interval {} is out of range: give seconds from {} to {}",
-            args.interval, INTERVAL.0, INTERVAL.1
-        )));
-    }
+    check_interval(args.interval)?;
     if !(args.sim_rate.is_finite() && args.sim_rate >= 0.0 && args.sim_rate <= 1e12) {
         return Err(Failure::usage(format!(
             "--sim-rate {} is out of range: give events per second from 0 to 1e12",
@@ -180,17 +168,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         .map(|(origin, s)| s.resolve().map_err(|e| at(origin.as_deref(), e)))
         .collect::<Result<_, _>>()?;
     for plan in &plans {
-        let selection = plan.selection();
-        if args.place.sim {
-            selection.check_simulated()?;
-        } else if selection.kernel_pmu.is_none() {
-            // On hardware, the boxes must be this machine's (as `read` and `write` check).
-            detect::check_box(
-                args.place.root.as_deref(),
-                &selection.units.join(", "),
-                plan.processor().id,
-            )?;
-        }
+        plan.check_reach(args.place.sim, args.place.root.as_deref())?;
     }
     // One box on two lines (or on a line and --unit) would be claimed twice.
     let mut seen: Vec<(&str, &str)> = Vec::new();
@@ -255,15 +233,8 @@ fn at(origin: Option<&str>, e: Failure) -> Failure {
 
 /// Closes every set, whatever happened, and reports both failures if both fail.
 fn close_all(sets: Vec<Targets>, result: Result<String, Failure>) -> Result<String, Failure> {
-    let mut result = result;
-    for set in sets {
-        result = match (result, set.close()) {
-            (r, Ok(())) => r,
-            (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
-            (Ok(_), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
-        };
-    }
-    result
+    sets.into_iter()
+        .fold(result, |result, set| set.close_after(result))
 }
 
 fn serve(
@@ -353,15 +324,7 @@ fn serve(
 
 /// One reading per series of every set, in the exporter's order.
 fn read_all(sets: &[Targets]) -> Vec<Option<Reading>> {
-    sets.iter()
-        .flat_map(|t| t.read())
-        .map(|r| {
-            r.map(|r| Reading {
-                value: r.value,
-                running_ratio: r.running_ratio,
-            })
-        })
-        .collect()
+    sets.iter().flat_map(|t| t.read()).collect()
 }
 
 /// Counts until `stop`: each interval, feeds the simulator (with `--sim`), reads every

@@ -10,12 +10,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pmu_runtime::sampling::delta;
-use pmu_runtime::Error;
 
 use crate::detect;
 use crate::output::{Format, Output, Row};
 use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{Plan, Reach, Selection, Sockets, Targets};
+use crate::targets::{check_interval, Plan, Reach, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -78,16 +77,10 @@ enum WatchFormat {
     Prometheus,
 }
 
-/// The longest and shortest interval `watch` accepts, in seconds.
-const INTERVAL: (f64, f64) = (0.01, 86400.0);
-
 impl WatchArgs {
     /// What to count, in the terms `serve` shares.
     pub fn selection(&self) -> Selection {
-        let detected = (!self.place.sim)
-            .then(|| detect::read(self.place.root.as_deref()))
-            .flatten()
-            .and_then(|c| c.uncore_spec());
+        let detected = detect::detected(self.place.sim, self.place.root.as_deref());
         Selection {
             units: self.unit.clone(),
             events: self.events.clone(),
@@ -107,12 +100,7 @@ impl WatchArgs {
 /// Runs `pmu watch`. Output goes out as it happens; the returned text is empty. Everything
 /// the command line can get wrong is refused before the first register is touched.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
-    if !(INTERVAL.0..=INTERVAL.1).contains(&args.interval) {
-        return Err(Failure::usage(format!(
-            "--interval {} is out of range: give seconds from {} to {}",
-            args.interval, INTERVAL.0, INTERVAL.1
-        )));
-    }
+    check_interval(args.interval)?;
     if let Some(device) = &args.place.device {
         return Err(Failure::usage(format!(
             "--device {device} does not apply to watch: it finds each box's device itself; \
@@ -120,16 +108,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         )));
     }
     let plan = args.selection().resolve()?;
-    if args.place.sim {
-        plan.selection().check_simulated()?;
-    } else if plan.selection().kernel_pmu.is_none() {
-        // On hardware, the boxes must be this machine's (as `read` and `write` check).
-        detect::check_box(
-            args.place.root.as_deref(),
-            &args.unit.join(", "),
-            plan.processor().id,
-        )?;
-    }
+    plan.check_reach(args.place.sim, args.place.root.as_deref())?;
     let format = match (args.format, &args.separator, json_out) {
         (Some(f), Some(_), _) if f != WatchFormat::Csv => {
             return Err(Failure::usage(
@@ -191,11 +170,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     // A panic from here on unwinds through `targets`, whose drop puts the registers back.
     let result = watch_loop(&targets, &plan, args, &stop, &mut out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    match (result, targets.close()) {
-        (result, Ok(())) => result.map(|()| String::new()),
-        (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
-        (Ok(()), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
-    }
+    targets.close_after(result).map(|()| String::new())
 }
 
 fn watch_loop(

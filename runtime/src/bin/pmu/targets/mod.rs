@@ -45,8 +45,26 @@ use pmu_runtime::sim::UncoreEvent;
 use pmu_runtime::Error;
 
 pub use crate::perf_cli::Backend;
+use crate::Failure;
+/// One counter's value: the exporter's reading, so `serve` passes reads on as they are.
+pub use pmu_runtime::export::Reading;
 use selection::PlannedBox;
 pub use selection::{find_box, Plan, Selection, Sockets};
+
+/// The shortest and longest counting interval `watch` and `serve` accept, in seconds.
+pub const INTERVAL: (f64, f64) = (0.01, 86400.0);
+
+/// Refuses an `--interval` outside [`INTERVAL`] (0 would busy-loop; 1e30 cannot be slept).
+pub fn check_interval(seconds: f64) -> Result<(), Failure> {
+    if (INTERVAL.0..=INTERVAL.1).contains(&seconds) {
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "--interval {seconds} is out of range: give seconds from {} to {}",
+            INTERVAL.0, INTERVAL.1
+        )))
+    }
+}
 
 /// What one counter counts: one series of readings.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,18 +105,6 @@ pub struct PerfSeries {
     pub cpu: Option<u32>,
     /// The event as perf writes it.
     pub event: String,
-}
-
-/// One counter's value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    /// The counter's value (raw counters: the counting bits; they wrap at 2^width). Through
-    /// perf, the count since opening, scaled to the whole enabled time where the kernel
-    /// multiplexed it (as `perf stat` scales).
-    pub value: u64,
-    /// The share of the time the counter was counting, where the backend multiplexes
-    /// (perf); `None` where it counts all the time.
-    pub running_ratio: Option<f64>,
 }
 
 /// One box on one socket, programmed.
@@ -524,6 +530,16 @@ impl<'m> Targets<'m> {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// Closes the set after counting ended with `result`, whatever it was: both failures are
+    /// reported if putting back fails too, and a put-back failure after good counting is one.
+    pub fn close_after<T>(self, result: Result<T, Failure>) -> Result<T, Failure> {
+        match (result, self.close()) {
+            (result, Ok(())) => result,
+            (Err(failure), Err(cleanup)) => Err(failure.with_cleanup(cleanup)),
+            (Ok(_), Err(e)) => Err(Failure::Runtime(Error::RestoreFailed(Box::new(e)))),
+        }
     }
 
     /// Ends counting: puts back every register it changed, counter values included.

@@ -229,6 +229,19 @@ impl Plan {
             .collect()
     }
 
+    /// Refuses what the place cannot reach, before anything is touched: under `--sim`, a
+    /// kernel PMU or `--backend perf`; on hardware, boxes of another processor than this
+    /// machine's (as `read` and `write` refuse registers).
+    pub fn check_reach(&self, sim: bool, root: Option<&std::path::Path>) -> Result<(), Failure> {
+        if sim {
+            self.selection.check_simulated()
+        } else if self.selection.kernel_pmu.is_none() {
+            crate::detect::check_box(root, &self.selection.units.join(", "), self.processor().id)
+        } else {
+            Ok(())
+        }
+    }
+
     /// The selection it was made from.
     pub fn selection(&self) -> &Selection {
         &self.selection

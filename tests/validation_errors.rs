@@ -98,6 +98,8 @@ error_cases!(
     pmu_free_running_with_control,
     pmu_global_in_several_instances,
     pmu_perf_uncovered,
+    pmu_perf_unknown_driver,
+    pmu_perf_format_misfit,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -154,4 +156,12 @@ fn duplicate_cpuid() {
 #[test]
 fn bad_cpuid() {
     insta::assert_snapshot!(processors_diagnostics("bad_cpuid"));
+}
+
+/// A perf driver's format that does not parse as the kernel writes it, maps onto nothing
+/// without saying why, onto two things, or onto an unknown role; a name given twice; an
+/// undeclared source.
+#[test]
+fn bad_perf_driver() {
+    insta::assert_snapshot!(processors_diagnostics("bad_perf_driver"));
 }

@@ -15,7 +15,7 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use pmu_regs::Role;
+use pmu_regs::{CounterKind, Role};
 
 use crate::boxes::{Boxes, PmuBox};
 use crate::perf::encode::to_control;
@@ -69,7 +69,7 @@ impl<'s> SimPerf<'s> {
                 continue;
             };
             pmus.push(Driven {
-                pmu: sources.pmu(name.pmu, name.driver)?,
+                pmu: sources.pmu(name.pmu, &name.driver_name())?,
                 name,
                 boxes,
                 pmu_box,
@@ -127,13 +127,26 @@ impl PerfLayer for SimPerf<'_> {
         // The kernel hands out the PMU's counters in its order; a counter select in the
         // format (the Xeon 7500 B-box) picks one.
         let counter_format = d.pmu.format("counter");
+        // The general counters, in the PMU's order (the fixed counter takes only its own
+        // event, 0xff, which a group of selected events does not use).
+        let general: Vec<u32> = d
+            .name
+            .counters
+            .iter()
+            .copied()
+            .filter(|&n| {
+                d.pmu_box
+                    .counter(n)
+                    .is_some_and(|c| c.info.kind == CounterKind::General)
+            })
+            .collect();
         let mut controls = Vec::new();
         for (i, ev) in events.iter().enumerate() {
             let k = match counter_format {
                 Some(f) => f.extract(&ev.config) as usize,
                 None => i,
             };
-            let Some(&number) = d.name.counters.get(k) else {
+            let Some(&number) = general.get(k) else {
                 return Err(OpenError {
                     index: i,
                     fits_alone: i > 0,

@@ -361,4 +361,49 @@ pub struct PerfPmu {
     pub counters: Vec<u32>,
     /// The public source of the name.
     pub source: String,
+    /// The driver's format for the box (`processors.xml` `<perf-driver>`).
+    pub driver: std::sync::Arc<PerfDriver>,
+}
+
+/// A Linux perf driver's format for a kind of box: its `format/*` files.
+#[derive(Debug, Clone)]
+pub struct PerfDriver {
+    /// Identifier the units' `<perf driver="..">` name.
+    pub id: String,
+    /// The kernel module (or driver) that registers the PMU (`intel_uncore`).
+    pub module: String,
+    /// The driver's attribute list the formats come from (`snbep_uncore_formats_attr`).
+    pub group: String,
+    /// The public source (a `processors.xml` source id).
+    pub source: String,
+    /// The source's title, for messages.
+    pub source_title: String,
+    /// Its format fields, in the driver's order.
+    pub formats: Vec<PerfFormat>,
+}
+
+/// One `format/<name>` file: where its bits go, and what of ours it maps onto.
+#[derive(Debug, Clone)]
+pub struct PerfFormat {
+    /// The file name (`event`, `filter_tid`).
+    pub name: String,
+    /// Its contents as the kernel writes them (`config:0-7,21`).
+    pub config: String,
+    /// How many value bits it holds.
+    pub width: u32,
+    /// What it maps onto.
+    pub target: FormatTarget,
+}
+
+/// What a format field sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatTarget {
+    /// The counter control's field playing this role.
+    Role(Role),
+    /// The counter control's field of this name.
+    Field(String),
+    /// A register of the box (a filter), by name template.
+    Register(String),
+    /// Nothing the spec describes; why.
+    Unmapped(String),
 }

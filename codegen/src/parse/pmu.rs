@@ -46,6 +46,8 @@ pub struct RawPerf {
     pub instances: Option<String>,
     #[serde(rename = "@counters")]
     pub counters: Option<String>,
+    #[serde(rename = "@driver")]
+    pub driver: String,
     #[serde(rename = "@source")]
     pub source: String,
 }

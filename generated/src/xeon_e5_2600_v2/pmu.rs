@@ -7,6 +7,10 @@ use crate::structure::*;
 /// **No overflow status or overflow enable** (info): Our transcription of the CBo (Table 2-14 reserves bits 21:20 of the control; no CBo status register was read or is used by Linux or likwid) gives the CBo no overflow enable and no status, so the structure has neither: CBo counters are read by polling and wrap at 44 bits.
 ///
 /// **tid_en has no role** (info): tid_en selects the thread filter of FILTER0; it is not one of the common counter-control roles, so typed code reaches it through the CboCtl layout.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_cbox (cbox, up to 15 boxes: uncore_cbox_0 to _14), with ivbep_uncore_cbox_formats_attr, which has no inv (bit 23 is reserved here too); config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1 (ivbep_cbox_enable_event writes reg and reg + 6); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Fewer C-box PMUs on smaller parts** (info): The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.
 pub static CBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "CBO",
@@ -99,7 +103,113 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "C0",
+            pmu: "uncore_cbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C1",
+            pmu: "uncore_cbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C2",
+            pmu: "uncore_cbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C3",
+            pmu: "uncore_cbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C4",
+            pmu: "uncore_cbox_4",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C5",
+            pmu: "uncore_cbox_5",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C6",
+            pmu: "uncore_cbox_6",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C7",
+            pmu: "uncore_cbox_7",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C8",
+            pmu: "uncore_cbox_8",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C9",
+            pmu: "uncore_cbox_9",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C10",
+            pmu: "uncore_cbox_10",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C11",
+            pmu: "uncore_cbox_11",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C12",
+            pmu: "uncore_cbox_12",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C13",
+            pmu: "uncore_cbox_13",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C14",
+            pmu: "uncore_cbox_14",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -110,6 +220,16 @@ pub static CBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "tid_en has no role",
             text: "tid_en selects the thread filter of FILTER0; it is not one of the common counter-control roles, so typed code reaches it through the CboCtl layout.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_cbox (cbox, up to 15 boxes: uncore_cbox_0 to _14), with ivbep_uncore_cbox_formats_attr, which has no inv (bit 23 is reserved here too); config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1 (ivbep_cbox_enable_event writes reg and reg + 6); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Fewer C-box PMUs on smaller parts",
+            text: "The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.",
         },
     ],
 };
@@ -154,6 +274,10 @@ impl BoxControl for super::cbox::CboBoxCtl {
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1, PCI 0xE30 and 0xE38); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Linux offers inv, then masks it** (source-conflict): ivbep_uncore_formats_attr and ivbep_uncore_ubox_formats_attr list an inv format file (config:23), but the driver's event masks (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drop bit 23, and our v2 counter controls have bit 23 reserved. We keep it reserved; the spec's driver format records inv as setting nothing.
 pub static HA: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "HA",
@@ -254,7 +378,22 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "HA0",
+            pmu: "uncore_ha_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "HA1",
+            pmu: "uncore_ha_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -265,6 +404,16 @@ pub static HA: PmuInfo = PmuInfo {
             kind: "info",
             title: "No route above the box",
             text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1, PCI 0xE30 and 0xE38); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "Linux offers inv, then masks it",
+            text: "ivbep_uncore_formats_attr and ivbep_uncore_ubox_formats_attr list an inv format file (config:23), but the driver's event masks (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drop bit 23, and our v2 counter controls have bit 23 reserved. We keep it reserved; the spec's driver format records inv as setting nothing.",
         },
     ],
 };
@@ -313,6 +462,8 @@ impl BoxControl for super::ha::HaBoxCtl {
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
 ///
 /// **Counter numbers follow the status bits** (info): MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first="1"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; its fixed DRAM-clock counter is the event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "IMC",
@@ -404,7 +555,64 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "CH0",
+            pmu: "uncore_imc_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH1",
+            pmu: "uncore_imc_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH2",
+            pmu: "uncore_imc_2",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH3",
+            pmu: "uncore_imc_3",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH4",
+            pmu: "uncore_imc_4",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH5",
+            pmu: "uncore_imc_5",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH6",
+            pmu: "uncore_imc_6",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH7",
+            pmu: "uncore_imc_7",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -420,6 +628,11 @@ pub static IMC: PmuInfo = PmuInfo {
             kind: "info",
             title: "Counter numbers follow the status bits",
             text: "MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first=\"1\"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; its fixed DRAM-clock counter is the event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -472,6 +685,8 @@ impl BoxControl for super::imc::ImcBoxCtl {
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
 ///
 /// **Counter n is status bit n** (info): The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_irp (irp, one box: uncore_irp); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "IRP",
@@ -547,7 +762,15 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "IRP",
+            pmu: "uncore_irp",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -563,6 +786,11 @@ pub static IRP: PmuInfo = PmuInfo {
             kind: "info",
             title: "Counter n is status bit n",
             text: "The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_irp (irp, one box: uncore_irp); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -613,6 +841,12 @@ impl BoxControl for super::irp::IrpBoxCtl {
 /// **Free-running residency counters** (info): PCU_MSR_CORE_C3_CTR and _C6_CTR have no control, enable or status bit; they are numbered 4 and 5, after the four general counters, as for the E5-2600.
 ///
 /// **Occupancy fields have no role** (info): occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters; they are not common counter-control roles.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_pcu (pcu, one box: uncore_pcu), with ivbep_uncore_pcu_formats_attr (no inv, no umask, and no place for ev_sel_ext: the perf backend refuses an event that sets it); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **The residency counters are another kernel PMU** (info): The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).
+///
+/// **The kernel's occ_edge format is not bit 31** (source-conflict): As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "PCU",
@@ -723,7 +957,22 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_PCU,
+        },
+        PerfInfo {
+            instance: "PCU",
+            pmu: "cstate_core",
+            counters: &[4u32, 5u32],
+            source: "linux-cstate",
+            driver: &PERF_CSTATE_CORE,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -744,6 +993,21 @@ pub static PCU: PmuInfo = PmuInfo {
             kind: "info",
             title: "Occupancy fields have no role",
             text: "occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters; they are not common counter-control roles.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_pcu (pcu, one box: uncore_pcu), with ivbep_uncore_pcu_formats_attr (no inv, no umask, and no place for ev_sel_ext: the perf backend refuses an event that sets it); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The residency counters are another kernel PMU",
+            text: "The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The kernel's occ_edge format is not bit 31",
+            text: "As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.",
         },
     ],
 };
@@ -798,6 +1062,8 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with ivbep_uncore_qpi_formats_attr: the event format config:0-7,21 carries ev_sel_ext as the event's ninth bit; config1 and config2 carry the packet match and mask (low 32 bits to MATCH0/MASK0, high to MATCH1/MASK1); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "QPI",
@@ -890,7 +1156,29 @@ pub static QPI: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "P0",
+            pmu: "uncore_qpi_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P1",
+            pmu: "uncore_qpi_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P2",
+            pmu: "uncore_qpi_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -901,6 +1189,11 @@ pub static QPI: PmuInfo = PmuInfo {
             kind: "info",
             title: "No route above the box",
             text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with ivbep_uncore_qpi_formats_attr: the event format config:0-7,21 carries ev_sel_ext as the event's ninth bit; config1 and config2 carry the packet match and mask (low 32 bits to MATCH0/MASK0, high to MATCH1/MASK1); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -949,6 +1242,8 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static R2PCIE: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R2PCIE",
@@ -1024,7 +1319,15 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "R2PCIE",
+            pmu: "uncore_r2pcie",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1035,6 +1338,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             kind: "info",
             title: "No route above the box",
             text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1081,6 +1389,8 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
 /// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+///
+/// **Two R3QPI boxes in the type, three in the device table** (source-conflict): Linux's ivbep_uncore_r3qpi declares num_boxes = 2, while its PCI id table (ivbep_uncore_pci_ids) lists three R3QPI links, 0xE36, 0xE37 and 0xE3E (box index 2), as the v2 guide and our spec have. We name all three the way uncore.c names a type's boxes (uncore_r3qpi_0 to _2); a kernel that registers only two has no uncore_r3qpi_2, and --backend auto then counts L2 through its registers.
 pub static R3QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R3QPI",
@@ -1140,7 +1450,29 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "L0",
+            pmu: "uncore_r3qpi_0",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L1",
+            pmu: "uncore_r3qpi_1",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L2",
+            pmu: "uncore_r3qpi_2",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1151,6 +1483,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
             kind: "info",
             title: "No route above the box",
             text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "Two R3QPI boxes in the type, three in the device table",
+            text: "Linux's ivbep_uncore_r3qpi declares num_boxes = 2, while its PCI id table (ivbep_uncore_pci_ids) lists three R3QPI links, 0xE36, 0xE37 and 0xE3E (box index 2), as the v2 guide and our spec have. We name all three the way uncore.c names a type's boxes (uncore_r3qpi_0 to _2); a kernel that registers only two has no uncore_r3qpi_2, and --backend auto then counts L2 through its registers.",
         },
     ],
 };
@@ -1197,6 +1534,8 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 /// **No box control or status here; the global control has no roles yet** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the global level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.
 ///
 /// **The fixed counter is number 2** (info): The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "UBOX",
@@ -1256,7 +1595,15 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "UBOX",
+            pmu: "uncore_ubox",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_UBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1267,6 +1614,11 @@ pub static UBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "The fixed counter is number 2",
             text: "The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1298,3 +1650,519 @@ impl CounterValue for super::ubox::UUclkFixedCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UUclkFixedCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The `ivbep-cbox` perf driver's format (`ivbep_uncore_cbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_CBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-cbox",
+    module: "intel_uncore",
+    group: "ivbep_uncore_cbox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "tid_en",
+            config: "config:19",
+            role: None,
+            field: Some("tid_en"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_tid",
+            config: "config1:0-4",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_link",
+            config: "config1:5-8",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_state",
+            config: "config1:17-22",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nid",
+            config: "config1:32-47",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_opc",
+            config: "config1:52-60",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nc",
+            config: "config1:62",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_c6",
+            config: "config1:61",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_isoc",
+            config: "config1:63",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-generic",
+    module: "intel_uncore",
+    group: "ivbep_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter controls have no invert bit: it sets nothing.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-pcu` perf driver's format (`ivbep_uncore_pcu_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_PCU: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-pcu",
+    module: "intel_uncore",
+    group: "ivbep_uncore_pcu_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_sel",
+            config: "config:14-15",
+            role: None,
+            field: Some("occ_sel"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_invert",
+            config: "config:30",
+            role: None,
+            field: Some("occ_invert"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_edge",
+            config: "config:14-51",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Sic: the driver defines occ_edge as config:14-51, overlapping occ_sel, not as the one bit 31 that the control's occ_edge_det is; the kernel applies its event mask, which keeps bit 31. A one-bit edge select cannot be expressed through this file.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "filter_band0",
+            config: "config1:0-7",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band1",
+            config: "config1:8-15",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band2",
+            config: "config1:16-23",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band3",
+            config: "config1:24-31",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `cstate-core` perf driver's format (`cstate_format_attrs`, Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)).
+pub static PERF_CSTATE_CORE: PerfDriverInfo = PerfDriverInfo {
+    id: "cstate-core",
+    module: "intel_cstate",
+    group: "cstate_format_attrs",
+    source: "linux-cstate",
+    source_title: "Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-63",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Selects which residency MSR the driver reads (core C3 at 0x3FC, C6 at 0x3FD); the counters are free-running, with no control field.",
+            ),
+        },
+    ],
+};
+/// The `ivbep-qpi` perf driver's format (`ivbep_uncore_qpi_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_QPI: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-qpi",
+    module: "intel_uncore",
+    group: "ivbep_uncore_qpi_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7,21",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rds",
+            config: "config1:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid30",
+            config: "config1:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid4",
+            config: "config1:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_dnid",
+            config: "config1:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_mc",
+            config: "config1:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_opc",
+            config: "config1:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_vnw",
+            config: "config1:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match0",
+            config: "config1:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match1",
+            config: "config1:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rds",
+            config: "config2:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid30",
+            config: "config2:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid4",
+            config: "config2:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_dnid",
+            config: "config2:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_mc",
+            config: "config2:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_opc",
+            config: "config2:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_vnw",
+            config: "config2:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask0",
+            config: "config2:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask1",
+            config: "config2:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-ubox` perf driver's format (`ivbep_uncore_ubox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_UBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-ubox",
+    module: "intel_uncore",
+    group: "ivbep_uncore_ubox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter controls have no invert bit: it sets nothing.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};

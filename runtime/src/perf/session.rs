@@ -26,7 +26,7 @@ pub fn box_event(
     raw: u64,
 ) -> Result<(Pmu, PerfEvent, PmuName), PerfError> {
     let name = names.lookup(info.processor, info.unit, instance, Some(counter))?;
-    let pmu = sources.pmu(name.pmu, name.driver)?;
+    let pmu = sources.pmu(name.pmu, &name.driver_name())?;
     let ev = from_control(
         info,
         raw,

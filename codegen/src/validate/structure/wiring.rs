@@ -21,6 +21,7 @@ impl Validator {
         registers: &[Register],
         instances: &[Instance],
         known_source: &dyn Fn(&str) -> bool,
+        perf_driver: &dyn Fn(&str) -> Option<Arc<PerfDriver>>,
     ) -> Option<(Pmu, PendingRoutes)> {
         let Some(raw) = raw else {
             if let Some((r, f)) = registers
@@ -638,7 +639,15 @@ impl Validator {
                     .collect(),
             });
         }
-        let perf = self.perf_pmus(ctx, raw, instances, &numbers, known_source);
+        let perf = self.perf_pmus(
+            ctx,
+            raw,
+            instances,
+            &numbers,
+            known_source,
+            perf_driver,
+            (registers, &counters),
+        );
         let notes = raw
             .note
             .iter()

@@ -127,7 +127,9 @@ pub fn encode(
         .map_err(Error::from)?;
     let s = sources(root);
     let formats = if s.has(name.pmu) {
-        s.pmu(name.pmu, name.driver).map_err(Error::from)?.formats
+        s.pmu(name.pmu, &name.driver_name())
+            .map_err(Error::from)?
+            .formats
     } else {
         name.driver_formats()
     };

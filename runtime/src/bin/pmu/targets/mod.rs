@@ -643,7 +643,11 @@ fn perf_events(
         let at = match groups.iter().position(|(p, _, _)| p.name == name.pmu) {
             Some(at) => at,
             None => {
-                groups.push((sources.pmu(name.pmu, name.driver)?, Vec::new(), Vec::new()));
+                groups.push((
+                    sources.pmu(name.pmu, &name.driver_name())?,
+                    Vec::new(),
+                    Vec::new(),
+                ));
                 groups.len() - 1
             }
         };

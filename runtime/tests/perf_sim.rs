@@ -35,8 +35,11 @@ fn watch(tree: Option<&std::path::Path>, backend: &str, extra: &[&str]) -> (i32,
     )
 }
 
-/// Per interval: (socket, counter register, event, count) of every row, and the backends.
-fn counts(out: &str) -> (Vec<Vec<(u64, String, String, u64)>>, Vec<String>) {
+/// One row of an interval: socket, counter register, event, count.
+type Row = (u64, String, String, u64);
+
+/// Per interval: every row, and the backends.
+fn counts(out: &str) -> (Vec<Vec<Row>>, Vec<String>) {
     let mut backends = Vec::new();
     let intervals = out
         .lines()

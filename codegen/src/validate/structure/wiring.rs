@@ -13,6 +13,7 @@ use crate::parse::pmu::*;
 impl Validator {
     /// A unit's `<pmu>`: resolves the wiring against the unit's registers. Routes are returned
     /// as written, for [`Validator::resolve_routes`].
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::validate) fn unit_pmu(
         &mut self,
         ctx: &Ctx<'_>,

@@ -98,7 +98,398 @@ pub static CBOX: PmuInfo = PmuInfo {
             description: "Node id, request opcode and the nc/c6/isoc qualifiers, for the TOR events whose list entry names a CBoFilter1 field.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["C0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C2"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C3"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C4"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C5"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C6"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C7"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C8"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C9"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C10"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C11"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C12"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C13"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C14"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -153,7 +544,7 @@ impl BoxControl for super::cbox::CboBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 pub static HA: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "HA",
@@ -253,7 +644,60 @@ pub static HA: PmuInfo = PmuInfo {
             description: "Opcode match, for the ADDR_OPC_MATCH events whose list entry names HA_OpcodeMatch.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["HA0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["HA1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -263,8 +707,8 @@ pub static HA: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
     ],
 };
@@ -310,7 +754,7 @@ impl BoxControl for super::ha::HaBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter numbers follow the status bits** (info): MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first="1"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.
 pub static IMC: PmuInfo = PmuInfo {
@@ -403,7 +847,60 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["CH0", "CH1", "CH2", "CH3"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["CH4", "CH5", "CH6", "CH7"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -413,8 +910,8 @@ pub static IMC: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -469,7 +966,7 @@ impl BoxControl for super::imc::ImcBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter n is status bit n** (info): The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.
 pub static IRP: PmuInfo = PmuInfo {
@@ -556,8 +1053,8 @@ pub static IRP: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -608,7 +1105,7 @@ impl BoxControl for super::irp::IrpBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Free-running residency counters** (info): PCU_MSR_CORE_C3_CTR and _C6_CTR have no control, enable or status bit; they are numbered 4 and 5, after the four general counters, as for the E5-2600.
 ///
@@ -722,7 +1219,34 @@ pub static PCU: PmuInfo = PmuInfo {
             description: "The band filter (PCUFilter in Intel's event list): four 8-bit frequency thresholds for the FREQ_BAND events.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["PCU"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -732,8 +1256,8 @@ pub static PCU: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -797,7 +1321,7 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 pub static QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "QPI",
@@ -889,7 +1413,60 @@ pub static QPI: PmuInfo = PmuInfo {
             description: "Packet header word 1 (response data state, low remote node id bits), compared the same way under MASK1.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["P0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["P1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -899,8 +1476,8 @@ pub static QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
     ],
 };
@@ -948,7 +1525,7 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 pub static R2PCIE: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R2PCIE",
@@ -1023,7 +1600,34 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["R2PCIE"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -1033,8 +1637,8 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
     ],
 };
@@ -1080,7 +1684,7 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 pub static R3QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R3QPI",
@@ -1139,7 +1743,60 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["L0"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["L1"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
@@ -1149,8 +1806,8 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
     ],
 };
@@ -1194,7 +1851,9 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 }
 /// PMU structure of the U-box (system configuration agent) and uncore-wide performance monitoring control (3 counters per box; boxes UBOX).
 ///
-/// **No box control or status here; the global control has no roles yet** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the global level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.
+/// **No box control or status here** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.
+///
+/// **The global level: a freeze signal, not an enable** (info): The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.
 ///
 /// **The fixed counter is number 2** (info): The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.
 pub static UBOX: PmuInfo = PmuInfo {
@@ -1255,13 +1914,71 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[0, 1],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "No box control or status here; the global control has no roles yet",
-            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the <global> level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.",
+            title: "No box control or status here",
+            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The global level: a freeze signal, not an enable",
+            text: "The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1298,3 +2015,11 @@ impl CounterValue for super::ubox::UUclkFixedCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UUclkFixedCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The level above every box: global control, status and overflow clear.
+pub static GLOBAL: GlobalInfo = GlobalInfo {
+    unit: "UBOX",
+    instance: "UBOX",
+    control: <super::ubox::UGlobalCtl as crate::support::Register>::INFO,
+    status: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+    overflow_clear: None,
+};

@@ -344,12 +344,13 @@ impl Model {
             core,
         });
         if let Some(g) = &self.boxes.global {
-            if let Some((freeze_on_pmi, _)) = g.info.pmi_freeze() {
-                if freeze_on_pmi.extract(st.regs.get(&g.control)) != 0
-                    && st.pending_freeze.is_none()
-                {
-                    st.pending_freeze = Some(skew);
-                }
+            let freezes = match g.info.pmi_freeze() {
+                Some((freeze_on_pmi, _)) => freeze_on_pmi.extract(st.regs.get(&g.control)) != 0,
+                // The freeze-signal model: every enabled overflow broadcasts the freeze.
+                None => g.info.freeze_signal().is_some(),
+            };
+            if freezes && st.pending_freeze.is_none() {
+                st.pending_freeze = Some(skew);
             }
         }
     }
@@ -359,6 +360,8 @@ impl Model {
             if let Some((_, enable)) = g.info.pmi_freeze() {
                 let v = st.regs.get(&g.control);
                 st.regs.put(&g.control, v & !enable.mask());
+            } else if g.info.freeze_signal().is_some() {
+                st.signal = true;
             }
         }
         st.pending_freeze = None;
@@ -424,6 +427,21 @@ impl Model {
                 if let Some(f) = g.info.field(Role::GlobalReset) {
                     if acting(f) {
                         self.reset_all(st, loc);
+                    }
+                }
+            }
+        }
+        // The freeze-signal model's commands: raise or lift the freeze of every box that
+        // lets it take effect.
+        if let Some(g) = &self.boxes.global {
+            if let Some((freeze, unfreeze)) = g.info.freeze_signal() {
+                if g.control.addr.location == loc {
+                    if freeze.extract(actions) != 0 {
+                        st.signal = true;
+                    }
+                    if unfreeze.extract(actions) != 0 {
+                        st.signal = false;
+                        st.pending_freeze = None;
                     }
                 }
             }

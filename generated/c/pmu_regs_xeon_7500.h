@@ -1308,7 +1308,8 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_pld_pld_cfg_set(uint64_t reg, uin
  *
  * 64-bit MSR.
  *
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
  * Source: Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80.
  *
@@ -1725,7 +1726,8 @@ static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctr_event_count_set(uint64_t reg
  * 64-bit MSR, 8 per instance ({n} = 0..7).
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): One 32-bit field: the guide's IPERF table was not readable.
  * Note (info): Addresses.
@@ -1766,7 +1768,8 @@ static inline uint64_t pmu_xeon_7500_r_msr_port_iperf_cfg0_iperf_cfg_set(uint64_
  * 64-bit MSR, 8 per instance ({n} = 0..7).
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): One 32-bit field: the guide's IPERF table was not readable.
  * Note (source-conflict): The SDM list numbers these ports 8-15.

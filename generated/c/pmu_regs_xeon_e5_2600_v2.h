@@ -3346,7 +3346,8 @@ static inline uint64_t pmu_xeon_e5_2600_v2_mc_ch_pci_pmon_ctr_event_count_set(ui
  * 32-bit register in PCI configuration space.
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): Layout from the v1 guide, Linux and PCM; ov_en inferred.
  * The notes in full: generated/docs/xeon_e5_2600_v2/imc.md.
@@ -5718,6 +5719,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_set(u
  * Note (source-conflict): Bits 17:16: reserved-write-1 in the guide, enables in the datasheet,
  * 0 in Linux.
  * Note (info): Devices and functions.
+ * Note (source-conflict): Port 2's device: PCM 24, likwid 10.
  * The notes in full: generated/docs/xeon_e5_2600_v2/qpi.md.
  */
 #define PMU_XEON_E5_2600_V2_Q_P_PCI_PMON_BOX_CTL_WIDTH 32
@@ -5735,7 +5737,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_set(u
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_CTL_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
@@ -5820,7 +5822,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_box_ctl_rst_ctrl_set(uin
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_STATUS_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
@@ -5887,19 +5889,19 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_box_status_ov_set(uint32
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTL3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTL3_OFFSET 0xE4U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_OFFSET 0xD8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_OFFSET 0xDCU
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_OFFSET 0xE0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_OFFSET 0xE4U
 #define PMU_XEON_E5_2600_V2_Q_P0_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
@@ -6040,19 +6042,19 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_ctl_ev_sel_set(uint32_t 
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTR3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTR3_OFFSET 0xB8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_OFFSET 0xA0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_OFFSET 0xA8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_OFFSET 0xB0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_OFFSET 0xB8U
 #define PMU_XEON_E5_2600_V2_Q_P0_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
@@ -8899,6 +8901,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_r3_l_pci_pmon_ctr_event_count_set(uin
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Address and bits.
+ * Note (source-conflict): How software freezes: likwid and Linux write frz_all, PCM writes 0.
  * The notes in full: generated/docs/xeon_e5_2600_v2/ubox.md.
  */
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WIDTH 32

@@ -10240,6 +10240,7 @@ static inline uint64_t pmu_xeon_e5_2600_v4_s_msr_pmon_ctr_event_count_set(uint64
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
  * Note (info): Address and the two bits from likwid; the rest unknown.
+ * Note (source-conflict): How software freezes: likwid and Linux write frz_all, PCM writes 0.
  * The notes in full: generated/docs/xeon_e5_2600_v4/ubox.md.
  */
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_WIDTH 32

@@ -263,7 +263,7 @@ pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
 register! {
     /// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.
     pub struct MPmuZdpCtlFvc(u64): "M{i}_MSR_PMU_ZDP_CTL_FVC", MSR[1], unit "M" of "xeon-7500", static M_PMU_ZDP_CTL_FVC_INFO;
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80";
     note "info" "Fields from Intel PCM's copy of Table 2-80 and Linux's masks": "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields.";

@@ -123,7 +123,7 @@ register! {
     /// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.
     pub struct ImcFixedCtl(u32): "MC_CH{i}_PCI_PMON_FIXED_CTL", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_FIXED_CTL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     note "info" "Layout from the v1 guide, Linux and PCM; ov_en inferred": "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).";
     bits 31:24 rv "rsv" = 0x0;
     bit 23 rsv "rsv" = 0x0;

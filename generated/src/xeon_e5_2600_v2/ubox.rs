@@ -17,6 +17,7 @@ register! {
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Address and bits": "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv).";
+    note "source-conflict" "How software freezes: likwid and Linux write frz_all, PCM writes 0": "The guide (Table 2-2), Linux (IVBEP_U_PMON_GLOBAL_FRZ_ALL) and likwid freeze the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0xC00, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow the guide: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.";
     /// Freeze all: writing 1 stops every uncore counter.
     bit 31 wo frz_all: bool = 0x0, role GlobalFreeze [] { with: with_frz_all };
     /// Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.

@@ -191,6 +191,9 @@ pub struct Sample {
 pub struct Saved {
     /// The global control, put back last.
     global: Option<u64>,
+    /// Arming raised and lifted the freeze signal (which cannot be read back, so it is not
+    /// saved): putting back raises it first and lifts it last, as it is after a reset.
+    signal: bool,
     /// Box controls, counter controls and counter values, in the order they were saved.
     values: Vec<(Reg, u64)>,
 }
@@ -419,7 +422,11 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             }
             values.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        Ok(Saved { global, values })
+        Ok(Saved {
+            global,
+            values,
+            signal: false,
+        })
     }
 
     /// Puts saved registers back, writing only: counting is stopped first (from the saved
@@ -431,8 +438,10 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
         if let Some((g, v)) = global {
             let enable = g.info.field(Role::GlobalEnable).map_or(0, |f| f.mask());
             first_error = self.write(&g.control, v & !enable).err();
-            if let Err(e) = self.pulse_global(Role::GlobalFreeze) {
-                first_error.get_or_insert(e);
+            if saved.signal {
+                if let Err(e) = self.pulse_global(Role::GlobalFreeze) {
+                    first_error.get_or_insert(e);
+                }
             }
         }
         for (r, v) in &saved.values {
@@ -444,10 +453,10 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             if let Err(e) = self.write(&g.control, v) {
                 first_error.get_or_insert(e);
             }
-            // A freeze signal cannot be read back, so it was not saved: it is lifted, as it
-            // is after a reset.
-            if let Err(e) = self.pulse_global(Role::GlobalUnfreeze) {
-                first_error.get_or_insert(e);
+            if saved.signal {
+                if let Err(e) = self.pulse_global(Role::GlobalUnfreeze) {
+                    first_error.get_or_insert(e);
+                }
             }
         }
         first_error.map_or(Ok(()), Err)
@@ -581,7 +590,8 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             }
         }
         let counters: Vec<UncoreCounter> = plan.counters.iter().map(|(c, _, _)| *c).collect();
-        let saved = self.save(&counters)?;
+        let mut saved = self.save(&counters)?;
+        saved.signal = signal;
         let armed = rolled_back(
             || self.arm_prepared(&prepared, plan.pmi_core),
             || self.restore(&saved),

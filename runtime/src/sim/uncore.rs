@@ -3,7 +3,8 @@
 //! enable them and the box is not frozen; a carry out of the counter's top bit sets its
 //! overflow bit and, along its route, every summary and global bit above it; a counter whose
 //! control asks for it raises a PMI, which freezes the uncore where the global level says a
-//! PMI does. Resets, freezes, overflow clears (at any level) and packet filters act as their
+//! PMI does (clearing its enable, or raising the freeze signal that stops every box whose
+//! freeze enable is set; its freeze and unfreeze commands raise and lift it too). Resets, freezes, overflow clears (at any level) and packet filters act as their
 //! roles say. No box, register or field is named here.
 
 use std::collections::HashMap;

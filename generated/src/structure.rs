@@ -85,6 +85,10 @@ pub enum Role {
     FreezeOnPmi,
     /// Global control: which cores receive the PMI.
     PmiSelect,
+    /// Global control: write 1 to freeze every box whose [`Role::FreezeEnable`] is set.
+    GlobalFreeze,
+    /// Global control: write 1 to lift a freeze, written or raised by an overflow.
+    GlobalUnfreeze,
 }
 
 /// Whether a box is per socket (uncore) or per logical CPU (core PMU).
@@ -388,6 +392,15 @@ impl GlobalInfo {
     /// returned `global-enable` field.
     pub fn pmi_freeze(&self) -> Option<(&'static FieldInfo, &'static FieldInfo)> {
         Some((self.field(Role::FreezeOnPmi)?, self.field(Role::GlobalEnable)?))
+    }
+
+    /// The freeze-signal model (Xeon E5 v2 and later): an overflow of a counter whose
+    /// overflow enable is set raises the freeze signal, which stops every box whose
+    /// [`Role::FreezeEnable`] is set; the returned `global-freeze` field raises it by software
+    /// and the `global-unfreeze` field lifts it. Both are write-only pulses: the freeze state
+    /// cannot be read back.
+    pub fn freeze_signal(&self) -> Option<(&'static FieldInfo, &'static FieldInfo)> {
+        Some((self.field(Role::GlobalFreeze)?, self.field(Role::GlobalUnfreeze)?))
     }
 }
 

@@ -58,6 +58,11 @@ pub enum Role {
     FreezeOnPmi,
     /// Global control: which cores receive the overflow PMI.
     PmiSelect,
+    /// Global control: writing 1 freezes every box whose box control lets a freeze take
+    /// effect (write-only; the freeze state cannot be read back).
+    GlobalFreeze,
+    /// Global control: writing 1 lifts the freeze, whether written or raised by an overflow.
+    GlobalUnfreeze,
 }
 
 /// The register kind a role belongs to, and the access and width it requires.
@@ -79,7 +84,7 @@ pub enum RoleClass {
 
 impl Role {
     /// Every role with its spec spelling.
-    pub const ALL: [(Role, &'static str); 25] = [
+    pub const ALL: [(Role, &'static str); 27] = [
         (Role::Enable, "enable"),
         (Role::RingEnable, "ring-enable"),
         (Role::Event, "event"),
@@ -105,6 +110,8 @@ impl Role {
         (Role::GlobalReset, "global-reset"),
         (Role::FreezeOnPmi, "freeze-on-pmi"),
         (Role::PmiSelect, "pmi-select"),
+        (Role::GlobalFreeze, "global-freeze"),
+        (Role::GlobalUnfreeze, "global-unfreeze"),
     ];
 
     /// Parses the spec spelling.
@@ -145,7 +152,8 @@ impl Role {
             }
             Overflow => RoleClass::BoxStatus,
             OverflowClear => RoleClass::BoxOverflowClear,
-            GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect => RoleClass::GlobalControl,
+            GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect | GlobalFreeze
+            | GlobalUnfreeze => RoleClass::GlobalControl,
         }
     }
 
@@ -175,6 +183,7 @@ impl Role {
             Role::Overflow => a.is_readable(),
             Role::OverflowClear => matches!(a, W1c | Wo),
             Role::Reset => matches!(a, Wo | W1c | Rw | RwV),
+            Role::GlobalFreeze | Role::GlobalUnfreeze => a == Wo,
             _ => a.is_writable(),
         };
         if ok {
@@ -184,6 +193,9 @@ impl Role {
             Role::Count => "a counter's count bits are rw-v (software loads them, hardware counts)",
             Role::Overflow => "an overflow bit must be readable (ro-v or rw-v)",
             Role::OverflowClear => "an overflow-clear bit is w1c or wo",
+            Role::GlobalFreeze | Role::GlobalUnfreeze => {
+                "a global freeze or unfreeze bit is wo: writing 1 acts, and nothing reads back"
+            }
             _ => "a control role needs a writable field (rw, rw-v, wo)",
         })
     }

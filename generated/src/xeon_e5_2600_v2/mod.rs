@@ -47,5 +47,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &r3qpi::UNIT,
         &ubox::UNIT,
     ],
-    global: None,
+    global: Some(&pmu::GLOBAL),
 };

@@ -102,7 +102,398 @@ pub static CBOX: PmuInfo = PmuInfo {
             description: "Node id, request opcode and the nc/c6/isoc qualifiers, for the TOR events whose list entry names a CBoFilter1 field.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["C0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C2"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C3"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C4"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C5"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C6"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C7"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C8"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C9"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C10"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C11"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C12"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C13"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C14"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "C0",
@@ -273,7 +664,7 @@ impl BoxControl for super::cbox::CboBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1, PCI 0xE30 and 0xE38); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 ///
@@ -377,7 +768,60 @@ pub static HA: PmuInfo = PmuInfo {
             description: "Opcode match, for the ADDR_OPC_MATCH events whose list entry names HA_OpcodeMatch.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["HA0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["HA1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "HA0",
@@ -402,8 +846,8 @@ pub static HA: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -459,7 +903,7 @@ impl BoxControl for super::ha::HaBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter numbers follow the status bits** (info): MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first="1"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.
 ///
@@ -554,7 +998,60 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["CH0", "CH1", "CH2", "CH3"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["CH4", "CH5", "CH6", "CH7"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "CH0",
@@ -621,8 +1118,8 @@ pub static IMC: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -682,7 +1179,7 @@ impl BoxControl for super::imc::ImcBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter n is status bit n** (info): The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.
 ///
@@ -779,8 +1276,8 @@ pub static IRP: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -836,7 +1333,7 @@ impl BoxControl for super::irp::IrpBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Free-running residency counters** (info): PCU_MSR_CORE_C3_CTR and _C6_CTR have no control, enable or status bit; they are numbered 4 and 5, after the four general counters, as for the E5-2600.
 ///
@@ -956,7 +1453,34 @@ pub static PCU: PmuInfo = PmuInfo {
             description: "The band filter (PCUFilter in Intel's event list): four 8-bit frequency thresholds for the FREQ_BAND events.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["PCU"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "PCU",
@@ -981,8 +1505,8 @@ pub static PCU: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1061,7 +1585,7 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with ivbep_uncore_qpi_formats_attr: the event format config:0-7,21 carries ev_sel_ext as the event's ninth bit; config1 and config2 carry the packet match and mask (low 32 bits to MATCH0/MASK0, high to MATCH1/MASK1); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static QPI: PmuInfo = PmuInfo {
@@ -1155,7 +1679,60 @@ pub static QPI: PmuInfo = PmuInfo {
             description: "Packet header word 1 (response data state, low remote node id bits), compared the same way under MASK1.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["P0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["P1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "P0",
@@ -1187,8 +1764,8 @@ pub static QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1241,7 +1818,7 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static R2PCIE: PmuInfo = PmuInfo {
@@ -1318,7 +1895,34 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["R2PCIE"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "R2PCIE",
@@ -1336,8 +1940,8 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1388,7 +1992,7 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Two R3QPI boxes in the type, three in the device table** (source-conflict): Linux's ivbep_uncore_r3qpi declares num_boxes = 2, while its PCI id table (ivbep_uncore_pci_ids) lists three R3QPI links, 0xE36, 0xE37 and 0xE3E (box index 2), as the v2 guide and our spec have. We name all three the way uncore.c names a type's boxes (uncore_r3qpi_0 to _2); a kernel that registers only two has no uncore_r3qpi_2, and --backend auto then counts L2 through its registers.
 pub static R3QPI: PmuInfo = PmuInfo {
@@ -1449,7 +2053,60 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["L0"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["L1"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "L0",
@@ -1481,8 +2138,8 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "source-conflict",
@@ -1531,7 +2188,9 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 }
 /// PMU structure of the U-box (system configuration agent) and uncore-wide performance monitoring control (3 counters per box; boxes UBOX).
 ///
-/// **No box control or status here; the global control has no roles yet** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the global level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.
+/// **No box control or status here** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.
+///
+/// **The global level: a freeze signal, not an enable** (info): The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.
 ///
 /// **The fixed counter is number 2** (info): The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.
 ///
@@ -1594,7 +2253,60 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[0, 1],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "UBOX",
@@ -1607,8 +2319,13 @@ pub static UBOX: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "No box control or status here; the global control has no roles yet",
-            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the <global> level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.",
+            title: "No box control or status here",
+            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The global level: a freeze signal, not an enable",
+            text: "The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1650,6 +2367,14 @@ impl CounterValue for super::ubox::UUclkFixedCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UUclkFixedCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The level above every box: global control, status and overflow clear.
+pub static GLOBAL: GlobalInfo = GlobalInfo {
+    unit: "UBOX",
+    instance: "UBOX",
+    control: <super::ubox::UGlobalCtl as crate::support::Register>::INFO,
+    status: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+    overflow_clear: None,
+};
 /// The `ivbep-cbox` perf driver's format (`ivbep_uncore_cbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_IVBEP_CBOX: PerfDriverInfo = PerfDriverInfo {
     id: "ivbep-cbox",

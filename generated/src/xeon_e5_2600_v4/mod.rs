@@ -50,5 +50,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &sbox::UNIT,
         &ubox::UNIT,
     ],
-    global: None,
+    global: Some(&pmu::GLOBAL),
 };

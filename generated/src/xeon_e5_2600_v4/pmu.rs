@@ -4,7 +4,7 @@
 use crate::structure::*;
 /// PMU structure of the Caching Agent (CBo) performance monitoring (4 counters per box; boxes C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17, C18, C19, C20, C21, C22, C23).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -280,8 +280,8 @@ pub static CBOX: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -350,7 +350,7 @@ impl BoxControl for super::cbox::CboBoxCtl {
 }
 /// PMU structure of the Home Agent (HA) performance monitoring (4 counters per box; boxes HA0, HA1).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -456,7 +456,60 @@ pub static HA: PmuInfo = PmuInfo {
             description: "Request opcode matched by the ADDR_OPC_MATCH events.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["HA0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["HA1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "HA0",
@@ -476,8 +529,8 @@ pub static HA: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -536,7 +589,7 @@ impl BoxControl for super::ha::HaBoxCtl {
 }
 /// PMU structure of the Integrated memory controller (iMC) channel performance monitoring (5 counters per box; boxes CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -637,7 +690,60 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["CH0", "CH1", "CH2", "CH3"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["CH4", "CH5", "CH6", "CH7"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "CH0",
@@ -699,8 +805,8 @@ pub static IMC: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -773,7 +879,7 @@ impl BoxControl for super::imc::ImcBoxCtl {
 }
 /// PMU structure of the IRP (IIO ring port) performance monitoring (4 counters per box; boxes IRP).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -867,8 +973,8 @@ pub static IRP: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -927,7 +1033,7 @@ impl BoxControl for super::irp::IrpBoxCtl {
 }
 /// PMU structure of the Power Control Unit (PCU) performance monitoring (6 counters per box; boxes PCU).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1051,7 +1157,34 @@ pub static PCU: PmuInfo = PmuInfo {
             description: "Four frequency bands (Intel's PCUFilter) for the band events 0xB-0xE.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["PCU"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "PCU",
@@ -1071,8 +1204,8 @@ pub static PCU: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1157,7 +1290,7 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 }
 /// PMU structure of the Intel QPI link layer performance monitoring (4 counters per box; boxes P0, P1, P2).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1255,7 +1388,60 @@ pub static QPI: PmuInfo = PmuInfo {
             description: "Received packet header word 1 (response data state, low remote node id bits), compared the same way.",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["P0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["P1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "P0",
@@ -1282,8 +1468,8 @@ pub static QPI: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1344,7 +1530,7 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 }
 /// PMU structure of the R2PCIe (ring to PCIe agent) performance monitoring (4 counters per box; boxes R2PCIE).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1425,7 +1611,34 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["R2PCIE"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "R2PCIE",
@@ -1438,8 +1651,8 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1498,7 +1711,7 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 }
 /// PMU structure of the R3QPI (ring to QPI agent) performance monitoring (3 counters per box; boxes L0, L1, L2).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1563,7 +1776,60 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["L0"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["L1"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "L0",
@@ -1590,8 +1856,8 @@ pub static R3QPI: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1650,7 +1916,7 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 }
 /// PMU structure of the S-box (ring stop between the two rings) performance monitoring (4 counters per box; boxes S0, S1, S2, S3).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1767,8 +2033,8 @@ pub static SBOX: PmuInfo = PmuInfo {
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1838,7 +2104,7 @@ impl BoxControl for super::sbox::SboxBoxCtl {
 ///
 /// **Box status left out of the structure** (info): U_MSR_PMON_BOX_STATUS holds overflow bits for the general counters only; the UCLK fixed counter has none (likwid reports its overflow only in the global status). The structure format requires a box-level overflow bitmap to cover every counter of the box that is not free-running, so this box declares no status: U_MSR_PMON_BOX_STATUS stays a register of the unit, without the overflow role, until the format can say that a counter reports its overflow only above the box.
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register. The global control has write-only freeze and unfreeze commands (global-freeze, global-unfreeze) and no enable to read back; no source read gives a PMI core select for these processors, so the global level has no pmi-select.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -1912,7 +2178,60 @@ pub static UBOX: PmuInfo = PmuInfo {
             description: "Thread and core id matched by the FILTER_MATCH event (Intel's UBoxFilter).",
         },
     ],
-    routes: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[0, 1],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    }),
+                },
+            ],
+        },
+    ],
     perf: &[
         PerfInfo {
             instance: "UBOX",
@@ -1940,8 +2259,8 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register. The global control has write-only freeze and unfreeze commands (global-freeze, global-unfreeze) and no enable to read back; no source read gives a PMI core select for these processors, so the global level has no pmi-select.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1988,6 +2307,14 @@ impl CounterValue for super::ubox::UCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The level above every box: global control, status and overflow clear.
+pub static GLOBAL: GlobalInfo = GlobalInfo {
+    unit: "UBOX",
+    instance: "UBOX",
+    control: <super::ubox::UGlobalCtl as crate::support::Register>::INFO,
+    status: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+    overflow_clear: None,
+};
 /// The `hswep-cbox` perf driver's format (`hswep_uncore_cbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_HSWEP_CBOX: PerfDriverInfo = PerfDriverInfo {
     id: "hswep-cbox",

@@ -617,17 +617,29 @@ impl Validator {
                     "name counters the <pmu> declares",
                 ));
             }
-            if r.bit.is_empty() {
-                self.push(ctx.error(
+            match (&r.unknown, r.bit.is_empty()) {
+                (None, true) => self.push(ctx.error(
                     r.at,
                     "a <route> has no <bit>",
-                    "list the status bits above the box, bottom to top",
-                ));
+                    "list the status bits above the box, bottom to top, or say with unknown=\"..\" why no source gives them",
+                )),
+                (Some(_), false) => self.push(ctx.error(
+                    r.at,
+                    "a <route> declared unknown lists <bit>s",
+                    "drop the unknown attribute where the hops are known, or the <bit>s where they are not",
+                )),
+                (Some(why), true) if why.trim().is_empty() => self.push(ctx.error(
+                    r.at,
+                    "a <route> declared unknown does not say why",
+                    "say in unknown=\"..\" which sources were read and what they lack",
+                )),
+                _ => {}
             }
             routes.push(PendingRoute {
                 at: pos(r.at),
                 instances: insts,
                 counters: rc,
+                unknown: r.unknown.is_some(),
                 bits: r
                     .bit
                     .iter()

@@ -366,7 +366,11 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         );
     }
     if let Addresses::Unknown { reason } = &reg.addresses {
-        let _ = writeln!(out, "///\n/// **Address unknown:** {}", one_line(&prose(reason)));
+        let _ = writeln!(
+            out,
+            "///\n/// **Address unknown:** {}",
+            one_line(&prose(reason))
+        );
     }
     let _ = writeln!(out, "pub type {ty} = {value}<{layout}>;\n");
 

@@ -419,7 +419,7 @@ fn a_spec_full_of_rust_names_generates_a_crate_whose_tests_pass() {
     );
     // Its own property tests ran: one per layout.
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("12 passed"), "{stdout}");
+    assert!(stdout.contains("15 passed"), "{stdout}");
 }
 
 /// `Debug` prints each field by its Rust name, enums by the guide's value name and one-bit

@@ -140,7 +140,8 @@ pub fn is_keyword(s: &str) -> bool {
 
 /// A register type name that would shadow, inside its generated module, a name the module
 /// uses: the prelude's (`Result`, `Option`, `Default`...), the crate's support types (`Msr`,
-/// `Register`...), the unit's `Event`, or a keyword (`Self`). Such a type gets a `Reg` suffix.
+/// `Register`, `Layout`...), the unit's `Event`, a keyword (`Self`), or a name ending in
+/// `Layout` (the suffix of every layout enum). Such a type gets a `Reg` suffix.
 pub fn rust_type_name(name: String) -> String {
     const TAKEN: &[&str] = &[
         "Result",
@@ -196,8 +197,14 @@ pub fn rust_type_name(name: String) -> String {
         "NoteInfo",
         "EventInfo",
         "Event",
+        "Layout",
+        "Reg32",
+        "Reg64",
+        "Role",
     ];
-    if TAKEN.contains(&name.as_str()) {
+    // `{Type}Layout` is the name of every type's layout enum, so no register type may end in
+    // `Layout` itself (`CsLayout` would be the layout of `Cs`).
+    if TAKEN.contains(&name.as_str()) || name.ends_with("Layout") {
         name + "Reg"
     } else {
         name

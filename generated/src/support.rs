@@ -629,81 +629,6 @@ pub const fn set_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: 
     set_bits(raw, at + element_width - 1, at, value)
 }
 
-/// The bits of `fields` that are reserved (must be written as zero).
-pub const fn reserved_mask(fields: &[FieldInfo]) -> u64 {
-    let (mut mask, mut i) = (0, 0);
-    while i < fields.len() {
-        if fields[i].access.is_reserved() {
-            mask |= fields[i].mask();
-        }
-        i += 1;
-    }
-    mask
-}
-
-/// The bits of `fields` that read zero and ignore writes.
-pub const fn ignored_mask(fields: &[FieldInfo]) -> u64 {
-    let (mut mask, mut i) = (0, 0);
-    while i < fields.len() {
-        if matches!(fields[i].access, Access::Ig) {
-            mask |= fields[i].mask();
-        }
-        i += 1;
-    }
-    mask
-}
-
-/// The bits of `fields` software may write.
-pub const fn writable_mask(fields: &[FieldInfo]) -> u64 {
-    let (mut mask, mut i) = (0, 0);
-    while i < fields.len() {
-        if fields[i].access.is_writable() {
-            mask |= fields[i].mask();
-        }
-        i += 1;
-    }
-    mask
-}
-
-/// The reset value the fields add up to.
-pub const fn reset_of(fields: &[FieldInfo]) -> u64 {
-    let mut value = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        value |= fields[i].reset << fields[i].lsb;
-        i += 1;
-    }
-    value
-}
-
-/// A field's description: its doc comment without the leading space, or what its access
-/// says for reserved and ignored bits.
-pub const fn field_description(doc: &[&'static str], access: Access) -> &'static str {
-    match doc {
-        [d, ..] => d.trim_ascii_start(),
-        [] => match access {
-            Access::Ig => "Reads zero; writes ignored.",
-            _ => "Reserved; write zero.",
-        },
-    }
-}
-
-/// The named values of a field: `values` if given, else none.
-pub const fn field_values(values: &[&'static [ValueInfo]]) -> &'static [ValueInfo] {
-    match values {
-        [v, ..] => v,
-        [] => &[],
-    }
-}
-
-/// A register's addresses: `known`, unless the spec gives a reason why none is known.
-pub const fn addresses(known: &'static [AddressInfo], unknown: &[&'static str]) -> Addresses {
-    match unknown {
-        [reason, ..] => Addresses::Unknown(reason),
-        [] => Addresses::Known(known),
-    }
-}
-
 /// `Debug` of every layout: each field that is not reserved by its Rust name, a named value by
 /// its name, a one-bit field as a bool, anything else in hex.
 pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[FieldInfo], raw: u64) -> fmt::Result {
@@ -719,293 +644,61 @@ pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[Field
     s.finish()
 }
 
-// The macros below are what each generated unit module is written in: one `register!` per
-// layout, one line per field, so the generated source reads as the guide's table. Every path
-// in them is absolute, so a register type named `Result` or `Msr` cannot capture one.
-
-/// An enum for a field whose values the guide names:
+/// A register layout: the metadata and masks of one register, as the type parameter of its
+/// value type ([`Reg32`] or [`Reg64`]).
 ///
-/// ```text
-/// field_enum! {
-///     /// Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
-///     pub enum WEvtSelInvert {
-///         /// count when the event increment is >= thresh
-///         Ge = 0 "ge",
-///     }
-/// }
-/// ```
-///
-/// The string after each value is the guide's name for it.
-macro_rules! field_enum {
-    (
-        #[doc = $doc:literal]
-        pub enum $ty:ident {
-            $(#[doc = $vdoc:literal] $variant:ident = $value:literal $name:literal,)+
-        }
-    ) => {
-        #[doc = $doc]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
-        #[repr(u8)]
-        pub enum $ty {
-            $(#[doc = $vdoc] $variant = $value,)+
-        }
-
-        impl $ty {
-            /// The values with their names and meanings, for tools.
-            pub const VALUES: &'static [$crate::support::ValueInfo] = &[$($crate::support::ValueInfo { value: $value, name: $name, description: $vdoc.trim_ascii_start() }),+];
-
-            /// The variant for a field value. Every value of the field is named, so the last
-            /// arm only ever sees the last value.
-            pub const fn from_bits(v: u8) -> Self {
-                field_enum!(@match v, $($variant = $value),+)
-            }
-
-            /// The field value.
-            pub const fn bits(self) -> u8 {
-                self as u8
-            }
-        }
-    };
-    (@match $v:ident, $($variant:ident = $value:literal),+) => {
-        match $v {
-            $($value => Self::$variant,)+
-            _ => field_enum!(@last $($variant)+),
-        }
-    };
-    (@last $first:ident $($rest:ident)+) => { field_enum!(@last $($rest)+) };
-    (@last $last:ident) => { Self::$last };
+/// Every generated register is a type alias such as `pub type WEvtSel = Reg64<WEvtSelLayout>`:
+/// the layout (an empty enum) carries the facts, the value type carries the bits, and the
+/// generated `impl WEvtSel { .. }` adds one getter and one `with_` builder per field. What
+/// every register shares (`RESET`, `from_bits`, `Debug`, [`Register`]) is written once below.
+pub trait Layout: 'static {
+    /// Everything the spec says about this register.
+    const INFO: &'static RegisterInfo;
+    /// The fields, most significant first, reserved ones included.
+    const FIELDS: &'static [FieldInfo];
+    /// The value after reset.
+    const RESET: u64;
+    /// Bits software must write as zero (`rsv` and `rv` fields).
+    const RESERVED_MASK: u64;
+    /// Bits that read as zero and ignore writes (`ig` fields).
+    const IGNORED_MASK: u64;
+    /// Bits software may write (`rw`, `rw-v`, `wo`, `w1c` and `rw1c` fields).
+    const WRITABLE_MASK: u64;
 }
 
-/// The lowest bit of `bit 23` or `bits 31:24`.
-macro_rules! lsb {
-    ($msb:literal) => { $msb };
-    ($msb:literal : $lsb:literal) => { $lsb };
-}
-
-/// The guide's name of a field: its own string if it has one, else its Rust name.
-macro_rules! field_name {
-    ($name:literal; $($id:ident)?) => { $name };
-    (; $id:ident) => { stringify!($id) };
-}
-
-/// The accessors of one field, as its value type says (see `register!`).
-macro_rules! field_fns {
-    ($raw:ident, bool, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
-        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> bool {
-            $crate::support::get_bits(self.0 as u64, $msb, $lsb) != 0
-        })?
-        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $with(self, v: bool) -> Self {
-            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v as u64) as $raw)
-        })?
-    };
-    ($raw:ident, [$t:ident; $count:literal], $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
-        $(#[doc = "Element `n` of the bit array:"] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""] #[doc = concat!("# Panics\nIf `n` is ", stringify!($count), " or more.")]
-        #[inline] pub const fn $get(self, n: u32) -> $t {
-            field_fns!(@from $t, $crate::support::get_element(self.0 as u64, $lsb, ($msb + 1 - $lsb) / $count, $count, n))
-        })?
-        $(#[doc = "This value with element `n` of the bit array set to `v`:"] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""] #[doc = concat!("# Panics\nIf `n` is ", stringify!($count), " or more.")]
-        #[inline] pub const fn $with(self, n: u32, v: $t) -> Self {
-            Self($crate::support::set_element(self.0 as u64, $lsb, ($msb + 1 - $lsb) / $count, $count, n, v as u64) as $raw)
-        })?
-    };
-    ($raw:ident, u8, $($rest:tt)*) => { field_fns!(@int $raw, u8, $($rest)*); };
-    ($raw:ident, u16, $($rest:tt)*) => { field_fns!(@int $raw, u16, $($rest)*); };
-    ($raw:ident, u32, $($rest:tt)*) => { field_fns!(@int $raw, u32, $($rest)*); };
-    ($raw:ident, u64, $($rest:tt)*) => { field_fns!(@int $raw, u64, $($rest)*); };
-    (@int $raw:ident, $t:ident, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
-        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> $t {
-            $crate::support::get_bits(self.0 as u64, $msb, $lsb) as $t
-        })?
-        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[doc = ""]
-        #[doc = "# Panics\nIf `v` does not fit in the field (a compile error in const context)."]
-        #[inline] pub const fn $with(self, v: $t) -> Self {
-            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v as u64) as $raw)
-        })?
-        $(#[doc = "This value with the field set to `v`, or an error if `v` does not fit."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary]
-        #[inline] pub const fn $try(self, v: $t) -> ::core::result::Result<Self, $crate::support::FieldTooWide> {
-            match $crate::support::try_set_bits(self.0 as u64, $msb, $lsb, v as u64, $reg, $name) {
-                ::core::result::Result::Ok(raw) => ::core::result::Result::Ok(Self(raw as $raw)),
-                ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
-            }
-        })?
-    };
-    // Any other type is a `field_enum!`: every value is named.
-    ($raw:ident, $t:ident, $msb:literal, $lsb:expr, $reg:expr, $name:expr, $fdoc:literal, $summary:expr, [$($get:ident)?], [$($with:ident)?], [$($try:ident)?]) => {
-        $(#[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $get(self) -> $t {
-            $t::from_bits($crate::support::get_bits(self.0 as u64, $msb, $lsb) as u8)
-        })?
-        $(#[doc = "This value with the field set to `v`."] #[doc = ""] #[doc = $fdoc] #[doc = ""] #[doc = $summary] #[inline] pub const fn $with(self, v: $t) -> Self {
-            Self($crate::support::set_bits(self.0 as u64, $msb, $lsb, v.bits() as u64) as $raw)
-        })?
-    };
-    (@repeat [$t:ident; $count:literal], $msb:literal, $lsb:expr $(, $cpuid:literal)?) => {
-        ::core::option::Option::Some($crate::support::RepeatInfo {
-            element_width: ($msb + 1 - $lsb) / $count,
-            max_count: $count,
-            count_cpuid: [$(::core::option::Option::Some($cpuid),)? ::core::option::Option::None][0],
-        })
-    };
-    (@repeat $t:tt, $msb:literal, $lsb:expr) => { ::core::option::Option::None };
-    (@from bool, $v:expr) => { $v != 0 };
-    (@from $t:ident, $v:expr) => { $v as $t };
-}
-
-/// One address: `msr(0xC80)` or `pci(device_id: .., device: .., function: .., offset: ..)`.
-macro_rules! location {
-    (@ctor msr($addr:literal) $name:literal) => { $crate::support::Msr::new($addr, $name) };
-    (@ctor pci(device_id: $id:literal, device: $dev:literal, function: $func:literal, offset: $off:literal) $name:literal) => {
-        $crate::support::PciRegister::new($id, $dev, $func, $off, $name)
-    };
-    (msr($addr:literal)) => { $crate::support::Location::Msr($addr) };
-    (pci(device_id: $id:literal, device: $dev:literal, function: $func:literal, offset: $off:literal)) => {
-        $crate::support::Location::Pci { device_id: $id, device: $dev, function: $func, offset: $off }
-    };
-}
-
-/// Declares one register layout: the newtype over its integer, its field table, masks and reset
-/// value, a getter and `with_` builder per field, `Debug` from the field table, the
-/// [`Register`] impl, rustdoc with the bit table, the metadata static and typed addresses.
-///
-/// The input reads as the guide's table:
-///
-/// ```text
-/// register! {
-///     /// What the register does.
-///     pub struct WEvtSel(u64): "W_MSR_PMON_EVT_SEL{n}", MSR[4], unit "W" of "xeon-7500", static W_EVT_SEL_INFO;
-///     source "Intel ... Table 2-98, p. 2-127";
-///     note "erratum" "One-line title": "What the sources say, what was decided, and why.";
-///
-///     bit 63 ig "ig" = 0x0;
-///     /// Threshold compared with the per-cycle event increment.
-///     bits 31:24 rw thresh: u8 = 0x0 { get: thresh, with: with_thresh };
-///     /// Selects the sense of the threshold comparison.
-///     bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES { get: invert, with: with_invert };
-///
-///     "W": const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [0: msr(0xC90) "W_MSR_PMON_EVT_SEL0" from "likwid", ...];
-/// }
-/// ```
-///
-/// A field line: its bits; its access (`rw`, `rw-v`, `ro`, `ro-v`, `wo`, `w1c`, or for
-/// reserved and ignored bits `rsv`, `rv`, `ig` and the guide's name); the guide's name when it
-/// differs from the Rust name; the value type (`bool`, `u8`..`u64`, a `field_enum!`, or
-/// `[bool; 32]` for a bit array sized by CPUID); the reset value; named values; the field's
-/// PMU role and the counters its bits stand for; and the accessors. An address line: the instance, the constant, and each address with its public
-/// source.
-macro_rules! register {
-    (
-        #[doc = $desc:literal]
-        pub struct $ty:ident($raw:ident): $name:literal, $space:ident[$count:literal], unit $unit:literal of $proc:literal, static $info:ident;
-        $(count_cpuid $cpuid:literal;)?
-        $(source $src:literal;)*
-        $(note $nkind:literal $ntitle:literal: $ntext:literal;)*
-        $(address unknown: $reason:literal;)?
-        $(
-            $(
-                #[doc = $fdoc:literal]
-                $bitkw:ident $msb:literal $(: $lsb:literal)? $acc:ident $(- $accv:ident)? $id:ident $($fname:literal)?: $ft:tt = $reset:literal
-                $(, values $vals:path)? $(, cpuid $fcpuid:literal)? $(, role $role:ident [$($ctr:literal),*])?
-                { $(get: $get:ident)? $($(,)? with: $with:ident)? $(, try_with: $try:ident)? }
-            )?
-            $(bit $bbit:literal $bacc:ident $bname:literal = $breset:literal)?
-            $(bits $pmsb:literal : $plsb:literal $pacc:ident $pname:literal = $preset:literal)?;
-        )+
-        $(
-            $inst:literal: const $cname:ident: $aty:ty =
-                $($sp1:ident $loc1:tt $aname1:literal from $asrc1:literal)?
-                $([$($idx:literal: $sp:ident $loc:tt $aname:literal from $asrc:literal),+ $(,)?])?;
-        )*
-    ) => {
-        #[doc = $desc]
-        #[doc = ""]
-        #[doc = concat!("`", $name, "`: ", stringify!($raw), " ", stringify!($space), " register of the ", $unit, " unit (", $proc, ").")]
-        #[doc = ""]
-        #[doc = "| Bits | Field | Access | Reset | Description |"]
-        #[doc = "|---|---|---|---|---|"]
-        $(
-            $(#[doc = concat!("| ", stringify!($msb), $(":", stringify!($lsb),)? " | `", field_name!($($fname)?; $id), "` | ", stringify!($acc), $("-", stringify!($accv),)? " | ", stringify!($reset), " |", $fdoc, " |")])?
-            $(#[doc = concat!("| ", stringify!($bbit), " | `", $bname, "` | ", stringify!($bacc), " | ", stringify!($breset), " | |")])?
-            $(#[doc = concat!("| ", stringify!($pmsb), ":", stringify!($plsb), " | `", $pname, "` | ", stringify!($pacc), " | ", stringify!($preset), " | |")])?
-        )+
-        #[doc = ""]
-        #[doc = "Reserved bits (`rsv`, `rv`) must be written as zero; ignored bits (`ig`) read as zero."]
-        #[doc = ""]
-        #[doc = "Sources:"]
-        $(#[doc = concat!("- ", $src)])*
-        $(#[doc = ""] #[doc = concat!("**", $ntitle, "** (", $nkind, "): ", $ntext)])*
-        $(#[doc = ""] #[doc = concat!("**Address unknown:** ", $reason)])?
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+/// Defines a register value type over `$raw`; used twice, for 32- and 64-bit registers.
+macro_rules! register_value {
+    ($(#[$doc:meta])* $name:ident($raw:ident)) => {
+        $(#[$doc])*
         #[repr(transparent)]
-        pub struct $ty($raw);
+        pub struct $name<L>($raw, PhantomData<fn() -> L>);
 
-        // A field at bit 0, or a layout without reserved bits, makes some shifts and masks
-        // no-ops that the optimiser removes.
-        #[allow(clippy::bad_bit_mask, clippy::identity_op, clippy::erasing_op, clippy::unnecessary_cast)]
-        impl $ty {
-            /// The fields, most significant first, reserved ones included.
-            pub const FIELDS: &'static [$crate::support::FieldInfo] = &[$(
-                $($crate::support::FieldInfo {
-                    name: field_name!($($fname)?; $id),
-                    ident: stringify!($id),
-                    lsb: lsb!($msb $(: $lsb)?),
-                    msb: $msb,
-                    access: $crate::support::Access::from_name(concat!(stringify!($acc), $("-", stringify!($accv),)?)),
-                    reset: $reset,
-                    description: $crate::support::field_description(&[$fdoc], $crate::support::Access::Rw),
-                    values: $crate::support::field_values(&[$($vals)?]),
-                    repeat: field_fns!(@repeat $ft, $msb, lsb!($msb $(: $lsb)?) $(, $fcpuid)?),
-                    role: [$(::core::option::Option::Some($crate::structure::Role::$role),)? ::core::option::Option::None][0],
-                    counters: &[$($($ctr),*)?],
-                })?
-                $($crate::support::FieldInfo {
-                    name: $bname,
-                    ident: $bname,
-                    lsb: $bbit,
-                    msb: $bbit,
-                    access: $crate::support::Access::from_name(stringify!($bacc)),
-                    reset: $breset,
-                    description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($bacc))),
-                    values: &[],
-                    repeat: ::core::option::Option::None,
-                    role: ::core::option::Option::None,
-                    counters: &[],
-                })?
-                $($crate::support::FieldInfo {
-                    name: $pname,
-                    ident: $pname,
-                    lsb: $plsb,
-                    msb: $pmsb,
-                    access: $crate::support::Access::from_name(stringify!($pacc)),
-                    reset: $preset,
-                    description: $crate::support::field_description(&[], $crate::support::Access::from_name(stringify!($pacc))),
-                    values: &[],
-                    repeat: ::core::option::Option::None,
-                    role: ::core::option::Option::None,
-                    counters: &[],
-                })?
-            ),+];
+        impl<L: Layout> $name<L> {
             /// The value after reset.
-            pub const RESET: Self = Self($crate::support::reset_of(Self::FIELDS) as $raw);
+            pub const RESET: Self = Self(L::RESET as $raw, PhantomData);
             /// Bits software must write as zero (`rsv` and `rv` fields). No safe method sets them.
-            pub const RESERVED_MASK: $raw = $crate::support::reserved_mask(Self::FIELDS) as $raw;
+            pub const RESERVED_MASK: $raw = L::RESERVED_MASK as $raw;
             /// Bits that read as zero and ignore writes (`ig` fields).
-            pub const IGNORED_MASK: $raw = $crate::support::ignored_mask(Self::FIELDS) as $raw;
+            pub const IGNORED_MASK: $raw = L::IGNORED_MASK as $raw;
             /// Bits software may write (`rw`, `rw-v`, `wo`, `w1c` and `rw1c` fields).
-            pub const WRITABLE_MASK: $raw = $crate::support::writable_mask(Self::FIELDS) as $raw;
+            pub const WRITABLE_MASK: $raw = L::WRITABLE_MASK as $raw;
+            /// The fields, most significant first, reserved ones included.
+            pub const FIELDS: &'static [FieldInfo] = L::FIELDS;
 
-            /// The value of `raw` with the reserved bits cleared, so that it is always safe
-            /// to write. Use [`Self::try_from_bits`] to reject such bits instead.
+            /// The value of `raw` with the reserved bits cleared, so that it is always safe to
+            /// write. Use [`Self::try_from_bits`] to reject such bits instead.
             #[inline]
             pub const fn from_bits(raw: $raw) -> Self {
-                Self(raw & !Self::RESERVED_MASK)
+                Self(raw & !Self::RESERVED_MASK, PhantomData)
             }
 
             /// `raw` as it is, or an error if it sets any reserved bit.
             #[inline]
-            pub const fn try_from_bits(raw: $raw) -> ::core::result::Result<Self, $crate::support::ReservedBitsSet> {
+            pub const fn try_from_bits(raw: $raw) -> Result<Self, ReservedBitsSet> {
                 if raw & Self::RESERVED_MASK != 0 {
-                    ::core::result::Result::Err($crate::support::ReservedBitsSet { register: $name, bits: (raw & Self::RESERVED_MASK) as u64 })
+                    Err(ReservedBitsSet { register: L::INFO.name, bits: (raw & Self::RESERVED_MASK) as u64 })
                 } else {
-                    ::core::result::Result::Ok(Self(raw))
+                    Ok(Self(raw, PhantomData))
                 }
             }
 
@@ -1015,29 +708,50 @@ macro_rules! register {
                 self.0
             }
 
-            $($(field_fns!(
-                $raw, $ft, $msb, lsb!($msb $(: $lsb)?), $name, field_name!($($fname)?; $id),
-                $fdoc, concat!("`", field_name!($($fname)?; $id), "`: ", stringify!($bitkw), " ", stringify!($msb), $(":", stringify!($lsb),)? ", ", stringify!($acc), $("-", stringify!($accv),)? ", reset ", stringify!($reset), ".")
-                ,
-                [$($get)?], [$($with)?], [$($try)?]
-            );)?)+
+            /// The bits widened to 64, for the generated accessors' shared helpers.
+            #[inline(always)]
+            pub(crate) const fn raw64(self) -> u64 {
+                self.0 as u64
+            }
+
+            /// This value with the bits `raw`, which a generated accessor computed from this
+            /// value by changing one field: reserved bits stay as they were (clear).
+            #[inline(always)]
+            pub(crate) const fn with_raw64(self, raw: u64) -> Self {
+                Self(raw as $raw, PhantomData)
+            }
         }
 
-        impl ::core::default::Default for $ty {
+        impl<L> Clone for $name<L> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<L> Copy for $name<L> {}
+        impl<L> PartialEq for $name<L> {
+            fn eq(&self, other: &Self) -> bool {
+                self.0 == other.0
+            }
+        }
+        impl<L> Eq for $name<L> {}
+        impl<L> core::hash::Hash for $name<L> {
+            fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+                self.0.hash(state)
+            }
+        }
+        impl<L: Layout> Default for $name<L> {
             /// The reset value.
             fn default() -> Self {
                 Self::RESET
             }
         }
-
-        impl ::core::fmt::Debug for $ty {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                $crate::support::debug_fields(f, stringify!($ty), Self::FIELDS, self.0 as u64)
+        impl<L: Layout> fmt::Debug for $name<L> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                debug_fields(f, L::INFO.type_name, L::FIELDS, self.0 as u64)
             }
         }
-
-        impl $crate::support::Register for $ty {
-            const INFO: &'static $crate::support::RegisterInfo = &$info;
+        impl<L: Layout> Register for $name<L> {
+            const INFO: &'static RegisterInfo = L::INFO;
             fn from_raw(raw: u64) -> Self {
                 Self::from_bits(raw as $raw)
             }
@@ -1045,112 +759,15 @@ macro_rules! register {
                 self.0 as u64
             }
         }
-
-        $(
-            #[doc = concat!("`", $name, "` of instance ", $inst, ".")]
-            pub const $cname: $aty =
-                $(location!(@ctor $sp1 $loc1 $aname1))?
-                $([$(location!(@ctor $sp $loc $aname)),+])?;
-        )*
-
-        static $info: $crate::support::RegisterInfo = $crate::support::RegisterInfo {
-            processor: $proc,
-            unit: $unit,
-            name: $name,
-            type_name: stringify!($ty),
-            width: <$raw>::BITS,
-            space: register!(@space $space),
-            count: $count,
-            count_cpuid: [$(::core::option::Option::Some($cpuid),)? ::core::option::Option::None][0],
-            reset: $ty::RESET.0 as u64,
-            reserved_mask: $ty::RESERVED_MASK as u64,
-            ignored_mask: $ty::IGNORED_MASK as u64,
-            writable_mask: $ty::WRITABLE_MASK as u64,
-            description: $desc.trim_ascii_start(),
-            sources: &[$($src),*],
-            addresses: $crate::support::addresses(&[$(
-                $($crate::support::AddressInfo { name: $aname1, instance: $inst, index: 0, location: location!($sp1 $loc1), source: $asrc1 },)?
-                $($($crate::support::AddressInfo { name: $aname, instance: $inst, index: $idx, location: location!($sp $loc), source: $asrc },)+)?
-            )*], &[$($reason)?]),
-            fields: $ty::FIELDS,
-            notes: &[$($crate::support::NoteInfo { kind: $nkind, title: $ntitle, text: $ntext }),*],
-        };
-    };
-    (@space MSR) => { $crate::support::Space::Msr };
-    (@space PCI) => { $crate::support::Space::Pci };
-}
-
-/// A unit's typed events: an `Event` type whose values only this unit's counter controls take
-/// (`with_event`), with a constant per event.
-// A spec tree with no event lists (the test fixtures) never invokes it.
-#[allow(unused_macros)]
-macro_rules! unit_events {
-    ([$($ctl:ident $ext:ident),+], [$($ident:ident = $name:literal $code:literal $umask:literal $ext_sel:literal $counters:literal $filters:literal),* $(,)?]) => {
-        /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-        /// an event of one unit cannot be programmed into another's counter.
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
-        pub struct Event(&'static $crate::support::EventInfo);
-
-        impl Event {
-            $(
-                #[doc = concat!("`", $name, "`: event select ", stringify!($code), ", umask ", stringify!($umask), ", counters ", stringify!($counters), " (bit n: counter n).")]
-                pub const $ident: Event = Event(&$crate::support::EventInfo { name: $name, code: $code, umask: $umask, ext_sel: $ext_sel, counters: $counters, filters: $filters });
-            )*
-        }
-
-        impl Event {
-            /// Every event of the unit.
-            pub const ALL: &'static [Event] = &[$(Event::$ident),*];
-            /// The event's facts.
-            pub const fn info(self) -> &'static $crate::support::EventInfo {
-                self.0
-            }
-            /// Whether counter `n` may count it.
-            pub const fn can_count_on(self, n: u32) -> bool {
-                self.0.can_count_on(n)
-            }
-        }
-
-        const EVENT_INFOS: &[&$crate::support::EventInfo] = &[$(Event::$ident.0),*];
-
-        $(unit_events!(@with $ctl $ext);)+
-    };
-    (@with $ctl:ident ext) => {
-        impl $ctl {
-            /// This value set to count `event`: its event select, umask and extension bit.
-            #[inline]
-            pub const fn with_event(self, event: Event) -> Self {
-                self.with_ev_sel(event.0.code).with_umask(event.0.umask).with_ev_sel_ext(event.0.ext_sel)
-            }
-        }
-    };
-    (@with $ctl:ident ext_noumask) => {
-        impl $ctl {
-            /// This value set to count `event`: its event select and extension bit (this box has
-            /// no unit mask; the events it takes have umask 0).
-            #[inline]
-            pub const fn with_event(self, event: Event) -> Self {
-                self.with_ev_sel(event.0.code).with_ev_sel_ext(event.0.ext_sel)
-            }
-        }
-    };
-    (@with $ctl:ident noext_noumask) => {
-        impl $ctl {
-            /// This value set to count `event`: its event select (this box has no unit mask).
-            #[inline]
-            pub const fn with_event(self, event: Event) -> Self {
-                self.with_ev_sel(event.0.code)
-            }
-        }
-    };
-    (@with $ctl:ident noext) => {
-        impl $ctl {
-            /// This value set to count `event`: its event select and umask.
-            #[inline]
-            pub const fn with_event(self, event: Event) -> Self {
-                self.with_ev_sel(event.0.code).with_umask(event.0.umask)
-            }
-        }
     };
 }
 
+register_value! {
+    /// The value of a 32-bit register of layout `L` (most PCI registers).
+    Reg32(u32)
+}
+
+register_value! {
+    /// The value of a 64-bit register of layout `L` (MSRs and 64-bit PCI counters).
+    Reg64(u64)
+}

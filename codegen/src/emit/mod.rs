@@ -8,6 +8,7 @@
 pub mod c;
 pub mod docs;
 pub mod json;
+pub mod layout;
 pub mod rust;
 pub mod structure;
 pub mod svg;
@@ -79,7 +80,7 @@ fn unit_files(
 ) -> Result<Vec<(String, String)>, tera::Error> {
     let mut files = vec![(
         format!("src/{}/{}.rs", p.module, u.module),
-        rust::unit_module_text(p, u),
+        layout::unit_module_text(p, u),
     )];
     for (path, content) in docs.unit(p, u)? {
         files.push((format!("docs/{path}"), content));

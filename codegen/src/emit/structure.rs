@@ -10,27 +10,11 @@ use quote::{format_ident, quote};
 
 use super::rust::{inner_docs, outer_docs};
 use crate::model::pmu::*;
-use crate::model::{Field, Processor, Register, Unit};
+use crate::model::{Processor, Register, Unit};
 
 /// An unsuffixed integer literal (`4`, not `4u32`).
 fn num(v: u32) -> Literal {
     Literal::u32_unsuffixed(v)
-}
-
-/// ` role Enable [0, 1]` for a field with a role, `""` otherwise (see `register!`).
-pub fn role_suffix(f: &Field) -> String {
-    match &f.role {
-        None => String::new(),
-        Some(r) => format!(
-            " role {} [{}]",
-            r.role.variant(),
-            r.counters
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// The name of a unit's `PmuInfo` static in its processor's `pmu` module (`CBOX`).

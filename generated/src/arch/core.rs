@@ -6,301 +6,916 @@
 //!
 //! Instances: CPU.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.
-    pub struct Ia32Pmc(u64): "IA32_PMC{n}", MSR[8], unit "CORE" of "architectural", static IA32_PMC_INFO;
-    count_cpuid "0AH.EAX[15:8]";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14";
-    note "info" "Address source": "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.";
-    note "info" "Write behaviour (SDM 18.2.5)": "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.";
-    /// Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31).
-    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
-    "CPU": const IA32_PMC: [Msr<Ia32Pmc>; 8] = [0: msr(0xC1) "IA32_PMC0" from "linux-msr-index", 1: msr(0xC2) "IA32_PMC1" from "linux-msr-index", 2: msr(0xC3) "IA32_PMC2" from "linux-msr-index", 3: msr(0xC4) "IA32_PMC3" from "linux-msr-index", 4: msr(0xC5) "IA32_PMC4" from "linux-msr-index", 5: msr(0xC6) "IA32_PMC5" from "linux-msr-index", 6: msr(0xC7) "IA32_PMC6" from "linux-msr-index", 7: msr(0xC8) "IA32_PMC7" from "linux-msr-index"];
+/// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX\[15:8\] counters exist. The implemented width is CPUID.0AH:EAX\[23:16\] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.
+///
+/// `IA32_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields, masks and sources: [`Ia32PmcLayout`].
+///
+/// **Address source** (info): msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive.
+///
+/// **Write behaviour (SDM 18.2.5)** (info): The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX\[31:0\]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it.
+pub type Ia32Pmc = Reg64<Ia32PmcLayout>;
+
+/// The layout of [`Ia32Pmc`] (`IA32_PMC{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14
+pub enum Ia32PmcLayout {}
+
+impl Layout for Ia32PmcLayout {
+    const INFO: &'static RegisterInfo = &IA32_PMC_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31).", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
 }
 
-register! {
-    /// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.
-    pub struct Ia32APmc(u64): "IA32_A_PMC{n}", MSR[8], unit "CORE" of "architectural", static IA32_A_PMC_INFO;
-    count_cpuid "0AH.EAX[15:8]";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14";
-    note "info" "Address source": "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.";
-    /// The same event count as IA32_PMC{n}, written at full width.
-    bits 63:0 rw-v count: u64 = 0x0 { get: count, with: with_count };
-    "CPU": const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [0: msr(0x4C1) "IA32_A_PMC0" from "linux-msr-index", 1: msr(0x4C2) "IA32_A_PMC1" from "linux-msr-index", 2: msr(0x4C3) "IA32_A_PMC2" from "linux-msr-index", 3: msr(0x4C4) "IA32_A_PMC3" from "linux-msr-index", 4: msr(0x4C5) "IA32_A_PMC4" from "linux-msr-index", 5: msr(0x4C6) "IA32_A_PMC5" from "linux-msr-index", 6: msr(0x4C7) "IA32_A_PMC6" from "linux-msr-index", 7: msr(0x4C8) "IA32_A_PMC7" from "linux-msr-index"];
+impl Ia32Pmc {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Event count. Hardware increments it while the paired event selector and the global enable allow; software may read or preload it (see the register description for how writes are sign-extended from bit 31).
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
-register! {
-    /// Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.
-    pub struct Ia32PerfEvtSel(u64): "IA32_PERFEVTSEL{n}", MSR[8], unit "CORE" of "architectural", static IA32_PERF_EVT_SEL_INFO;
-    count_cpuid "0AH.EAX[15:8]";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9";
-    source "Linux kernel, arch/x86/include/asm/perf_event.h";
-    note "info" "Address source and later extensions": "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.";
-    bits 63:32 rsv "rsv" = 0x0;
-    /// Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.
-    bits 31:24 rw cmask: u8 = 0x0, role Threshold [] { get: cmask, with: with_cmask };
-    /// Invert the sense of the cmask comparison.
-    bit 23 rw inv: bool = 0x0, role Invert [] { get: inv, with: with_inv };
-    /// Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    /// AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1.
-    bit 21 rw any_thread: bool = 0x0, role AnyThread [] { get: any_thread, with: with_any_thread };
-    /// Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
-    bit 20 rw int: bool = 0x0, role OverflowEnable [] { get: int, with: with_int };
-    /// Pin control: toggle the PMi pin on event occurrences or counter overflow.
-    bit 19 rw pc: bool = 0x0 { get: pc, with: with_pc };
-    /// Edge detect: count rising edges of the event condition instead of every cycle it is true.
-    bit 18 rw edge: bool = 0x0, role Edge [] { get: edge, with: with_edge };
-    /// Count while the logical processor runs at privilege level 0.
-    bit 17 rw os: bool = 0x0, role Kernel [] { get: os, with: with_os };
-    /// Count while the logical processor runs at privilege levels 1, 2 or 3.
-    bit 16 rw usr: bool = 0x0, role User [] { get: usr, with: with_usr };
-    /// Unit mask: qualifies which conditions of the selected event are counted.
-    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
-    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "CPU": const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [0: msr(0x186) "IA32_PERFEVTSEL0" from "linux-msr-index", 1: msr(0x187) "IA32_PERFEVTSEL1" from "linux-msr-index", 2: msr(0x188) "IA32_PERFEVTSEL2" from "linux-msr-index", 3: msr(0x189) "IA32_PERFEVTSEL3" from "linux-msr-index", 4: msr(0x18A) "IA32_PERFEVTSEL4" from "linux-msr-index", 5: msr(0x18B) "IA32_PERFEVTSEL5" from "linux-msr-index", 6: msr(0x18C) "IA32_PERFEVTSEL6" from "linux-msr-index", 7: msr(0x18D) "IA32_PERFEVTSEL7" from "linux-msr-index"];
+/// `IA32_PMC{n}` of instance CPU.
+pub const IA32_PMC: [Msr<Ia32Pmc>; 8] = [Msr::new(0xC1, "IA32_PMC0"), Msr::new(0xC2, "IA32_PMC1"), Msr::new(0xC3, "IA32_PMC2"), Msr::new(0xC4, "IA32_PMC3"), Msr::new(0xC5, "IA32_PMC4"), Msr::new(0xC6, "IA32_PMC5"), Msr::new(0xC7, "IA32_PMC6"), Msr::new(0xC8, "IA32_PMC7")];
+
+static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PMC{n}", type_name: "Ia32Pmc",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
+    reset: Ia32PmcLayout::RESET, reserved_mask: Ia32PmcLayout::RESERVED_MASK, ignored_mask: Ia32PmcLayout::IGNORED_MASK, writable_mask: Ia32PmcLayout::WRITABLE_MASK,
+    description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PMC0", instance: "CPU", index: 0, location: Location::Msr(0xC1), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC1", instance: "CPU", index: 1, location: Location::Msr(0xC2), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC2", instance: "CPU", index: 2, location: Location::Msr(0xC3), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC3", instance: "CPU", index: 3, location: Location::Msr(0xC4), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC4", instance: "CPU", index: 4, location: Location::Msr(0xC5), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC5", instance: "CPU", index: 5, location: Location::Msr(0xC6), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC6", instance: "CPU", index: 6, location: Location::Msr(0xC7), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PMC7", instance: "CPU", index: 7, location: Location::Msr(0xC8), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PmcLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address source", text: "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive." },
+        NoteInfo { kind: "info", title: "Write behaviour (SDM 18.2.5)", text: "The SDM excerpt (p. 18-14) states that the value a WRMSR places in IA32_PMCx is the 64-bit sign extension of EAX[31:0]. We keep the field as one rw-v count and record the write rule in the description, since the layout cannot express it." },
+    ],
+};
+
+/// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX\[23:16\] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX\[15:8\] exist and bits above the counter width read as zero.
+///
+/// `IA32_A_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields, masks and sources: [`Ia32APmcLayout`].
+///
+/// **Address source** (info): msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 ("alternative perfctr range with full access"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.
+pub type Ia32APmc = Reg64<Ia32APmcLayout>;
+
+/// The layout of [`Ia32APmc`] (`IA32_A_PMC{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14
+pub enum Ia32APmcLayout {}
+
+impl Layout for Ia32APmcLayout {
+    const INFO: &'static RegisterInfo = &IA32_A_PMC_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "The same event count as IA32_PMC{n}, written at full width.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
 }
 
-register! {
-    /// Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).
-    pub struct Ia32FixedCtr(u64): "IA32_FIXED_CTR{n}", MSR[3], unit "CORE" of "architectural", static IA32_FIXED_CTR_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    note "info" "Address source; no count-cpuid": "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.";
-    /// Event count; hardware increments it, software may read or preload it.
-    bits 63:0 rw-v count: u64 = 0x0, role Count [] { get: count, with: with_count };
-    "CPU": const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [0: msr(0x309) "IA32_FIXED_CTR0" from "linux-msr-index", 1: msr(0x30A) "IA32_FIXED_CTR1" from "linux-msr-index", 2: msr(0x30B) "IA32_FIXED_CTR2" from "linux-msr-index"];
+impl Ia32APmc {
+    /// `count` (bits 63:0, rw-v, reset 0x0): The same event count as IA32_PMC{n}, written at full width.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
-field_enum! {
-    /// Values of `IA32_FIXED_CTR_CTRL.en2` (bits 9:8).
-    pub enum Ia32FixedCtrCtrlEn2 {
-        /// counter stopped
-        Disabled = 0 "disabled",
-        /// count at ring 0 only
-        Os = 1 "os",
-        /// count at rings above 0 only
-        Usr = 2 "usr",
-        /// count at every privilege level
-        All = 3 "all",
+/// `IA32_A_PMC{n}` of instance CPU.
+pub const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [Msr::new(0x4C1, "IA32_A_PMC0"), Msr::new(0x4C2, "IA32_A_PMC1"), Msr::new(0x4C3, "IA32_A_PMC2"), Msr::new(0x4C4, "IA32_A_PMC3"), Msr::new(0x4C5, "IA32_A_PMC4"), Msr::new(0x4C6, "IA32_A_PMC5"), Msr::new(0x4C7, "IA32_A_PMC6"), Msr::new(0x4C8, "IA32_A_PMC7")];
+
+static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_A_PMC{n}", type_name: "Ia32APmc",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
+    reset: Ia32APmcLayout::RESET, reserved_mask: Ia32APmcLayout::RESERVED_MASK, ignored_mask: Ia32APmcLayout::IGNORED_MASK, writable_mask: Ia32APmcLayout::WRITABLE_MASK,
+    description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_A_PMC0", instance: "CPU", index: 0, location: Location::Msr(0x4C1), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC1", instance: "CPU", index: 1, location: Location::Msr(0x4C2), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC2", instance: "CPU", index: 2, location: Location::Msr(0x4C3), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC3", instance: "CPU", index: 3, location: Location::Msr(0x4C4), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC4", instance: "CPU", index: 4, location: Location::Msr(0x4C5), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC5", instance: "CPU", index: 5, location: Location::Msr(0x4C6), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC6", instance: "CPU", index: 6, location: Location::Msr(0x4C7), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_A_PMC7", instance: "CPU", index: 7, location: Location::Msr(0x4C8), source: "linux-msr-index" },
+    ]),
+    fields: Ia32APmcLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address source", text: "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing." },
+    ],
+};
+
+/// Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX\[15:8\] selectors exist.
+///
+/// `IA32_PERFEVTSEL{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields, masks and sources: [`Ia32PerfEvtSelLayout`].
+///
+/// **Address source and later extensions** (info): msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_\* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here.
+pub type Ia32PerfEvtSel = Reg64<Ia32PerfEvtSelLayout>;
+
+/// The layout of [`Ia32PerfEvtSel`] (`IA32_PERFEVTSEL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9
+/// - Linux kernel, arch/x86/include/asm/perf_event.h
+pub enum Ia32PerfEvtSelLayout {}
+
+impl Layout for Ia32PerfEvtSelLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_EVT_SEL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "cmask", ident: "cmask", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "inv", ident: "inv", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Invert the sense of the cmask comparison.", values: &[], repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "any_thread", ident: "any_thread", lsb: 21, msb: 21, access: Access::Rw, reset: 0x0, description: "AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1.", values: &[], repeat: None, role: Some(Role::AnyThread), counters: &[] },
+        FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Raise a performance-monitoring interrupt through the local APIC when the counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "pc", ident: "pc", lsb: 19, msb: 19, access: Access::Rw, reset: 0x0, description: "Pin control: toggle the PMi pin on event occurrences or counter overflow.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Edge detect: count rising edges of the event condition instead of every cycle it is true.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Count while the logical processor runs at privilege level 0.", values: &[], repeat: None, role: Some(Role::Kernel), counters: &[] },
+        FieldInfo { name: "usr", ident: "usr", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Count while the logical processor runs at privilege levels 1, 2 or 3.", values: &[], repeat: None, role: Some(Role::User), counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Unit mask: qualifies which conditions of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+}
+
+impl Ia32PerfEvtSel {
+    /// `cmask` (bits 31:24, rw, reset 0x0): Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.
+    #[inline] pub const fn cmask(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `cmask` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_cmask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `inv` (bit 23, rw, reset 0x0): Invert the sense of the cmask comparison.
+    #[inline] pub const fn inv(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
+    /// This value with `inv` (bit 23) set to `v`.
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
+    /// `en` (bit 22, rw, reset 0x0): Enable the counter. Counting also needs the matching enable bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `any_thread` (bit 21, rw, reset 0x0): AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX\[15\] = 1.
+    #[inline] pub const fn any_thread(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `any_thread` (bit 21) set to `v`.
+    #[inline] pub const fn with_any_thread(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `int` (bit 20, rw, reset 0x0): Raise a performance-monitoring interrupt through the local APIC when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `int` (bit 20) set to `v`.
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `pc` (bit 19, rw, reset 0x0): Pin control: toggle the PMi pin on event occurrences or counter overflow.
+    #[inline] pub const fn pc(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// This value with `pc` (bit 19) set to `v`.
+    #[inline] pub const fn with_pc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `edge` (bit 18, rw, reset 0x0): Edge detect: count rising edges of the event condition instead of every cycle it is true.
+    #[inline] pub const fn edge(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `os` (bit 17, rw, reset 0x0): Count while the logical processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `os` (bit 17) set to `v`.
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `usr` (bit 16, rw, reset 0x0): Count while the logical processor runs at privilege levels 1, 2 or 3.
+    #[inline] pub const fn usr(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `usr` (bit 16) set to `v`.
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: qualifies which conditions of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: which event logic unit the counter observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `IA32_PERFEVTSEL{n}` of instance CPU.
+pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [Msr::new(0x186, "IA32_PERFEVTSEL0"), Msr::new(0x187, "IA32_PERFEVTSEL1"), Msr::new(0x188, "IA32_PERFEVTSEL2"), Msr::new(0x189, "IA32_PERFEVTSEL3"), Msr::new(0x18A, "IA32_PERFEVTSEL4"), Msr::new(0x18B, "IA32_PERFEVTSEL5"), Msr::new(0x18C, "IA32_PERFEVTSEL6"), Msr::new(0x18D, "IA32_PERFEVTSEL7")];
+
+static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERFEVTSEL{n}", type_name: "Ia32PerfEvtSel",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
+    reset: Ia32PerfEvtSelLayout::RESET, reserved_mask: Ia32PerfEvtSelLayout::RESERVED_MASK, ignored_mask: Ia32PerfEvtSelLayout::IGNORED_MASK, writable_mask: Ia32PerfEvtSelLayout::WRITABLE_MASK,
+    description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERFEVTSEL0", instance: "CPU", index: 0, location: Location::Msr(0x186), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL1", instance: "CPU", index: 1, location: Location::Msr(0x187), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL2", instance: "CPU", index: 2, location: Location::Msr(0x188), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL3", instance: "CPU", index: 3, location: Location::Msr(0x189), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL4", instance: "CPU", index: 4, location: Location::Msr(0x18A), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL5", instance: "CPU", index: 5, location: Location::Msr(0x18B), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL6", instance: "CPU", index: 6, location: Location::Msr(0x18C), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_PERFEVTSEL7", instance: "CPU", index: 7, location: Location::Msr(0x18D), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfEvtSelLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address source and later extensions", text: "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here." },
+    ],
+};
+
+/// Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX\[12:5\] bits; bits above that width read as zero. CPUID.0AH:EDX\[4:0\] reports how many fixed counters exist (three are described here).
+///
+/// `IA32_FIXED_CTR{n}`: 64-bit MSR register of the CORE unit (architectural), 3 per instance. Fields, masks and sources: [`Ia32FixedCtrLayout`].
+///
+/// **Address source; no count-cpuid** (info): msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX\[4:0\], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact.
+pub type Ia32FixedCtr = Reg64<Ia32FixedCtrLayout>;
+
+/// The layout of [`Ia32FixedCtr`] (`IA32_FIXED_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7
+pub enum Ia32FixedCtrLayout {}
+
+impl Layout for Ia32FixedCtrLayout {
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Event count; hardware increments it, software may read or preload it.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl Ia32FixedCtr {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read or preload it.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `IA32_FIXED_CTR{n}` of instance CPU.
+pub const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [Msr::new(0x309, "IA32_FIXED_CTR0"), Msr::new(0x30A, "IA32_FIXED_CTR1"), Msr::new(0x30B, "IA32_FIXED_CTR2")];
+
+static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_FIXED_CTR{n}", type_name: "Ia32FixedCtr",
+    width: 64, space: Space::Msr, count: 3, count_cpuid: None,
+    reset: Ia32FixedCtrLayout::RESET, reserved_mask: Ia32FixedCtrLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrLayout::WRITABLE_MASK,
+    description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR0", instance: "CPU", index: 0, location: Location::Msr(0x309), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_FIXED_CTR1", instance: "CPU", index: 1, location: Location::Msr(0x30A), source: "linux-msr-index" },
+        AddressInfo { name: "IA32_FIXED_CTR2", instance: "CPU", index: 2, location: Location::Msr(0x30B), source: "linux-msr-index" },
+    ]),
+    fields: Ia32FixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address source; no count-cpuid", text: "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact." },
+    ],
+};
+
+/// Values of `IA32_FIXED_CTR_CTRL.en2` (bits 9:8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn2 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn2 {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-field_enum! {
-    /// Values of `IA32_FIXED_CTR_CTRL.en1` (bits 5:4).
-    pub enum Ia32FixedCtrCtrlEn1 {
-        /// counter stopped
-        Disabled = 0 "disabled",
-        /// count at ring 0 only
-        Os = 1 "os",
-        /// count at rings above 0 only
-        Usr = 2 "usr",
-        /// count at every privilege level
-        All = 3 "all",
+
+/// Values of `IA32_FIXED_CTR_CTRL.en1` (bits 5:4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn1 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn1 {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-field_enum! {
-    /// Values of `IA32_FIXED_CTR_CTRL.en0` (bits 1:0).
-    pub enum Ia32FixedCtrCtrlEn0 {
-        /// counter stopped
-        Disabled = 0 "disabled",
-        /// count at ring 0 only
-        Os = 1 "os",
-        /// count at rings above 0 only
-        Usr = 2 "usr",
-        /// count at every privilege level
-        All = 3 "all",
+
+/// Values of `IA32_FIXED_CTR_CTRL.en0` (bits 1:0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn0 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn0 {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
-    pub struct Ia32FixedCtrCtrl(u64): "IA32_FIXED_CTR_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_FIXED_CTR_CTRL_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9";
-    note "info" "Blocks beyond counter 2": "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1.";
-    bits 63:12 rsv "rsv" = 0x0;
-    /// Raise a PMI when IA32_FIXED_CTR2 overflows.
-    bit 11 rw en2_pmi: bool = 0x0, role OverflowEnable [34] { get: en2_pmi, with: with_en2_pmi };
-    /// Count IA32_FIXED_CTR2's event on every logical processor of the core.
-    bit 10 rw any_thread2: bool = 0x0, role AnyThread [34] { get: any_thread2, with: with_any_thread2 };
-    /// Privilege levels at which IA32_FIXED_CTR2 counts.
-    bits 9:8 rw en2: Ia32FixedCtrCtrlEn2 = 0x0, values Ia32FixedCtrCtrlEn2::VALUES, role RingEnable [34] { get: en2, with: with_en2 };
-    /// Raise a PMI when IA32_FIXED_CTR1 overflows.
-    bit 7 rw en1_pmi: bool = 0x0, role OverflowEnable [33] { get: en1_pmi, with: with_en1_pmi };
-    /// Count IA32_FIXED_CTR1's event on every logical processor of the core.
-    bit 6 rw any_thread1: bool = 0x0, role AnyThread [33] { get: any_thread1, with: with_any_thread1 };
-    /// Privilege levels at which IA32_FIXED_CTR1 counts.
-    bits 5:4 rw en1: Ia32FixedCtrCtrlEn1 = 0x0, values Ia32FixedCtrCtrlEn1::VALUES, role RingEnable [33] { get: en1, with: with_en1 };
-    /// Raise a PMI when IA32_FIXED_CTR0 overflows.
-    bit 3 rw en0_pmi: bool = 0x0, role OverflowEnable [32] { get: en0_pmi, with: with_en0_pmi };
-    /// Count IA32_FIXED_CTR0's event on every logical processor of the core.
-    bit 2 rw any_thread0: bool = 0x0, role AnyThread [32] { get: any_thread0, with: with_any_thread0 };
-    /// Privilege levels at which IA32_FIXED_CTR0 counts.
-    bits 1:0 rw en0: Ia32FixedCtrCtrlEn0 = 0x0, values Ia32FixedCtrCtrlEn0::VALUES, role RingEnable [32] { get: en0, with: with_en0 };
-    "CPU": const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = msr(0x38D) "IA32_FIXED_CTR_CTRL" from "linux-msr-index";
+
+/// Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
+///
+/// `IA32_FIXED_CTR_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32FixedCtrCtrlLayout`].
+///
+/// **Blocks beyond counter 2** (info): Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX\[15\] = 1.
+pub type Ia32FixedCtrCtrl = Reg64<Ia32FixedCtrCtrlLayout>;
+
+/// The layout of [`Ia32FixedCtrCtrl`] (`IA32_FIXED_CTR_CTRL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9
+pub enum Ia32FixedCtrCtrlLayout {}
+
+impl Layout for Ia32FixedCtrCtrlLayout {
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_CTRL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 12, msb: 63, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en2_pmi", ident: "en2_pmi", lsb: 11, msb: 11, access: Access::Rw, reset: 0x0, description: "Raise a PMI when IA32_FIXED_CTR2 overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[34] },
+        FieldInfo { name: "any_thread2", ident: "any_thread2", lsb: 10, msb: 10, access: Access::Rw, reset: 0x0, description: "Count IA32_FIXED_CTR2's event on every logical processor of the core.", values: &[], repeat: None, role: Some(Role::AnyThread), counters: &[34] },
+        FieldInfo { name: "en2", ident: "en2", lsb: 8, msb: 9, access: Access::Rw, reset: 0x0, description: "Privilege levels at which IA32_FIXED_CTR2 counts.", values: Ia32FixedCtrCtrlEn2::VALUES, repeat: None, role: Some(Role::RingEnable), counters: &[34] },
+        FieldInfo { name: "en1_pmi", ident: "en1_pmi", lsb: 7, msb: 7, access: Access::Rw, reset: 0x0, description: "Raise a PMI when IA32_FIXED_CTR1 overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[33] },
+        FieldInfo { name: "any_thread1", ident: "any_thread1", lsb: 6, msb: 6, access: Access::Rw, reset: 0x0, description: "Count IA32_FIXED_CTR1's event on every logical processor of the core.", values: &[], repeat: None, role: Some(Role::AnyThread), counters: &[33] },
+        FieldInfo { name: "en1", ident: "en1", lsb: 4, msb: 5, access: Access::Rw, reset: 0x0, description: "Privilege levels at which IA32_FIXED_CTR1 counts.", values: Ia32FixedCtrCtrlEn1::VALUES, repeat: None, role: Some(Role::RingEnable), counters: &[33] },
+        FieldInfo { name: "en0_pmi", ident: "en0_pmi", lsb: 3, msb: 3, access: Access::Rw, reset: 0x0, description: "Raise a PMI when IA32_FIXED_CTR0 overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[32] },
+        FieldInfo { name: "any_thread0", ident: "any_thread0", lsb: 2, msb: 2, access: Access::Rw, reset: 0x0, description: "Count IA32_FIXED_CTR0's event on every logical processor of the core.", values: &[], repeat: None, role: Some(Role::AnyThread), counters: &[32] },
+        FieldInfo { name: "en0", ident: "en0", lsb: 0, msb: 1, access: Access::Rw, reset: 0x0, description: "Privilege levels at which IA32_FIXED_CTR0 counts.", values: Ia32FixedCtrCtrlEn0::VALUES, repeat: None, role: Some(Role::RingEnable), counters: &[32] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffffffffff000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfff;
 }
 
-register! {
-    /// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
-    pub struct Ia32PerfGlobalStatus(u64): "IA32_PERF_GLOBAL_STATUS", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_STATUS_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12";
-    source "Linux kernel, arch/x86/include/asm/perf_event.h";
-    note "info" "Sources of the upper status bits": "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three.";
-    /// CondChgd: some status bit of this register has changed state.
-    bit 63 ro-v cond_chgd: bool = 0x0 { get: cond_chgd };
-    /// OvfBuf: the DS save area (PEBS) buffer has overflowed.
-    bit 62 ro-v ovf_buf: bool = 0x0 { get: ovf_buf };
-    /// Ovf_Uncore: an uncore counter overflowed (version 3 and later).
-    bit 61 ro-v ovf_uncore: bool = 0x0 { get: ovf_uncore };
-    /// ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1.
-    bit 60 ro-v asci: bool = 0x0 { get: asci };
-    /// CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4).
-    bit 59 ro-v ctr_frz: bool = 0x0 { get: ctr_frz };
-    /// LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).
-    bit 58 ro-v lbr_frz: bool = 0x0 { get: lbr_frz };
-    bits 57:56 rsv "rsv" = 0x0;
-    /// Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up.
-    bit 55 ro-v trace_topa_pmi: bool = 0x0 { get: trace_topa_pmi };
-    bits 54:49 rsv "rsv" = 0x0;
-    /// PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    bit 48 ro-v perf_metrics_ovf: bool = 0x0 { get: perf_metrics_ovf };
-    bits 47:35 rsv "rsv" = 0x0;
-    /// IA32_FIXED_CTR2 overflowed.
-    bit 34 ro-v ovf_fixed_ctr2: bool = 0x0, role Overflow [34] { get: ovf_fixed_ctr2 };
-    /// IA32_FIXED_CTR1 overflowed.
-    bit 33 ro-v ovf_fixed_ctr1: bool = 0x0, role Overflow [33] { get: ovf_fixed_ctr1 };
-    /// IA32_FIXED_CTR0 overflowed.
-    bit 32 ro-v ovf_fixed_ctr0: bool = 0x0, role Overflow [32] { get: ovf_fixed_ctr0 };
-    /// Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 ro-v ovf_pmc "Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ovf_pmc };
-    "CPU": const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = msr(0x38E) "IA32_PERF_GLOBAL_STATUS" from "linux-msr-index";
+impl Ia32FixedCtrCtrl {
+    /// `en2_pmi` (bit 11, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR2 overflows.
+    #[inline] pub const fn en2_pmi(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
+    /// This value with `en2_pmi` (bit 11) set to `v`.
+    #[inline] pub const fn with_en2_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
+    /// `any_thread2` (bit 10, rw, reset 0x0): Count IA32_FIXED_CTR2's event on every logical processor of the core.
+    #[inline] pub const fn any_thread2(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
+    /// This value with `any_thread2` (bit 10) set to `v`.
+    #[inline] pub const fn with_any_thread2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
+    /// `en2` (bits 9:8, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR2 counts.
+    #[inline] pub const fn en2(self) -> Ia32FixedCtrCtrlEn2 { Ia32FixedCtrCtrlEn2::from_bits(get_bits(self.raw64(), 9, 8) as u8) }
+    /// This value with `en2` (bits 9:8) set to `v`.
+    #[inline] pub const fn with_en2(self, v: Ia32FixedCtrCtrlEn2) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 8, v.bits() as u64)) }
+    /// `en1_pmi` (bit 7, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR1 overflows.
+    #[inline] pub const fn en1_pmi(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
+    /// This value with `en1_pmi` (bit 7) set to `v`.
+    #[inline] pub const fn with_en1_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
+    /// `any_thread1` (bit 6, rw, reset 0x0): Count IA32_FIXED_CTR1's event on every logical processor of the core.
+    #[inline] pub const fn any_thread1(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
+    /// This value with `any_thread1` (bit 6) set to `v`.
+    #[inline] pub const fn with_any_thread1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
+    /// `en1` (bits 5:4, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR1 counts.
+    #[inline] pub const fn en1(self) -> Ia32FixedCtrCtrlEn1 { Ia32FixedCtrCtrlEn1::from_bits(get_bits(self.raw64(), 5, 4) as u8) }
+    /// This value with `en1` (bits 5:4) set to `v`.
+    #[inline] pub const fn with_en1(self, v: Ia32FixedCtrCtrlEn1) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 4, v.bits() as u64)) }
+    /// `en0_pmi` (bit 3, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR0 overflows.
+    #[inline] pub const fn en0_pmi(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
+    /// This value with `en0_pmi` (bit 3) set to `v`.
+    #[inline] pub const fn with_en0_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
+    /// `any_thread0` (bit 2, rw, reset 0x0): Count IA32_FIXED_CTR0's event on every logical processor of the core.
+    #[inline] pub const fn any_thread0(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
+    /// This value with `any_thread0` (bit 2) set to `v`.
+    #[inline] pub const fn with_any_thread0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// `en0` (bits 1:0, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR0 counts.
+    #[inline] pub const fn en0(self) -> Ia32FixedCtrCtrlEn0 { Ia32FixedCtrCtrlEn0::from_bits(get_bits(self.raw64(), 1, 0) as u8) }
+    /// This value with `en0` (bits 1:0) set to `v`.
+    #[inline] pub const fn with_en0(self, v: Ia32FixedCtrCtrlEn0) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v.bits() as u64)) }
 }
 
-register! {
-    /// Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.
-    pub struct Ia32PerfGlobalCtrl(u64): "IA32_PERF_GLOBAL_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_CTRL_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7";
-    note "info" "Reset value of the PMC enables": "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold.";
-    note "info" "Bit 48": "Bit 48 comes from Linux perf_event.h (GLOBAL_CTRL_EN_PERF_METRICS = BIT_ULL(48)); the SDM excerpt we hold predates it.";
-    bits 63:49 rsv "rsv" = 0x0;
-    /// Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    bit 48 rw en_perf_metrics: bool = 0x0 { get: en_perf_metrics, with: with_en_perf_metrics };
-    bits 47:35 rsv "rsv" = 0x0;
-    /// Enable IA32_FIXED_CTR2.
-    bit 34 rw en_fixed_ctr2: bool = 0x0, role CounterEnable [34] { get: en_fixed_ctr2, with: with_en_fixed_ctr2 };
-    /// Enable IA32_FIXED_CTR1.
-    bit 33 rw en_fixed_ctr1: bool = 0x0, role CounterEnable [33] { get: en_fixed_ctr1, with: with_en_fixed_ctr1 };
-    /// Enable IA32_FIXED_CTR0.
-    bit 32 rw en_fixed_ctr0: bool = 0x0, role CounterEnable [32] { get: en_fixed_ctr0, with: with_en_fixed_ctr0 };
-    /// Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 rw pmc_en "PMC{n}_EN": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: pmc_en, with: with_pmc_en };
-    "CPU": const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = msr(0x38F) "IA32_PERF_GLOBAL_CTRL" from "linux-msr-index";
+/// `IA32_FIXED_CTR_CTRL` of instance CPU.
+pub const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = Msr::new(0x38D, "IA32_FIXED_CTR_CTRL");
+
+static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_FIXED_CTR_CTRL", type_name: "Ia32FixedCtrCtrl",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
+    description: "Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38D), source: "linux-msr-index" },
+    ]),
+    fields: Ia32FixedCtrCtrlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Blocks beyond counter 2", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
+    ],
+};
+
+/// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
+///
+/// `IA32_PERF_GLOBAL_STATUS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32PerfGlobalStatusLayout`].
+///
+/// **Sources of the upper status bits** (info): Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three.
+pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
+
+/// The layout of [`Ia32PerfGlobalStatus`] (`IA32_PERF_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12
+/// - Linux kernel, arch/x86/include/asm/perf_event.h
+pub enum Ia32PerfGlobalStatusLayout {}
+
+impl Layout for Ia32PerfGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "cond_chgd", ident: "cond_chgd", lsb: 63, msb: 63, access: Access::RoV, reset: 0x0, description: "CondChgd: some status bit of this register has changed state.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ovf_buf", ident: "ovf_buf", lsb: 62, msb: 62, access: Access::RoV, reset: 0x0, description: "OvfBuf: the DS save area (PEBS) buffer has overflowed.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ovf_uncore", ident: "ovf_uncore", lsb: 61, msb: 61, access: Access::RoV, reset: 0x0, description: "Ovf_Uncore: an uncore counter overflowed (version 3 and later).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "asci", ident: "asci", lsb: 60, msb: 60, access: Access::RoV, reset: 0x0, description: "ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ctr_frz", ident: "ctr_frz", lsb: 59, msb: 59, access: Access::RoV, reset: 0x0, description: "CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "lbr_frz", ident: "lbr_frz", lsb: 58, msb: 58, access: Access::RoV, reset: 0x0, description: "LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 57, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "trace_topa_pmi", ident: "trace_topa_pmi", lsb: 55, msb: 55, access: Access::RoV, reset: 0x0, description: "Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 49, msb: 54, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "perf_metrics_ovf", ident: "perf_metrics_ovf", lsb: 48, msb: 48, access: Access::RoV, reset: 0x0, description: "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 47, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ovf_fixed_ctr2", ident: "ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::RoV, reset: 0x0, description: "IA32_FIXED_CTR2 overflowed.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[34] },
+        FieldInfo { name: "ovf_fixed_ctr1", ident: "ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::RoV, reset: 0x0, description: "IA32_FIXED_CTR1 overflowed.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[33] },
+        FieldInfo { name: "ovf_fixed_ctr0", ident: "ovf_fixed_ctr0", lsb: 32, msb: 32, access: Access::RoV, reset: 0x0, description: "IA32_FIXED_CTR0 overflowed.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[32] },
+        FieldInfo { name: "Ovf_PMC{n}", ident: "ovf_pmc", lsb: 0, msb: 31, access: Access::RoV, reset: 0x0, description: "Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX[15:8] are reserved.", values: &[], repeat: Some(RepeatInfo { element_width: 1, max_count: 32, count_cpuid: Some("0AH.EAX[15:8]") }), role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x37efff800000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
 }
 
-register! {
-    /// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).
-    pub struct Ia32PerfGlobalOvfCtrl(u64): "IA32_PERF_GLOBAL_OVF_CTRL", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_OVF_CTRL_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8";
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13";
-    note "info" "One register for OVF_CTRL and STATUS_RESET": "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).";
-    note "info" "Bit 48 left reserved": "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved.";
-    /// Clear CondChgd.
-    bit 63 w1c clr_cond_chgd: bool = 0x0 { with: with_clr_cond_chgd };
-    /// Clear OvfBuf (the DS buffer indication).
-    bit 62 w1c clr_ovf_buf: bool = 0x0 { with: with_clr_ovf_buf };
-    /// Clear Ovf_Uncore (version 4).
-    bit 61 w1c clr_ovf_uncore: bool = 0x0 { with: with_clr_ovf_uncore };
-    /// Clear ASCI (version 4).
-    bit 60 w1c clr_asci: bool = 0x0 { with: with_clr_asci };
-    /// Clear CTR_Frz, unfreezing the counters (version 4).
-    bit 59 w1c clr_ctr_frz: bool = 0x0 { with: with_clr_ctr_frz };
-    /// Clear LBR_Frz, unfreezing the LBR stack (version 4).
-    bit 58 w1c clr_lbr_frz: bool = 0x0 { with: with_clr_lbr_frz };
-    bits 57:56 rsv "rsv" = 0x0;
-    /// Clear Trace_ToPA_PMI.
-    bit 55 w1c clr_trace_topa_pmi: bool = 0x0 { with: with_clr_trace_topa_pmi };
-    bits 54:35 rsv "rsv" = 0x0;
-    /// Clear the IA32_FIXED_CTR2 overflow bit.
-    bit 34 w1c clr_ovf_fixed_ctr2: bool = 0x0, role OverflowClear [34] { with: with_clr_ovf_fixed_ctr2 };
-    /// Clear the IA32_FIXED_CTR1 overflow bit.
-    bit 33 w1c clr_ovf_fixed_ctr1: bool = 0x0, role OverflowClear [33] { with: with_clr_ovf_fixed_ctr1 };
-    /// Clear the IA32_FIXED_CTR0 overflow bit.
-    bit 32 w1c clr_ovf_fixed_ctr0: bool = 0x0, role OverflowClear [32] { with: with_clr_ovf_fixed_ctr0 };
-    /// Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 w1c clr_ovf_pmc "Clr_Ovf_PMC{n}": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]", role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ovf_pmc };
-    "CPU": const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = msr(0x390) "IA32_PERF_GLOBAL_OVF_CTRL" from "linux-msr-index";
+impl Ia32PerfGlobalStatus {
+    /// `cond_chgd` (bit 63, ro-v, reset 0x0): CondChgd: some status bit of this register has changed state.
+    #[inline] pub const fn cond_chgd(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
+    /// `ovf_buf` (bit 62, ro-v, reset 0x0): OvfBuf: the DS save area (PEBS) buffer has overflowed.
+    #[inline] pub const fn ovf_buf(self) -> bool { get_bits(self.raw64(), 62, 62) != 0 }
+    /// `ovf_uncore` (bit 61, ro-v, reset 0x0): Ovf_Uncore: an uncore counter overflowed (version 3 and later).
+    #[inline] pub const fn ovf_uncore(self) -> bool { get_bits(self.raw64(), 61, 61) != 0 }
+    /// `asci` (bit 60, ro-v, reset 0x0): ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX\[2\] = 1.
+    #[inline] pub const fn asci(self) -> bool { get_bits(self.raw64(), 60, 60) != 0 }
+    /// `ctr_frz` (bit 59, ro-v, reset 0x0): CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4).
+    #[inline] pub const fn ctr_frz(self) -> bool { get_bits(self.raw64(), 59, 59) != 0 }
+    /// `lbr_frz` (bit 58, ro-v, reset 0x0): LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).
+    #[inline] pub const fn lbr_frz(self) -> bool { get_bits(self.raw64(), 58, 58) != 0 }
+    /// `trace_topa_pmi` (bit 55, ro-v, reset 0x0): Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up.
+    #[inline] pub const fn trace_topa_pmi(self) -> bool { get_bits(self.raw64(), 55, 55) != 0 }
+    /// `perf_metrics_ovf` (bit 48, ro-v, reset 0x0): PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    #[inline] pub const fn perf_metrics_ovf(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
+    /// `ovf_fixed_ctr2` (bit 34, ro-v, reset 0x0): IA32_FIXED_CTR2 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
+    /// `ovf_fixed_ctr1` (bit 33, ro-v, reset 0x0): IA32_FIXED_CTR1 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr1(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
+    /// `ovf_fixed_ctr0` (bit 32, ro-v, reset 0x0): IA32_FIXED_CTR0 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr0(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
+    /// Element `n` of `Ovf_PMC{n}` (bits 31:0, ro-v, reset 0x0): Bit n set: IA32_PMC{n} overflowed. Bits at or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
+    #[inline] pub const fn ovf_pmc(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
 }
 
-register! {
-    /// Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.
-    pub struct Ia32PerfCapabilities(u64): "IA32_PERF_CAPABILITIES", MSR[1], unit "CORE" of "architectural", static IA32_PERF_CAPABILITIES_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106";
-    source "Linux kernel, arch/x86/include/asm/msr-index.h";
-    note "info" "Sources per bit": "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers.";
-    note "source-conflict" "Bit 18 kept reserved": "Linux's union perf_capabilities once named bit 18 anythread_deprecated; a later kernel patch renamed it __reserved and reads AnyThread deprecation from CPUID.0AH:EDX[15] instead. We follow the correction and leave bit 18 reserved.";
-    note "info" "Reset values": "Every field is a read-only, model-fixed capability; the reset attribute of 0 is a placeholder required by the format, not the value a processor reports.";
-    bits 63:20 rsv "rsv" = 0x0;
-    /// RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here.
-    bit 19 ro rdpmc_metrics_clear: bool = 0x0 { get: rdpmc_metrics_clear };
-    bit 18 rsv "rsv" = 0x0;
-    /// PEBS records can carry timing (latency) information.
-    bit 17 ro pebs_timing_info: bool = 0x0 { get: pebs_timing_info };
-    /// PEBS output can be directed into the Intel Processor Trace stream.
-    bit 16 ro pebs_output_pt_avail: bool = 0x0 { get: pebs_output_pt_avail };
-    /// The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.
-    bit 15 ro perf_metrics: bool = 0x0 { get: perf_metrics };
-    /// Adaptive PEBS baseline support.
-    bit 14 ro pebs_baseline: bool = 0x0 { get: pebs_baseline };
-    /// FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up.
-    bit 13 ro fw_write: bool = 0x0 { get: fw_write };
-    /// IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
-    bit 12 ro freeze_while_smm: bool = 0x0 { get: freeze_while_smm };
-    /// Encoding of the PEBS record layout.
-    bits 11:8 ro pebs_fmt: u8 = 0x0 { get: pebs_fmt };
-    /// The PEBS assist saves architectural registers in the record.
-    bit 7 ro pebs_arch_regs: bool = 0x0 { get: pebs_arch_regs };
-    /// PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it.
-    bit 6 ro pebs_trap: bool = 0x0 { get: pebs_trap };
-    /// Encoding of the format of the LBR records.
-    bits 5:0 ro lbr_fmt: u8 = 0x0 { get: lbr_fmt };
-    "CPU": const IA32_PERF_CAPABILITIES: Msr<Ia32PerfCapabilities> = msr(0x345) "IA32_PERF_CAPABILITIES" from "linux-msr-index";
+/// `IA32_PERF_GLOBAL_STATUS` of instance CPU.
+pub const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = Msr::new(0x38E, "IA32_PERF_GLOBAL_STATUS");
+
+static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERF_GLOBAL_STATUS", type_name: "Ia32PerfGlobalStatus",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfGlobalStatusLayout::RESET, reserved_mask: Ia32PerfGlobalStatusLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalStatusLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalStatusLayout::WRITABLE_MASK,
+    description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_GLOBAL_STATUS", instance: "CPU", index: 0, location: Location::Msr(0x38E), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three." },
+    ],
+};
+
+/// Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.
+///
+/// `IA32_PERF_GLOBAL_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32PerfGlobalCtrlLayout`].
+///
+/// **Reset value of the PMC enables** (info): Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX\[15:8\], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold.
+///
+/// **Bit 48** (info): Bit 48 comes from Linux perf_event.h (GLOBAL_CTRL_EN_PERF_METRICS = BIT_ULL(48)); the SDM excerpt we hold predates it.
+pub type Ia32PerfGlobalCtrl = Reg64<Ia32PerfGlobalCtrlLayout>;
+
+/// The layout of [`Ia32PerfGlobalCtrl`] (`IA32_PERF_GLOBAL_CTRL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7
+pub enum Ia32PerfGlobalCtrlLayout {}
+
+impl Layout for Ia32PerfGlobalCtrlLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_CTRL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 49, msb: 63, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en_perf_metrics", ident: "en_perf_metrics", lsb: 48, msb: 48, access: Access::Rw, reset: 0x0, description: "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 47, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en_fixed_ctr2", ident: "en_fixed_ctr2", lsb: 34, msb: 34, access: Access::Rw, reset: 0x0, description: "Enable IA32_FIXED_CTR2.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[34] },
+        FieldInfo { name: "en_fixed_ctr1", ident: "en_fixed_ctr1", lsb: 33, msb: 33, access: Access::Rw, reset: 0x0, description: "Enable IA32_FIXED_CTR1.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[33] },
+        FieldInfo { name: "en_fixed_ctr0", ident: "en_fixed_ctr0", lsb: 32, msb: 32, access: Access::Rw, reset: 0x0, description: "Enable IA32_FIXED_CTR0.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[32] },
+        FieldInfo { name: "PMC{n}_EN", ident: "pmc_en", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX[15:8] are reserved.", values: &[], repeat: Some(RepeatInfo { element_width: 1, max_count: 32, count_cpuid: Some("0AH.EAX[15:8]") }), role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefff800000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10007ffffffff;
 }
 
-register! {
-    /// In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.
-    pub struct Ia32PerfGlobalInuse(u64): "IA32_PERF_GLOBAL_INUSE", MSR[1], unit "CORE" of "architectural", static IA32_PERF_GLOBAL_INUSE_INFO;
-    source "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14";
-    note "erratum" "PMI_InUse is bit 63, not bit 32 as the text says": "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant.";
-    note "source-conflict" "Address 0x392 is not in mainline msr-index.h": "The versions of Linux arch/x86/include/asm/msr-index.h we read (torvalds/linux and a current downstream tree) stop at MSR_CORE_PERF_GLOBAL_OVF_CTRL 0x390 and have no GLOBAL_INUSE entry. The value 0x392 comes from a posted, apparently unmerged, KVM patch series that adds \"#define MSR_CORE_PERF_GLOBAL_INUSE 0x00000392\" to that file (Xiong Zhang, \"KVM: x86/pmu: Add MSR_CORE_PERF_GLOBAL_INUSE emulation\", 2023), and agrees with the SDM MSR table (Vol. 3C, Table 35-2, 392H) and the ia32-doc-format header. The address element cites linux-msr-index because it is the closest source id available; a source id for the SDM MSR table or for ia32-doc would be more exact.";
-    /// PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.
-    bit 63 ro-v pmi_in_use: bool = 0x0 { get: pmi_in_use };
-    bits 62:35 rsv "rsv" = 0x0;
-    /// FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero.
-    bit 34 ro-v fc2_in_use: bool = 0x0 { get: fc2_in_use };
-    /// FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero.
-    bit 33 ro-v fc1_in_use: bool = 0x0 { get: fc1_in_use };
-    /// FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero.
-    bit 32 ro-v fc0_in_use: bool = 0x0 { get: fc0_in_use };
-    /// Bit n is set while IA32_PERFEVTSEL{n}[7:0] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX[15:8] are reserved.
-    bits 31:0 ro-v perfevtsel_in_use "PERFEVTSEL{n}_InUse": [bool; 32] = 0x0, cpuid "0AH.EAX[15:8]" { get: perfevtsel_in_use };
-    "CPU": const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = msr(0x392) "IA32_PERF_GLOBAL_INUSE" from "linux-msr-index";
+impl Ia32PerfGlobalCtrl {
+    /// `en_perf_metrics` (bit 48, rw, reset 0x0): Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    #[inline] pub const fn en_perf_metrics(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
+    /// This value with `en_perf_metrics` (bit 48) set to `v`.
+    #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 48, 48, v as u64)) }
+    /// `en_fixed_ctr2` (bit 34, rw, reset 0x0): Enable IA32_FIXED_CTR2.
+    #[inline] pub const fn en_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
+    /// This value with `en_fixed_ctr2` (bit 34) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 34, 34, v as u64)) }
+    /// `en_fixed_ctr1` (bit 33, rw, reset 0x0): Enable IA32_FIXED_CTR1.
+    #[inline] pub const fn en_fixed_ctr1(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
+    /// This value with `en_fixed_ctr1` (bit 33) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 33, v as u64)) }
+    /// `en_fixed_ctr0` (bit 32, rw, reset 0x0): Enable IA32_FIXED_CTR0.
+    #[inline] pub const fn en_fixed_ctr0(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
+    /// This value with `en_fixed_ctr0` (bit 32) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 32, 32, v as u64)) }
+    /// Element `n` of `PMC{n}_EN` (bits 31:0, rw, reset 0x0): Bit n enables IA32_PMC{n}. Bits at or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
+    #[inline] pub const fn pmc_en(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
+    /// This value with element `n` of `PMC{n}_EN` set to `v`. Panics if `n` is 32 or more.
+    #[inline] pub const fn with_pmc_en(self, n: u32, v: bool) -> Self { self.with_raw64(set_element(self.raw64(), 0, 1, 32, n, v as u64)) }
 }
 
-unit_events!([Ia32PerfEvtSel noext], [
-    UNHALTED_CORE_CYCLES = "UNHALTED_CORE_CYCLES" 0x3c 0x00 false 0b11111111 "",
-    INSTRUCTION_RETIRED = "INSTRUCTION_RETIRED" 0xc0 0x00 false 0b11111111 "",
-    UNHALTED_REFERENCE_CYCLES = "UNHALTED_REFERENCE_CYCLES" 0x3c 0x01 false 0b11111111 "",
-    LLC_REFERENCE = "LLC_REFERENCE" 0x2e 0x4f false 0b11111111 "",
-    LLC_MISSES = "LLC_MISSES" 0x2e 0x41 false 0b11111111 "",
-    BRANCH_INSTRUCTION_RETIRED = "BRANCH_INSTRUCTION_RETIRED" 0xc4 0x00 false 0b11111111 "",
-    BRANCH_MISSES_RETIRED = "BRANCH_MISSES_RETIRED" 0xc5 0x00 false 0b11111111 "",
-]);
+/// `IA32_PERF_GLOBAL_CTRL` of instance CPU.
+pub const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = Msr::new(0x38F, "IA32_PERF_GLOBAL_CTRL");
+
+static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERF_GLOBAL_CTRL", type_name: "Ia32PerfGlobalCtrl",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfGlobalCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalCtrlLayout::WRITABLE_MASK,
+    description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_GLOBAL_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38F), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfGlobalCtrlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Reset value of the PMC enables", text: "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold." },
+        NoteInfo { kind: "info", title: "Bit 48", text: "Bit 48 comes from Linux perf_event.h (GLOBAL_CTRL_EN_PERF_METRICS = BIT_ULL(48)); the SDM excerpt we hold predates it." },
+    ],
+};
+
+/// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).
+///
+/// `IA32_PERF_GLOBAL_OVF_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32PerfGlobalOvfCtrlLayout`].
+///
+/// **One register for OVF_CTRL and STATUS_RESET** (info): The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).
+///
+/// **Bit 48 left reserved** (info): IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved.
+pub type Ia32PerfGlobalOvfCtrl = Reg64<Ia32PerfGlobalOvfCtrlLayout>;
+
+/// The layout of [`Ia32PerfGlobalOvfCtrl`] (`IA32_PERF_GLOBAL_OVF_CTRL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13
+pub enum Ia32PerfGlobalOvfCtrlLayout {}
+
+impl Layout for Ia32PerfGlobalOvfCtrlLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_OVF_CTRL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "clr_cond_chgd", ident: "clr_cond_chgd", lsb: 63, msb: 63, access: Access::W1c, reset: 0x0, description: "Clear CondChgd.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ovf_buf", ident: "clr_ovf_buf", lsb: 62, msb: 62, access: Access::W1c, reset: 0x0, description: "Clear OvfBuf (the DS buffer indication).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ovf_uncore", ident: "clr_ovf_uncore", lsb: 61, msb: 61, access: Access::W1c, reset: 0x0, description: "Clear Ovf_Uncore (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_asci", ident: "clr_asci", lsb: 60, msb: 60, access: Access::W1c, reset: 0x0, description: "Clear ASCI (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ctr_frz", ident: "clr_ctr_frz", lsb: 59, msb: 59, access: Access::W1c, reset: 0x0, description: "Clear CTR_Frz, unfreezing the counters (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_lbr_frz", ident: "clr_lbr_frz", lsb: 58, msb: 58, access: Access::W1c, reset: 0x0, description: "Clear LBR_Frz, unfreezing the LBR stack (version 4).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 57, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_trace_topa_pmi", ident: "clr_trace_topa_pmi", lsb: 55, msb: 55, access: Access::W1c, reset: 0x0, description: "Clear Trace_ToPA_PMI.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 54, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ovf_fixed_ctr2", ident: "clr_ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::W1c, reset: 0x0, description: "Clear the IA32_FIXED_CTR2 overflow bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[34] },
+        FieldInfo { name: "clr_ovf_fixed_ctr1", ident: "clr_ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::W1c, reset: 0x0, description: "Clear the IA32_FIXED_CTR1 overflow bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[33] },
+        FieldInfo { name: "clr_ovf_fixed_ctr0", ident: "clr_ovf_fixed_ctr0", lsb: 32, msb: 32, access: Access::W1c, reset: 0x0, description: "Clear the IA32_FIXED_CTR0 overflow bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[32] },
+        FieldInfo { name: "Clr_Ovf_PMC{n}", ident: "clr_ovf_pmc", lsb: 0, msb: 31, access: Access::W1c, reset: 0x0, description: "Bit n clears the IA32_PMC{n} overflow bit. Bits at or above CPUID.0AH:EAX[15:8] are reserved.", values: &[], repeat: Some(RepeatInfo { element_width: 1, max_count: 32, count_cpuid: Some("0AH.EAX[15:8]") }), role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x37ffff800000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfc800007ffffffff;
+}
+
+impl Ia32PerfGlobalOvfCtrl {
+    /// This value with `clr_cond_chgd` (bit 63) set to `v`.
+    #[inline] pub const fn with_clr_cond_chgd(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
+    /// This value with `clr_ovf_buf` (bit 62) set to `v`.
+    #[inline] pub const fn with_clr_ovf_buf(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 62, 62, v as u64)) }
+    /// This value with `clr_ovf_uncore` (bit 61) set to `v`.
+    #[inline] pub const fn with_clr_ovf_uncore(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 61, 61, v as u64)) }
+    /// This value with `clr_asci` (bit 60) set to `v`.
+    #[inline] pub const fn with_clr_asci(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 60, 60, v as u64)) }
+    /// This value with `clr_ctr_frz` (bit 59) set to `v`.
+    #[inline] pub const fn with_clr_ctr_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 59, v as u64)) }
+    /// This value with `clr_lbr_frz` (bit 58) set to `v`.
+    #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
+    /// This value with `clr_trace_topa_pmi` (bit 55) set to `v`.
+    #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 55, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr2` (bit 34) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 34, 34, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr1` (bit 33) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 33, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr0` (bit 32) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 32, 32, v as u64)) }
+    /// This value with element `n` of `Clr_Ovf_PMC{n}` set to `v`. Panics if `n` is 32 or more.
+    #[inline] pub const fn with_clr_ovf_pmc(self, n: u32, v: bool) -> Self { self.with_raw64(set_element(self.raw64(), 0, 1, 32, n, v as u64)) }
+}
+
+/// `IA32_PERF_GLOBAL_OVF_CTRL` of instance CPU.
+pub const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = Msr::new(0x390, "IA32_PERF_GLOBAL_OVF_CTRL");
+
+static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERF_GLOBAL_OVF_CTRL", type_name: "Ia32PerfGlobalOvfCtrl",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfGlobalOvfCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalOvfCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalOvfCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalOvfCtrlLayout::WRITABLE_MASK,
+    description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_GLOBAL_OVF_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x390), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One register for OVF_CTRL and STATUS_RESET", text: "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)." },
+        NoteInfo { kind: "info", title: "Bit 48 left reserved", text: "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved." },
+    ],
+};
+
+/// Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM\[15\] = 1. The values are fixed by the processor model.
+///
+/// `IA32_PERF_CAPABILITIES`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32PerfCapabilitiesLayout`].
+///
+/// **Sources per bit** (info): Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers.
+///
+/// **Bit 18 kept reserved** (source-conflict): Linux's union perf_capabilities once named bit 18 anythread_deprecated; a later kernel patch renamed it __reserved and reads AnyThread deprecation from CPUID.0AH:EDX\[15\] instead. We follow the correction and leave bit 18 reserved.
+///
+/// **Reset values** (info): Every field is a read-only, model-fixed capability; the reset attribute of 0 is a placeholder required by the format, not the value a processor reports.
+pub type Ia32PerfCapabilities = Reg64<Ia32PerfCapabilitiesLayout>;
+
+/// The layout of [`Ia32PerfCapabilities`] (`IA32_PERF_CAPABILITIES`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106
+/// - Linux kernel, arch/x86/include/asm/msr-index.h
+pub enum Ia32PerfCapabilitiesLayout {}
+
+impl Layout for Ia32PerfCapabilitiesLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_CAPABILITIES_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 63, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rdpmc_metrics_clear", ident: "rdpmc_metrics_clear", lsb: 19, msb: 19, access: Access::Ro, reset: 0x0, description: "RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 18, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_timing_info", ident: "pebs_timing_info", lsb: 17, msb: 17, access: Access::Ro, reset: 0x0, description: "PEBS records can carry timing (latency) information.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_output_pt_avail", ident: "pebs_output_pt_avail", lsb: 16, msb: 16, access: Access::Ro, reset: 0x0, description: "PEBS output can be directed into the Intel Processor Trace stream.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "perf_metrics", ident: "perf_metrics", lsb: 15, msb: 15, access: Access::Ro, reset: 0x0, description: "The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_baseline", ident: "pebs_baseline", lsb: 14, msb: 14, access: Access::Ro, reset: 0x0, description: "Adaptive PEBS baseline support.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "fw_write", ident: "fw_write", lsb: 13, msb: 13, access: Access::Ro, reset: 0x0, description: "FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "freeze_while_smm", ident: "freeze_while_smm", lsb: 12, msb: 12, access: Access::Ro, reset: 0x0, description: "IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_fmt", ident: "pebs_fmt", lsb: 8, msb: 11, access: Access::Ro, reset: 0x0, description: "Encoding of the PEBS record layout.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_arch_regs", ident: "pebs_arch_regs", lsb: 7, msb: 7, access: Access::Ro, reset: 0x0, description: "The PEBS assist saves architectural registers in the record.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pebs_trap", ident: "pebs_trap", lsb: 6, msb: 6, access: Access::Ro, reset: 0x0, description: "PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "lbr_fmt", ident: "lbr_fmt", lsb: 0, msb: 5, access: Access::Ro, reset: 0x0, description: "Encoding of the format of the LBR records.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffffffff40000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl Ia32PerfCapabilities {
+    /// `rdpmc_metrics_clear` (bit 19, ro, reset 0x0): RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here.
+    #[inline] pub const fn rdpmc_metrics_clear(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// `pebs_timing_info` (bit 17, ro, reset 0x0): PEBS records can carry timing (latency) information.
+    #[inline] pub const fn pebs_timing_info(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// `pebs_output_pt_avail` (bit 16, ro, reset 0x0): PEBS output can be directed into the Intel Processor Trace stream.
+    #[inline] pub const fn pebs_output_pt_avail(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// `perf_metrics` (bit 15, ro, reset 0x0): The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.
+    #[inline] pub const fn perf_metrics(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
+    /// `pebs_baseline` (bit 14, ro, reset 0x0): Adaptive PEBS baseline support.
+    #[inline] pub const fn pebs_baseline(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
+    /// `fw_write` (bit 13, ro, reset 0x0): FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up.
+    #[inline] pub const fn fw_write(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
+    /// `freeze_while_smm` (bit 12, ro, reset 0x0): IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
+    #[inline] pub const fn freeze_while_smm(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
+    /// `pebs_fmt` (bits 11:8, ro, reset 0x0): Encoding of the PEBS record layout.
+    #[inline] pub const fn pebs_fmt(self) -> u8 { get_bits(self.raw64(), 11, 8) as u8 }
+    /// `pebs_arch_regs` (bit 7, ro, reset 0x0): The PEBS assist saves architectural registers in the record.
+    #[inline] pub const fn pebs_arch_regs(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
+    /// `pebs_trap` (bit 6, ro, reset 0x0): PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it.
+    #[inline] pub const fn pebs_trap(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
+    /// `lbr_fmt` (bits 5:0, ro, reset 0x0): Encoding of the format of the LBR records.
+    #[inline] pub const fn lbr_fmt(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+}
+
+/// `IA32_PERF_CAPABILITIES` of instance CPU.
+pub const IA32_PERF_CAPABILITIES: Msr<Ia32PerfCapabilities> = Msr::new(0x345, "IA32_PERF_CAPABILITIES");
+
+static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERF_CAPABILITIES", type_name: "Ia32PerfCapabilities",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfCapabilitiesLayout::RESET, reserved_mask: Ia32PerfCapabilitiesLayout::RESERVED_MASK, ignored_mask: Ia32PerfCapabilitiesLayout::IGNORED_MASK, writable_mask: Ia32PerfCapabilitiesLayout::WRITABLE_MASK,
+    description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_CAPABILITIES", instance: "CPU", index: 0, location: Location::Msr(0x345), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfCapabilitiesLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Sources per bit", text: "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers." },
+        NoteInfo { kind: "source-conflict", title: "Bit 18 kept reserved", text: "Linux's union perf_capabilities once named bit 18 anythread_deprecated; a later kernel patch renamed it __reserved and reads AnyThread deprecation from CPUID.0AH:EDX[15] instead. We follow the correction and leave bit 18 reserved." },
+        NoteInfo { kind: "info", title: "Reset values", text: "Every field is a read-only, model-fixed capability; the reset attribute of 0 is a placeholder required by the format, not the value a processor reports." },
+    ],
+};
+
+/// In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.
+///
+/// `IA32_PERF_GLOBAL_INUSE`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and sources: [`Ia32PerfGlobalInuseLayout`].
+///
+/// **PMI_InUse is bit 63, not bit 32 as the text says** (erratum): The SDM text on p. 18-14 (section 18.2.4.3) gives "IA32_PERF_GLOBAL_INUSE.PMI_InUse\[bit 32\]", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 "PMI in use", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat "bit 32" in the text as a typo. The same list also calls the PEBS enable register "IA32_PEBS_ENABLES"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant.
+///
+/// **Address 0x392 is not in mainline msr-index.h** (source-conflict): The versions of Linux arch/x86/include/asm/msr-index.h we read (torvalds/linux and a current downstream tree) stop at MSR_CORE_PERF_GLOBAL_OVF_CTRL 0x390 and have no GLOBAL_INUSE entry. The value 0x392 comes from a posted, apparently unmerged, KVM patch series that adds "#define MSR_CORE_PERF_GLOBAL_INUSE 0x00000392" to that file (Xiong Zhang, "KVM: x86/pmu: Add MSR_CORE_PERF_GLOBAL_INUSE emulation", 2023), and agrees with the SDM MSR table (Vol. 3C, Table 35-2, 392H) and the ia32-doc-format header. The address element cites linux-msr-index because it is the closest source id available; a source id for the SDM MSR table or for ia32-doc would be more exact.
+pub type Ia32PerfGlobalInuse = Reg64<Ia32PerfGlobalInuseLayout>;
+
+/// The layout of [`Ia32PerfGlobalInuse`] (`IA32_PERF_GLOBAL_INUSE`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14
+pub enum Ia32PerfGlobalInuseLayout {}
+
+impl Layout for Ia32PerfGlobalInuseLayout {
+    const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_INUSE_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "pmi_in_use", ident: "pmi_in_use", lsb: 63, msb: 63, access: Access::RoV, reset: 0x0, description: "PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "fc2_in_use", ident: "fc2_in_use", lsb: 34, msb: 34, access: Access::RoV, reset: 0x0, description: "FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "fc1_in_use", ident: "fc1_in_use", lsb: 33, msb: 33, access: Access::RoV, reset: 0x0, description: "FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "fc0_in_use", ident: "fc0_in_use", lsb: 32, msb: 32, access: Access::RoV, reset: 0x0, description: "FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "PERFEVTSEL{n}_InUse", ident: "perfevtsel_in_use", lsb: 0, msb: 31, access: Access::RoV, reset: 0x0, description: "Bit n is set while IA32_PERFEVTSEL{n}[7:0] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX[15:8] are reserved.", values: &[], repeat: Some(RepeatInfo { element_width: 1, max_count: 32, count_cpuid: Some("0AH.EAX[15:8]") }), role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffffff800000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl Ia32PerfGlobalInuse {
+    /// `pmi_in_use` (bit 63, ro-v, reset 0x0): PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX\[15:8\]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.
+    #[inline] pub const fn pmi_in_use(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
+    /// `fc2_in_use` (bit 34, ro-v, reset 0x0): FC2_InUse: IA32_FIXED_CTR_CTRL\[9:8\] (en2) is non-zero.
+    #[inline] pub const fn fc2_in_use(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
+    /// `fc1_in_use` (bit 33, ro-v, reset 0x0): FC1_InUse: IA32_FIXED_CTR_CTRL\[5:4\] (en1) is non-zero.
+    #[inline] pub const fn fc1_in_use(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
+    /// `fc0_in_use` (bit 32, ro-v, reset 0x0): FC0_InUse: IA32_FIXED_CTR_CTRL\[1:0\] (en0) is non-zero.
+    #[inline] pub const fn fc0_in_use(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
+    /// Element `n` of `PERFEVTSEL{n}_InUse` (bits 31:0, ro-v, reset 0x0): Bit n is set while IA32_PERFEVTSEL{n}\[7:0\] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
+    #[inline] pub const fn perfevtsel_in_use(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
+}
+
+/// `IA32_PERF_GLOBAL_INUSE` of instance CPU.
+pub const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = Msr::new(0x392, "IA32_PERF_GLOBAL_INUSE");
+
+static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: "IA32_PERF_GLOBAL_INUSE", type_name: "Ia32PerfGlobalInuse",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfGlobalInuseLayout::RESET, reserved_mask: Ia32PerfGlobalInuseLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalInuseLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalInuseLayout::WRITABLE_MASK,
+    description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
+    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_GLOBAL_INUSE", instance: "CPU", index: 0, location: Location::Msr(0x392), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfGlobalInuseLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "PMI_InUse is bit 63, not bit 32 as the text says", text: "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant." },
+        NoteInfo { kind: "source-conflict", title: "Address 0x392 is not in mainline msr-index.h", text: "The versions of Linux arch/x86/include/asm/msr-index.h we read (torvalds/linux and a current downstream tree) stop at MSR_CORE_PERF_GLOBAL_OVF_CTRL 0x390 and have no GLOBAL_INUSE entry. The value 0x392 comes from a posted, apparently unmerged, KVM patch series that adds \"#define MSR_CORE_PERF_GLOBAL_INUSE 0x00000392\" to that file (Xiong Zhang, \"KVM: x86/pmu: Add MSR_CORE_PERF_GLOBAL_INUSE emulation\", 2023), and agrees with the SDM MSR table (Vol. 3C, Table 35-2, 392H) and the ia32-doc-format header. The address element cites linux-msr-index because it is the closest source id available; a source id for the SDM MSR table or for ia32-doc would be more exact." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNHALTED_CORE_CYCLES`: event select 0x3c, umask 0x00, counters 0b11111111 (bit n: counter n).
+    pub const UNHALTED_CORE_CYCLES: Event = Event(&EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `INSTRUCTION_RETIRED`: event select 0xc0, umask 0x00, counters 0b11111111 (bit n: counter n).
+    pub const INSTRUCTION_RETIRED: Event = Event(&EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `UNHALTED_REFERENCE_CYCLES`: event select 0x3c, umask 0x01, counters 0b11111111 (bit n: counter n).
+    pub const UNHALTED_REFERENCE_CYCLES: Event = Event(&EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `LLC_REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111 (bit n: counter n).
+    pub const LLC_REFERENCE: Event = Event(&EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `LLC_MISSES`: event select 0x2e, umask 0x41, counters 0b11111111 (bit n: counter n).
+    pub const LLC_MISSES: Event = Event(&EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `BRANCH_INSTRUCTION_RETIRED`: event select 0xc4, umask 0x00, counters 0b11111111 (bit n: counter n).
+    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event(&EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
+    /// `BRANCH_MISSES_RETIRED`: event select 0xc5, umask 0x00, counters 0b11111111 (bit n: counter n).
+    pub const BRANCH_MISSES_RETIRED: Event = Event(&EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::UNHALTED_CORE_CYCLES, Event::INSTRUCTION_RETIRED, Event::UNHALTED_REFERENCE_CYCLES, Event::LLC_REFERENCE, Event::LLC_MISSES, Event::BRANCH_INSTRUCTION_RETIRED, Event::BRANCH_MISSES_RETIRED];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::UNHALTED_CORE_CYCLES.0, Event::INSTRUCTION_RETIRED.0, Event::UNHALTED_REFERENCE_CYCLES.0, Event::LLC_REFERENCE.0, Event::LLC_MISSES.0, Event::BRANCH_INSTRUCTION_RETIRED.0, Event::BRANCH_MISSES_RETIRED.0];
+
+impl Ia32PerfEvtSel {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

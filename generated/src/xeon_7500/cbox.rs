@@ -6,147 +6,553 @@
 //!
 //! Instances: C0, C1, C2, C3, C4, C5, C6, C7.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-    pub struct CGlobalCtl(u32): "C{i}_MSR_PMON_GLOBAL_CTL", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Per-counter enable, bit n for counter n of this box.
-    bits 5:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
-    "C0": const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD00) "C0_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C1": const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD80) "C1_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C2": const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD40) "C2_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C3": const C3_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDC0) "C3_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C4": const C4_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD20) "C4_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C5": const C5_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDA0) "C5_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C6": const C6_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xD60) "C6_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
-    "C7": const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = msr(0xDE0) "C7_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+/// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+///
+/// `C{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and sources: [`CGlobalCtlLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
+pub type CGlobalCtl = Reg32<CGlobalCtlLayout>;
+
+/// The layout of [`CGlobalCtl`] (`C{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum CGlobalCtlLayout {}
+
+impl Layout for CGlobalCtlLayout {
+    const INFO: &'static RegisterInfo = &C_GLOBAL_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for counter n of this box.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
+
+impl CGlobalCtl {
+    /// `ctr_en` (bits 5:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C0.
+pub const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD00, "C0_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C1.
+pub const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD80, "C1_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C2.
+pub const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD40, "C2_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C3.
+pub const C3_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDC0, "C3_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C4.
+pub const C4_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD20, "C4_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C5.
+pub const C5_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDA0, "C5_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C6.
+pub const C6_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD60, "C6_MSR_PMON_GLOBAL_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C7.
+pub const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDE0, "C7_MSR_PMON_GLOBAL_CTL");
 /// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
 pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [C0_MSR_PMON_GLOBAL_CTL, C1_MSR_PMON_GLOBAL_CTL, C2_MSR_PMON_GLOBAL_CTL, C3_MSR_PMON_GLOBAL_CTL, C4_MSR_PMON_GLOBAL_CTL, C5_MSR_PMON_GLOBAL_CTL, C6_MSR_PMON_GLOBAL_CTL, C7_MSR_PMON_GLOBAL_CTL];
 
-register! {
-    /// Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
-    pub struct CGlobalStatus(u32): "C{i}_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Field position by pattern": "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
-    note "info" "Address confirmed by likwid": "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    bits 5:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5] { get: ov, with: with_ov, try_with: try_with_ov };
-    "C0": const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD01) "C0_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C1": const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD81) "C1_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C2": const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD41) "C2_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C3": const C3_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDC1) "C3_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C4": const C4_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD21) "C4_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C5": const C5_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDA1) "C5_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C6": const C6_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xD61) "C6_MSR_PMON_GLOBAL_STATUS" from "likwid";
-    "C7": const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = msr(0xDE1) "C7_MSR_PMON_GLOBAL_STATUS" from "likwid";
+static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "C", name: "C{i}_MSR_PMON_GLOBAL_CTL", type_name: "CGlobalCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CGlobalCtlLayout::RESET, reserved_mask: CGlobalCtlLayout::RESERVED_MASK, ignored_mask: CGlobalCtlLayout::IGNORED_MASK, writable_mask: CGlobalCtlLayout::WRITABLE_MASK,
+    description: "Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_GLOBAL_CTL", instance: "C0", index: 0, location: Location::Msr(0xD00), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_GLOBAL_CTL", instance: "C1", index: 0, location: Location::Msr(0xD80), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_GLOBAL_CTL", instance: "C2", index: 0, location: Location::Msr(0xD40), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_GLOBAL_CTL", instance: "C3", index: 0, location: Location::Msr(0xDC0), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_GLOBAL_CTL", instance: "C4", index: 0, location: Location::Msr(0xD20), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_GLOBAL_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA0), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_GLOBAL_CTL", instance: "C6", index: 0, location: Location::Msr(0xD60), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_GLOBAL_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE0), source: "linux-nhmex" },
+    ]),
+    fields: CGlobalCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
+    ],
+};
+
+/// Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+///
+/// `C{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and sources: [`CGlobalStatusLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Field position by pattern** (info): The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 \<\< num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).
+///
+/// **Address confirmed by likwid** (info): GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box.
+pub type CGlobalStatus = Reg32<CGlobalStatusLayout>;
+
+/// The layout of [`CGlobalStatus`] (`C{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum CGlobalStatusLayout {}
+
+impl Layout for CGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &C_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
+
+impl CGlobalStatus {
+    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C0.
+pub const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD01, "C0_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C1.
+pub const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD81, "C1_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C2.
+pub const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD41, "C2_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C3.
+pub const C3_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDC1, "C3_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C4.
+pub const C4_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD21, "C4_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C5.
+pub const C5_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDA1, "C5_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C6.
+pub const C6_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD61, "C6_MSR_PMON_GLOBAL_STATUS");
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C7.
+pub const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDE1, "C7_MSR_PMON_GLOBAL_STATUS");
 /// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
 pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [C0_MSR_PMON_GLOBAL_STATUS, C1_MSR_PMON_GLOBAL_STATUS, C2_MSR_PMON_GLOBAL_STATUS, C3_MSR_PMON_GLOBAL_STATUS, C4_MSR_PMON_GLOBAL_STATUS, C5_MSR_PMON_GLOBAL_STATUS, C6_MSR_PMON_GLOBAL_STATUS, C7_MSR_PMON_GLOBAL_STATUS];
 
-register! {
-    /// Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
-    pub struct CGlobalOvfCtl(u32): "C{i}_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "C" of "xeon-7500", static C_GLOBAL_OVF_CTL_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Field position by pattern": "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).";
-    note "info" "Address confirmed by likwid": "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.
-    bits 5:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5] { with: with_clr_ov, try_with: try_with_clr_ov };
-    "C0": const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD02) "C0_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C1": const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD82) "C1_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C2": const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD42) "C2_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C3": const C3_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDC2) "C3_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C4": const C4_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD22) "C4_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C5": const C5_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDA2) "C5_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C6": const C6_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xD62) "C6_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
-    "C7": const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = msr(0xDE2) "C7_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "C", name: "C{i}_MSR_PMON_GLOBAL_STATUS", type_name: "CGlobalStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CGlobalStatusLayout::RESET, reserved_mask: CGlobalStatusLayout::RESERVED_MASK, ignored_mask: CGlobalStatusLayout::IGNORED_MASK, writable_mask: CGlobalStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_GLOBAL_STATUS", instance: "C0", index: 0, location: Location::Msr(0xD01), source: "likwid" },
+        AddressInfo { name: "C1_MSR_PMON_GLOBAL_STATUS", instance: "C1", index: 0, location: Location::Msr(0xD81), source: "likwid" },
+        AddressInfo { name: "C2_MSR_PMON_GLOBAL_STATUS", instance: "C2", index: 0, location: Location::Msr(0xD41), source: "likwid" },
+        AddressInfo { name: "C3_MSR_PMON_GLOBAL_STATUS", instance: "C3", index: 0, location: Location::Msr(0xDC1), source: "likwid" },
+        AddressInfo { name: "C4_MSR_PMON_GLOBAL_STATUS", instance: "C4", index: 0, location: Location::Msr(0xD21), source: "likwid" },
+        AddressInfo { name: "C5_MSR_PMON_GLOBAL_STATUS", instance: "C5", index: 0, location: Location::Msr(0xDA1), source: "likwid" },
+        AddressInfo { name: "C6_MSR_PMON_GLOBAL_STATUS", instance: "C6", index: 0, location: Location::Msr(0xD61), source: "likwid" },
+        AddressInfo { name: "C7_MSR_PMON_GLOBAL_STATUS", instance: "C7", index: 0, location: Location::Msr(0xDE1), source: "likwid" },
+    ]),
+    fields: CGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Field position by pattern", text: "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28)." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "GLOBAL_CTL + 1 is likwid's MSR_C{k}_PMON_BOX_STATUS for every C-box." },
+    ],
+};
+
+/// Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+///
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and sources: [`CGlobalOvfCtlLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Field position by pattern** (info): The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 \<\< num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28).
+///
+/// **Address confirmed by likwid** (info): GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box.
+pub type CGlobalOvfCtl = Reg32<CGlobalOvfCtlLayout>;
+
+/// The layout of [`CGlobalOvfCtl`] (`C{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum CGlobalOvfCtlLayout {}
+
+impl Layout for CGlobalOvfCtlLayout {
+    const INFO: &'static RegisterInfo = &C_GLOBAL_OVF_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
+
+impl CGlobalOvfCtl {
+    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C0.
+pub const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD02, "C0_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C1.
+pub const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD82, "C1_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C2.
+pub const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD42, "C2_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C3.
+pub const C3_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDC2, "C3_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C4.
+pub const C4_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD22, "C4_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C5.
+pub const C5_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDA2, "C5_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C6.
+pub const C6_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD62, "C6_MSR_PMON_GLOBAL_OVF_CTL");
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C7.
+pub const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDE2, "C7_MSR_PMON_GLOBAL_OVF_CTL");
 /// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
 pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [C0_MSR_PMON_GLOBAL_OVF_CTL, C1_MSR_PMON_GLOBAL_OVF_CTL, C2_MSR_PMON_GLOBAL_OVF_CTL, C3_MSR_PMON_GLOBAL_OVF_CTL, C4_MSR_PMON_GLOBAL_OVF_CTL, C5_MSR_PMON_GLOBAL_OVF_CTL, C6_MSR_PMON_GLOBAL_OVF_CTL, C7_MSR_PMON_GLOBAL_OVF_CTL];
 
-field_enum! {
-    /// Values of `C{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
-    pub enum CEvtSelInvert {
-        /// count when the event increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the event increment is < thresh
-        Lt = 1 "lt",
+static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "C", name: "C{i}_MSR_PMON_GLOBAL_OVF_CTL", type_name: "CGlobalOvfCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CGlobalOvfCtlLayout::RESET, reserved_mask: CGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: CGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: CGlobalOvfCtlLayout::WRITABLE_MASK,
+    description: "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_GLOBAL_OVF_CTL", instance: "C0", index: 0, location: Location::Msr(0xD02), source: "likwid" },
+        AddressInfo { name: "C1_MSR_PMON_GLOBAL_OVF_CTL", instance: "C1", index: 0, location: Location::Msr(0xD82), source: "likwid" },
+        AddressInfo { name: "C2_MSR_PMON_GLOBAL_OVF_CTL", instance: "C2", index: 0, location: Location::Msr(0xD42), source: "likwid" },
+        AddressInfo { name: "C3_MSR_PMON_GLOBAL_OVF_CTL", instance: "C3", index: 0, location: Location::Msr(0xDC2), source: "likwid" },
+        AddressInfo { name: "C4_MSR_PMON_GLOBAL_OVF_CTL", instance: "C4", index: 0, location: Location::Msr(0xD22), source: "likwid" },
+        AddressInfo { name: "C5_MSR_PMON_GLOBAL_OVF_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA2), source: "likwid" },
+        AddressInfo { name: "C6_MSR_PMON_GLOBAL_OVF_CTL", instance: "C6", index: 0, location: Location::Msr(0xD62), source: "likwid" },
+        AddressInfo { name: "C7_MSR_PMON_GLOBAL_OVF_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE2), source: "likwid" },
+    ]),
+    fields: CGlobalOvfCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Field position by pattern", text: "The guide's C-box global tables were not readable. Linux enables a box by setting bits (1 << num_counters) - 1 of its GLOBAL_CTL, which for the C-box's 6 counters is bits 5:0; the status/overflow-control bits are taken at the same positions, as in every other box's tables (B 2-18/2-19, M 2-65/2-66, R 2-42/2-43, S 2-28)." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "GLOBAL_CTL + 2 is likwid's MSR_C{k}_PMON_BOX_OVF_CTRL for every C-box." },
+    ],
+};
+
+/// Values of `C{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CEvtSelInvert {
+    /// count when the event increment is >= thresh
+    Ge = 0,
+    /// count when the event increment is < thresh
+    Lt = 1,
+}
+
+impl CEvtSelInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the event increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the event increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
-    pub struct CEvtSel(u64): "C{i}_MSR_PMON_EVT_SEL{n}", MSR[6], unit "C" of "xeon-7500", static C_EVT_SEL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15";
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Rows not readable in the public copy": "Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv).";
-    note "info" "invert meaning": "Table 2-13 states that with invert = 0 the comparison is threshold <= event, i.e. count when the increment is at least the threshold; with 1 the comparison is inverted. Values are given accordingly.";
-    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    bit 63 ig "ig" = 0x0;
-    bits 62:61 rsv "rsv" = 0x0;
-    bits 60:50 ig "ig" = 0x0;
-    bits 49:32 rv "rsv" = 0x0;
-    /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
-    bits 31:24 rw threshold: u8 = 0x0, role Threshold [] { get: threshold, with: with_threshold };
-    /// Selects the sense of the threshold comparison.
-    bit 23 rw invert: CEvtSelInvert = 0x0, values CEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 ig "ig" = 0x0;
-    /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
-    bit 19 ig "ig" = 0x0;
-    /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
-    bits 17:16 rv "rsv" = 0x0;
-    /// Unit mask qualifying the selected event.
-    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Selects the C-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "C0": const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD10) "C0_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD12) "C0_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD14) "C0_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD16) "C0_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD18) "C0_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD1A) "C0_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C1": const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD90) "C1_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD92) "C1_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD94) "C1_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD96) "C1_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD98) "C1_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD9A) "C1_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C2": const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD50) "C2_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD52) "C2_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD54) "C2_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD56) "C2_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD58) "C2_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD5A) "C2_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C3": const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDD0) "C3_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDD2) "C3_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDD4) "C3_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDD6) "C3_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDD8) "C3_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDDA) "C3_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C4": const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD30) "C4_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD32) "C4_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD34) "C4_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD36) "C4_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD38) "C4_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD3A) "C4_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C5": const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDB0) "C5_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDB2) "C5_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDB4) "C5_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDB6) "C5_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDB8) "C5_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDBA) "C5_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C6": const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xD70) "C6_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xD72) "C6_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xD74) "C6_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xD76) "C6_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xD78) "C6_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xD7A) "C6_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
-    "C7": const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [0: msr(0xDF0) "C7_MSR_PMON_EVT_SEL0" from "linux-nhmex", 1: msr(0xDF2) "C7_MSR_PMON_EVT_SEL1" from "linux-nhmex", 2: msr(0xDF4) "C7_MSR_PMON_EVT_SEL2" from "linux-nhmex", 3: msr(0xDF6) "C7_MSR_PMON_EVT_SEL3" from "linux-nhmex", 4: msr(0xDF8) "C7_MSR_PMON_EVT_SEL4" from "linux-nhmex", 5: msr(0xDFA) "C7_MSR_PMON_EVT_SEL5" from "linux-nhmex"];
+
+/// Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+///
+/// `C{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields, masks and sources: [`CEvtSelLayout`].
+///
+/// **Rows not readable in the public copy** (info): Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv).
+///
+/// **invert meaning** (info): Table 2-13 states that with invert = 0 the comparison is threshold \<= event, i.e. count when the increment is at least the threshold; with 1 the comparison is inverted. Values are given accordingly.
+///
+/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
+pub type CEvtSel = Reg64<CEvtSelLayout>;
+
+/// The layout of [`CEvtSel`] (`C{i}_MSR_PMON_EVT_SEL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum CEvtSelLayout {}
+
+impl Layout for CEvtSelLayout {
+    const INFO: &'static RegisterInfo = &C_EVT_SEL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 50, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 49, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "threshold", ident: "threshold", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Selects the sense of the threshold comparison.", values: CEvtSelInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Unit mask qualifying the selected event.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects the C-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x6003ffff00030000;
+    const IGNORED_MASK: u64 = 0x9ffc000000280000;
+    const WRITABLE_MASK: u64 = 0xffd4ffff;
 }
+
+impl CEvtSel {
+    /// `threshold` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    #[inline] pub const fn threshold(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `threshold` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw, reset 0x0): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `pmi_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_detect` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the C-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C0.
+pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"), Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"), Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"), Msr::new(0xD16, "C0_MSR_PMON_EVT_SEL3"), Msr::new(0xD18, "C0_MSR_PMON_EVT_SEL4"), Msr::new(0xD1A, "C0_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C1.
+pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"), Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"), Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"), Msr::new(0xD96, "C1_MSR_PMON_EVT_SEL3"), Msr::new(0xD98, "C1_MSR_PMON_EVT_SEL4"), Msr::new(0xD9A, "C1_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C2.
+pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"), Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"), Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"), Msr::new(0xD56, "C2_MSR_PMON_EVT_SEL3"), Msr::new(0xD58, "C2_MSR_PMON_EVT_SEL4"), Msr::new(0xD5A, "C2_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C3.
+pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"), Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"), Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"), Msr::new(0xDD6, "C3_MSR_PMON_EVT_SEL3"), Msr::new(0xDD8, "C3_MSR_PMON_EVT_SEL4"), Msr::new(0xDDA, "C3_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C4.
+pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"), Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"), Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"), Msr::new(0xD36, "C4_MSR_PMON_EVT_SEL3"), Msr::new(0xD38, "C4_MSR_PMON_EVT_SEL4"), Msr::new(0xD3A, "C4_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C5.
+pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"), Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"), Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"), Msr::new(0xDB6, "C5_MSR_PMON_EVT_SEL3"), Msr::new(0xDB8, "C5_MSR_PMON_EVT_SEL4"), Msr::new(0xDBA, "C5_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C6.
+pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"), Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"), Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"), Msr::new(0xD76, "C6_MSR_PMON_EVT_SEL3"), Msr::new(0xD78, "C6_MSR_PMON_EVT_SEL4"), Msr::new(0xD7A, "C6_MSR_PMON_EVT_SEL5")];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C7.
+pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"), Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"), Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"), Msr::new(0xDF6, "C7_MSR_PMON_EVT_SEL3"), Msr::new(0xDF8, "C7_MSR_PMON_EVT_SEL4"), Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5")];
 /// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
 pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [C0_MSR_PMON_EVT_SEL, C1_MSR_PMON_EVT_SEL, C2_MSR_PMON_EVT_SEL, C3_MSR_PMON_EVT_SEL, C4_MSR_PMON_EVT_SEL, C5_MSR_PMON_EVT_SEL, C6_MSR_PMON_EVT_SEL, C7_MSR_PMON_EVT_SEL];
 
-register! {
-    /// C-box counter n (48-bit).
-    pub struct CCtr(u64): "C{i}_MSR_PMON_CTR{n}", MSR[6], unit "C" of "xeon-7500", static C_CTR_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15";
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Width": "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.";
-    note "info" "Irregular per-instance offsets": "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "C0": const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD11) "C0_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD13) "C0_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD15) "C0_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD17) "C0_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD19) "C0_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD1B) "C0_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C1": const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD91) "C1_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD93) "C1_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD95) "C1_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD97) "C1_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD99) "C1_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD9B) "C1_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C2": const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD51) "C2_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD53) "C2_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD55) "C2_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD57) "C2_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD59) "C2_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD5B) "C2_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C3": const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDD1) "C3_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDD3) "C3_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDD5) "C3_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDD7) "C3_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDD9) "C3_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDDB) "C3_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C4": const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD31) "C4_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD33) "C4_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD35) "C4_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD37) "C4_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD39) "C4_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD3B) "C4_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C5": const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDB1) "C5_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDB3) "C5_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDB5) "C5_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDB7) "C5_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDB9) "C5_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDBB) "C5_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C6": const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xD71) "C6_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xD73) "C6_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xD75) "C6_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xD77) "C6_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xD79) "C6_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xD7B) "C6_MSR_PMON_CTR5" from "linux-nhmex"];
-    "C7": const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [0: msr(0xDF1) "C7_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xDF3) "C7_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xDF5) "C7_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xDF7) "C7_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xDF9) "C7_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xDFB) "C7_MSR_PMON_CTR5" from "linux-nhmex"];
+static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "C", name: "C{i}_MSR_PMON_EVT_SEL{n}", type_name: "CEvtSel",
+    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
+    reset: CEvtSelLayout::RESET, reserved_mask: CEvtSelLayout::RESERVED_MASK, ignored_mask: CEvtSelLayout::IGNORED_MASK, writable_mask: CEvtSelLayout::WRITABLE_MASK,
+    description: "Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL0", instance: "C0", index: 0, location: Location::Msr(0xD10), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL1", instance: "C0", index: 1, location: Location::Msr(0xD12), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL2", instance: "C0", index: 2, location: Location::Msr(0xD14), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL3", instance: "C0", index: 3, location: Location::Msr(0xD16), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL4", instance: "C0", index: 4, location: Location::Msr(0xD18), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_EVT_SEL5", instance: "C0", index: 5, location: Location::Msr(0xD1A), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL0", instance: "C1", index: 0, location: Location::Msr(0xD90), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL1", instance: "C1", index: 1, location: Location::Msr(0xD92), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL2", instance: "C1", index: 2, location: Location::Msr(0xD94), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL3", instance: "C1", index: 3, location: Location::Msr(0xD96), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL4", instance: "C1", index: 4, location: Location::Msr(0xD98), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_EVT_SEL5", instance: "C1", index: 5, location: Location::Msr(0xD9A), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL0", instance: "C2", index: 0, location: Location::Msr(0xD50), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL1", instance: "C2", index: 1, location: Location::Msr(0xD52), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL2", instance: "C2", index: 2, location: Location::Msr(0xD54), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL3", instance: "C2", index: 3, location: Location::Msr(0xD56), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL4", instance: "C2", index: 4, location: Location::Msr(0xD58), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_EVT_SEL5", instance: "C2", index: 5, location: Location::Msr(0xD5A), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL0", instance: "C3", index: 0, location: Location::Msr(0xDD0), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL1", instance: "C3", index: 1, location: Location::Msr(0xDD2), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL2", instance: "C3", index: 2, location: Location::Msr(0xDD4), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL3", instance: "C3", index: 3, location: Location::Msr(0xDD6), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL4", instance: "C3", index: 4, location: Location::Msr(0xDD8), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_EVT_SEL5", instance: "C3", index: 5, location: Location::Msr(0xDDA), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL0", instance: "C4", index: 0, location: Location::Msr(0xD30), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL1", instance: "C4", index: 1, location: Location::Msr(0xD32), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL2", instance: "C4", index: 2, location: Location::Msr(0xD34), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL3", instance: "C4", index: 3, location: Location::Msr(0xD36), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL4", instance: "C4", index: 4, location: Location::Msr(0xD38), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_EVT_SEL5", instance: "C4", index: 5, location: Location::Msr(0xD3A), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL0", instance: "C5", index: 0, location: Location::Msr(0xDB0), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL1", instance: "C5", index: 1, location: Location::Msr(0xDB2), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL2", instance: "C5", index: 2, location: Location::Msr(0xDB4), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL3", instance: "C5", index: 3, location: Location::Msr(0xDB6), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL4", instance: "C5", index: 4, location: Location::Msr(0xDB8), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_EVT_SEL5", instance: "C5", index: 5, location: Location::Msr(0xDBA), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL0", instance: "C6", index: 0, location: Location::Msr(0xD70), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL1", instance: "C6", index: 1, location: Location::Msr(0xD72), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL2", instance: "C6", index: 2, location: Location::Msr(0xD74), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL3", instance: "C6", index: 3, location: Location::Msr(0xD76), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL4", instance: "C6", index: 4, location: Location::Msr(0xD78), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_EVT_SEL5", instance: "C6", index: 5, location: Location::Msr(0xD7A), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL0", instance: "C7", index: 0, location: Location::Msr(0xDF0), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL1", instance: "C7", index: 1, location: Location::Msr(0xDF2), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL2", instance: "C7", index: 2, location: Location::Msr(0xDF4), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL3", instance: "C7", index: 3, location: Location::Msr(0xDF6), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL4", instance: "C7", index: 4, location: Location::Msr(0xDF8), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_EVT_SEL5", instance: "C7", index: 5, location: Location::Msr(0xDFA), source: "linux-nhmex" },
+    ]),
+    fields: CEvtSelLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Rows not readable in the public copy", text: "Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv)." },
+        NoteInfo { kind: "info", title: "invert meaning", text: "Table 2-13 states that with invert = 0 the comparison is threshold <= event, i.e. count when the increment is at least the threshold; with 1 the comparison is inverted. Values are given accordingly." },
+        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
+    ],
+};
+
+/// C-box counter n (48-bit).
+///
+/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields, masks and sources: [`CCtrLayout`].
+///
+/// **Width** (info): The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.
+///
+/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
+pub type CCtr = Reg64<CCtrLayout>;
+
+/// The layout of [`CCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum CCtrLayout {}
+
+impl Layout for CCtrLayout {
+    const INFO: &'static RegisterInfo = &C_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl CCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
+pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD11, "C0_MSR_PMON_CTR0"), Msr::new(0xD13, "C0_MSR_PMON_CTR1"), Msr::new(0xD15, "C0_MSR_PMON_CTR2"), Msr::new(0xD17, "C0_MSR_PMON_CTR3"), Msr::new(0xD19, "C0_MSR_PMON_CTR4"), Msr::new(0xD1B, "C0_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
+pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD91, "C1_MSR_PMON_CTR0"), Msr::new(0xD93, "C1_MSR_PMON_CTR1"), Msr::new(0xD95, "C1_MSR_PMON_CTR2"), Msr::new(0xD97, "C1_MSR_PMON_CTR3"), Msr::new(0xD99, "C1_MSR_PMON_CTR4"), Msr::new(0xD9B, "C1_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
+pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD51, "C2_MSR_PMON_CTR0"), Msr::new(0xD53, "C2_MSR_PMON_CTR1"), Msr::new(0xD55, "C2_MSR_PMON_CTR2"), Msr::new(0xD57, "C2_MSR_PMON_CTR3"), Msr::new(0xD59, "C2_MSR_PMON_CTR4"), Msr::new(0xD5B, "C2_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
+pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDD1, "C3_MSR_PMON_CTR0"), Msr::new(0xDD3, "C3_MSR_PMON_CTR1"), Msr::new(0xDD5, "C3_MSR_PMON_CTR2"), Msr::new(0xDD7, "C3_MSR_PMON_CTR3"), Msr::new(0xDD9, "C3_MSR_PMON_CTR4"), Msr::new(0xDDB, "C3_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
+pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD31, "C4_MSR_PMON_CTR0"), Msr::new(0xD33, "C4_MSR_PMON_CTR1"), Msr::new(0xD35, "C4_MSR_PMON_CTR2"), Msr::new(0xD37, "C4_MSR_PMON_CTR3"), Msr::new(0xD39, "C4_MSR_PMON_CTR4"), Msr::new(0xD3B, "C4_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
+pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDB1, "C5_MSR_PMON_CTR0"), Msr::new(0xDB3, "C5_MSR_PMON_CTR1"), Msr::new(0xDB5, "C5_MSR_PMON_CTR2"), Msr::new(0xDB7, "C5_MSR_PMON_CTR3"), Msr::new(0xDB9, "C5_MSR_PMON_CTR4"), Msr::new(0xDBB, "C5_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
+pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD71, "C6_MSR_PMON_CTR0"), Msr::new(0xD73, "C6_MSR_PMON_CTR1"), Msr::new(0xD75, "C6_MSR_PMON_CTR2"), Msr::new(0xD77, "C6_MSR_PMON_CTR3"), Msr::new(0xD79, "C6_MSR_PMON_CTR4"), Msr::new(0xD7B, "C6_MSR_PMON_CTR5")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
+pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDF1, "C7_MSR_PMON_CTR0"), Msr::new(0xDF3, "C7_MSR_PMON_CTR1"), Msr::new(0xDF5, "C7_MSR_PMON_CTR2"), Msr::new(0xDF7, "C7_MSR_PMON_CTR3"), Msr::new(0xDF9, "C7_MSR_PMON_CTR4"), Msr::new(0xDFB, "C7_MSR_PMON_CTR5")];
 /// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
 pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
+
+static C_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "C", name: "C{i}_MSR_PMON_CTR{n}", type_name: "CCtr",
+    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
+    reset: CCtrLayout::RESET, reserved_mask: CCtrLayout::RESERVED_MASK, ignored_mask: CCtrLayout::IGNORED_MASK, writable_mask: CCtrLayout::WRITABLE_MASK,
+    description: "C-box counter n (48-bit).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xD11), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xD13), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xD15), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xD17), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_CTR4", instance: "C0", index: 4, location: Location::Msr(0xD19), source: "linux-nhmex" },
+        AddressInfo { name: "C0_MSR_PMON_CTR5", instance: "C0", index: 5, location: Location::Msr(0xD1B), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xD91), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xD93), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xD95), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xD97), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR4", instance: "C1", index: 4, location: Location::Msr(0xD99), source: "linux-nhmex" },
+        AddressInfo { name: "C1_MSR_PMON_CTR5", instance: "C1", index: 5, location: Location::Msr(0xD9B), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xD51), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xD53), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xD55), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xD57), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR4", instance: "C2", index: 4, location: Location::Msr(0xD59), source: "linux-nhmex" },
+        AddressInfo { name: "C2_MSR_PMON_CTR5", instance: "C2", index: 5, location: Location::Msr(0xD5B), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xDD1), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xDD3), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xDD5), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xDD7), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR4", instance: "C3", index: 4, location: Location::Msr(0xDD9), source: "linux-nhmex" },
+        AddressInfo { name: "C3_MSR_PMON_CTR5", instance: "C3", index: 5, location: Location::Msr(0xDDB), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xD31), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xD33), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xD35), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xD37), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR4", instance: "C4", index: 4, location: Location::Msr(0xD39), source: "linux-nhmex" },
+        AddressInfo { name: "C4_MSR_PMON_CTR5", instance: "C4", index: 5, location: Location::Msr(0xD3B), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xDB1), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xDB3), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xDB5), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xDB7), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR4", instance: "C5", index: 4, location: Location::Msr(0xDB9), source: "linux-nhmex" },
+        AddressInfo { name: "C5_MSR_PMON_CTR5", instance: "C5", index: 5, location: Location::Msr(0xDBB), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xD71), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xD73), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xD75), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xD77), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR4", instance: "C6", index: 4, location: Location::Msr(0xD79), source: "linux-nhmex" },
+        AddressInfo { name: "C6_MSR_PMON_CTR5", instance: "C6", index: 5, location: Location::Msr(0xD7B), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xDF1), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xDF3), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xDF5), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xDF7), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR4", instance: "C7", index: 4, location: Location::Msr(0xDF9), source: "linux-nhmex" },
+        AddressInfo { name: "C7_MSR_PMON_CTR5", instance: "C7", index: 5, location: Location::Msr(0xDFB), source: "linux-nhmex" },
+    ]),
+    fields: CCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable." },
+        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
+    ],
+};
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,226 +6,1029 @@
 //!
 //! Instances: R.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
-    pub struct RGlobalCtlLo(u32): "R_MSR_PMON_GLOBAL_CTL_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_CTL_LO_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Enable per counter; bit k for counter k.
-    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3, 4, 5, 6, 7] { get: ctr_en, with: with_ctr_en };
-    "R": const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = msr(0xE00) "R_MSR_PMON_GLOBAL_CTL_7_0" from "linux-nhmex";
+/// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
+///
+/// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalCtlLoLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.
+pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
+
+/// The layout of [`RGlobalCtlLo`] (`R_MSR_PMON_GLOBAL_CTL_7_0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78
+pub enum RGlobalCtlLoLayout {}
+
+impl Layout for RGlobalCtlLoLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_LO_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Enable per counter; bit k for counter k.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.
-    pub struct RGlobalStatusLo(u32): "R_MSR_PMON_GLOBAL_STATUS_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_STATUS_LO_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid": "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Overflow flag per counter of this half.
-    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4, 5, 6, 7] { get: ov, with: with_ov };
-    "R": const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = msr(0xE01) "R_MSR_PMON_GLOBAL_STATUS_7_0" from "likwid";
+impl RGlobalCtlLo {
+    /// `ctr_en` (bits 7:0, rw, reset 0x0): Enable per counter; bit k for counter k.
+    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ctr_en` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
-    pub struct RGlobalOvfCtlLo(u32): "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_OVF_CTL_LO_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Name": "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
-    note "info" "Address confirmed by likwid": "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Write 1 to bit k to clear the matching ov bit.
-    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3, 4, 5, 6, 7] { with: with_clr_ov };
-    "R": const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = msr(0xE02) "R_MSR_PMON_GLOBAL_OVF_CTL_7_0" from "likwid";
+/// `R_MSR_PMON_GLOBAL_CTL_7_0` of instance R.
+pub const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = Msr::new(0xE00, "R_MSR_PMON_GLOBAL_CTL_7_0");
+
+static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_CTL_7_0", type_name: "RGlobalCtlLo",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalCtlLoLayout::RESET, reserved_mask: RGlobalCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalCtlLoLayout::WRITABLE_MASK,
+    description: "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_CTL_7_0", instance: "R", index: 0, location: Location::Msr(0xE00), source: "linux-nhmex" },
+    ]),
+    fields: RGlobalCtlLoLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
+    ],
+};
+
+/// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.
+///
+/// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalStatusLoLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Address confirmed by likwid** (info): 0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.
+pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
+
+/// The layout of [`RGlobalStatusLo`] (`R_MSR_PMON_GLOBAL_STATUS_7_0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum RGlobalStatusLoLayout {}
+
+impl Layout for RGlobalStatusLoLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_LO_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter of this half.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
-    pub struct RGlobalCtlHi(u32): "R_MSR_PMON_GLOBAL_CTL_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_CTL_HI_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Addresses": "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Enable per counter; bit k for counter k+8.
-    bits 7:0 rw ctr_en: u8 = 0x0, role CounterEnable [8, 9, 10, 11, 12, 13, 14, 15] { get: ctr_en, with: with_ctr_en };
-    "R": const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = msr(0xE20) "R_MSR_PMON_GLOBAL_CTL_15_8" from "linux-nhmex";
+impl RGlobalStatusLo {
+    /// `ov` (bits 7:0, rw-v, reset 0x0): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ov` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.
-    pub struct RGlobalStatusHi(u32): "R_MSR_PMON_GLOBAL_STATUS_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_STATUS_HI_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Address confirmed by likwid": "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Overflow flag per counter of this half.
-    bits 7:0 rw-v ov: u8 = 0x0, role Overflow [8, 9, 10, 11, 12, 13, 14, 15] { get: ov, with: with_ov };
-    "R": const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = msr(0xE21) "R_MSR_PMON_GLOBAL_STATUS_15_8" from "likwid";
+/// `R_MSR_PMON_GLOBAL_STATUS_7_0` of instance R.
+pub const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = Msr::new(0xE01, "R_MSR_PMON_GLOBAL_STATUS_7_0");
+
+static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_STATUS_7_0", type_name: "RGlobalStatusLo",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalStatusLoLayout::RESET, reserved_mask: RGlobalStatusLoLayout::RESERVED_MASK, ignored_mask: RGlobalStatusLoLayout::IGNORED_MASK, writable_mask: RGlobalStatusLoLayout::WRITABLE_MASK,
+    description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_STATUS_7_0", instance: "R", index: 0, location: Location::Msr(0xE01), source: "likwid" },
+    ]),
+    fields: RGlobalStatusLoLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS." },
+    ],
+};
+
+/// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
+///
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalOvfCtlLoLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
+///
+/// **Address confirmed by likwid** (info): 0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.
+pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
+
+/// The layout of [`RGlobalOvfCtlLo`] (`R_MSR_PMON_GLOBAL_OVF_CTL_7_0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum RGlobalOvfCtlLoLayout {}
+
+impl Layout for RGlobalOvfCtlLoLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_LO_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, reset: 0x0, description: "Write 1 to bit k to clear the matching ov bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
-    pub struct RGlobalOvfCtlHi(u32): "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", MSR[1], unit "R" of "xeon-7500", static R_GLOBAL_OVF_CTL_HI_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Upper bits not listed in the guide's table": "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.";
-    note "info" "Name": "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.";
-    note "info" "Address confirmed by likwid": "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.";
-    bits 31:8 rv "rsv" = 0x0;
-    /// Write 1 to bit k to clear the matching ov bit.
-    bits 7:0 w1c clr_ov: u8 = 0x0, role OverflowClear [8, 9, 10, 11, 12, 13, 14, 15] { with: with_clr_ov };
-    "R": const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = msr(0xE22) "R_MSR_PMON_GLOBAL_OVF_CTL_15_8" from "likwid";
+impl RGlobalOvfCtlLo {
+    /// This value with `clr_ov` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.
-    pub struct RCtl(u64): "R_MSR_PMON_CTL{n}", MSR[16], unit "R" of "xeon-7500", static R_CTL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79";
-    note "info" "Addresses of the two halves": "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.";
-    note "info" "One box, sixteen counters": "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).";
-    bit 63 ig "ig" = 0x0;
-    bits 62:61 rsv "rsv" = 0x0;
-    bits 60:7 ig "ig" = 0x0;
-    /// Signal a PMI to the U-box when this counter overflows.
-    bit 6 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
-    /// Selects the sub-control register (and sub-field) that defines the event.
-    bits 5:1 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel, try_with: try_with_ev_sel };
-    /// Local enable for this counter.
-    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    "R": const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [0: msr(0xE10) "R_MSR_PMON_CTL0" from "linux-nhmex", 1: msr(0xE12) "R_MSR_PMON_CTL1" from "linux-nhmex", 2: msr(0xE14) "R_MSR_PMON_CTL2" from "linux-nhmex", 3: msr(0xE16) "R_MSR_PMON_CTL3" from "linux-nhmex", 4: msr(0xE18) "R_MSR_PMON_CTL4" from "linux-nhmex", 5: msr(0xE1A) "R_MSR_PMON_CTL5" from "linux-nhmex", 6: msr(0xE1C) "R_MSR_PMON_CTL6" from "linux-nhmex", 7: msr(0xE1E) "R_MSR_PMON_CTL7" from "linux-nhmex", 8: msr(0xE30) "R_MSR_PMON_CTL8" from "linux-nhmex", 9: msr(0xE32) "R_MSR_PMON_CTL9" from "linux-nhmex", 10: msr(0xE34) "R_MSR_PMON_CTL10" from "linux-nhmex", 11: msr(0xE36) "R_MSR_PMON_CTL11" from "linux-nhmex", 12: msr(0xE38) "R_MSR_PMON_CTL12" from "linux-nhmex", 13: msr(0xE3A) "R_MSR_PMON_CTL13" from "linux-nhmex", 14: msr(0xE3C) "R_MSR_PMON_CTL14" from "linux-nhmex", 15: msr(0xE3E) "R_MSR_PMON_CTL15" from "linux-nhmex"];
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0` of instance R.
+pub const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = Msr::new(0xE02, "R_MSR_PMON_GLOBAL_OVF_CTL_7_0");
+
+static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", type_name: "RGlobalOvfCtlLo",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalOvfCtlLoLayout::RESET, reserved_mask: RGlobalOvfCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlLoLayout::WRITABLE_MASK,
+    description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", instance: "R", index: 0, location: Location::Msr(0xE02), source: "likwid" },
+    ]),
+    fields: RGlobalOvfCtlLoLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL." },
+    ],
+};
+
+/// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
+///
+/// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalCtlHiLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.
+pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
+
+/// The layout of [`RGlobalCtlHi`] (`R_MSR_PMON_GLOBAL_CTL_15_8`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78
+pub enum RGlobalCtlHiLayout {}
+
+impl Layout for RGlobalCtlHiLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_HI_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Enable per counter; bit k for counter k+8.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// R-box counter n (48-bit).
-    pub struct RCtr(u64): "R_MSR_PMON_CTR{n}", MSR[16], unit "R" of "xeon-7500", static R_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74";
-    note "info" "Width and addresses": "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "R": const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [0: msr(0xE11) "R_MSR_PMON_CTR0" from "linux-nhmex", 1: msr(0xE13) "R_MSR_PMON_CTR1" from "linux-nhmex", 2: msr(0xE15) "R_MSR_PMON_CTR2" from "linux-nhmex", 3: msr(0xE17) "R_MSR_PMON_CTR3" from "linux-nhmex", 4: msr(0xE19) "R_MSR_PMON_CTR4" from "linux-nhmex", 5: msr(0xE1B) "R_MSR_PMON_CTR5" from "linux-nhmex", 6: msr(0xE1D) "R_MSR_PMON_CTR6" from "linux-nhmex", 7: msr(0xE1F) "R_MSR_PMON_CTR7" from "linux-nhmex", 8: msr(0xE31) "R_MSR_PMON_CTR8" from "linux-nhmex", 9: msr(0xE33) "R_MSR_PMON_CTR9" from "linux-nhmex", 10: msr(0xE35) "R_MSR_PMON_CTR10" from "linux-nhmex", 11: msr(0xE37) "R_MSR_PMON_CTR11" from "linux-nhmex", 12: msr(0xE39) "R_MSR_PMON_CTR12" from "linux-nhmex", 13: msr(0xE3B) "R_MSR_PMON_CTR13" from "linux-nhmex", 14: msr(0xE3D) "R_MSR_PMON_CTR14" from "linux-nhmex", 15: msr(0xE3F) "R_MSR_PMON_CTR15" from "linux-nhmex"];
+impl RGlobalCtlHi {
+    /// `ctr_en` (bits 7:0, rw, reset 0x0): Enable per counter; bit k for counter k+8.
+    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ctr_en` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.
-    pub struct RIperfCfg0(u64): "R_MSR_PORT{n}_IPERF_CFG0", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG0_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
-    note "info" "One 32-bit field: the guide's IPERF table was not readable": "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.";
-    note "info" "Addresses": "Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 * box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.";
-    bits 63:32 rv "rsv" = 0x0;
-    /// IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.
-    bits 31:0 rw iperf_cfg: u32 = 0x0 { get: iperf_cfg, with: with_iperf_cfg };
-    "R": const R_MSR_PORT_IPERF_CFG0: [Msr<RIperfCfg0>; 8] = [0: msr(0xE04) "R_MSR_PORT0_IPERF_CFG0" from "linux-nhmex", 1: msr(0xE05) "R_MSR_PORT1_IPERF_CFG0" from "linux-nhmex", 2: msr(0xE06) "R_MSR_PORT2_IPERF_CFG0" from "linux-nhmex", 3: msr(0xE07) "R_MSR_PORT3_IPERF_CFG0" from "linux-nhmex", 4: msr(0xE08) "R_MSR_PORT4_IPERF_CFG0" from "linux-nhmex", 5: msr(0xE09) "R_MSR_PORT5_IPERF_CFG0" from "linux-nhmex", 6: msr(0xE0A) "R_MSR_PORT6_IPERF_CFG0" from "linux-nhmex", 7: msr(0xE0B) "R_MSR_PORT7_IPERF_CFG0" from "linux-nhmex"];
+/// `R_MSR_PMON_GLOBAL_CTL_15_8` of instance R.
+pub const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = Msr::new(0xE20, "R_MSR_PMON_GLOBAL_CTL_15_8");
+
+static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_CTL_15_8", type_name: "RGlobalCtlHi",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalCtlHiLayout::RESET, reserved_mask: RGlobalCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalCtlHiLayout::WRITABLE_MASK,
+    description: "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_CTL_15_8", instance: "R", index: 0, location: Location::Msr(0xE20), source: "linux-nhmex" },
+    ]),
+    fields: RGlobalCtlHiLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
+    ],
+};
+
+/// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.
+///
+/// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalStatusHiLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Address confirmed by likwid** (info): 0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.
+pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
+
+/// The layout of [`RGlobalStatusHi`] (`R_MSR_PMON_GLOBAL_STATUS_15_8`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum RGlobalStatusHiLayout {}
+
+impl Layout for RGlobalStatusHiLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_HI_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter of this half.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.
-    pub struct RIperfCfg1(u64): "R_MSR_PORT{n}_IPERF_CFG1", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG1_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
-    note "info" "One 32-bit field: the guide's IPERF table was not readable": "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).";
-    note "source-conflict" "The SDM list numbers these ports 8-15": "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.";
-    bits 63:32 rv "rsv" = 0x0;
-    /// IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.
-    bits 31:0 rw iperf_cfg: u32 = 0x0 { get: iperf_cfg, with: with_iperf_cfg };
-    "R": const R_MSR_PORT_IPERF_CFG1: [Msr<RIperfCfg1>; 8] = [0: msr(0xE24) "R_MSR_PORT0_IPERF_CFG1" from "linux-nhmex", 1: msr(0xE25) "R_MSR_PORT1_IPERF_CFG1" from "linux-nhmex", 2: msr(0xE26) "R_MSR_PORT2_IPERF_CFG1" from "linux-nhmex", 3: msr(0xE27) "R_MSR_PORT3_IPERF_CFG1" from "linux-nhmex", 4: msr(0xE28) "R_MSR_PORT4_IPERF_CFG1" from "linux-nhmex", 5: msr(0xE29) "R_MSR_PORT5_IPERF_CFG1" from "linux-nhmex", 6: msr(0xE2A) "R_MSR_PORT6_IPERF_CFG1" from "linux-nhmex", 7: msr(0xE2B) "R_MSR_PORT7_IPERF_CFG1" from "linux-nhmex"];
+impl RGlobalStatusHi {
+    /// `ov` (bits 7:0, rw-v, reset 0x0): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ov` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.
-    pub struct RQlxCfg(u64): "R_MSR_PORT{n}_QLX_CFG", MSR[8], unit "R" of "xeon-7500", static R_QLX_CFG_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "Two 8-bit fields from Linux; the guide's QLX table was not readable": "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there.";
-    note "info" "Addresses: two blocks": "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed.";
-    bits 63:16 rv "rsv" = 0x0;
-    /// Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.
-    bits 15:8 rw qlx_cfg1: u8 = 0x0 { get: qlx_cfg1, with: with_qlx_cfg1 };
-    /// First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.
-    bits 7:0 rw qlx_cfg0: u8 = 0x0 { get: qlx_cfg0, with: with_qlx_cfg0 };
-    "R": const R_MSR_PORT_QLX_CFG: [Msr<RQlxCfg>; 8] = [0: msr(0xE0C) "R_MSR_PORT0_QLX_CFG" from "linux-nhmex", 1: msr(0xE0D) "R_MSR_PORT1_QLX_CFG" from "linux-nhmex", 2: msr(0xE0E) "R_MSR_PORT2_QLX_CFG" from "linux-nhmex", 3: msr(0xE0F) "R_MSR_PORT3_QLX_CFG" from "linux-nhmex", 4: msr(0xE2C) "R_MSR_PORT4_QLX_CFG" from "linux-nhmex", 5: msr(0xE2D) "R_MSR_PORT5_QLX_CFG" from "linux-nhmex", 6: msr(0xE2E) "R_MSR_PORT6_QLX_CFG" from "linux-nhmex", 7: msr(0xE2F) "R_MSR_PORT7_QLX_CFG" from "linux-nhmex"];
+/// `R_MSR_PMON_GLOBAL_STATUS_15_8` of instance R.
+pub const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = Msr::new(0xE21, "R_MSR_PMON_GLOBAL_STATUS_15_8");
+
+static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_STATUS_15_8", type_name: "RGlobalStatusHi",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalStatusHiLayout::RESET, reserved_mask: RGlobalStatusHiLayout::RESERVED_MASK, ignored_mask: RGlobalStatusHiLayout::IGNORED_MASK, writable_mask: RGlobalStatusHiLayout::WRITABLE_MASK,
+    description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_STATUS_15_8", instance: "R", index: 0, location: Location::Msr(0xE21), source: "likwid" },
+    ]),
+    fields: RGlobalStatusHiLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS." },
+    ],
+};
+
+/// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
+///
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalOvfCtlHiLayout`].
+///
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+///
+/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
+///
+/// **Address confirmed by likwid** (info): 0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.
+pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
+
+/// The layout of [`RGlobalOvfCtlHi`] (`R_MSR_PMON_GLOBAL_OVF_CTL_15_8`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum RGlobalOvfCtlHiLayout {}
+
+impl Layout for RGlobalOvfCtlHiLayout {
+    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_HI_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, reset: 0x0, description: "Write 1 to bit k to clear the matching ov bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff;
 }
 
-register! {
-    /// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.
-    pub struct RXbrSet1MmCfg(u64): "R_MSR_PORT{n}_XBR_SET1_MM_CFG", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MM_CFG_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    bits 63:32 rv "rsv" = 0x0;
-    /// Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
-    bits 31:0 rw mm_cfg: u32 = 0x0 { get: mm_cfg, with: with_mm_cfg };
-    "R": const R_MSR_PORT_XBR_SET1_MM_CFG: [Msr<RXbrSet1MmCfg>; 8] = [0: msr(0xE60) "R_MSR_PORT0_XBR_SET1_MM_CFG" from "linux-nhmex", 1: msr(0xE64) "R_MSR_PORT1_XBR_SET1_MM_CFG" from "linux-nhmex", 2: msr(0xE68) "R_MSR_PORT2_XBR_SET1_MM_CFG" from "linux-nhmex", 3: msr(0xE6C) "R_MSR_PORT3_XBR_SET1_MM_CFG" from "linux-nhmex", 4: msr(0xE80) "R_MSR_PORT4_XBR_SET1_MM_CFG" from "linux-nhmex", 5: msr(0xE84) "R_MSR_PORT5_XBR_SET1_MM_CFG" from "linux-nhmex", 6: msr(0xE88) "R_MSR_PORT6_XBR_SET1_MM_CFG" from "linux-nhmex", 7: msr(0xE8C) "R_MSR_PORT7_XBR_SET1_MM_CFG" from "linux-nhmex"];
+impl RGlobalOvfCtlHi {
+    /// This value with `clr_ov` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).
-    pub struct RXbrSet1Match(u64): "R_MSR_PORT{n}_XBR_SET1_MATCH", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MATCH_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    /// Packet field values to compare against; only bits selected by the set's MASK register take part.
-    bits 63:0 rw match_ "match": u64 = 0x0 { get: match_, with: with_match_ };
-    "R": const R_MSR_PORT_XBR_SET1_MATCH: [Msr<RXbrSet1Match>; 8] = [0: msr(0xE61) "R_MSR_PORT0_XBR_SET1_MATCH" from "linux-nhmex", 1: msr(0xE65) "R_MSR_PORT1_XBR_SET1_MATCH" from "linux-nhmex", 2: msr(0xE69) "R_MSR_PORT2_XBR_SET1_MATCH" from "linux-nhmex", 3: msr(0xE6D) "R_MSR_PORT3_XBR_SET1_MATCH" from "linux-nhmex", 4: msr(0xE81) "R_MSR_PORT4_XBR_SET1_MATCH" from "linux-nhmex", 5: msr(0xE85) "R_MSR_PORT5_XBR_SET1_MATCH" from "linux-nhmex", 6: msr(0xE89) "R_MSR_PORT6_XBR_SET1_MATCH" from "linux-nhmex", 7: msr(0xE8D) "R_MSR_PORT7_XBR_SET1_MATCH" from "linux-nhmex"];
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8` of instance R.
+pub const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = Msr::new(0xE22, "R_MSR_PMON_GLOBAL_OVF_CTL_15_8");
+
+static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", type_name: "RGlobalOvfCtlHi",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: RGlobalOvfCtlHiLayout::RESET, reserved_mask: RGlobalOvfCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlHiLayout::WRITABLE_MASK,
+    description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", instance: "R", index: 0, location: Location::Msr(0xE22), source: "likwid" },
+    ]),
+    fields: RGlobalOvfCtlHiLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
+        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL." },
+    ],
+};
+
+/// Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.
+///
+/// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields, masks and sources: [`RCtlLayout`].
+///
+/// **Addresses of the two halves** (info): Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.
+///
+/// **One box, sixteen counters** (info): Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).
+pub type RCtl = Reg64<RCtlLayout>;
+
+/// The layout of [`RCtl`] (`R_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79
+pub enum RCtlLayout {}
+
+impl Layout for RCtlLayout {
+    const INFO: &'static RegisterInfo = &R_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 7, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 6, msb: 6, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, reset: 0x0, description: "Selects the sub-control register (and sub-field) that defines the event.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for this counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x6000000000000000;
+    const IGNORED_MASK: u64 = 0x9fffffffffffff80;
+    const WRITABLE_MASK: u64 = 0x7f;
 }
 
-register! {
-    /// Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.
-    pub struct RXbrSet1Mask(u64): "R_MSR_PORT{n}_XBR_SET1_MASK", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET1_MASK_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    /// Per-bit mask for the set's MATCH register.
-    bits 63:0 rw mask: u64 = 0x0 { get: mask, with: with_mask };
-    "R": const R_MSR_PORT_XBR_SET1_MASK: [Msr<RXbrSet1Mask>; 8] = [0: msr(0xE62) "R_MSR_PORT0_XBR_SET1_MASK" from "linux-nhmex", 1: msr(0xE66) "R_MSR_PORT1_XBR_SET1_MASK" from "linux-nhmex", 2: msr(0xE6A) "R_MSR_PORT2_XBR_SET1_MASK" from "linux-nhmex", 3: msr(0xE6E) "R_MSR_PORT3_XBR_SET1_MASK" from "linux-nhmex", 4: msr(0xE82) "R_MSR_PORT4_XBR_SET1_MASK" from "linux-nhmex", 5: msr(0xE86) "R_MSR_PORT5_XBR_SET1_MASK" from "linux-nhmex", 6: msr(0xE8A) "R_MSR_PORT6_XBR_SET1_MASK" from "linux-nhmex", 7: msr(0xE8E) "R_MSR_PORT7_XBR_SET1_MASK" from "linux-nhmex"];
+impl RCtl {
+    /// `pmi_en` (bit 6, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
+    /// This value with `pmi_en` (bit 6) set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
+    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the sub-control register (and sub-field) that defines the event.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
+    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "R_MSR_PMON_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `en` (bit 0, rw, reset 0x0): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `en` (bit 0) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.
-    pub struct RXbrSet2MmCfg(u64): "R_MSR_PORT{n}_XBR_SET2_MM_CFG", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MM_CFG_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 32-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    bits 63:32 rv "rsv" = 0x0;
-    /// Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
-    bits 31:0 rw mm_cfg: u32 = 0x0 { get: mm_cfg, with: with_mm_cfg };
-    "R": const R_MSR_PORT_XBR_SET2_MM_CFG: [Msr<RXbrSet2MmCfg>; 8] = [0: msr(0xE70) "R_MSR_PORT0_XBR_SET2_MM_CFG" from "linux-nhmex", 1: msr(0xE74) "R_MSR_PORT1_XBR_SET2_MM_CFG" from "linux-nhmex", 2: msr(0xE78) "R_MSR_PORT2_XBR_SET2_MM_CFG" from "linux-nhmex", 3: msr(0xE7C) "R_MSR_PORT3_XBR_SET2_MM_CFG" from "linux-nhmex", 4: msr(0xE90) "R_MSR_PORT4_XBR_SET2_MM_CFG" from "linux-nhmex", 5: msr(0xE94) "R_MSR_PORT5_XBR_SET2_MM_CFG" from "linux-nhmex", 6: msr(0xE98) "R_MSR_PORT6_XBR_SET2_MM_CFG" from "linux-nhmex", 7: msr(0xE9C) "R_MSR_PORT7_XBR_SET2_MM_CFG" from "linux-nhmex"];
+/// `R_MSR_PMON_CTL{n}` of instance R.
+pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [Msr::new(0xE10, "R_MSR_PMON_CTL0"), Msr::new(0xE12, "R_MSR_PMON_CTL1"), Msr::new(0xE14, "R_MSR_PMON_CTL2"), Msr::new(0xE16, "R_MSR_PMON_CTL3"), Msr::new(0xE18, "R_MSR_PMON_CTL4"), Msr::new(0xE1A, "R_MSR_PMON_CTL5"), Msr::new(0xE1C, "R_MSR_PMON_CTL6"), Msr::new(0xE1E, "R_MSR_PMON_CTL7"), Msr::new(0xE30, "R_MSR_PMON_CTL8"), Msr::new(0xE32, "R_MSR_PMON_CTL9"), Msr::new(0xE34, "R_MSR_PMON_CTL10"), Msr::new(0xE36, "R_MSR_PMON_CTL11"), Msr::new(0xE38, "R_MSR_PMON_CTL12"), Msr::new(0xE3A, "R_MSR_PMON_CTL13"), Msr::new(0xE3C, "R_MSR_PMON_CTL14"), Msr::new(0xE3E, "R_MSR_PMON_CTL15")];
+
+static R_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_CTL{n}", type_name: "RCtl",
+    width: 64, space: Space::Msr, count: 16, count_cpuid: None,
+    reset: RCtlLayout::RESET, reserved_mask: RCtlLayout::RESERVED_MASK, ignored_mask: RCtlLayout::IGNORED_MASK, writable_mask: RCtlLayout::WRITABLE_MASK,
+    description: "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_CTL0", instance: "R", index: 0, location: Location::Msr(0xE10), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL1", instance: "R", index: 1, location: Location::Msr(0xE12), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL2", instance: "R", index: 2, location: Location::Msr(0xE14), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL3", instance: "R", index: 3, location: Location::Msr(0xE16), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL4", instance: "R", index: 4, location: Location::Msr(0xE18), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL5", instance: "R", index: 5, location: Location::Msr(0xE1A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL6", instance: "R", index: 6, location: Location::Msr(0xE1C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL7", instance: "R", index: 7, location: Location::Msr(0xE1E), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL8", instance: "R", index: 8, location: Location::Msr(0xE30), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL9", instance: "R", index: 9, location: Location::Msr(0xE32), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL10", instance: "R", index: 10, location: Location::Msr(0xE34), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL11", instance: "R", index: 11, location: Location::Msr(0xE36), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL12", instance: "R", index: 12, location: Location::Msr(0xE38), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL13", instance: "R", index: 13, location: Location::Msr(0xE3A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL14", instance: "R", index: 14, location: Location::Msr(0xE3C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTL15", instance: "R", index: 15, location: Location::Msr(0xE3E), source: "linux-nhmex" },
+    ]),
+    fields: RCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Addresses of the two halves", text: "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly." },
+        NoteInfo { kind: "info", title: "One box, sixteen counters", text: "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6)." },
+    ],
+};
+
+/// R-box counter n (48-bit).
+///
+/// `R_MSR_PMON_CTR{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields, masks and sources: [`RCtrLayout`].
+///
+/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n \< 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.
+pub type RCtr = Reg64<RCtrLayout>;
+
+/// The layout of [`RCtr`] (`R_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74
+pub enum RCtrLayout {}
+
+impl Layout for RCtrLayout {
+    const INFO: &'static RegisterInfo = &R_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
 
-register! {
-    /// Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).
-    pub struct RXbrSet2Match(u64): "R_MSR_PORT{n}_XBR_SET2_MATCH", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MATCH_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    /// Packet field values to compare against; only bits selected by the set's MASK register take part.
-    bits 63:0 rw match_ "match": u64 = 0x0 { get: match_, with: with_match_ };
-    "R": const R_MSR_PORT_XBR_SET2_MATCH: [Msr<RXbrSet2Match>; 8] = [0: msr(0xE71) "R_MSR_PORT0_XBR_SET2_MATCH" from "linux-nhmex", 1: msr(0xE75) "R_MSR_PORT1_XBR_SET2_MATCH" from "linux-nhmex", 2: msr(0xE79) "R_MSR_PORT2_XBR_SET2_MATCH" from "linux-nhmex", 3: msr(0xE7D) "R_MSR_PORT3_XBR_SET2_MATCH" from "linux-nhmex", 4: msr(0xE91) "R_MSR_PORT4_XBR_SET2_MATCH" from "linux-nhmex", 5: msr(0xE95) "R_MSR_PORT5_XBR_SET2_MATCH" from "linux-nhmex", 6: msr(0xE99) "R_MSR_PORT6_XBR_SET2_MATCH" from "linux-nhmex", 7: msr(0xE9D) "R_MSR_PORT7_XBR_SET2_MATCH" from "linux-nhmex"];
+impl RCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "R_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).
-    pub struct RXbrSet2Mask(u64): "R_MSR_PORT{n}_XBR_SET2_MASK", MSR[8], unit "R" of "xeon-7500", static R_XBR_SET2_MASK_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    note "info" "One 64-bit field: the guide's table was not readable": "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.";
-    note "info" "Addresses: interleaved blocks": "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.";
-    /// Per-bit mask for the set's MATCH register.
-    bits 63:0 rw mask: u64 = 0x0 { get: mask, with: with_mask };
-    "R": const R_MSR_PORT_XBR_SET2_MASK: [Msr<RXbrSet2Mask>; 8] = [0: msr(0xE72) "R_MSR_PORT0_XBR_SET2_MASK" from "linux-nhmex", 1: msr(0xE76) "R_MSR_PORT1_XBR_SET2_MASK" from "linux-nhmex", 2: msr(0xE7A) "R_MSR_PORT2_XBR_SET2_MASK" from "linux-nhmex", 3: msr(0xE7E) "R_MSR_PORT3_XBR_SET2_MASK" from "linux-nhmex", 4: msr(0xE92) "R_MSR_PORT4_XBR_SET2_MASK" from "linux-nhmex", 5: msr(0xE96) "R_MSR_PORT5_XBR_SET2_MASK" from "linux-nhmex", 6: msr(0xE9A) "R_MSR_PORT6_XBR_SET2_MASK" from "linux-nhmex", 7: msr(0xE9E) "R_MSR_PORT7_XBR_SET2_MASK" from "linux-nhmex"];
+/// `R_MSR_PMON_CTR{n}` of instance R.
+pub const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [Msr::new(0xE11, "R_MSR_PMON_CTR0"), Msr::new(0xE13, "R_MSR_PMON_CTR1"), Msr::new(0xE15, "R_MSR_PMON_CTR2"), Msr::new(0xE17, "R_MSR_PMON_CTR3"), Msr::new(0xE19, "R_MSR_PMON_CTR4"), Msr::new(0xE1B, "R_MSR_PMON_CTR5"), Msr::new(0xE1D, "R_MSR_PMON_CTR6"), Msr::new(0xE1F, "R_MSR_PMON_CTR7"), Msr::new(0xE31, "R_MSR_PMON_CTR8"), Msr::new(0xE33, "R_MSR_PMON_CTR9"), Msr::new(0xE35, "R_MSR_PMON_CTR10"), Msr::new(0xE37, "R_MSR_PMON_CTR11"), Msr::new(0xE39, "R_MSR_PMON_CTR12"), Msr::new(0xE3B, "R_MSR_PMON_CTR13"), Msr::new(0xE3D, "R_MSR_PMON_CTR14"), Msr::new(0xE3F, "R_MSR_PMON_CTR15")];
+
+static R_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_CTR{n}", type_name: "RCtr",
+    width: 64, space: Space::Msr, count: 16, count_cpuid: None,
+    reset: RCtrLayout::RESET, reserved_mask: RCtrLayout::RESERVED_MASK, ignored_mask: RCtrLayout::IGNORED_MASK, writable_mask: RCtrLayout::WRITABLE_MASK,
+    description: "R-box counter n (48-bit).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PMON_CTR0", instance: "R", index: 0, location: Location::Msr(0xE11), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR1", instance: "R", index: 1, location: Location::Msr(0xE13), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR2", instance: "R", index: 2, location: Location::Msr(0xE15), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR3", instance: "R", index: 3, location: Location::Msr(0xE17), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR4", instance: "R", index: 4, location: Location::Msr(0xE19), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR5", instance: "R", index: 5, location: Location::Msr(0xE1B), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR6", instance: "R", index: 6, location: Location::Msr(0xE1D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR7", instance: "R", index: 7, location: Location::Msr(0xE1F), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR8", instance: "R", index: 8, location: Location::Msr(0xE31), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR9", instance: "R", index: 9, location: Location::Msr(0xE33), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR10", instance: "R", index: 10, location: Location::Msr(0xE35), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR11", instance: "R", index: 11, location: Location::Msr(0xE37), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR12", instance: "R", index: 12, location: Location::Msr(0xE39), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR13", instance: "R", index: 13, location: Location::Msr(0xE3B), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR14", instance: "R", index: 14, location: Location::Msr(0xE3D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PMON_CTR15", instance: "R", index: 15, location: Location::Msr(0xE3F), source: "linux-nhmex" },
+    ]),
+    fields: RCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width and addresses", text: "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable." },
+    ],
+};
+
+/// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.
+///
+/// `R_MSR_PORT{n}_IPERF_CFG0`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RIperfCfg0Layout`].
+///
+/// **One 32-bit field: the guide's IPERF table was not readable** (info): The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.
+///
+/// **Addresses** (info): Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 \* box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.
+pub type RIperfCfg0 = Reg64<RIperfCfg0Layout>;
+
+/// The layout of [`RIperfCfg0`] (`R_MSR_PORT{n}_IPERF_CFG0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+/// - Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h
+pub enum RIperfCfg0Layout {}
+
+impl Layout for RIperfCfg0Layout {
+    const INFO: &'static RegisterInfo = &R_IPERF_CFG0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
 }
+
+impl RIperfCfg0 {
+    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.
+    #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// This value with `iperf_cfg` (bits 31:0) set to `v`.
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+}
+
+/// `R_MSR_PORT{n}_IPERF_CFG0` of instance R.
+pub const R_MSR_PORT_IPERF_CFG0: [Msr<RIperfCfg0>; 8] = [Msr::new(0xE04, "R_MSR_PORT0_IPERF_CFG0"), Msr::new(0xE05, "R_MSR_PORT1_IPERF_CFG0"), Msr::new(0xE06, "R_MSR_PORT2_IPERF_CFG0"), Msr::new(0xE07, "R_MSR_PORT3_IPERF_CFG0"), Msr::new(0xE08, "R_MSR_PORT4_IPERF_CFG0"), Msr::new(0xE09, "R_MSR_PORT5_IPERF_CFG0"), Msr::new(0xE0A, "R_MSR_PORT6_IPERF_CFG0"), Msr::new(0xE0B, "R_MSR_PORT7_IPERF_CFG0")];
+
+static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_IPERF_CFG0", type_name: "RIperfCfg0",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RIperfCfg0Layout::RESET, reserved_mask: RIperfCfg0Layout::RESERVED_MASK, ignored_mask: RIperfCfg0Layout::IGNORED_MASK, writable_mask: RIperfCfg0Layout::WRITABLE_MASK,
+    description: "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_IPERF_CFG0", instance: "R", index: 0, location: Location::Msr(0xE04), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_IPERF_CFG0", instance: "R", index: 1, location: Location::Msr(0xE05), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_IPERF_CFG0", instance: "R", index: 2, location: Location::Msr(0xE06), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_IPERF_CFG0", instance: "R", index: 3, location: Location::Msr(0xE07), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_IPERF_CFG0", instance: "R", index: 4, location: Location::Msr(0xE08), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_IPERF_CFG0", instance: "R", index: 5, location: Location::Msr(0xE09), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_IPERF_CFG0", instance: "R", index: 6, location: Location::Msr(0xE0A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_IPERF_CFG0", instance: "R", index: 7, location: Location::Msr(0xE0B), source: "linux-nhmex" },
+    ]),
+    fields: RIperfCfg0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 32-bit field: the guide's IPERF table was not readable", text: "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there." },
+        NoteInfo { kind: "info", title: "Addresses", text: "Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 * box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7." },
+    ],
+};
+
+/// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.
+///
+/// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RIperfCfg1Layout`].
+///
+/// **One 32-bit field: the guide's IPERF table was not readable** (info): As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).
+///
+/// **The SDM list numbers these ports 8-15** (source-conflict): Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.
+pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
+
+/// The layout of [`RIperfCfg1`] (`R_MSR_PORT{n}_IPERF_CFG1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+/// - Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h
+pub enum RIperfCfg1Layout {}
+
+impl Layout for RIperfCfg1Layout {
+    const INFO: &'static RegisterInfo = &R_IPERF_CFG1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+}
+
+impl RIperfCfg1 {
+    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.
+    #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// This value with `iperf_cfg` (bits 31:0) set to `v`.
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+}
+
+/// `R_MSR_PORT{n}_IPERF_CFG1` of instance R.
+pub const R_MSR_PORT_IPERF_CFG1: [Msr<RIperfCfg1>; 8] = [Msr::new(0xE24, "R_MSR_PORT0_IPERF_CFG1"), Msr::new(0xE25, "R_MSR_PORT1_IPERF_CFG1"), Msr::new(0xE26, "R_MSR_PORT2_IPERF_CFG1"), Msr::new(0xE27, "R_MSR_PORT3_IPERF_CFG1"), Msr::new(0xE28, "R_MSR_PORT4_IPERF_CFG1"), Msr::new(0xE29, "R_MSR_PORT5_IPERF_CFG1"), Msr::new(0xE2A, "R_MSR_PORT6_IPERF_CFG1"), Msr::new(0xE2B, "R_MSR_PORT7_IPERF_CFG1")];
+
+static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_IPERF_CFG1", type_name: "RIperfCfg1",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RIperfCfg1Layout::RESET, reserved_mask: RIperfCfg1Layout::RESERVED_MASK, ignored_mask: RIperfCfg1Layout::IGNORED_MASK, writable_mask: RIperfCfg1Layout::WRITABLE_MASK,
+    description: "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_IPERF_CFG1", instance: "R", index: 0, location: Location::Msr(0xE24), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_IPERF_CFG1", instance: "R", index: 1, location: Location::Msr(0xE25), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_IPERF_CFG1", instance: "R", index: 2, location: Location::Msr(0xE26), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_IPERF_CFG1", instance: "R", index: 3, location: Location::Msr(0xE27), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_IPERF_CFG1", instance: "R", index: 4, location: Location::Msr(0xE28), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_IPERF_CFG1", instance: "R", index: 5, location: Location::Msr(0xE29), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_IPERF_CFG1", instance: "R", index: 6, location: Location::Msr(0xE2A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_IPERF_CFG1", instance: "R", index: 7, location: Location::Msr(0xE2B), source: "linux-nhmex" },
+    ]),
+    fields: RIperfCfg1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 32-bit field: the guide's IPERF table was not readable", text: "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv)." },
+        NoteInfo { kind: "source-conflict", title: "The SDM list numbers these ports 8-15", text: "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used." },
+    ],
+};
+
+/// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.
+///
+/// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RQlxCfgLayout`].
+///
+/// **Two 8-bit fields from Linux; the guide's QLX table was not readable** (info): Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there.
+///
+/// **Addresses: two blocks** (info): Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed.
+pub type RQlxCfg = Reg64<RQlxCfgLayout>;
+
+/// The layout of [`RQlxCfg`] (`R_MSR_PORT{n}_QLX_CFG`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RQlxCfgLayout {}
+
+impl Layout for RQlxCfgLayout {
+    const INFO: &'static RegisterInfo = &R_QLX_CFG_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "qlx_cfg1", ident: "qlx_cfg1", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "qlx_cfg0", ident: "qlx_cfg0", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffffffff0000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffff;
+}
+
+impl RQlxCfg {
+    /// `qlx_cfg1` (bits 15:8, rw, reset 0x0): Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.
+    #[inline] pub const fn qlx_cfg1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `qlx_cfg1` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `qlx_cfg0` (bits 7:0, rw, reset 0x0): First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.
+    #[inline] pub const fn qlx_cfg0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `qlx_cfg0` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `R_MSR_PORT{n}_QLX_CFG` of instance R.
+pub const R_MSR_PORT_QLX_CFG: [Msr<RQlxCfg>; 8] = [Msr::new(0xE0C, "R_MSR_PORT0_QLX_CFG"), Msr::new(0xE0D, "R_MSR_PORT1_QLX_CFG"), Msr::new(0xE0E, "R_MSR_PORT2_QLX_CFG"), Msr::new(0xE0F, "R_MSR_PORT3_QLX_CFG"), Msr::new(0xE2C, "R_MSR_PORT4_QLX_CFG"), Msr::new(0xE2D, "R_MSR_PORT5_QLX_CFG"), Msr::new(0xE2E, "R_MSR_PORT6_QLX_CFG"), Msr::new(0xE2F, "R_MSR_PORT7_QLX_CFG")];
+
+static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_QLX_CFG", type_name: "RQlxCfg",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RQlxCfgLayout::RESET, reserved_mask: RQlxCfgLayout::RESERVED_MASK, ignored_mask: RQlxCfgLayout::IGNORED_MASK, writable_mask: RQlxCfgLayout::WRITABLE_MASK,
+    description: "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_QLX_CFG", instance: "R", index: 0, location: Location::Msr(0xE0C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_QLX_CFG", instance: "R", index: 1, location: Location::Msr(0xE0D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_QLX_CFG", instance: "R", index: 2, location: Location::Msr(0xE0E), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_QLX_CFG", instance: "R", index: 3, location: Location::Msr(0xE0F), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_QLX_CFG", instance: "R", index: 4, location: Location::Msr(0xE2C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_QLX_CFG", instance: "R", index: 5, location: Location::Msr(0xE2D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_QLX_CFG", instance: "R", index: 6, location: Location::Msr(0xE2E), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_QLX_CFG", instance: "R", index: 7, location: Location::Msr(0xE2F), source: "linux-nhmex" },
+    ]),
+    fields: RQlxCfgLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Two 8-bit fields from Linux; the guide's QLX table was not readable", text: "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there." },
+        NoteInfo { kind: "info", title: "Addresses: two blocks", text: "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed." },
+    ],
+};
+
+/// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.
+///
+/// `R_MSR_PORT{n}_XBR_SET1_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MmCfgLayout`].
+///
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet1MmCfg = Reg64<RXbrSet1MmCfgLayout>;
+
+/// The layout of [`RXbrSet1MmCfg`] (`R_MSR_PORT{n}_XBR_SET1_MM_CFG`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet1MmCfgLayout {}
+
+impl Layout for RXbrSet1MmCfgLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MM_CFG_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+}
+
+impl RXbrSet1MmCfg {
+    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// This value with `mm_cfg` (bits 31:0) set to `v`.
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET1_MM_CFG` of instance R.
+pub const R_MSR_PORT_XBR_SET1_MM_CFG: [Msr<RXbrSet1MmCfg>; 8] = [Msr::new(0xE60, "R_MSR_PORT0_XBR_SET1_MM_CFG"), Msr::new(0xE64, "R_MSR_PORT1_XBR_SET1_MM_CFG"), Msr::new(0xE68, "R_MSR_PORT2_XBR_SET1_MM_CFG"), Msr::new(0xE6C, "R_MSR_PORT3_XBR_SET1_MM_CFG"), Msr::new(0xE80, "R_MSR_PORT4_XBR_SET1_MM_CFG"), Msr::new(0xE84, "R_MSR_PORT5_XBR_SET1_MM_CFG"), Msr::new(0xE88, "R_MSR_PORT6_XBR_SET1_MM_CFG"), Msr::new(0xE8C, "R_MSR_PORT7_XBR_SET1_MM_CFG")];
+
+static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MM_CFG", type_name: "RXbrSet1MmCfg",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet1MmCfgLayout::RESET, reserved_mask: RXbrSet1MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet1MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet1MmCfgLayout::WRITABLE_MASK,
+    description: "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MM_CFG", instance: "R", index: 0, location: Location::Msr(0xE60), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MM_CFG", instance: "R", index: 1, location: Location::Msr(0xE64), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MM_CFG", instance: "R", index: 2, location: Location::Msr(0xE68), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MM_CFG", instance: "R", index: 3, location: Location::Msr(0xE6C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MM_CFG", instance: "R", index: 4, location: Location::Msr(0xE80), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MM_CFG", instance: "R", index: 5, location: Location::Msr(0xE84), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MM_CFG", instance: "R", index: 6, location: Location::Msr(0xE88), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MM_CFG", instance: "R", index: 7, location: Location::Msr(0xE8C), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet1MmCfgLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv)." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
+
+/// Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).
+///
+/// `R_MSR_PORT{n}_XBR_SET1_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MatchLayout`].
+///
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet1Match = Reg64<RXbrSet1MatchLayout>;
+
+/// The layout of [`RXbrSet1Match`] (`R_MSR_PORT{n}_XBR_SET1_MATCH`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet1MatchLayout {}
+
+impl Layout for RXbrSet1MatchLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MATCH_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl RXbrSet1Match {
+    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits selected by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `match` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET1_MATCH` of instance R.
+pub const R_MSR_PORT_XBR_SET1_MATCH: [Msr<RXbrSet1Match>; 8] = [Msr::new(0xE61, "R_MSR_PORT0_XBR_SET1_MATCH"), Msr::new(0xE65, "R_MSR_PORT1_XBR_SET1_MATCH"), Msr::new(0xE69, "R_MSR_PORT2_XBR_SET1_MATCH"), Msr::new(0xE6D, "R_MSR_PORT3_XBR_SET1_MATCH"), Msr::new(0xE81, "R_MSR_PORT4_XBR_SET1_MATCH"), Msr::new(0xE85, "R_MSR_PORT5_XBR_SET1_MATCH"), Msr::new(0xE89, "R_MSR_PORT6_XBR_SET1_MATCH"), Msr::new(0xE8D, "R_MSR_PORT7_XBR_SET1_MATCH")];
+
+static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MATCH", type_name: "RXbrSet1Match",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet1MatchLayout::RESET, reserved_mask: RXbrSet1MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet1MatchLayout::IGNORED_MASK, writable_mask: RXbrSet1MatchLayout::WRITABLE_MASK,
+    description: "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MATCH", instance: "R", index: 0, location: Location::Msr(0xE61), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MATCH", instance: "R", index: 1, location: Location::Msr(0xE65), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MATCH", instance: "R", index: 2, location: Location::Msr(0xE69), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MATCH", instance: "R", index: 3, location: Location::Msr(0xE6D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MATCH", instance: "R", index: 4, location: Location::Msr(0xE81), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MATCH", instance: "R", index: 5, location: Location::Msr(0xE85), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MATCH", instance: "R", index: 6, location: Location::Msr(0xE89), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MATCH", instance: "R", index: 7, location: Location::Msr(0xE8D), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet1MatchLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
+
+/// Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.
+///
+/// `R_MSR_PORT{n}_XBR_SET1_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MaskLayout`].
+///
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet1Mask = Reg64<RXbrSet1MaskLayout>;
+
+/// The layout of [`RXbrSet1Mask`] (`R_MSR_PORT{n}_XBR_SET1_MASK`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet1MaskLayout {}
+
+impl Layout for RXbrSet1MaskLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MASK_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Per-bit mask for the set's MATCH register.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl RXbrSet1Mask {
+    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `mask` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET1_MASK` of instance R.
+pub const R_MSR_PORT_XBR_SET1_MASK: [Msr<RXbrSet1Mask>; 8] = [Msr::new(0xE62, "R_MSR_PORT0_XBR_SET1_MASK"), Msr::new(0xE66, "R_MSR_PORT1_XBR_SET1_MASK"), Msr::new(0xE6A, "R_MSR_PORT2_XBR_SET1_MASK"), Msr::new(0xE6E, "R_MSR_PORT3_XBR_SET1_MASK"), Msr::new(0xE82, "R_MSR_PORT4_XBR_SET1_MASK"), Msr::new(0xE86, "R_MSR_PORT5_XBR_SET1_MASK"), Msr::new(0xE8A, "R_MSR_PORT6_XBR_SET1_MASK"), Msr::new(0xE8E, "R_MSR_PORT7_XBR_SET1_MASK")];
+
+static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MASK", type_name: "RXbrSet1Mask",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet1MaskLayout::RESET, reserved_mask: RXbrSet1MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet1MaskLayout::IGNORED_MASK, writable_mask: RXbrSet1MaskLayout::WRITABLE_MASK,
+    description: "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MASK", instance: "R", index: 0, location: Location::Msr(0xE62), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MASK", instance: "R", index: 1, location: Location::Msr(0xE66), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MASK", instance: "R", index: 2, location: Location::Msr(0xE6A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MASK", instance: "R", index: 3, location: Location::Msr(0xE6E), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MASK", instance: "R", index: 4, location: Location::Msr(0xE82), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MASK", instance: "R", index: 5, location: Location::Msr(0xE86), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MASK", instance: "R", index: 6, location: Location::Msr(0xE8A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MASK", instance: "R", index: 7, location: Location::Msr(0xE8E), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet1MaskLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
+
+/// Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.
+///
+/// `R_MSR_PORT{n}_XBR_SET2_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MmCfgLayout`].
+///
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet2MmCfg = Reg64<RXbrSet2MmCfgLayout>;
+
+/// The layout of [`RXbrSet2MmCfg`] (`R_MSR_PORT{n}_XBR_SET2_MM_CFG`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet2MmCfgLayout {}
+
+impl Layout for RXbrSet2MmCfgLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MM_CFG_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+}
+
+impl RXbrSet2MmCfg {
+    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// This value with `mm_cfg` (bits 31:0) set to `v`.
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET2_MM_CFG` of instance R.
+pub const R_MSR_PORT_XBR_SET2_MM_CFG: [Msr<RXbrSet2MmCfg>; 8] = [Msr::new(0xE70, "R_MSR_PORT0_XBR_SET2_MM_CFG"), Msr::new(0xE74, "R_MSR_PORT1_XBR_SET2_MM_CFG"), Msr::new(0xE78, "R_MSR_PORT2_XBR_SET2_MM_CFG"), Msr::new(0xE7C, "R_MSR_PORT3_XBR_SET2_MM_CFG"), Msr::new(0xE90, "R_MSR_PORT4_XBR_SET2_MM_CFG"), Msr::new(0xE94, "R_MSR_PORT5_XBR_SET2_MM_CFG"), Msr::new(0xE98, "R_MSR_PORT6_XBR_SET2_MM_CFG"), Msr::new(0xE9C, "R_MSR_PORT7_XBR_SET2_MM_CFG")];
+
+static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MM_CFG", type_name: "RXbrSet2MmCfg",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet2MmCfgLayout::RESET, reserved_mask: RXbrSet2MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet2MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet2MmCfgLayout::WRITABLE_MASK,
+    description: "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MM_CFG", instance: "R", index: 0, location: Location::Msr(0xE70), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MM_CFG", instance: "R", index: 1, location: Location::Msr(0xE74), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MM_CFG", instance: "R", index: 2, location: Location::Msr(0xE78), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MM_CFG", instance: "R", index: 3, location: Location::Msr(0xE7C), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MM_CFG", instance: "R", index: 4, location: Location::Msr(0xE90), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MM_CFG", instance: "R", index: 5, location: Location::Msr(0xE94), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MM_CFG", instance: "R", index: 6, location: Location::Msr(0xE98), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MM_CFG", instance: "R", index: 7, location: Location::Msr(0xE9C), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet2MmCfgLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv)." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
+
+/// Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).
+///
+/// `R_MSR_PORT{n}_XBR_SET2_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MatchLayout`].
+///
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet2Match = Reg64<RXbrSet2MatchLayout>;
+
+/// The layout of [`RXbrSet2Match`] (`R_MSR_PORT{n}_XBR_SET2_MATCH`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet2MatchLayout {}
+
+impl Layout for RXbrSet2MatchLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MATCH_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl RXbrSet2Match {
+    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits selected by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `match` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET2_MATCH` of instance R.
+pub const R_MSR_PORT_XBR_SET2_MATCH: [Msr<RXbrSet2Match>; 8] = [Msr::new(0xE71, "R_MSR_PORT0_XBR_SET2_MATCH"), Msr::new(0xE75, "R_MSR_PORT1_XBR_SET2_MATCH"), Msr::new(0xE79, "R_MSR_PORT2_XBR_SET2_MATCH"), Msr::new(0xE7D, "R_MSR_PORT3_XBR_SET2_MATCH"), Msr::new(0xE91, "R_MSR_PORT4_XBR_SET2_MATCH"), Msr::new(0xE95, "R_MSR_PORT5_XBR_SET2_MATCH"), Msr::new(0xE99, "R_MSR_PORT6_XBR_SET2_MATCH"), Msr::new(0xE9D, "R_MSR_PORT7_XBR_SET2_MATCH")];
+
+static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MATCH", type_name: "RXbrSet2Match",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet2MatchLayout::RESET, reserved_mask: RXbrSet2MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet2MatchLayout::IGNORED_MASK, writable_mask: RXbrSet2MatchLayout::WRITABLE_MASK,
+    description: "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MATCH", instance: "R", index: 0, location: Location::Msr(0xE71), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MATCH", instance: "R", index: 1, location: Location::Msr(0xE75), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MATCH", instance: "R", index: 2, location: Location::Msr(0xE79), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MATCH", instance: "R", index: 3, location: Location::Msr(0xE7D), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MATCH", instance: "R", index: 4, location: Location::Msr(0xE91), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MATCH", instance: "R", index: 5, location: Location::Msr(0xE95), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MATCH", instance: "R", index: 6, location: Location::Msr(0xE99), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MATCH", instance: "R", index: 7, location: Location::Msr(0xE9D), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet2MatchLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
+
+/// Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).
+///
+/// `R_MSR_PORT{n}_XBR_SET2_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MaskLayout`].
+///
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
+///
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+pub type RXbrSet2Mask = Reg64<RXbrSet2MaskLayout>;
+
+/// The layout of [`RXbrSet2Mask`] (`R_MSR_PORT{n}_XBR_SET2_MASK`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+pub enum RXbrSet2MaskLayout {}
+
+impl Layout for RXbrSet2MaskLayout {
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MASK_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Per-bit mask for the set's MATCH register.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl RXbrSet2Mask {
+    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `mask` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `R_MSR_PORT{n}_XBR_SET2_MASK` of instance R.
+pub const R_MSR_PORT_XBR_SET2_MASK: [Msr<RXbrSet2Mask>; 8] = [Msr::new(0xE72, "R_MSR_PORT0_XBR_SET2_MASK"), Msr::new(0xE76, "R_MSR_PORT1_XBR_SET2_MASK"), Msr::new(0xE7A, "R_MSR_PORT2_XBR_SET2_MASK"), Msr::new(0xE7E, "R_MSR_PORT3_XBR_SET2_MASK"), Msr::new(0xE92, "R_MSR_PORT4_XBR_SET2_MASK"), Msr::new(0xE96, "R_MSR_PORT5_XBR_SET2_MASK"), Msr::new(0xE9A, "R_MSR_PORT6_XBR_SET2_MASK"), Msr::new(0xE9E, "R_MSR_PORT7_XBR_SET2_MASK")];
+
+static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MASK", type_name: "RXbrSet2Mask",
+    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
+    reset: RXbrSet2MaskLayout::RESET, reserved_mask: RXbrSet2MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet2MaskLayout::IGNORED_MASK, writable_mask: RXbrSet2MaskLayout::WRITABLE_MASK,
+    description: "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MASK", instance: "R", index: 0, location: Location::Msr(0xE72), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MASK", instance: "R", index: 1, location: Location::Msr(0xE76), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MASK", instance: "R", index: 2, location: Location::Msr(0xE7A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MASK", instance: "R", index: 3, location: Location::Msr(0xE7E), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MASK", instance: "R", index: 4, location: Location::Msr(0xE92), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MASK", instance: "R", index: 5, location: Location::Msr(0xE96), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MASK", instance: "R", index: 6, location: Location::Msr(0xE9A), source: "linux-nhmex" },
+        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MASK", instance: "R", index: 7, location: Location::Msr(0xE9E), source: "linux-nhmex" },
+    ]),
+    fields: RXbrSet2MaskLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged." },
+        NoteInfo { kind: "info", title: "Addresses: interleaved blocks", text: "Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n * 4 for ports 0-3 and 0x10 + n * 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs." },
+    ],
+};
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,118 +6,392 @@
 //!
 //! Instances: U.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.
-    pub struct UGlobalCtl(u32): "U_MSR_PMON_GLOBAL_CTL", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2";
-    note "info" "Bit positions from Linux; the guide's Table 2-2 was not readable": "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv).";
-    note "info" "pmi_core_sel may be wider than Linux's mask": "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.";
-    note "info" "Register width": "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.";
-    /// When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.
-    bit 31 rw frz_all: bool = 0x0, role FreezeOnPmi [] { get: frz_all, with: with_frz_all };
-    bit 30 rv "rsv" = 0x0;
-    /// When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.
-    bit 29 rw rst_all: bool = 0x0, role GlobalReset [] { get: rst_all, with: with_rst_all };
-    /// Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.
-    bit 28 rw en_all: bool = 0x0, role GlobalEnable [] { get: en_all, with: with_en_all };
-    bits 27:5 rv "rsv" = 0x0;
-    /// Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
-    bits 4:1 rw pmi_core_sel: u8 = 0x0, role PmiSelect [] { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
-    /// Enables the U-box's own counter (U_MSR_PMON_CTR).
-    bit 0 rw en: bool = 0x0, role CounterEnable [0] { get: en, with: with_en };
-    "U": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0xC00) "U_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+/// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.
+///
+/// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UGlobalCtlLayout`].
+///
+/// **Bit positions from Linux; the guide's Table 2-2 was not readable** (info): The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv).
+///
+/// **pmi_core_sel may be wider than Linux's mask** (info): Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available.
+///
+/// **Register width** (info): Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described.
+pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+
+/// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2
+pub enum UGlobalCtlLayout {}
+
+impl Layout for UGlobalCtlLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.", values: &[], repeat: None, role: Some(Role::FreezeOnPmi), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_all", ident: "rst_all", lsb: 29, msb: 29, access: Access::Rw, reset: 0x0, description: "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.", values: &[], repeat: None, role: Some(Role::GlobalReset), counters: &[] },
+        FieldInfo { name: "en_all", ident: "en_all", lsb: 28, msb: 28, access: Access::Rw, reset: 0x0, description: "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.", values: &[], repeat: None, role: Some(Role::GlobalEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 27, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 1, msb: 4, access: Access::Rw, reset: 0x0, description: "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.", values: &[], repeat: None, role: Some(Role::PmiSelect), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Enables the U-box's own counter (U_MSR_PMON_CTR).", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x4fffffe0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xb000001f;
 }
 
-register! {
-    /// Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.
-    pub struct UGlobalStatus(u32): "U_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2";
-    note "info" "Bit assignment from likwid; guide Table 2-3 not readable": "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv).";
-    note "info" "Address confirmed by likwid": "0xC01 (GLOBAL_CTL + 1) is likwid's MSR_U_PMON_GLOBAL_STATUS in src/includes/registers.h; Linux does not define this MSR.";
-    bits 31:4 rv "rsv" = 0x0;
-    /// A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.
-    bit 3 rw-v ov_s0: bool = 0x0 { get: ov_s0, with: with_ov_s0 };
-    /// A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.
-    bit 2 rw-v ov_s1: bool = 0x0 { get: ov_s1, with: with_ov_s1 };
-    /// A W-box counter (general-purpose or fixed) overflowed.
-    bit 1 rw-v ov_w: bool = 0x0 { get: ov_w, with: with_ov_w };
-    /// The U-box counter overflowed.
-    bit 0 rw-v ov_u: bool = 0x0 { get: ov_u, with: with_ov_u };
-    "U": const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = msr(0xC01) "U_MSR_PMON_GLOBAL_STATUS" from "likwid";
+impl UGlobalCtl {
+    /// `frz_all` (bit 31, rw, reset 0x0): When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.
+    #[inline] pub const fn frz_all(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `frz_all` (bit 31) set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `rst_all` (bit 29, rw, reset 0x0): When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.
+    #[inline] pub const fn rst_all(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
+    /// This value with `rst_all` (bit 29) set to `v`.
+    #[inline] pub const fn with_rst_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
+    /// `en_all` (bit 28, rw, reset 0x0): Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.
+    #[inline] pub const fn en_all(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
+    /// This value with `en_all` (bit 28) set to `v`.
+    #[inline] pub const fn with_en_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
+    /// `pmi_core_sel` (bits 4:1, rw, reset 0x0): Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
+    #[inline] pub const fn pmi_core_sel(self) -> u8 { get_bits(self.raw64(), 4, 1) as u8 }
+    /// This value with `pmi_core_sel` (bits 4:1) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_pmi_core_sel` returns an error instead.
+    #[inline] pub const fn with_pmi_core_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 1, v as u64)) }
+    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 1, v as u64, "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `en` (bit 0, rw, reset 0x0): Enables the U-box's own counter (U_MSR_PMON_CTR).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `en` (bit 0) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.
-    pub struct UGlobalOvfCtl(u32): "U_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_OVF_CTL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address and bits": "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv).";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Write 1 to clear ov_s0.
-    bit 3 w1c clr_ov_s0: bool = 0x0 { with: with_clr_ov_s0 };
-    /// Write 1 to clear ov_s1.
-    bit 2 w1c clr_ov_s1: bool = 0x0 { with: with_clr_ov_s1 };
-    /// Write 1 to clear ov_w.
-    bit 1 w1c clr_ov_w: bool = 0x0 { with: with_clr_ov_w };
-    /// Write 1 to clear ov_u.
-    bit 0 w1c clr_ov_u: bool = 0x0 { with: with_clr_ov_u };
-    "U": const U_MSR_PMON_GLOBAL_OVF_CTL: Msr<UGlobalOvfCtl> = msr(0xC02) "U_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+/// `U_MSR_PMON_GLOBAL_CTL` of instance U.
+pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
+
+static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_GLOBAL_CTL", type_name: "UGlobalCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
+    description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "U", index: 0, location: Location::Msr(0xC00), source: "linux-nhmex" },
+    ]),
+    fields: UGlobalCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bit positions from Linux; the guide's Table 2-2 was not readable", text: "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)." },
+        NoteInfo { kind: "info", title: "pmi_core_sel may be wider than Linux's mask", text: "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available." },
+        NoteInfo { kind: "info", title: "Register width", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described." },
+    ],
+};
+
+/// Top of the uncore overflow hierarchy. Each ov_\* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.
+///
+/// `U_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UGlobalStatusLayout`].
+///
+/// **Bit assignment from likwid; guide Table 2-3 not readable** (info): The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_\* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv).
+///
+/// **Address confirmed by likwid** (info): 0xC01 (GLOBAL_CTL + 1) is likwid's MSR_U_PMON_GLOBAL_STATUS in src/includes/registers.h; Linux does not define this MSR.
+pub type UGlobalStatus = Reg32<UGlobalStatusLayout>;
+
+/// The layout of [`UGlobalStatus`] (`U_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2
+pub enum UGlobalStatusLayout {}
+
+impl Layout for UGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_s0", ident: "ov_s0", lsb: 3, msb: 3, access: Access::RwV, reset: 0x0, description: "A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_s1", ident: "ov_s1", lsb: 2, msb: 2, access: Access::RwV, reset: 0x0, description: "A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_w", ident: "ov_w", lsb: 1, msb: 1, access: Access::RwV, reset: 0x0, description: "A W-box counter (general-purpose or fixed) overflowed.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 0, msb: 0, access: Access::RwV, reset: 0x0, description: "The U-box counter overflowed.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.
-    pub struct UGlobalSummary(u32): "U_MSR_PMON_GLOBAL_SUMMARY", MSR[1], unit "U" of "xeon-7500", static U_GLOBAL_SUMMARY_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2";
-    note "info" "pmi bit position unknown": "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers.";
-    address unknown: "No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.";
-    bits 31:0 rv "rsv" = 0x0;
+impl UGlobalStatus {
+    /// `ov_s0` (bit 3, rw-v, reset 0x0): A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
+    /// This value with `ov_s0` (bit 3) set to `v`.
+    #[inline] pub const fn with_ov_s0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
+    /// `ov_s1` (bit 2, rw-v, reset 0x0): A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s1(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
+    /// This value with `ov_s1` (bit 2) set to `v`.
+    #[inline] pub const fn with_ov_s1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// `ov_w` (bit 1, rw-v, reset 0x0): A W-box counter (general-purpose or fixed) overflowed.
+    #[inline] pub const fn ov_w(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
+    /// This value with `ov_w` (bit 1) set to `v`.
+    #[inline] pub const fn with_ov_w(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// `ov_u` (bit 0, rw-v, reset 0x0): The U-box counter overflowed.
+    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `ov_u` (bit 0) set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.
-    pub struct UEvtSel(u64): "U_MSR_PMON_EVT_SEL", MSR[1], unit "U" of "xeon-7500", static U_EVT_SEL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5";
-    note "info" "Bits 17:0 not fully readable in the guide": "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv).";
-    note "erratum" "Size column says 32 bits, field table covers 63:0": "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.";
-    note "info" "Address cross-check": "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.";
-    bit 63 ig "ig" = 0x0;
-    bit 62 rsv "rsv" = 0x0;
-    bits 61:23 ig "ig" = 0x0;
-    /// Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 ig "ig" = 0x0;
-    /// Signal a PMI to the U-box when the counter overflows.
-    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
-    bit 19 ig "ig" = 0x0;
-    /// Count 0-to-1 transitions of the event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
-    bits 17:8 rv "rsv" = 0x0;
-    /// Selects the U-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "U": const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = msr(0xC10) "U_MSR_PMON_EVT_SEL" from "linux-nhmex";
+/// `U_MSR_PMON_GLOBAL_STATUS` of instance U.
+pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
+
+static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_GLOBAL_STATUS", type_name: "UGlobalStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
+    description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "U", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+    ]),
+    fields: UGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bit assignment from likwid; guide Table 2-3 not readable", text: "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv)." },
+        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC01 (GLOBAL_CTL + 1) is likwid's MSR_U_PMON_GLOBAL_STATUS in src/includes/registers.h; Linux does not define this MSR." },
+    ],
+};
+
+/// Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.
+///
+/// `U_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UGlobalOvfCtlLayout`].
+///
+/// **Address and bits** (info): Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_\* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv).
+pub type UGlobalOvfCtl = Reg32<UGlobalOvfCtlLayout>;
+
+/// The layout of [`UGlobalOvfCtl`] (`U_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum UGlobalOvfCtlLayout {}
+
+impl Layout for UGlobalOvfCtlLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_OVF_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov_s0", ident: "clr_ov_s0", lsb: 3, msb: 3, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_s0.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov_s1", ident: "clr_ov_s1", lsb: 2, msb: 2, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_s1.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov_w", ident: "clr_ov_w", lsb: 1, msb: 1, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_w.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov_u", ident: "clr_ov_u", lsb: 0, msb: 0, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_u.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// The U-box's single 48-bit event counter.
-    pub struct UCtr(u64): "U_MSR_PMON_CTR", MSR[1], unit "U" of "xeon-7500", static U_CTR_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5";
-    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Address cross-check": "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "U": const U_MSR_PMON_CTR: Msr<UCtr> = msr(0xC11) "U_MSR_PMON_CTR" from "linux-nhmex";
+impl UGlobalOvfCtl {
+    /// This value with `clr_ov_s0` (bit 3) set to `v`.
+    #[inline] pub const fn with_clr_ov_s0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
+    /// This value with `clr_ov_s1` (bit 2) set to `v`.
+    #[inline] pub const fn with_clr_ov_s1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// This value with `clr_ov_w` (bit 1) set to `v`.
+    #[inline] pub const fn with_clr_ov_w(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `clr_ov_u` (bit 0) set to `v`.
+    #[inline] pub const fn with_clr_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
+
+/// `U_MSR_PMON_GLOBAL_OVF_CTL` of instance U.
+pub const U_MSR_PMON_GLOBAL_OVF_CTL: Msr<UGlobalOvfCtl> = Msr::new(0xC02, "U_MSR_PMON_GLOBAL_OVF_CTL");
+
+static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_GLOBAL_OVF_CTL", type_name: "UGlobalOvfCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalOvfCtlLayout::RESET, reserved_mask: UGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: UGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: UGlobalOvfCtlLayout::WRITABLE_MASK,
+    description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_OVF_CTL", instance: "U", index: 0, location: Location::Msr(0xC02), source: "likwid" },
+    ]),
+    fields: UGlobalOvfCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv)." },
+    ],
+};
+
+/// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.
+///
+/// `U_MSR_PMON_GLOBAL_SUMMARY`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UGlobalSummaryLayout`].
+///
+/// **pmi bit position unknown** (info): Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers.
+///
+/// **Address unknown:** No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.
+pub type UGlobalSummary = Reg32<UGlobalSummaryLayout>;
+
+/// The layout of [`UGlobalSummary`] (`U_MSR_PMON_GLOBAL_SUMMARY`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2
+pub enum UGlobalSummaryLayout {}
+
+impl Layout for UGlobalSummaryLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_SUMMARY_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+static U_GLOBAL_SUMMARY_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_GLOBAL_SUMMARY", type_name: "UGlobalSummary",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalSummaryLayout::RESET, reserved_mask: UGlobalSummaryLayout::RESERVED_MASK, ignored_mask: UGlobalSummaryLayout::IGNORED_MASK, writable_mask: UGlobalSummaryLayout::WRITABLE_MASK,
+    description: "Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2"],
+    addresses: Addresses::Unknown("No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4."),
+    fields: UGlobalSummaryLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "pmi bit position unknown", text: "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers." },
+    ],
+};
+
+/// Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.
+///
+/// `U_MSR_PMON_EVT_SEL`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UEvtSelLayout`].
+///
+/// **Bits 17:0 not fully readable in the guide** (info): The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv).
+///
+/// **Size column says 32 bits, field table covers 63:0** (erratum): Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.
+///
+/// **Address cross-check** (info): 0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.
+pub type UEvtSel = Reg64<UEvtSelLayout>;
+
+/// The layout of [`UEvtSel`] (`U_MSR_PMON_EVT_SEL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5
+pub enum UEvtSelLayout {}
+
+impl Layout for UEvtSelLayout {
+    const INFO: &'static RegisterInfo = &U_EVT_SEL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 62, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 23, msb: 61, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when the counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Count 0-to-1 transitions of the event instead of every cycle it is asserted.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 17, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects the U-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x400000000003ff00;
+    const IGNORED_MASK: u64 = 0xbfffffffffa80000;
+    const WRITABLE_MASK: u64 = 0x5400ff;
+}
+
+impl UEvtSel {
+    /// `en` (bit 22, rw, reset 0x0): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when the counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `pmi_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of the event instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_detect` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `U_MSR_PMON_EVT_SEL` of instance U.
+pub const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = Msr::new(0xC10, "U_MSR_PMON_EVT_SEL");
+
+static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_EVT_SEL", type_name: "UEvtSel",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UEvtSelLayout::RESET, reserved_mask: UEvtSelLayout::RESERVED_MASK, ignored_mask: UEvtSelLayout::IGNORED_MASK, writable_mask: UEvtSelLayout::WRITABLE_MASK,
+    description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_EVT_SEL", instance: "U", index: 0, location: Location::Msr(0xC10), source: "linux-nhmex" },
+    ]),
+    fields: UEvtSelLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 17:0 not fully readable in the guide", text: "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)." },
+        NoteInfo { kind: "erratum", title: "Size column says 32 bits, field table covers 63:0", text: "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL." },
+        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5." },
+    ],
+};
+
+/// The U-box's single 48-bit event counter.
+///
+/// `U_MSR_PMON_CTR`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources: [`UCtrLayout`].
+///
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+///
+/// **Address cross-check** (info): 0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR.
+pub type UCtr = Reg64<UCtrLayout>;
+
+/// The layout of [`UCtr`] (`U_MSR_PMON_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5
+pub enum UCtrLayout {}
+
+impl Layout for UCtrLayout {
+    const INFO: &'static RegisterInfo = &U_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl UCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_CTR` of instance U.
+pub const U_MSR_PMON_CTR: Msr<UCtr> = Msr::new(0xC11, "U_MSR_PMON_CTR");
+
+static U_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "U", name: "U_MSR_PMON_CTR", type_name: "UCtr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
+    description: "The U-box's single 48-bit event counter.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTR", instance: "U", index: 0, location: Location::Msr(0xC11), source: "linux-nhmex" },
+    ]),
+    fields: UCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
+        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR." },
+    ],
+};
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,138 +6,484 @@
 //!
 //! Instances: W.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.
-    pub struct WGlobalCtl(u32): "W_MSR_PMON_GLOBAL_CTL", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_CTL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Address cross-check": "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.";
-    /// Enables the fixed counter W_MSR_PMON_FIXED_CTR.
-    bit 31 rw fixed_en: bool = 0x0, role CounterEnable [4] { get: fixed_en, with: with_fixed_en };
-    bits 30:4 ig "ig" = 0x0;
-    /// Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
-    bits 3:0 rw ctr_en: u8 = 0x0, role CounterEnable [0, 1, 2, 3] { get: ctr_en, with: with_ctr_en, try_with: try_with_ctr_en };
-    "W": const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = msr(0xC80) "W_MSR_PMON_GLOBAL_CTL" from "linux-nhmex";
+/// Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.
+///
+/// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalCtlLayout`].
+///
+/// **Address cross-check** (info): 0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.
+pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
+
+/// The layout of [`WGlobalCtl`] (`W_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+pub enum WGlobalCtlLayout {}
+
+impl Layout for WGlobalCtlLayout {
+    const INFO: &'static RegisterInfo = &W_GLOBAL_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "fixed_en", ident: "fixed_en", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Enables the fixed counter W_MSR_PMON_FIXED_CTR.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[4] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 4, msb: 30, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for W_MSR_PMON_CTR{n}.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x7ffffff0;
+    const WRITABLE_MASK: u64 = 0x8000000f;
 }
 
-register! {
-    /// Overflow status of the W-box counters (general-purpose and fixed).
-    pub struct WGlobalStatus(u32): "W_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_STATUS_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Field positions inferred": "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.";
-    /// The fixed counter overflowed.
-    bit 31 rw-v ov_fixed: bool = 0x0, role Overflow [4] { get: ov_fixed, with: with_ov_fixed };
-    bits 30:4 rv "rsv" = 0x0;
-    /// Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.
-    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "W": const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = msr(0xC81) "W_MSR_PMON_GLOBAL_STATUS" from "likwid";
+impl WGlobalCtl {
+    /// `fixed_en` (bit 31, rw, reset 0x0): Enables the fixed counter W_MSR_PMON_FIXED_CTR.
+    #[inline] pub const fn fixed_en(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `fixed_en` (bit 31) set to `v`.
+    #[inline] pub const fn with_fixed_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
+    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Clears W-box overflow flags.
-    pub struct WGlobalOvfCtl(u32): "W_MSR_PMON_GLOBAL_OVF_CTL", MSR[1], unit "W" of "xeon-7500", static W_GLOBAL_OVF_CTL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Field positions inferred": "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.";
-    /// Write 1 to clear ov_fixed.
-    bit 31 w1c clr_ov_fixed: bool = 0x0, role OverflowClear [4] { with: with_clr_ov_fixed };
-    bits 30:4 rv "rsv" = 0x0;
-    /// Write 1 to bit n to clear ov bit n.
-    bits 3:0 w1c clr_ov: u8 = 0x0, role OverflowClear [0, 1, 2, 3] { with: with_clr_ov, try_with: try_with_clr_ov };
-    "W": const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = msr(0xC82) "W_MSR_PMON_GLOBAL_OVF_CTL" from "likwid";
+/// `W_MSR_PMON_GLOBAL_CTL` of instance W.
+pub const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = Msr::new(0xC80, "W_MSR_PMON_GLOBAL_CTL");
+
+static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_CTL", type_name: "WGlobalCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: WGlobalCtlLayout::RESET, reserved_mask: WGlobalCtlLayout::RESERVED_MASK, ignored_mask: WGlobalCtlLayout::IGNORED_MASK, writable_mask: WGlobalCtlLayout::WRITABLE_MASK,
+    description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_GLOBAL_CTL", instance: "W", index: 0, location: Location::Msr(0xC80), source: "linux-nhmex" },
+    ]),
+    fields: WGlobalCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95." },
+    ],
+};
+
+/// Overflow status of the W-box counters (general-purpose and fixed).
+///
+/// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalStatusLayout`].
+///
+/// **Field positions inferred** (info): Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
+pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
+
+/// The layout of [`WGlobalStatus`] (`W_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum WGlobalStatusLayout {}
+
+impl Layout for WGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &W_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ov_fixed", ident: "ov_fixed", lsb: 31, msb: 31, access: Access::RwV, reset: 0x0, description: "The fixed counter overflowed.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[4] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, reset: 0x0, description: "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8000000f;
 }
 
-field_enum! {
-    /// Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
-    pub enum WEvtSelInvert {
-        /// count when the event increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the event increment is < thresh
-        Lt = 1 "lt",
+impl WGlobalStatus {
+    /// `ov_fixed` (bit 31, rw-v, reset 0x0): The fixed counter overflowed.
+    #[inline] pub const fn ov_fixed(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `ov_fixed` (bit 31) set to `v`.
+    #[inline] pub const fn with_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `W_MSR_PMON_GLOBAL_STATUS` of instance W.
+pub const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = Msr::new(0xC81, "W_MSR_PMON_GLOBAL_STATUS");
+
+static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_STATUS", type_name: "WGlobalStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: WGlobalStatusLayout::RESET, reserved_mask: WGlobalStatusLayout::RESERVED_MASK, ignored_mask: WGlobalStatusLayout::IGNORED_MASK, writable_mask: WGlobalStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the W-box counters (general-purpose and fixed).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_GLOBAL_STATUS", instance: "W", index: 0, location: Location::Msr(0xC81), source: "likwid" },
+    ]),
+    fields: WGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS." },
+    ],
+};
+
+/// Clears W-box overflow flags.
+///
+/// `W_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalOvfCtlLayout`].
+///
+/// **Field positions inferred** (info): Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1\<\<n for counter n and 1\<\<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.
+pub type WGlobalOvfCtl = Reg32<WGlobalOvfCtlLayout>;
+
+/// The layout of [`WGlobalOvfCtl`] (`W_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum WGlobalOvfCtlLayout {}
+
+impl Layout for WGlobalOvfCtlLayout {
+    const INFO: &'static RegisterInfo = &W_GLOBAL_OVF_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "clr_ov_fixed", ident: "clr_ov_fixed", lsb: 31, msb: 31, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_fixed.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[4] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8000000f;
+}
+
+impl WGlobalOvfCtl {
+    /// This value with `clr_ov_fixed` (bit 31) set to `v`.
+    #[inline] pub const fn with_clr_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `W_MSR_PMON_GLOBAL_OVF_CTL` of instance W.
+pub const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = Msr::new(0xC82, "W_MSR_PMON_GLOBAL_OVF_CTL");
+
+static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_OVF_CTL", type_name: "WGlobalOvfCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: WGlobalOvfCtlLayout::RESET, reserved_mask: WGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: WGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: WGlobalOvfCtlLayout::WRITABLE_MASK,
+    description: "Clears W-box overflow flags.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_GLOBAL_OVF_CTL", instance: "W", index: 0, location: Location::Msr(0xC82), source: "likwid" },
+    ]),
+    fields: WGlobalOvfCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL." },
+    ],
+};
+
+/// Values of `W_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum WEvtSelInvert {
+    /// count when the event increment is >= thresh
+    Ge = 0,
+    /// count when the event increment is < thresh
+    Lt = 1,
+}
+
+impl WEvtSelInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the event increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the event increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
-    pub struct WEvtSel(u64): "W_MSR_PMON_EVT_SEL{n}", MSR[4], unit "W" of "xeon-7500", static W_EVT_SEL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "erratum" "Table 2-98 lists ig 17:16 twice and has no row for bit 19": "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees.";
-    note "erratum" "invert wording reads reversed": "Table 2-98 says that with invert = 0 the comparison is 'thresh >= event' and with 1 'threshold < event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold <= event) and of the E5-2600 guide ('is event increment >= threshold?'). Decided: 0 = count when the increment is >= thresh, 1 = count when it is < thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.";
-    note "source-conflict" "Linux names 0xC90 a counter; control is at the even address": "Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong.";
-    bit 63 ig "ig" = 0x0;
-    bits 62:61 rsv "rsv" = 0x0;
-    bits 60:51 ig "ig" = 0x0;
-    bit 50 rsv "rsv" = 0x0;
-    bits 49:32 ig "ig" = 0x0;
-    /// Threshold compared with the per-cycle event increment; 0 disables the comparison.
-    bits 31:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Selects the sense of the threshold comparison.
-    bit 23 rw invert: WEvtSelInvert = 0x0, values WEvtSelInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 ig "ig" = 0x0;
-    /// Signal a PMI to the U-box when this counter overflows.
-    bit 20 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
-    bit 19 ig "ig" = 0x0;
-    /// Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
-    bit 18 rw edge_detect: bool = 0x0, role Edge [] { get: edge_detect, with: with_edge_detect };
-    bits 17:16 ig "ig" = 0x0;
-    /// For the W-box: per-core mask for core-scoped events, bit k selecting core k.
-    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Selects the W-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "W": const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [0: msr(0xC90) "W_MSR_PMON_EVT_SEL0" from "likwid", 1: msr(0xC92) "W_MSR_PMON_EVT_SEL1" from "likwid", 2: msr(0xC94) "W_MSR_PMON_EVT_SEL2" from "likwid", 3: msr(0xC96) "W_MSR_PMON_EVT_SEL3" from "likwid"];
+
+/// Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+///
+/// `W_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields, masks and sources: [`WEvtSelLayout`].
+///
+/// **Table 2-98 lists ig 17:16 twice and has no row for bit 19** (erratum): Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees.
+///
+/// **invert wording reads reversed** (erratum): Table 2-98 says that with invert = 0 the comparison is 'thresh \>= event' and with 1 'threshold \< event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold \<= event) and of the E5-2600 guide ('is event increment \>= threshold?'). Decided: 0 = count when the increment is \>= thresh, 1 = count when it is \< thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.
+///
+/// **Linux names 0xC90 a counter; control is at the even address** (source-conflict): Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong.
+pub type WEvtSel = Reg64<WEvtSelLayout>;
+
+/// The layout of [`WEvtSel`] (`W_MSR_PMON_EVT_SEL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+pub enum WEvtSelLayout {}
+
+impl Layout for WEvtSelLayout {
+    const INFO: &'static RegisterInfo = &W_EVT_SEL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 32, msb: 49, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Selects the sense of the threshold comparison.", values: WEvtSelInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "ig", ident: "ig", lsb: 16, msb: 17, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "For the W-box: per-core mask for core-scoped events, bit k selecting core k.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects the W-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x6004000000000000;
+    const IGNORED_MASK: u64 = 0x9ffbffff002b0000;
+    const WRITABLE_MASK: u64 = 0xffd4ffff;
 }
 
-register! {
-    /// W-box general-purpose counter n (48-bit).
-    pub struct WCtr(u64): "W_MSR_PMON_CTR{n}", MSR[4], unit "W" of "xeon-7500", static W_CTR_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Counter read erratum (guide p. 2-128)": "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.";
-    note "source-conflict" "Counter address: likwid and guide over Linux's names": "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "W": const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [0: msr(0xC91) "W_MSR_PMON_CTR0" from "likwid", 1: msr(0xC93) "W_MSR_PMON_CTR1" from "likwid", 2: msr(0xC95) "W_MSR_PMON_CTR2" from "likwid", 3: msr(0xC97) "W_MSR_PMON_CTR3" from "likwid"];
+impl WEvtSel {
+    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> WEvtSelInvert { WEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: WEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `pmi_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_detect` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `umask` (bits 15:8, rw, reset 0x0): For the W-box: per-core mask for core-scoped events, bit k selecting core k.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the W-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Control for the W-box fixed counter, which counts uncore clock cycles.
-    pub struct WFixedCtrCtl(u64): "W_MSR_PMON_FIXED_CTR_CTL", MSR[1], unit "W" of "xeon-7500", static W_FIXED_CTR_CTL_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Address cross-check": "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.";
-    bits 63:3 ig "ig" = 0x0;
-    bit 2 rsv "rsv" = 0x0;
-    /// Signal a PMI to the U-box when the fixed counter overflows.
-    bit 1 rw pmi_en: bool = 0x0, role OverflowEnable [] { get: pmi_en, with: with_pmi_en };
-    /// Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
-    bit 0 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    "W": const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = msr(0x395) "W_MSR_PMON_FIXED_CTR_CTL" from "linux-nhmex";
+/// `W_MSR_PMON_EVT_SEL{n}` of instance W.
+pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [Msr::new(0xC90, "W_MSR_PMON_EVT_SEL0"), Msr::new(0xC92, "W_MSR_PMON_EVT_SEL1"), Msr::new(0xC94, "W_MSR_PMON_EVT_SEL2"), Msr::new(0xC96, "W_MSR_PMON_EVT_SEL3")];
+
+static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_EVT_SEL{n}", type_name: "WEvtSel",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: WEvtSelLayout::RESET, reserved_mask: WEvtSelLayout::RESERVED_MASK, ignored_mask: WEvtSelLayout::IGNORED_MASK, writable_mask: WEvtSelLayout::WRITABLE_MASK,
+    description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_EVT_SEL0", instance: "W", index: 0, location: Location::Msr(0xC90), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_EVT_SEL1", instance: "W", index: 1, location: Location::Msr(0xC92), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_EVT_SEL2", instance: "W", index: 2, location: Location::Msr(0xC94), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_EVT_SEL3", instance: "W", index: 3, location: Location::Msr(0xC96), source: "likwid" },
+    ]),
+    fields: WEvtSelLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "Table 2-98 lists ig 17:16 twice and has no row for bit 19", text: "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees." },
+        NoteInfo { kind: "erratum", title: "invert wording reads reversed", text: "Table 2-98 says that with invert = 0 the comparison is 'thresh >= event' and with 1 'threshold < event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold <= event) and of the E5-2600 guide ('is event increment >= threshold?'). Decided: 0 = count when the increment is >= thresh, 1 = count when it is < thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison." },
+        NoteInfo { kind: "source-conflict", title: "Linux names 0xC90 a counter; control is at the even address", text: "Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong." },
+    ],
+};
+
+/// W-box general-purpose counter n (48-bit).
+///
+/// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields, masks and sources: [`WCtrLayout`].
+///
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+///
+/// **Counter read erratum (guide p. 2-128)** (info): The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.
+///
+/// **Counter address: likwid and guide over Linux's names** (source-conflict): See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.
+pub type WCtr = Reg64<WCtrLayout>;
+
+/// The layout of [`WCtr`] (`W_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+pub enum WCtrLayout {}
+
+impl Layout for WCtrLayout {
+    const INFO: &'static RegisterInfo = &W_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
 
-register! {
-    /// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
-    pub struct WFixedCtr(u64): "W_MSR_PMON_FIXED_CTR", MSR[1], unit "W" of "xeon-7500", static W_FIXED_CTR_INFO;
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128";
-    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125";
-    note "info" "Bits 63:48 are not described by the guide": "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.";
-    note "info" "Address cross-check": "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "W": const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = msr(0x394) "W_MSR_PMON_FIXED_CTR" from "linux-nhmex";
+impl WCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
+
+/// `W_MSR_PMON_CTR{n}` of instance W.
+pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [Msr::new(0xC91, "W_MSR_PMON_CTR0"), Msr::new(0xC93, "W_MSR_PMON_CTR1"), Msr::new(0xC95, "W_MSR_PMON_CTR2"), Msr::new(0xC97, "W_MSR_PMON_CTR3")];
+
+static W_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_CTR{n}", type_name: "WCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: WCtrLayout::RESET, reserved_mask: WCtrLayout::RESERVED_MASK, ignored_mask: WCtrLayout::IGNORED_MASK, writable_mask: WCtrLayout::WRITABLE_MASK,
+    description: "W-box general-purpose counter n (48-bit).",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_CTR0", instance: "W", index: 0, location: Location::Msr(0xC91), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_CTR1", instance: "W", index: 1, location: Location::Msr(0xC93), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_CTR2", instance: "W", index: 2, location: Location::Msr(0xC95), source: "likwid" },
+        AddressInfo { name: "W_MSR_PMON_CTR3", instance: "W", index: 3, location: Location::Msr(0xC97), source: "likwid" },
+    ]),
+    fields: WCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
+        NoteInfo { kind: "info", title: "Counter read erratum (guide p. 2-128)", text: "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF." },
+        NoteInfo { kind: "source-conflict", title: "Counter address: likwid and guide over Linux's names", text: "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses." },
+    ],
+};
+
+/// Control for the W-box fixed counter, which counts uncore clock cycles.
+///
+/// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WFixedCtrCtlLayout`].
+///
+/// **Address cross-check** (info): 0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.
+pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
+
+/// The layout of [`WFixedCtrCtl`] (`W_MSR_PMON_FIXED_CTR_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+pub enum WFixedCtrCtlLayout {}
+
+impl Layout for WFixedCtrCtlLayout {
+    const INFO: &'static RegisterInfo = &W_FIXED_CTR_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when the fixed counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x4;
+    const IGNORED_MASK: u64 = 0xfffffffffffffff8;
+    const WRITABLE_MASK: u64 = 0x3;
+}
+
+impl WFixedCtrCtl {
+    /// `pmi_en` (bit 1, rw, reset 0x0): Signal a PMI to the U-box when the fixed counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
+    /// This value with `pmi_en` (bit 1) set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// `en` (bit 0, rw, reset 0x0): Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `en` (bit 0) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `W_MSR_PMON_FIXED_CTR_CTL` of instance W.
+pub const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = Msr::new(0x395, "W_MSR_PMON_FIXED_CTR_CTL");
+
+static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_FIXED_CTR_CTL", type_name: "WFixedCtrCtl",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: WFixedCtrCtlLayout::RESET, reserved_mask: WFixedCtrCtlLayout::RESERVED_MASK, ignored_mask: WFixedCtrCtlLayout::IGNORED_MASK, writable_mask: WFixedCtrCtlLayout::WRITABLE_MASK,
+    description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_FIXED_CTR_CTL", instance: "W", index: 0, location: Location::Msr(0x395), source: "linux-nhmex" },
+    ]),
+    fields: WFixedCtrCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address cross-check", text: "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL." },
+    ],
+};
+
+/// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
+///
+/// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WFixedCtrLayout`].
+///
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+///
+/// **Address cross-check** (info): 0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.
+pub type WFixedCtr = Reg64<WFixedCtrLayout>;
+
+/// The layout of [`WFixedCtr`] (`W_MSR_PMON_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
+pub enum WFixedCtrLayout {}
+
+impl Layout for WFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &W_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl WFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `W_MSR_PMON_FIXED_CTR` of instance W.
+pub const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = Msr::new(0x394, "W_MSR_PMON_FIXED_CTR");
+
+static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_FIXED_CTR", type_name: "WFixedCtr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: WFixedCtrLayout::RESET, reserved_mask: WFixedCtrLayout::RESERVED_MASK, ignored_mask: WFixedCtrLayout::IGNORED_MASK, writable_mask: WFixedCtrLayout::WRITABLE_MASK,
+    description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
+    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "W_MSR_PMON_FIXED_CTR", instance: "W", index: 0, location: Location::Msr(0x394), source: "linux-nhmex" },
+    ]),
+    fields: WFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
+        NoteInfo { kind: "info", title: "Address cross-check", text: "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR." },
+    ],
+};
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

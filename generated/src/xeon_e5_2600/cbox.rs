@@ -6,235 +6,684 @@
 //!
 //! Instances: C0, C1, C2, C3, C4, C5, C6, C7.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
-    pub struct CboBoxCtl(u32): "C{i}_MSR_PMON_BOX_CTL", MSR[1], unit "CBO" of "xeon-e5-2600", static CBO_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27";
-    note "info" "Addresses": "CBo i's box control is MSR 0xD04 + 0x20*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16).";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "C0": const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD04) "C0_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C1": const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD24) "C1_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C2": const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD44) "C2_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C3": const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD64) "C3_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C4": const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xD84) "C4_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C5": const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDA4) "C5_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C6": const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDC4) "C6_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "C7": const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = msr(0xDE4) "C7_MSR_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+///
+/// `C{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the CBO unit (xeon-e5-2600). Fields, masks and sources: [`CboBoxCtlLayout`].
+///
+/// **Addresses** (info): CBo i's box control is MSR 0xD04 + 0x20\*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16).
+pub type CboBoxCtl = Reg32<CboBoxCtlLayout>;
+
+/// The layout of [`CboBoxCtl`] (`C{i}_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27
+pub enum CboBoxCtlLayout {}
+
+impl Layout for CboBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl CboBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
+pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
+pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
+pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
+pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
+pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
+pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
+pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL");
+/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
+pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL");
 /// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
 pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `C{i}_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum CboCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "CBO", name: "C{i}_MSR_PMON_BOX_CTL", type_name: "CboBoxCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "C0", index: 0, location: Location::Msr(0xD04), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "C1", index: 0, location: Location::Msr(0xD24), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "C2", index: 0, location: Location::Msr(0xD44), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "C3", index: 0, location: Location::Msr(0xD64), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "C4", index: 0, location: Location::Msr(0xD84), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA4), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "C6", index: 0, location: Location::Msr(0xDC4), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE4), source: "linux-snbep" },
+    ]),
+    fields: CboBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Addresses", text: "CBo i's box control is MSR 0xD04 + 0x20*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16)." },
+    ],
+};
+
+/// Values of `C{i}_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CboCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl CboCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
-    pub struct CboCtl(u32): "C{i}_MSR_PMON_CTL{n}", MSR[4], unit "CBO" of "xeon-e5-2600", static CBO_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM": "The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 (\"TID Filter Enable\") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 << 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0).";
-    note "info" "Addresses": "Control n of CBo i is MSR 0xD10 + 0x20*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3.";
-    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: CboCtlInvert = 0x0, values CboCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    /// Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.
-    bit 19 rw-v tid_en: bool = 0x0 { get: tid_en, with: with_tid_en };
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the CBo event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "C0": const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD10) "C0_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD11) "C0_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD12) "C0_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD13) "C0_MSR_PMON_CTL3" from "linux-snbep"];
-    "C1": const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD30) "C1_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD31) "C1_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD32) "C1_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD33) "C1_MSR_PMON_CTL3" from "linux-snbep"];
-    "C2": const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD50) "C2_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD51) "C2_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD52) "C2_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD53) "C2_MSR_PMON_CTL3" from "linux-snbep"];
-    "C3": const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD70) "C3_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD71) "C3_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD72) "C3_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD73) "C3_MSR_PMON_CTL3" from "linux-snbep"];
-    "C4": const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xD90) "C4_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xD91) "C4_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xD92) "C4_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xD93) "C4_MSR_PMON_CTL3" from "linux-snbep"];
-    "C5": const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDB0) "C5_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDB1) "C5_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDB2) "C5_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDB3) "C5_MSR_PMON_CTL3" from "linux-snbep"];
-    "C6": const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDD0) "C6_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDD1) "C6_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDD2) "C6_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDD3) "C6_MSR_PMON_CTL3" from "linux-snbep"];
-    "C7": const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [0: msr(0xDF0) "C7_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xDF1) "C7_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xDF2) "C7_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xDF3) "C7_MSR_PMON_CTL3" from "linux-snbep"];
+
+/// Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
+///
+/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`CboCtlLayout`].
+///
+/// **Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM** (info): The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 ("TID Filter Enable") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 \<\< 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0).
+///
+/// **Addresses** (info): Control n of CBo i is MSR 0xD10 + 0x20\*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3.
+///
+/// **invert has enumerated values** (info): The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).
+pub type CboCtl = Reg32<CboCtlLayout>;
+
+/// The layout of [`CboCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum CboCtlLayout {}
+
+impl Layout for CboCtlLayout {
+    const INFO: &'static RegisterInfo = &CBO_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", values: CboCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV, reset: 0x0, description: "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the CBo event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x310000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffceffff;
 }
+
+impl CboCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.
+    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// This value with `tid_en` (bit 19) set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the CBo event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
+pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
+pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
+pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
+pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
+pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
+pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
+pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")];
+/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
+pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")];
 /// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
 pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL];
 
-register! {
-    /// Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
-    pub struct CboCtr(u64): "C{i}_MSR_PMON_CTR{n}", MSR[4], unit "CBO" of "xeon-e5-2600", static CBO_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from the guide's text and Linux; the table itself was not read": "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees).";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "C0": const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD16) "C0_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD17) "C0_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD18) "C0_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD19) "C0_MSR_PMON_CTR3" from "linux-snbep"];
-    "C1": const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD36) "C1_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD37) "C1_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD38) "C1_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD39) "C1_MSR_PMON_CTR3" from "linux-snbep"];
-    "C2": const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD56) "C2_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD57) "C2_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD58) "C2_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD59) "C2_MSR_PMON_CTR3" from "linux-snbep"];
-    "C3": const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD76) "C3_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD77) "C3_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD78) "C3_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD79) "C3_MSR_PMON_CTR3" from "linux-snbep"];
-    "C4": const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xD96) "C4_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xD97) "C4_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xD98) "C4_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xD99) "C4_MSR_PMON_CTR3" from "linux-snbep"];
-    "C5": const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDB6) "C5_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDB7) "C5_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDB8) "C5_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDB9) "C5_MSR_PMON_CTR3" from "linux-snbep"];
-    "C6": const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDD6) "C6_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDD7) "C6_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDD8) "C6_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDD9) "C6_MSR_PMON_CTR3" from "linux-snbep"];
-    "C7": const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [0: msr(0xDF6) "C7_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xDF7) "C7_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xDF8) "C7_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xDF9) "C7_MSR_PMON_CTR3" from "linux-snbep"];
+static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "CBO", name: "C{i}_MSR_PMON_CTL{n}", type_name: "CboCtl",
+    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "C0", index: 0, location: Location::Msr(0xD10), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "C0", index: 1, location: Location::Msr(0xD11), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "C0", index: 2, location: Location::Msr(0xD12), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "C0", index: 3, location: Location::Msr(0xD13), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "C1", index: 0, location: Location::Msr(0xD30), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "C1", index: 1, location: Location::Msr(0xD31), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "C1", index: 2, location: Location::Msr(0xD32), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "C1", index: 3, location: Location::Msr(0xD33), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "C2", index: 0, location: Location::Msr(0xD50), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "C2", index: 1, location: Location::Msr(0xD51), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "C2", index: 2, location: Location::Msr(0xD52), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "C2", index: 3, location: Location::Msr(0xD53), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "C3", index: 0, location: Location::Msr(0xD70), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "C3", index: 1, location: Location::Msr(0xD71), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "C3", index: 2, location: Location::Msr(0xD72), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "C3", index: 3, location: Location::Msr(0xD73), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "C4", index: 0, location: Location::Msr(0xD90), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "C4", index: 1, location: Location::Msr(0xD91), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "C4", index: 2, location: Location::Msr(0xD92), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "C4", index: 3, location: Location::Msr(0xD93), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "C5", index: 0, location: Location::Msr(0xDB0), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "C5", index: 1, location: Location::Msr(0xDB1), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "C5", index: 2, location: Location::Msr(0xDB2), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "C5", index: 3, location: Location::Msr(0xDB3), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "C6", index: 0, location: Location::Msr(0xDD0), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "C6", index: 1, location: Location::Msr(0xDD1), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "C6", index: 2, location: Location::Msr(0xDD2), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "C6", index: 3, location: Location::Msr(0xDD3), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "C7", index: 0, location: Location::Msr(0xDF0), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "C7", index: 1, location: Location::Msr(0xDF1), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "C7", index: 2, location: Location::Msr(0xDF2), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "C7", index: 3, location: Location::Msr(0xDF3), source: "linux-snbep" },
+    ]),
+    fields: CboCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM", text: "The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 (\"TID Filter Enable\") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 << 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0)." },
+        NoteInfo { kind: "info", title: "Addresses", text: "Control n of CBo i is MSR 0xD10 + 0x20*i + n: Linux (SNBEP_C0_MSR_PMON_CTL0 = 0xd10, offset 0x20), Intel PCM (JKT_C0_MSR_PMON_CTL0..3 = 0x0D10..0x0D13) and likwid (e.g. MSR_UNC_C7_PMON_CTL3 = 0xDF3) agree; the guide's CBo MSR list shows C7_MSR_PMON_CTL0..3 at 0x0DF0..0x0DF3." },
+        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1)." },
+    ],
+};
+
+/// Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+///
+/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CBO unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`CboCtrLayout`].
+///
+/// **Width from the guide's text and Linux; the table itself was not read** (info): The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20\*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees).
+pub type CboCtr = Reg64<CboCtrLayout>;
+
+/// The layout of [`CboCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum CboCtrLayout {}
+
+impl Layout for CboCtrLayout {
+    const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
 }
+
+impl CboCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
+pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
+pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
+pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
+pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
+pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
+pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
+pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")];
+/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
+pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")];
 /// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
 pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
 
-register! {
-    /// Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.
-    pub struct CboBoxFilter(u32): "C{i}_MSR_PMON_BOX_FILTER", MSR[1], unit "CBO" of "xeon-e5-2600", static CBO_BOX_FILTER_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28";
-    note "info" "Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read": "The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x << 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter[17:10], CBoFilter[22:18] and CBoFilter[31:23]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position).";
-    note "info" "Addresses": "The filter of CBo i is MSR 0xD14 + 0x20*i: Linux (SNBEP_C0_MSR_PMON_BOX_FILTER = 0xd14, written at + SNBEP_CBO_MSR_OFFSET * box index), Intel PCM (JKT_C0_MSR_PMON_BOX_FILTER = 0x0D14, step 0x20) and likwid (MSR_UNC_C7_PMON_BOX_FILTER = 0xDF4) agree. The filter is 32 bits wide as in the guide's MSR lists; Linux writes the masked config1 value to it.";
-    /// Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).
-    bits 31:23 rw opc: u16 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    /// Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states.
-    bits 22:18 rw state: u8 = 0x0 { get: state, with: with_state, try_with: try_with_state };
-    /// Node id to match, for the events that filter by node.
-    bits 17:10 rw nid: u8 = 0x0 { get: nid, with: with_nid };
-    bits 9:5 rsv "rsv" = 0x0;
-    /// Thread/core id to match; used by any CBo event whose control register has tid_en set.
-    bits 4:0 rw tid: u8 = 0x0 { get: tid, with: with_tid, try_with: try_with_tid };
-    "C0": const C0_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD14) "C0_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C1": const C1_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD34) "C1_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C2": const C2_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD54) "C2_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C3": const C3_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD74) "C3_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C4": const C4_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xD94) "C4_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C5": const C5_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDB4) "C5_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C6": const C6_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDD4) "C6_MSR_PMON_BOX_FILTER" from "linux-snbep";
-    "C7": const C7_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = msr(0xDF4) "C7_MSR_PMON_BOX_FILTER" from "linux-snbep";
+static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "CBO", name: "C{i}_MSR_PMON_CTR{n}", type_name: "CboCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xD16), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xD17), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xD18), source: "linux-snbep" },
+        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xD19), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xD36), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xD37), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xD38), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xD39), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xD56), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xD57), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xD58), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xD59), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xD76), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xD77), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xD78), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xD79), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xD96), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xD97), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xD98), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xD99), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xDB6), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xDB7), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xDB8), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xDB9), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xDD6), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xDD7), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xDD8), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xDD9), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xDF6), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xDF7), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xDF8), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xDF9), source: "linux-snbep" },
+    ]),
+    fields: CboCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width from the guide's text and Linux; the table itself was not read", text: "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees)." },
+    ],
+};
+
+/// Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.
+///
+/// `C{i}_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the CBO unit (xeon-e5-2600). Fields, masks and sources: [`CboBoxFilterLayout`].
+///
+/// **Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read** (info): The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x \<\< 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter\[17:10\], CBoFilter\[22:18\] and CBoFilter\[31:23\]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position).
+///
+/// **Addresses** (info): The filter of CBo i is MSR 0xD14 + 0x20\*i: Linux (SNBEP_C0_MSR_PMON_BOX_FILTER = 0xd14, written at + SNBEP_CBO_MSR_OFFSET \* box index), Intel PCM (JKT_C0_MSR_PMON_BOX_FILTER = 0x0D14, step 0x20) and likwid (MSR_UNC_C7_PMON_BOX_FILTER = 0xDF4) agree. The filter is 32 bits wide as in the guide's MSR lists; Linux writes the masked config1 value to it.
+pub type CboBoxFilter = Reg32<CboBoxFilterLayout>;
+
+/// The layout of [`CboBoxFilter`] (`C{i}_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28
+pub enum CboBoxFilterLayout {}
+
+impl Layout for CboBoxFilterLayout {
+    const INFO: &'static RegisterInfo = &CBO_BOX_FILTER_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "opc", ident: "opc", lsb: 23, msb: 31, access: Access::Rw, reset: 0x0, description: "Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "state", ident: "state", lsb: 18, msb: 22, access: Access::Rw, reset: 0x0, description: "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "nid", ident: "nid", lsb: 10, msb: 17, access: Access::Rw, reset: 0x0, description: "Node id to match, for the events that filter by node.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 9, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 4, access: Access::Rw, reset: 0x0, description: "Thread/core id to match; used by any CBo event whose control register has tid_en set.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3e0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffc1f;
 }
+
+impl CboBoxFilter {
+    /// `opc` (bits 31:23, rw, reset 0x0): Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).
+    #[inline] pub const fn opc(self) -> u16 { get_bits(self.raw64(), 31, 23) as u16 }
+    /// This value with `opc` (bits 31:23) set to `v`. Panics if `v` does not fit in 9 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 23, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 9 bits.
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 23, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `state` (bits 22:18, rw, reset 0x0): Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states.
+    #[inline] pub const fn state(self) -> u8 { get_bits(self.raw64(), 22, 18) as u8 }
+    /// This value with `state` (bits 22:18) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_state` returns an error instead.
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 18, v as u64)) }
+    /// This value with `state` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 18, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `nid` (bits 17:10, rw, reset 0x0): Node id to match, for the events that filter by node.
+    #[inline] pub const fn nid(self) -> u8 { get_bits(self.raw64(), 17, 10) as u8 }
+    /// This value with `nid` (bits 17:10) set to `v`.
+    #[inline] pub const fn with_nid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 10, v as u64)) }
+    /// `tid` (bits 4:0, rw, reset 0x0): Thread/core id to match; used by any CBo event whose control register has tid_en set.
+    #[inline] pub const fn tid(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
+    /// This value with `tid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C0.
+pub const C0_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C1.
+pub const C1_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C2.
+pub const C2_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C3.
+pub const C3_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C4.
+pub const C4_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C5.
+pub const C5_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C6.
+pub const C6_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER");
+/// `C{i}_MSR_PMON_BOX_FILTER` of instance C7.
+pub const C7_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER");
 /// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order.
 pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [C0_MSR_PMON_BOX_FILTER, C1_MSR_PMON_BOX_FILTER, C2_MSR_PMON_BOX_FILTER, C3_MSR_PMON_BOX_FILTER, C4_MSR_PMON_BOX_FILTER, C5_MSR_PMON_BOX_FILTER, C6_MSR_PMON_BOX_FILTER, C7_MSR_PMON_BOX_FILTER];
 
-unit_events!([CboCtl noext], [
-    CLOCKTICKS = "UNC_C_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    COUNTER0_OCCUPANCY = "UNC_C_COUNTER0_OCCUPANCY" 0x1f 0x00 false 0b1110 "",
-    ISMQ_DRD_MISS_OCC = "UNC_C_ISMQ_DRD_MISS_OCC" 0x21 0x00 false 0b11 "",
-    LLC_LOOKUP_DATA_READ = "UNC_C_LLC_LOOKUP.DATA_READ" 0x34 0x03 false 0b11 "CBoFilter[22:18]",
-    LLC_LOOKUP_NID = "UNC_C_LLC_LOOKUP.NID" 0x34 0x41 false 0b11 "CBoFilter[22:18], CBoFilter[17:10]",
-    LLC_LOOKUP_REMOTE_SNOOP = "UNC_C_LLC_LOOKUP.REMOTE_SNOOP" 0x34 0x09 false 0b11 "CBoFilter[22:18]",
-    LLC_LOOKUP_WRITE = "UNC_C_LLC_LOOKUP.WRITE" 0x34 0x05 false 0b11 "CBoFilter[22:18]",
-    LLC_VICTIMS_E_STATE = "UNC_C_LLC_VICTIMS.E_STATE" 0x37 0x02 false 0b11 "",
-    LLC_VICTIMS_MISS = "UNC_C_LLC_VICTIMS.MISS" 0x37 0x08 false 0b11 "",
-    LLC_VICTIMS_M_STATE = "UNC_C_LLC_VICTIMS.M_STATE" 0x37 0x01 false 0b11 "",
-    LLC_VICTIMS_NID = "UNC_C_LLC_VICTIMS.NID" 0x37 0x40 false 0b11 "CBoFilter[17:10]",
-    LLC_VICTIMS_S_STATE = "UNC_C_LLC_VICTIMS.S_STATE" 0x37 0x04 false 0b11 "",
-    MISC_RFO_HIT_S = "UNC_C_MISC.RFO_HIT_S" 0x39 0x08 false 0b11 "",
-    MISC_RSPI_WAS_FSE = "UNC_C_MISC.RSPI_WAS_FSE" 0x39 0x01 false 0b11 "",
-    MISC_STARTED = "UNC_C_MISC.STARTED" 0x39 0x04 false 0b11 "",
-    MISC_WC_ALIASING = "UNC_C_MISC.WC_ALIASING" 0x39 0x02 false 0b11 "",
-    RING_AD_USED_DOWN_EVEN = "UNC_C_RING_AD_USED.DOWN_EVEN" 0x1b 0x04 false 0b1100 "",
-    RING_AD_USED_DOWN_ODD = "UNC_C_RING_AD_USED.DOWN_ODD" 0x1b 0x08 false 0b1100 "",
-    RING_AD_USED_UP_EVEN = "UNC_C_RING_AD_USED.UP_EVEN" 0x1b 0x01 false 0b1100 "",
-    RING_AD_USED_UP_ODD = "UNC_C_RING_AD_USED.UP_ODD" 0x1b 0x02 false 0b1100 "",
-    RING_AK_USED_DOWN_EVEN = "UNC_C_RING_AK_USED.DOWN_EVEN" 0x1c 0x04 false 0b1100 "",
-    RING_AK_USED_DOWN_ODD = "UNC_C_RING_AK_USED.DOWN_ODD" 0x1c 0x08 false 0b1100 "",
-    RING_AK_USED_UP_EVEN = "UNC_C_RING_AK_USED.UP_EVEN" 0x1c 0x01 false 0b1100 "",
-    RING_AK_USED_UP_ODD = "UNC_C_RING_AK_USED.UP_ODD" 0x1c 0x02 false 0b1100 "",
-    RING_BL_USED_DOWN_EVEN = "UNC_C_RING_BL_USED.DOWN_EVEN" 0x1d 0x04 false 0b1100 "",
-    RING_BL_USED_DOWN_ODD = "UNC_C_RING_BL_USED.DOWN_ODD" 0x1d 0x08 false 0b1100 "",
-    RING_BL_USED_UP_EVEN = "UNC_C_RING_BL_USED.UP_EVEN" 0x1d 0x01 false 0b1100 "",
-    RING_BL_USED_UP_ODD = "UNC_C_RING_BL_USED.UP_ODD" 0x1d 0x02 false 0b1100 "",
-    RING_BOUNCES_AK_CORE = "UNC_C_RING_BOUNCES.AK_CORE" 0x05 0x02 false 0b11 "",
-    RING_BOUNCES_BL_CORE = "UNC_C_RING_BOUNCES.BL_CORE" 0x05 0x04 false 0b11 "",
-    RING_BOUNCES_IV_CORE = "UNC_C_RING_BOUNCES.IV_CORE" 0x05 0x08 false 0b11 "",
-    RING_IV_USED_ANY = "UNC_C_RING_IV_USED.ANY" 0x1e 0x0f false 0b1100 "",
-    RING_SINK_STARVED_AD_CACHE = "UNC_C_RING_SINK_STARVED.AD_CACHE" 0x06 0x01 false 0b11 "",
-    RING_SINK_STARVED_AK_CORE = "UNC_C_RING_SINK_STARVED.AK_CORE" 0x06 0x02 false 0b11 "",
-    RING_SINK_STARVED_BL_CORE = "UNC_C_RING_SINK_STARVED.BL_CORE" 0x06 0x04 false 0b11 "",
-    RING_SINK_STARVED_IV_CORE = "UNC_C_RING_SINK_STARVED.IV_CORE" 0x06 0x08 false 0b11 "",
-    RING_SRC_THRTL = "UNC_C_RING_SRC_THRTL" 0x07 0x00 false 0b11 "",
-    RXR_EXT_STARVED_IPQ = "UNC_C_RxR_EXT_STARVED.IPQ" 0x12 0x02 false 0b11 "",
-    RXR_EXT_STARVED_IRQ = "UNC_C_RxR_EXT_STARVED.IRQ" 0x12 0x01 false 0b11 "",
-    RXR_EXT_STARVED_ISMQ = "UNC_C_RxR_EXT_STARVED.ISMQ" 0x12 0x04 false 0b11 "",
-    RXR_EXT_STARVED_ISMQ_BIDS = "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS" 0x12 0x08 false 0b11 "",
-    RXR_INSERTS_IPQ = "UNC_C_RxR_INSERTS.IPQ" 0x13 0x04 false 0b11 "",
-    RXR_INSERTS_IRQ = "UNC_C_RxR_INSERTS.IRQ" 0x13 0x01 false 0b11 "",
-    RXR_INSERTS_IRQ_REJECTED = "UNC_C_RxR_INSERTS.IRQ_REJECTED" 0x13 0x02 false 0b11 "",
-    RXR_INSERTS_VFIFO = "UNC_C_RxR_INSERTS.VFIFO" 0x13 0x10 false 0b11 "",
-    RXR_INT_STARVED_IPQ = "UNC_C_RxR_INT_STARVED.IPQ" 0x14 0x04 false 0b11 "",
-    RXR_INT_STARVED_IRQ = "UNC_C_RxR_INT_STARVED.IRQ" 0x14 0x01 false 0b11 "",
-    RXR_INT_STARVED_ISMQ = "UNC_C_RxR_INT_STARVED.ISMQ" 0x14 0x08 false 0b11 "",
-    RXR_IPQ_RETRY_ADDR_CONFLICT = "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT" 0x31 0x04 false 0b11 "",
-    RXR_IPQ_RETRY_ANY = "UNC_C_RxR_IPQ_RETRY.ANY" 0x31 0x01 false 0b11 "",
-    RXR_IPQ_RETRY_FULL = "UNC_C_RxR_IPQ_RETRY.FULL" 0x31 0x02 false 0b11 "",
-    RXR_IPQ_RETRY_QPI_CREDITS = "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS" 0x31 0x10 false 0b11 "",
-    RXR_IRQ_RETRY_ADDR_CONFLICT = "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT" 0x32 0x04 false 0b11 "",
-    RXR_IRQ_RETRY_ANY = "UNC_C_RxR_IRQ_RETRY.ANY" 0x32 0x01 false 0b11 "",
-    RXR_IRQ_RETRY_FULL = "UNC_C_RxR_IRQ_RETRY.FULL" 0x32 0x02 false 0b11 "",
-    RXR_IRQ_RETRY_QPI_CREDITS = "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS" 0x32 0x10 false 0b11 "",
-    RXR_IRQ_RETRY_RTID = "UNC_C_RxR_IRQ_RETRY.RTID" 0x32 0x08 false 0b11 "",
-    RXR_ISMQ_RETRY_ANY = "UNC_C_RxR_ISMQ_RETRY.ANY" 0x33 0x01 false 0b11 "",
-    RXR_ISMQ_RETRY_FULL = "UNC_C_RxR_ISMQ_RETRY.FULL" 0x33 0x02 false 0b11 "",
-    RXR_ISMQ_RETRY_IIO_CREDITS = "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS" 0x33 0x20 false 0b11 "",
-    RXR_ISMQ_RETRY_QPI_CREDITS = "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS" 0x33 0x10 false 0b11 "",
-    RXR_ISMQ_RETRY_RTID = "UNC_C_RxR_ISMQ_RETRY.RTID" 0x33 0x08 false 0b11 "",
-    RXR_OCCUPANCY_IPQ = "UNC_C_RxR_OCCUPANCY.IPQ" 0x11 0x04 false 0b1 "",
-    RXR_OCCUPANCY_IRQ = "UNC_C_RxR_OCCUPANCY.IRQ" 0x11 0x01 false 0b1 "",
-    RXR_OCCUPANCY_IRQ_REJECTED = "UNC_C_RxR_OCCUPANCY.IRQ_REJECTED" 0x11 0x02 false 0b1 "",
-    RXR_OCCUPANCY_VFIFO = "UNC_C_RxR_OCCUPANCY.VFIFO" 0x11 0x10 false 0b1 "",
-    TOR_INSERTS_EVICTION = "UNC_C_TOR_INSERTS.EVICTION" 0x35 0x04 false 0b11 "",
-    TOR_INSERTS_MISS_ALL = "UNC_C_TOR_INSERTS.MISS_ALL" 0x35 0x0a false 0b11 "",
-    TOR_INSERTS_MISS_OPCODE = "UNC_C_TOR_INSERTS.MISS_OPCODE" 0x35 0x03 false 0b11 "CBoFilter[31:23]",
-    TOR_INSERTS_NID_ALL = "UNC_C_TOR_INSERTS.NID_ALL" 0x35 0x48 false 0b11 "CBoFilter[17:10]",
-    TOR_INSERTS_NID_EVICTION = "UNC_C_TOR_INSERTS.NID_EVICTION" 0x35 0x44 false 0b11 "CBoFilter[17:10]",
-    TOR_INSERTS_NID_MISS_ALL = "UNC_C_TOR_INSERTS.NID_MISS_ALL" 0x35 0x4a false 0b11 "CBoFilter[17:10]",
-    TOR_INSERTS_NID_MISS_OPCODE = "UNC_C_TOR_INSERTS.NID_MISS_OPCODE" 0x35 0x43 false 0b11 "CBoFilter[31:23], CBoFilter[17:10]",
-    TOR_INSERTS_NID_OPCODE = "UNC_C_TOR_INSERTS.NID_OPCODE" 0x35 0x41 false 0b11 "CBoFilter[31:23], CBoFilter[17:10]",
-    TOR_INSERTS_NID_WB = "UNC_C_TOR_INSERTS.NID_WB" 0x35 0x50 false 0b11 "CBoFilter[17:10]",
-    TOR_INSERTS_OPCODE = "UNC_C_TOR_INSERTS.OPCODE" 0x35 0x01 false 0b11 "CBoFilter[31:23]",
-    TOR_INSERTS_WB = "UNC_C_TOR_INSERTS.WB" 0x35 0x10 false 0b11 "",
-    TOR_OCCUPANCY_ALL = "UNC_C_TOR_OCCUPANCY.ALL" 0x36 0x08 false 0b1 "",
-    TOR_OCCUPANCY_EVICTION = "UNC_C_TOR_OCCUPANCY.EVICTION" 0x36 0x04 false 0b1 "",
-    TOR_OCCUPANCY_MISS_ALL = "UNC_C_TOR_OCCUPANCY.MISS_ALL" 0x36 0x0a false 0b1 "",
-    TOR_OCCUPANCY_MISS_OPCODE = "UNC_C_TOR_OCCUPANCY.MISS_OPCODE" 0x36 0x03 false 0b1 "CBoFilter[31:23]",
-    TOR_OCCUPANCY_NID_ALL = "UNC_C_TOR_OCCUPANCY.NID_ALL" 0x36 0x48 false 0b1 "CBoFilter[17:10]",
-    TOR_OCCUPANCY_NID_EVICTION = "UNC_C_TOR_OCCUPANCY.NID_EVICTION" 0x36 0x44 false 0b1 "CBoFilter[17:10]",
-    TOR_OCCUPANCY_NID_MISS_ALL = "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL" 0x36 0x4a false 0b1 "CBoFilter[17:10]",
-    TOR_OCCUPANCY_NID_MISS_OPCODE = "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE" 0x36 0x43 false 0b1 "CBoFilter[31:23], CBoFilter[17:10]",
-    TOR_OCCUPANCY_NID_OPCODE = "UNC_C_TOR_OCCUPANCY.NID_OPCODE" 0x36 0x41 false 0b1 "CBoFilter[31:23], CBoFilter[17:10]",
-    TOR_OCCUPANCY_OPCODE = "UNC_C_TOR_OCCUPANCY.OPCODE" 0x36 0x01 false 0b1 "CBoFilter[31:23]",
-    TXR_ADS_USED = "UNC_C_TxR_ADS_USED" 0x04 0x00 false 0b11 "",
-    TXR_INSERTS_AD_CACHE = "UNC_C_TxR_INSERTS.AD_CACHE" 0x02 0x01 false 0b11 "",
-    TXR_INSERTS_AD_CORE = "UNC_C_TxR_INSERTS.AD_CORE" 0x02 0x10 false 0b11 "",
-    TXR_INSERTS_AK_CACHE = "UNC_C_TxR_INSERTS.AK_CACHE" 0x02 0x02 false 0b11 "",
-    TXR_INSERTS_AK_CORE = "UNC_C_TxR_INSERTS.AK_CORE" 0x02 0x20 false 0b11 "",
-    TXR_INSERTS_BL_CACHE = "UNC_C_TxR_INSERTS.BL_CACHE" 0x02 0x04 false 0b11 "",
-    TXR_INSERTS_BL_CORE = "UNC_C_TxR_INSERTS.BL_CORE" 0x02 0x40 false 0b11 "",
-    TXR_INSERTS_IV_CACHE = "UNC_C_TxR_INSERTS.IV_CACHE" 0x02 0x08 false 0b11 "",
-    TXR_STARVED_AK = "UNC_C_TxR_STARVED.AK" 0x03 0x02 false 0b11 "",
-    TXR_STARVED_BL = "UNC_C_TxR_STARVED.BL" 0x03 0x04 false 0b11 "",
-]);
+static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "CBO", name: "C{i}_MSR_PMON_BOX_FILTER", type_name: "CboBoxFilter",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CboBoxFilterLayout::RESET, reserved_mask: CboBoxFilterLayout::RESERVED_MASK, ignored_mask: CboBoxFilterLayout::IGNORED_MASK, writable_mask: CboBoxFilterLayout::WRITABLE_MASK,
+    description: "Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER", instance: "C0", index: 0, location: Location::Msr(0xD14), source: "linux-snbep" },
+        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER", instance: "C1", index: 0, location: Location::Msr(0xD34), source: "linux-snbep" },
+        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER", instance: "C2", index: 0, location: Location::Msr(0xD54), source: "linux-snbep" },
+        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER", instance: "C3", index: 0, location: Location::Msr(0xD74), source: "linux-snbep" },
+        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER", instance: "C4", index: 0, location: Location::Msr(0xD94), source: "linux-snbep" },
+        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER", instance: "C5", index: 0, location: Location::Msr(0xDB4), source: "linux-snbep" },
+        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER", instance: "C6", index: 0, location: Location::Msr(0xDD4), source: "linux-snbep" },
+        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER", instance: "C7", index: 0, location: Location::Msr(0xDF4), source: "linux-snbep" },
+    ]),
+    fields: CboBoxFilterLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read", text: "The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x << 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter[17:10], CBoFilter[22:18] and CBoFilter[31:23]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position)." },
+        NoteInfo { kind: "info", title: "Addresses", text: "The filter of CBo i is MSR 0xD14 + 0x20*i: Linux (SNBEP_C0_MSR_PMON_BOX_FILTER = 0xd14, written at + SNBEP_CBO_MSR_OFFSET * box index), Intel PCM (JKT_C0_MSR_PMON_BOX_FILTER = 0x0D14, step 0x20) and likwid (MSR_UNC_C7_PMON_BOX_FILTER = 0xDF4) agree. The filter is 32 bits wide as in the guide's MSR lists; Linux writes the masked config1 value to it." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_C_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_C_COUNTER0_OCCUPANCY`: event select 0x1f, umask 0x00, counters 0b1110 (bit n: counter n).
+    pub const COUNTER0_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1110, filters: "" });
+    /// `UNC_C_ISMQ_DRD_MISS_OCC`: event select 0x21, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const ISMQ_DRD_MISS_OCC: Event = Event(&EventInfo { name: "UNC_C_ISMQ_DRD_MISS_OCC", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_LLC_LOOKUP.DATA_READ`: event select 0x34, umask 0x03, counters 0b11 (bit n: counter n).
+    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    /// `UNC_C_LLC_LOOKUP.NID`: event select 0x34, umask 0x41, counters 0b11 (bit n: counter n).
+    pub const LLC_LOOKUP_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18], CBoFilter[17:10]" });
+    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`: event select 0x34, umask 0x09, counters 0b11 (bit n: counter n).
+    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    /// `UNC_C_LLC_LOOKUP.WRITE`: event select 0x34, umask 0x05, counters 0b11 (bit n: counter n).
+    pub const LLC_LOOKUP_WRITE: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    /// `UNC_C_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const LLC_VICTIMS_E_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_LLC_VICTIMS.MISS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const LLC_VICTIMS_MISS: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const LLC_VICTIMS_M_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_LLC_VICTIMS.NID`: event select 0x37, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const LLC_VICTIMS_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_LLC_VICTIMS.S_STATE`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const LLC_VICTIMS_S_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const MISC_RSPI_WAS_FSE: Event = Event(&EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_MISC.STARTED`: event select 0x39, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const MISC_STARTED: Event = Event(&EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const MISC_WC_ALIASING: Event = Event(&EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1100 (bit n: counter n).
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1100 (bit n: counter n).
+    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1100 (bit n: counter n).
+    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1100 (bit n: counter n).
+    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1100 (bit n: counter n).
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1100 (bit n: counter n).
+    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1100 (bit n: counter n).
+    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1100 (bit n: counter n).
+    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1100 (bit n: counter n).
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1100 (bit n: counter n).
+    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1100 (bit n: counter n).
+    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1100 (bit n: counter n).
+    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_IV_USED.ANY`: event select 0x1e, umask 0x0f, counters 0b1100 (bit n: counter n).
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, ext_sel: false, counters: 0b1100, filters: "" });
+    /// `UNC_C_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RING_SRC_THRTL`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RING_SRC_THRTL: Event = Event(&EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_EXT_STARVED.IPQ`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_EXT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_EXT_STARVED.IRQ`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_EXT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_EXT_STARVED.ISMQ`: event select 0x12, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_EXT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`: event select 0x12, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJECTED", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INSERTS.VFIFO`: event select 0x13, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.VFIFO", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INT_STARVED.IPQ`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_INT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INT_STARVED.IRQ`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_INT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_INT_STARVED.ISMQ`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_INT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`: event select 0x31, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IPQ_RETRY.ANY`: event select 0x31, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_IPQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IPQ_RETRY.FULL`: event select 0x31, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_IPQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`: event select 0x31, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`: event select 0x32, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IRQ_RETRY.ANY`: event select 0x32, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_IRQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IRQ_RETRY.FULL`: event select 0x32, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_IRQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_IRQ_RETRY.RTID`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_IRQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_ISMQ_RETRY.ANY`: event select 0x33, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_ISMQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_ISMQ_RETRY.FULL`: event select 0x33, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_ISMQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_ISMQ_RETRY.RTID`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_ISMQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_RxR_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_RxR_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`: event select 0x11, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_RxR_OCCUPANCY.VFIFO`: event select 0x11, umask 0x10, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.VFIFO", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_TOR_INSERTS.EVICTION`: event select 0x35, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TOR_INSERTS.MISS_ALL`: event select 0x35, umask 0x0a, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_ALL", code: 0x35, umask: 0x0a, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`: event select 0x35, umask 0x03, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]" });
+    /// `UNC_C_TOR_INSERTS.NID_ALL`: event select 0x35, umask 0x48, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.NID_EVICTION`: event select 0x35, umask 0x44, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`: event select 0x35, umask 0x4a, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`: event select 0x35, umask 0x43, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.NID_OPCODE`: event select 0x35, umask 0x41, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.NID_WB`: event select 0x35, umask 0x50, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_INSERTS.OPCODE`: event select 0x35, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]" });
+    /// `UNC_C_TOR_INSERTS.WB`: event select 0x35, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const TOR_INSERTS_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0x08, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_TOR_OCCUPANCY.EVICTION`: event select 0x36, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`: event select 0x36, umask 0x0a, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`: event select 0x36, umask 0x03, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]" });
+    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`: event select 0x36, umask 0x48, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`: event select 0x36, umask 0x44, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`: event select 0x36, umask 0x4a, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`: event select 0x36, umask 0x43, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`: event select 0x36, umask 0x41, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    /// `UNC_C_TOR_OCCUPANCY.OPCODE`: event select 0x36, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]" });
+    /// `UNC_C_TxR_ADS_USED`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_ADS_USED: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.AD_CACHE`: event select 0x02, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.AD_CORE`: event select 0x02, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.AK_CACHE`: event select 0x02, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_AK_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.AK_CORE`: event select 0x02, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.BL_CACHE`: event select 0x02, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_BL_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.BL_CORE`: event select 0x02, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_INSERTS.IV_CACHE`: event select 0x02, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TXR_INSERTS_IV_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_C_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::COUNTER0_OCCUPANCY, Event::ISMQ_DRD_MISS_OCC, Event::LLC_LOOKUP_DATA_READ, Event::LLC_LOOKUP_NID, Event::LLC_LOOKUP_REMOTE_SNOOP, Event::LLC_LOOKUP_WRITE, Event::LLC_VICTIMS_E_STATE, Event::LLC_VICTIMS_MISS, Event::LLC_VICTIMS_M_STATE, Event::LLC_VICTIMS_NID, Event::LLC_VICTIMS_S_STATE, Event::MISC_RFO_HIT_S, Event::MISC_RSPI_WAS_FSE, Event::MISC_STARTED, Event::MISC_WC_ALIASING, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BOUNCES_AK_CORE, Event::RING_BOUNCES_BL_CORE, Event::RING_BOUNCES_IV_CORE, Event::RING_IV_USED_ANY, Event::RING_SINK_STARVED_AD_CACHE, Event::RING_SINK_STARVED_AK_CORE, Event::RING_SINK_STARVED_BL_CORE, Event::RING_SINK_STARVED_IV_CORE, Event::RING_SRC_THRTL, Event::RXR_EXT_STARVED_IPQ, Event::RXR_EXT_STARVED_IRQ, Event::RXR_EXT_STARVED_ISMQ, Event::RXR_EXT_STARVED_ISMQ_BIDS, Event::RXR_INSERTS_IPQ, Event::RXR_INSERTS_IRQ, Event::RXR_INSERTS_IRQ_REJECTED, Event::RXR_INSERTS_VFIFO, Event::RXR_INT_STARVED_IPQ, Event::RXR_INT_STARVED_IRQ, Event::RXR_INT_STARVED_ISMQ, Event::RXR_IPQ_RETRY_ADDR_CONFLICT, Event::RXR_IPQ_RETRY_ANY, Event::RXR_IPQ_RETRY_FULL, Event::RXR_IPQ_RETRY_QPI_CREDITS, Event::RXR_IRQ_RETRY_ADDR_CONFLICT, Event::RXR_IRQ_RETRY_ANY, Event::RXR_IRQ_RETRY_FULL, Event::RXR_IRQ_RETRY_QPI_CREDITS, Event::RXR_IRQ_RETRY_RTID, Event::RXR_ISMQ_RETRY_ANY, Event::RXR_ISMQ_RETRY_FULL, Event::RXR_ISMQ_RETRY_IIO_CREDITS, Event::RXR_ISMQ_RETRY_QPI_CREDITS, Event::RXR_ISMQ_RETRY_RTID, Event::RXR_OCCUPANCY_IPQ, Event::RXR_OCCUPANCY_IRQ, Event::RXR_OCCUPANCY_IRQ_REJECTED, Event::RXR_OCCUPANCY_VFIFO, Event::TOR_INSERTS_EVICTION, Event::TOR_INSERTS_MISS_ALL, Event::TOR_INSERTS_MISS_OPCODE, Event::TOR_INSERTS_NID_ALL, Event::TOR_INSERTS_NID_EVICTION, Event::TOR_INSERTS_NID_MISS_ALL, Event::TOR_INSERTS_NID_MISS_OPCODE, Event::TOR_INSERTS_NID_OPCODE, Event::TOR_INSERTS_NID_WB, Event::TOR_INSERTS_OPCODE, Event::TOR_INSERTS_WB, Event::TOR_OCCUPANCY_ALL, Event::TOR_OCCUPANCY_EVICTION, Event::TOR_OCCUPANCY_MISS_ALL, Event::TOR_OCCUPANCY_MISS_OPCODE, Event::TOR_OCCUPANCY_NID_ALL, Event::TOR_OCCUPANCY_NID_EVICTION, Event::TOR_OCCUPANCY_NID_MISS_ALL, Event::TOR_OCCUPANCY_NID_MISS_OPCODE, Event::TOR_OCCUPANCY_NID_OPCODE, Event::TOR_OCCUPANCY_OPCODE, Event::TXR_ADS_USED, Event::TXR_INSERTS_AD_CACHE, Event::TXR_INSERTS_AD_CORE, Event::TXR_INSERTS_AK_CACHE, Event::TXR_INSERTS_AK_CORE, Event::TXR_INSERTS_BL_CACHE, Event::TXR_INSERTS_BL_CORE, Event::TXR_INSERTS_IV_CACHE, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::COUNTER0_OCCUPANCY.0, Event::ISMQ_DRD_MISS_OCC.0, Event::LLC_LOOKUP_DATA_READ.0, Event::LLC_LOOKUP_NID.0, Event::LLC_LOOKUP_REMOTE_SNOOP.0, Event::LLC_LOOKUP_WRITE.0, Event::LLC_VICTIMS_E_STATE.0, Event::LLC_VICTIMS_MISS.0, Event::LLC_VICTIMS_M_STATE.0, Event::LLC_VICTIMS_NID.0, Event::LLC_VICTIMS_S_STATE.0, Event::MISC_RFO_HIT_S.0, Event::MISC_RSPI_WAS_FSE.0, Event::MISC_STARTED.0, Event::MISC_WC_ALIASING.0, Event::RING_AD_USED_DOWN_EVEN.0, Event::RING_AD_USED_DOWN_ODD.0, Event::RING_AD_USED_UP_EVEN.0, Event::RING_AD_USED_UP_ODD.0, Event::RING_AK_USED_DOWN_EVEN.0, Event::RING_AK_USED_DOWN_ODD.0, Event::RING_AK_USED_UP_EVEN.0, Event::RING_AK_USED_UP_ODD.0, Event::RING_BL_USED_DOWN_EVEN.0, Event::RING_BL_USED_DOWN_ODD.0, Event::RING_BL_USED_UP_EVEN.0, Event::RING_BL_USED_UP_ODD.0, Event::RING_BOUNCES_AK_CORE.0, Event::RING_BOUNCES_BL_CORE.0, Event::RING_BOUNCES_IV_CORE.0, Event::RING_IV_USED_ANY.0, Event::RING_SINK_STARVED_AD_CACHE.0, Event::RING_SINK_STARVED_AK_CORE.0, Event::RING_SINK_STARVED_BL_CORE.0, Event::RING_SINK_STARVED_IV_CORE.0, Event::RING_SRC_THRTL.0, Event::RXR_EXT_STARVED_IPQ.0, Event::RXR_EXT_STARVED_IRQ.0, Event::RXR_EXT_STARVED_ISMQ.0, Event::RXR_EXT_STARVED_ISMQ_BIDS.0, Event::RXR_INSERTS_IPQ.0, Event::RXR_INSERTS_IRQ.0, Event::RXR_INSERTS_IRQ_REJECTED.0, Event::RXR_INSERTS_VFIFO.0, Event::RXR_INT_STARVED_IPQ.0, Event::RXR_INT_STARVED_IRQ.0, Event::RXR_INT_STARVED_ISMQ.0, Event::RXR_IPQ_RETRY_ADDR_CONFLICT.0, Event::RXR_IPQ_RETRY_ANY.0, Event::RXR_IPQ_RETRY_FULL.0, Event::RXR_IPQ_RETRY_QPI_CREDITS.0, Event::RXR_IRQ_RETRY_ADDR_CONFLICT.0, Event::RXR_IRQ_RETRY_ANY.0, Event::RXR_IRQ_RETRY_FULL.0, Event::RXR_IRQ_RETRY_QPI_CREDITS.0, Event::RXR_IRQ_RETRY_RTID.0, Event::RXR_ISMQ_RETRY_ANY.0, Event::RXR_ISMQ_RETRY_FULL.0, Event::RXR_ISMQ_RETRY_IIO_CREDITS.0, Event::RXR_ISMQ_RETRY_QPI_CREDITS.0, Event::RXR_ISMQ_RETRY_RTID.0, Event::RXR_OCCUPANCY_IPQ.0, Event::RXR_OCCUPANCY_IRQ.0, Event::RXR_OCCUPANCY_IRQ_REJECTED.0, Event::RXR_OCCUPANCY_VFIFO.0, Event::TOR_INSERTS_EVICTION.0, Event::TOR_INSERTS_MISS_ALL.0, Event::TOR_INSERTS_MISS_OPCODE.0, Event::TOR_INSERTS_NID_ALL.0, Event::TOR_INSERTS_NID_EVICTION.0, Event::TOR_INSERTS_NID_MISS_ALL.0, Event::TOR_INSERTS_NID_MISS_OPCODE.0, Event::TOR_INSERTS_NID_OPCODE.0, Event::TOR_INSERTS_NID_WB.0, Event::TOR_INSERTS_OPCODE.0, Event::TOR_INSERTS_WB.0, Event::TOR_OCCUPANCY_ALL.0, Event::TOR_OCCUPANCY_EVICTION.0, Event::TOR_OCCUPANCY_MISS_ALL.0, Event::TOR_OCCUPANCY_MISS_OPCODE.0, Event::TOR_OCCUPANCY_NID_ALL.0, Event::TOR_OCCUPANCY_NID_EVICTION.0, Event::TOR_OCCUPANCY_NID_MISS_ALL.0, Event::TOR_OCCUPANCY_NID_MISS_OPCODE.0, Event::TOR_OCCUPANCY_NID_OPCODE.0, Event::TOR_OCCUPANCY_OPCODE.0, Event::TXR_ADS_USED.0, Event::TXR_INSERTS_AD_CACHE.0, Event::TXR_INSERTS_AD_CORE.0, Event::TXR_INSERTS_AK_CACHE.0, Event::TXR_INSERTS_AK_CORE.0, Event::TXR_INSERTS_BL_CACHE.0, Event::TXR_INSERTS_BL_CORE.0, Event::TXR_INSERTS_IV_CACHE.0, Event::TXR_STARVED_AK.0, Event::TXR_STARVED_BL.0];
+
+impl CboCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

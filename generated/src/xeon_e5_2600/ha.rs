@@ -6,223 +6,649 @@
 //!
 //! Instances: HA.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.
-    pub struct HaBoxCtl(u32): "HA_PCI_PMON_BOX_CTL", PCI[1], unit "HA" of "xeon-e5-2600", static HA_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "erratum" "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)": "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 sets all data counters of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 sets all counter control registers of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "HA": const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0F4) "HA_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.
+///
+/// `HA_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and sources: [`HaBoxCtlLayout`].
+///
+/// **Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)** (erratum): Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error.
+pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+
+/// The layout of [`HaBoxCtl`] (`HA_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaBoxCtlLayout {}
+
+impl Layout for HaBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 sets all data counters of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 sets all counter control registers of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
 
-field_enum! {
-    /// Values of `HA_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum HaCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+impl HaBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `HA_PCI_PMON_BOX_CTL` of instance HA.
+pub const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x3C46, 14, 1, 0x0F4, "HA_PCI_PMON_BOX_CTL");
+
+static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_BOX_CTL", type_name: "HaBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_BOX_CTL", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: HaBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", text: "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error." },
+    ],
+};
+
+/// Values of `HA_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum HaCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl HaCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.
-    pub struct HaCtl(u32): "HA_PCI_PMON_CTL{n}", PCI[4], unit "HA" of "xeon-e5-2600", static HA_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47";
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48";
-    note "source-conflict" "Bit 17 is reserved in the HA table although the QPI control has rst there": "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
-    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    note "info" "Offsets": "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: HaCtlInvert = 0x0, values HaCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    bits 17:16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the Home Agent event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "HA": const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0D8) "HA_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0DC) "HA_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0E0) "HA_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0E4) "HA_PCI_PMON_CTL3" from "likwid"];
+
+/// Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.
+///
+/// `HA_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`HaCtlLayout`].
+///
+/// **Bit 17 is reserved in the HA table although the QPI control has rst there** (source-conflict): Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.
+///
+/// **invert has enumerated values** (info): The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).
+///
+/// **Offsets** (info): Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree.
+pub type HaCtl = Reg32<HaCtlLayout>;
+
+/// The layout of [`HaCtl`] (`HA_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48
+pub enum HaCtlLayout {}
+
+impl Layout for HaCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", values: HaCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the Home Agent event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3b0000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc4ffff;
 }
 
-register! {
-    /// Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.
-    pub struct HaCtr(u64): "HA_PCI_PMON_CTR{n}", PCI[4], unit "HA" of "xeon-e5-2600", static HA_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48";
-    note "info" "48-bit counter read as two dwords": "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "HA": const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0) "HA_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8) "HA_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0) "HA_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8) "HA_PCI_PMON_CTR3" from "likwid"];
+impl HaCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the Home Agent event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.
-    pub struct HaAddrMatch0(u32): "HA_PCI_PMON_BOX_ADDRMATCH0", PCI[1], unit "HA" of "xeon-e5-2600", static HA_ADDR_MATCH0_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters";
-    note "info" "Layout from Intel's event list; the guide's table was not read": "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree.";
-    /// Bits 31:6 of the cache-line-aligned system address to match.
-    bits 31:6 rw lo_addr: u32 = 0x0 { get: lo_addr, with: with_lo_addr, try_with: try_with_lo_addr };
-    bits 5:0 rsv "rsv" = 0x0;
-    "HA": const HA_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x040) "HA_PCI_PMON_BOX_ADDRMATCH0" from "linux-snbep";
+/// `HA_PCI_PMON_CTL{n}` of instance HA.
+pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0D8, "HA_PCI_PMON_CTL0"), PciRegister::new(0x3C46, 14, 1, 0x0DC, "HA_PCI_PMON_CTL1"), PciRegister::new(0x3C46, 14, 1, 0x0E0, "HA_PCI_PMON_CTL2"), PciRegister::new(0x3C46, 14, 1, 0x0E4, "HA_PCI_PMON_CTL3")];
+
+static HA_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_CTL{n}", type_name: "HaCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
+    description: "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_CTL0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTL1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTL2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTL3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: HaCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bit 17 is reserved in the HA table although the QPI control has rst there", text: "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly." },
+        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
+        NoteInfo { kind: "info", title: "Offsets", text: "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree." },
+    ],
+};
+
+/// Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.
+///
+/// `HA_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`HaCtrLayout`].
+///
+/// **48-bit counter read as two dwords** (info): The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.
+pub type HaCtr = Reg64<HaCtrLayout>;
+
+/// The layout of [`HaCtr`] (`HA_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48
+pub enum HaCtrLayout {}
+
+impl Layout for HaCtrLayout {
+    const INFO: &'static RegisterInfo = &HA_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
 
-register! {
-    /// High half of the physical-address match of the Home Agent's filter: address bits 45:32.
-    pub struct HaAddrMatch1(u32): "HA_PCI_PMON_BOX_ADDRMATCH1", PCI[1], unit "HA" of "xeon-e5-2600", static HA_ADDR_MATCH1_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48";
-    note "info" "RWS modelled as rw; offset": "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree.";
-    bits 31:14 rv "rsv" = 0x0;
-    /// Bits 45:32 of the cache-line-aligned system address to match.
-    bits 13:0 rw hi_addr: u16 = 0x0 { get: hi_addr, with: with_hi_addr, try_with: try_with_hi_addr };
-    "HA": const HA_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x044) "HA_PCI_PMON_BOX_ADDRMATCH1" from "linux-snbep";
+impl HaCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "HA_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.
-    pub struct HaOpcodeMatch(u32): "HA_PCI_PMON_BOX_OPCODEMATCH", PCI[1], unit "HA" of "xeon-e5-2600", static HA_OPCODE_MATCH_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48";
-    note "erratum" "Table 2-37 leaves the polarity of opc open": "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree.";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).
-    bits 5:0 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    "HA": const HA_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = pci(device_id: 0x3C46, device: 14, function: 1, offset: 0x048) "HA_PCI_PMON_BOX_OPCODEMATCH" from "linux-snbep";
+/// `HA_PCI_PMON_CTR{n}` of instance HA.
+pub const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0A0, "HA_PCI_PMON_CTR0"), PciRegister::new(0x3C46, 14, 1, 0x0A8, "HA_PCI_PMON_CTR1"), PciRegister::new(0x3C46, 14, 1, 0x0B0, "HA_PCI_PMON_CTR2"), PciRegister::new(0x3C46, 14, 1, 0x0B8, "HA_PCI_PMON_CTR3")];
+
+static HA_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_CTR{n}", type_name: "HaCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
+    description: "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_CTR0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTR1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTR2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "HA_PCI_PMON_CTR3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: HaCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed." },
+    ],
+};
+
+/// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.
+///
+/// `HA_PCI_PMON_BOX_ADDRMATCH0`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and sources: [`HaAddrMatch0Layout`].
+///
+/// **Layout from Intel's event list; the guide's table was not read** (info): The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0\[31:6\], HA_AddrMatch1\[13:0\], HA_OpcodeMatch\[5:0\], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree.
+pub type HaAddrMatch0 = Reg32<HaAddrMatch0Layout>;
+
+/// The layout of [`HaAddrMatch0`] (`HA_PCI_PMON_BOX_ADDRMATCH0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters
+pub enum HaAddrMatch0Layout {}
+
+impl Layout for HaAddrMatch0Layout {
+    const INFO: &'static RegisterInfo = &HA_ADDR_MATCH0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw, reset: 0x0, description: "Bits 31:6 of the cache-line-aligned system address to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3f;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffc0;
 }
 
-unit_events!([HaCtl noext], [
-    ADDR_OPC_MATCH_FILT = "UNC_H_ADDR_OPC_MATCH.FILT" 0x20 0x03 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]",
-    BYPASS_IMC_NOT_TAKEN = "UNC_H_BYPASS_IMC.NOT_TAKEN" 0x14 0x02 false 0b1111 "",
-    BYPASS_IMC_TAKEN = "UNC_H_BYPASS_IMC.TAKEN" 0x14 0x01 false 0b1111 "",
-    CLOCKTICKS = "UNC_H_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    CONFLICT_CYCLES_CONFLICT = "UNC_H_CONFLICT_CYCLES.CONFLICT" 0x0b 0x02 false 0b1111 "",
-    CONFLICT_CYCLES_NO_CONFLICT = "UNC_H_CONFLICT_CYCLES.NO_CONFLICT" 0x0b 0x01 false 0b1111 "",
-    DIRECT2CORE_COUNT = "UNC_H_DIRECT2CORE_COUNT" 0x11 0x00 false 0b1111 "",
-    DIRECT2CORE_CYCLES_DISABLED = "UNC_H_DIRECT2CORE_CYCLES_DISABLED" 0x12 0x00 false 0b1111 "",
-    DIRECT2CORE_TXN_OVERRIDE = "UNC_H_DIRECT2CORE_TXN_OVERRIDE" 0x13 0x00 false 0b1111 "",
-    DIRECTORY_LOOKUP_NO_SNP = "UNC_H_DIRECTORY_LOOKUP.NO_SNP" 0x0c 0x02 false 0b1111 "",
-    DIRECTORY_LOOKUP_SNP = "UNC_H_DIRECTORY_LOOKUP.SNP" 0x0c 0x01 false 0b1111 "",
-    DIRECTORY_UPDATE_ANY = "UNC_H_DIRECTORY_UPDATE.ANY" 0x0d 0x03 false 0b1111 "",
-    DIRECTORY_UPDATE_CLEAR = "UNC_H_DIRECTORY_UPDATE.CLEAR" 0x0d 0x02 false 0b1111 "",
-    DIRECTORY_UPDATE_SET = "UNC_H_DIRECTORY_UPDATE.SET" 0x0d 0x01 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0" 0x22 0x01 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1" 0x22 0x02 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0" 0x22 0x04 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1" 0x22 0x08 false 0b1111 "",
-    IMC_RETRY = "UNC_H_IMC_RETRY" 0x1e 0x00 false 0b1111 "",
-    IMC_WRITES_ALL = "UNC_H_IMC_WRITES.ALL" 0x1a 0x0f false 0b1111 "",
-    IMC_WRITES_FULL = "UNC_H_IMC_WRITES.FULL" 0x1a 0x01 false 0b1111 "",
-    IMC_WRITES_FULL_ISOCH = "UNC_H_IMC_WRITES.FULL_ISOCH" 0x1a 0x04 false 0b1111 "",
-    IMC_WRITES_PARTIAL = "UNC_H_IMC_WRITES.PARTIAL" 0x1a 0x02 false 0b1111 "",
-    IMC_WRITES_PARTIAL_ISOCH = "UNC_H_IMC_WRITES.PARTIAL_ISOCH" 0x1a 0x08 false 0b1111 "",
-    REQUESTS_READS = "UNC_H_REQUESTS.READS" 0x01 0x03 false 0b1111 "",
-    REQUESTS_WRITES = "UNC_H_REQUESTS.WRITES" 0x01 0x0c false 0b1111 "",
-    RING_AD_USED_CCW_EVEN = "UNC_H_RING_AD_USED.CCW_EVEN" 0x3e 0x04 false 0b1111 "",
-    RING_AD_USED_CCW_ODD = "UNC_H_RING_AD_USED.CCW_ODD" 0x3e 0x08 false 0b1111 "",
-    RING_AD_USED_CW_EVEN = "UNC_H_RING_AD_USED.CW_EVEN" 0x3e 0x01 false 0b1111 "",
-    RING_AD_USED_CW_ODD = "UNC_H_RING_AD_USED.CW_ODD" 0x3e 0x02 false 0b1111 "",
-    RING_AK_USED_CCW_EVEN = "UNC_H_RING_AK_USED.CCW_EVEN" 0x3f 0x04 false 0b1111 "",
-    RING_AK_USED_CCW_ODD = "UNC_H_RING_AK_USED.CCW_ODD" 0x3f 0x08 false 0b1111 "",
-    RING_AK_USED_CW_EVEN = "UNC_H_RING_AK_USED.CW_EVEN" 0x3f 0x01 false 0b1111 "",
-    RING_AK_USED_CW_ODD = "UNC_H_RING_AK_USED.CW_ODD" 0x3f 0x02 false 0b1111 "",
-    RING_BL_USED_CCW_EVEN = "UNC_H_RING_BL_USED.CCW_EVEN" 0x40 0x04 false 0b1111 "",
-    RING_BL_USED_CCW_ODD = "UNC_H_RING_BL_USED.CCW_ODD" 0x40 0x08 false 0b1111 "",
-    RING_BL_USED_CW_EVEN = "UNC_H_RING_BL_USED.CW_EVEN" 0x40 0x01 false 0b1111 "",
-    RING_BL_USED_CW_ODD = "UNC_H_RING_BL_USED.CW_ODD" 0x40 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x15 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x15 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x15 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x15 0x08 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x16 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x16 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x16 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x16 0x08 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION0 = "UNC_H_TAD_REQUESTS_G0.REGION0" 0x1b 0x01 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION1 = "UNC_H_TAD_REQUESTS_G0.REGION1" 0x1b 0x02 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION2 = "UNC_H_TAD_REQUESTS_G0.REGION2" 0x1b 0x04 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION3 = "UNC_H_TAD_REQUESTS_G0.REGION3" 0x1b 0x08 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION4 = "UNC_H_TAD_REQUESTS_G0.REGION4" 0x1b 0x10 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION5 = "UNC_H_TAD_REQUESTS_G0.REGION5" 0x1b 0x20 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION6 = "UNC_H_TAD_REQUESTS_G0.REGION6" 0x1b 0x40 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION7 = "UNC_H_TAD_REQUESTS_G0.REGION7" 0x1b 0x80 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION10 = "UNC_H_TAD_REQUESTS_G1.REGION10" 0x1c 0x04 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION11 = "UNC_H_TAD_REQUESTS_G1.REGION11" 0x1c 0x08 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION8 = "UNC_H_TAD_REQUESTS_G1.REGION8" 0x1c 0x01 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION9 = "UNC_H_TAD_REQUESTS_G1.REGION9" 0x1c 0x02 false 0b1111 "",
-    TRACKER_INSERTS_ALL = "UNC_H_TRACKER_INSERTS.ALL" 0x06 0x03 false 0b1111 "",
-    TXR_AD_NDR = "UNC_H_TxR_AD.NDR" 0x0f 0x01 false 0b1111 "",
-    TXR_AD_SNP = "UNC_H_TxR_AD.SNP" 0x0f 0x02 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_ALL = "UNC_H_TxR_AD_CYCLES_FULL.ALL" 0x2a 0x03 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED0" 0x2a 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED1" 0x2a 0x02 false 0b1111 "",
-    TXR_AD_CYCLES_NE_ALL = "UNC_H_TxR_AD_CYCLES_NE.ALL" 0x29 0x03 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED0 = "UNC_H_TxR_AD_CYCLES_NE.SCHED0" 0x29 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED1 = "UNC_H_TxR_AD_CYCLES_NE.SCHED1" 0x29 0x02 false 0b1111 "",
-    TXR_AD_INSERTS_ALL = "UNC_H_TxR_AD_INSERTS.ALL" 0x27 0x03 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED0 = "UNC_H_TxR_AD_INSERTS.SCHED0" 0x27 0x01 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED1 = "UNC_H_TxR_AD_INSERTS.SCHED1" 0x27 0x02 false 0b1111 "",
-    TXR_AD_OCCUPANCY_ALL = "UNC_H_TxR_AD_OCCUPANCY.ALL" 0x28 0x03 false 0b1111 "",
-    TXR_AD_OCCUPANCY_SCHED0 = "UNC_H_TxR_AD_OCCUPANCY.SCHED0" 0x28 0x01 false 0b1111 "",
-    TXR_AD_OCCUPANCY_SCHED1 = "UNC_H_TxR_AD_OCCUPANCY.SCHED1" 0x28 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_ALL = "UNC_H_TxR_AK_CYCLES_FULL.ALL" 0x32 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED0" 0x32 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED1" 0x32 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_NE_ALL = "UNC_H_TxR_AK_CYCLES_NE.ALL" 0x31 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED0 = "UNC_H_TxR_AK_CYCLES_NE.SCHED0" 0x31 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED1 = "UNC_H_TxR_AK_CYCLES_NE.SCHED1" 0x31 0x02 false 0b1111 "",
-    TXR_AK_INSERTS_ALL = "UNC_H_TxR_AK_INSERTS.ALL" 0x2f 0x03 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED0 = "UNC_H_TxR_AK_INSERTS.SCHED0" 0x2f 0x01 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED1 = "UNC_H_TxR_AK_INSERTS.SCHED1" 0x2f 0x02 false 0b1111 "",
-    TXR_AK_NDR = "UNC_H_TxR_AK_NDR" 0x0e 0x00 false 0b1111 "",
-    TXR_AK_OCCUPANCY_ALL = "UNC_H_TxR_AK_OCCUPANCY.ALL" 0x30 0x03 false 0b1111 "",
-    TXR_AK_OCCUPANCY_SCHED0 = "UNC_H_TxR_AK_OCCUPANCY.SCHED0" 0x30 0x01 false 0b1111 "",
-    TXR_AK_OCCUPANCY_SCHED1 = "UNC_H_TxR_AK_OCCUPANCY.SCHED1" 0x30 0x02 false 0b1111 "",
-    TXR_BL_DRS_CACHE = "UNC_H_TxR_BL.DRS_CACHE" 0x10 0x01 false 0b1111 "",
-    TXR_BL_DRS_CORE = "UNC_H_TxR_BL.DRS_CORE" 0x10 0x02 false 0b1111 "",
-    TXR_BL_DRS_QPI = "UNC_H_TxR_BL.DRS_QPI" 0x10 0x04 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_ALL = "UNC_H_TxR_BL_CYCLES_FULL.ALL" 0x36 0x03 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED0 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED0" 0x36 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED1 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED1" 0x36 0x02 false 0b1111 "",
-    TXR_BL_CYCLES_NE_ALL = "UNC_H_TxR_BL_CYCLES_NE.ALL" 0x35 0x03 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED0 = "UNC_H_TxR_BL_CYCLES_NE.SCHED0" 0x35 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED1 = "UNC_H_TxR_BL_CYCLES_NE.SCHED1" 0x35 0x02 false 0b1111 "",
-    TXR_BL_INSERTS_ALL = "UNC_H_TxR_BL_INSERTS.ALL" 0x33 0x03 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED0 = "UNC_H_TxR_BL_INSERTS.SCHED0" 0x33 0x01 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED1 = "UNC_H_TxR_BL_INSERTS.SCHED1" 0x33 0x02 false 0b1111 "",
-    TXR_BL_OCCUPANCY_ALL = "UNC_H_TxR_BL_OCCUPANCY.ALL" 0x34 0x03 false 0b1111 "",
-    TXR_BL_OCCUPANCY_SCHED0 = "UNC_H_TxR_BL_OCCUPANCY.SCHED0" 0x34 0x01 false 0b1111 "",
-    TXR_BL_OCCUPANCY_SCHED1 = "UNC_H_TxR_BL_OCCUPANCY.SCHED1" 0x34 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x18 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x18 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x18 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x18 0x08 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x19 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x19 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x19 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x19 0x08 false 0b1111 "",
-]);
+impl HaAddrMatch0 {
+    /// `lo_addr` (bits 31:6, rw, reset 0x0): Bits 31:6 of the cache-line-aligned system address to match.
+    #[inline] pub const fn lo_addr(self) -> u32 { get_bits(self.raw64(), 31, 6) as u32 }
+    /// This value with `lo_addr` (bits 31:6) set to `v`. Panics if `v` does not fit in 26 bits (a compile error in const context); `try_with_lo_addr` returns an error instead.
+    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 6, v as u64)) }
+    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in 26 bits.
+    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 6, v as u64, "HA_PCI_PMON_BOX_ADDRMATCH0", "lo_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA_PCI_PMON_BOX_ADDRMATCH0` of instance HA.
+pub const HA_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = PciRegister::new(0x3C46, 14, 1, 0x040, "HA_PCI_PMON_BOX_ADDRMATCH0");
+
+static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_BOX_ADDRMATCH0", type_name: "HaAddrMatch0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
+    description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x040 }, source: "linux-snbep" },
+    ]),
+    fields: HaAddrMatch0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Intel's event list; the guide's table was not read", text: "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree." },
+    ],
+};
+
+/// High half of the physical-address match of the Home Agent's filter: address bits 45:32.
+///
+/// `HA_PCI_PMON_BOX_ADDRMATCH1`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and sources: [`HaAddrMatch1Layout`].
+///
+/// **RWS modelled as rw; offset** (info): Table 2-38 (p. 48) gives rsv 31:14 ("Reserved (?)") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree.
+pub type HaAddrMatch1 = Reg32<HaAddrMatch1Layout>;
+
+/// The layout of [`HaAddrMatch1`] (`HA_PCI_PMON_BOX_ADDRMATCH1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48
+pub enum HaAddrMatch1Layout {}
+
+impl Layout for HaAddrMatch1Layout {
+    const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw, reset: 0x0, description: "Bits 45:32 of the cache-line-aligned system address to match.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffc000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3fff;
+}
+
+impl HaAddrMatch1 {
+    /// `hi_addr` (bits 13:0, rw, reset 0x0): Bits 45:32 of the cache-line-aligned system address to match.
+    #[inline] pub const fn hi_addr(self) -> u16 { get_bits(self.raw64(), 13, 0) as u16 }
+    /// This value with `hi_addr` (bits 13:0) set to `v`. Panics if `v` does not fit in 14 bits (a compile error in const context); `try_with_hi_addr` returns an error instead.
+    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 0, v as u64)) }
+    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in 14 bits.
+    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 0, v as u64, "HA_PCI_PMON_BOX_ADDRMATCH1", "hi_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA_PCI_PMON_BOX_ADDRMATCH1` of instance HA.
+pub const HA_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = PciRegister::new(0x3C46, 14, 1, 0x044, "HA_PCI_PMON_BOX_ADDRMATCH1");
+
+static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_BOX_ADDRMATCH1", type_name: "HaAddrMatch1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
+    description: "High half of the physical-address match of the Home Agent's filter: address bits 45:32.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH1", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x044 }, source: "linux-snbep" },
+    ]),
+    fields: HaAddrMatch1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RWS modelled as rw; offset", text: "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree." },
+    ],
+};
+
+/// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.
+///
+/// `HA_PCI_PMON_BOX_OPCODEMATCH`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and sources: [`HaOpcodeMatchLayout`].
+///
+/// **Table 2-37 leaves the polarity of opc open** (erratum): Table 2-37 (p. 48) describes opc 5:0 (RWS) as "Match to this incoming (? which polarity?) opcode"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree.
+pub type HaOpcodeMatch = Reg32<HaOpcodeMatchLayout>;
+
+/// The layout of [`HaOpcodeMatch`] (`HA_PCI_PMON_BOX_OPCODEMATCH`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48
+pub enum HaOpcodeMatchLayout {}
+
+impl Layout for HaOpcodeMatchLayout {
+    const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw, reset: 0x0, description: "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
+}
+
+impl HaOpcodeMatch {
+    /// `opc` (bits 5:0, rw, reset 0x0): Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    /// This value with `opc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "HA_PCI_PMON_BOX_OPCODEMATCH", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA_PCI_PMON_BOX_OPCODEMATCH` of instance HA.
+pub const HA_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = PciRegister::new(0x3C46, 14, 1, 0x048, "HA_PCI_PMON_BOX_OPCODEMATCH");
+
+static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "HA", name: "HA_PCI_PMON_BOX_OPCODEMATCH", type_name: "HaOpcodeMatch",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
+    description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA_PCI_PMON_BOX_OPCODEMATCH", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x048 }, source: "linux-snbep" },
+    ]),
+    fields: HaOpcodeMatchLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "Table 2-37 leaves the polarity of opc open", text: "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.NO_CONFLICT`: event select 0x0b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.NO_CONFLICT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_INSERTS.ALL`: event select 0x06, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_INSERTS.ALL", code: 0x06, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD.NDR`: event select 0x0f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.NDR", code: 0x0f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD.SNP`: event select 0x0f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_SNP: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.SNP", code: 0x0f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_OCCUPANCY.ALL`: event select 0x28, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.ALL", code: 0x28, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_NDR`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_NDR", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_OCCUPANCY.ALL`: event select 0x30, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.ALL", code: 0x30, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::BYPASS_IMC_NOT_TAKEN, Event::BYPASS_IMC_TAKEN, Event::CLOCKTICKS, Event::CONFLICT_CYCLES_CONFLICT, Event::CONFLICT_CYCLES_NO_CONFLICT, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_CLEAR, Event::DIRECTORY_UPDATE_SET, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IMC_RETRY, Event::IMC_WRITES_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_PARTIAL_ISOCH, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TRACKER_INSERTS_ALL, Event::TXR_AD_NDR, Event::TXR_AD_SNP, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_OCCUPANCY_ALL, Event::TXR_AD_OCCUPANCY_SCHED0, Event::TXR_AD_OCCUPANCY_SCHED1, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_NDR, Event::TXR_AK_OCCUPANCY_ALL, Event::TXR_AK_OCCUPANCY_SCHED0, Event::TXR_AK_OCCUPANCY_SCHED1, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_OCCUPANCY_ALL, Event::TXR_BL_OCCUPANCY_SCHED0, Event::TXR_BL_OCCUPANCY_SCHED1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ADDR_OPC_MATCH_FILT.0, Event::BYPASS_IMC_NOT_TAKEN.0, Event::BYPASS_IMC_TAKEN.0, Event::CLOCKTICKS.0, Event::CONFLICT_CYCLES_CONFLICT.0, Event::CONFLICT_CYCLES_NO_CONFLICT.0, Event::DIRECT2CORE_COUNT.0, Event::DIRECT2CORE_CYCLES_DISABLED.0, Event::DIRECT2CORE_TXN_OVERRIDE.0, Event::DIRECTORY_LOOKUP_NO_SNP.0, Event::DIRECTORY_LOOKUP_SNP.0, Event::DIRECTORY_UPDATE_ANY.0, Event::DIRECTORY_UPDATE_CLEAR.0, Event::DIRECTORY_UPDATE_SET.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1.0, Event::IMC_RETRY.0, Event::IMC_WRITES_ALL.0, Event::IMC_WRITES_FULL.0, Event::IMC_WRITES_FULL_ISOCH.0, Event::IMC_WRITES_PARTIAL.0, Event::IMC_WRITES_PARTIAL_ISOCH.0, Event::REQUESTS_READS.0, Event::REQUESTS_WRITES.0, Event::RING_AD_USED_CCW_EVEN.0, Event::RING_AD_USED_CCW_ODD.0, Event::RING_AD_USED_CW_EVEN.0, Event::RING_AD_USED_CW_ODD.0, Event::RING_AK_USED_CCW_EVEN.0, Event::RING_AK_USED_CCW_ODD.0, Event::RING_AK_USED_CW_EVEN.0, Event::RING_AK_USED_CW_ODD.0, Event::RING_BL_USED_CCW_EVEN.0, Event::RING_BL_USED_CCW_ODD.0, Event::RING_BL_USED_CW_EVEN.0, Event::RING_BL_USED_CW_ODD.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0, Event::TAD_REQUESTS_G0_REGION0.0, Event::TAD_REQUESTS_G0_REGION1.0, Event::TAD_REQUESTS_G0_REGION2.0, Event::TAD_REQUESTS_G0_REGION3.0, Event::TAD_REQUESTS_G0_REGION4.0, Event::TAD_REQUESTS_G0_REGION5.0, Event::TAD_REQUESTS_G0_REGION6.0, Event::TAD_REQUESTS_G0_REGION7.0, Event::TAD_REQUESTS_G1_REGION10.0, Event::TAD_REQUESTS_G1_REGION11.0, Event::TAD_REQUESTS_G1_REGION8.0, Event::TAD_REQUESTS_G1_REGION9.0, Event::TRACKER_INSERTS_ALL.0, Event::TXR_AD_NDR.0, Event::TXR_AD_SNP.0, Event::TXR_AD_CYCLES_FULL_ALL.0, Event::TXR_AD_CYCLES_FULL_SCHED0.0, Event::TXR_AD_CYCLES_FULL_SCHED1.0, Event::TXR_AD_CYCLES_NE_ALL.0, Event::TXR_AD_CYCLES_NE_SCHED0.0, Event::TXR_AD_CYCLES_NE_SCHED1.0, Event::TXR_AD_INSERTS_ALL.0, Event::TXR_AD_INSERTS_SCHED0.0, Event::TXR_AD_INSERTS_SCHED1.0, Event::TXR_AD_OCCUPANCY_ALL.0, Event::TXR_AD_OCCUPANCY_SCHED0.0, Event::TXR_AD_OCCUPANCY_SCHED1.0, Event::TXR_AK_CYCLES_FULL_ALL.0, Event::TXR_AK_CYCLES_FULL_SCHED0.0, Event::TXR_AK_CYCLES_FULL_SCHED1.0, Event::TXR_AK_CYCLES_NE_ALL.0, Event::TXR_AK_CYCLES_NE_SCHED0.0, Event::TXR_AK_CYCLES_NE_SCHED1.0, Event::TXR_AK_INSERTS_ALL.0, Event::TXR_AK_INSERTS_SCHED0.0, Event::TXR_AK_INSERTS_SCHED1.0, Event::TXR_AK_NDR.0, Event::TXR_AK_OCCUPANCY_ALL.0, Event::TXR_AK_OCCUPANCY_SCHED0.0, Event::TXR_AK_OCCUPANCY_SCHED1.0, Event::TXR_BL_DRS_CACHE.0, Event::TXR_BL_DRS_CORE.0, Event::TXR_BL_DRS_QPI.0, Event::TXR_BL_CYCLES_FULL_ALL.0, Event::TXR_BL_CYCLES_FULL_SCHED0.0, Event::TXR_BL_CYCLES_FULL_SCHED1.0, Event::TXR_BL_CYCLES_NE_ALL.0, Event::TXR_BL_CYCLES_NE_SCHED0.0, Event::TXR_BL_CYCLES_NE_SCHED1.0, Event::TXR_BL_INSERTS_ALL.0, Event::TXR_BL_INSERTS_SCHED0.0, Event::TXR_BL_INSERTS_SCHED1.0, Event::TXR_BL_OCCUPANCY_ALL.0, Event::TXR_BL_OCCUPANCY_SCHED0.0, Event::TXR_BL_OCCUPANCY_SCHED1.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0];
+
+impl HaCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,186 +6,564 @@
 //!
 //! Instances: CH0, CH1, CH2, CH3.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.
-    pub struct ImcBoxCtl(u32): "MC_CH{i}_PCI_PMON_BOX_CTL", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60";
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "erratum" "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)": "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error.";
-    note "info" "Channel functions and device ids": "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 sets all data counters of the channel to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 sets all counter control registers of the channel to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "CH0": const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.
+///
+/// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks and sources: [`ImcBoxCtlLayout`].
+///
+/// **Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)** (erratum): Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error.
+///
+/// **Channel functions and device ids** (info): Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree.
+pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+
+/// The layout of [`ImcBoxCtl`] (`MC_CH{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcBoxCtlLayout {}
+
+impl Layout for ImcBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 sets all data counters of the channel to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 sets all counter control registers of the channel to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl ImcBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
+pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
+pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
+pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
+pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
 /// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum ImcCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "IMC", name: "MC_CH{i}_PCI_PMON_BOX_CTL", type_name: "ImcBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: ImcBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", text: "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error." },
+        NoteInfo { kind: "info", title: "Channel functions and device ids", text: "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree." },
+    ],
+};
+
+/// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ImcCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl ImcCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.
-    pub struct ImcCtl(u32): "MC_CH{i}_PCI_PMON_CTL{n}", PCI[4], unit "IMC" of "xeon-e5-2600", static IMC_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bit 17: reserved in Table 2-61, rst in Intel PCM": "Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved (\"Reserved (?)\"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.";
-    note "info" "umask and ev_sel rows taken from Linux and PCM": "The public copies of page 61 that were available end at the bits 17:16 row; the umask and ev_sel rows (bits 15:0) were not seen. Their positions are taken from Linux uncore_snbep.c (the iMC uses the common SNB-EP format: event = config:0-7, umask = config:8-15, both inside SNBEP_PMON_RAW_EVENT_MASK) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL_EVENT(x) = x << 0, MC_CH_PCI_PMON_CTL_UMASK(x) = x << 8); every other E5-2600 counter control table seen (HA Table 2-35, QPI Table 2-86) has umask 15:8 and ev_sel 7:0, RW-V, reset 0, and the same attributes are used here.";
-    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    note "info" "Offsets": "Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: ImcCtlInvert = 0x0, values ImcCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    bits 17:16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the memory-controller event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "CH0": const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D8) "MC_CH0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0DC) "MC_CH0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E0) "MC_CH0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E4) "MC_CH0_PCI_PMON_CTL3" from "likwid"];
-    "CH1": const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D8) "MC_CH1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0DC) "MC_CH1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E0) "MC_CH1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E4) "MC_CH1_PCI_PMON_CTL3" from "likwid"];
-    "CH2": const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D8) "MC_CH2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0DC) "MC_CH2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E0) "MC_CH2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E4) "MC_CH2_PCI_PMON_CTL3" from "likwid"];
-    "CH3": const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D8) "MC_CH3_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0DC) "MC_CH3_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E0) "MC_CH3_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E4) "MC_CH3_PCI_PMON_CTL3" from "likwid"];
+
+/// Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.
+///
+/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`ImcCtlLayout`].
+///
+/// **Bit 17: reserved in Table 2-61, rst in Intel PCM** (source-conflict): Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved ("Reserved (?)"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.
+///
+/// **umask and ev_sel rows taken from Linux and PCM** (info): The public copies of page 61 that were available end at the bits 17:16 row; the umask and ev_sel rows (bits 15:0) were not seen. Their positions are taken from Linux uncore_snbep.c (the iMC uses the common SNB-EP format: event = config:0-7, umask = config:8-15, both inside SNBEP_PMON_RAW_EVENT_MASK) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL_EVENT(x) = x \<\< 0, MC_CH_PCI_PMON_CTL_UMASK(x) = x \<\< 8); every other E5-2600 counter control table seen (HA Table 2-35, QPI Table 2-86) has umask 15:8 and ev_sel 7:0, RW-V, reset 0, and the same attributes are used here.
+///
+/// **invert has enumerated values** (info): The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).
+///
+/// **Offsets** (info): Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree.
+pub type ImcCtl = Reg32<ImcCtlLayout>;
+
+/// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcCtlLayout {}
+
+impl Layout for ImcCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", values: ImcCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the memory-controller event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3b0000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc4ffff;
 }
+
+impl ImcCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the memory-controller event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
+pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x3CB0, 16, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x3CB0, 16, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x3CB0, 16, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
+pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x3CB1, 16, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x3CB1, 16, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x3CB1, 16, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
+pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x3CB4, 16, 4, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x3CB4, 16, 4, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x3CB4, 16, 4, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
+pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x3CB5, 16, 5, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x3CB5, 16, 5, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x3CB5, 16, 5, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
 /// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL];
 
-register! {
-    /// General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
-    pub struct ImcCtr(u64): "MC_CH{i}_PCI_PMON_CTR{n}", PCI[4], unit "IMC" of "xeon-e5-2600", static IMC_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62";
-    note "info" "48-bit counter read as two dwords": "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "CH0": const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A0) "MC_CH0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A8) "MC_CH0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B0) "MC_CH0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B8) "MC_CH0_PCI_PMON_CTR3" from "likwid"];
-    "CH1": const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A0) "MC_CH1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A8) "MC_CH1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B0) "MC_CH1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B8) "MC_CH1_PCI_PMON_CTR3" from "likwid"];
-    "CH2": const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A0) "MC_CH2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A8) "MC_CH2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B0) "MC_CH2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B8) "MC_CH2_PCI_PMON_CTR3" from "likwid"];
-    "CH3": const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A0) "MC_CH3_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A8) "MC_CH3_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B0) "MC_CH3_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B8) "MC_CH3_PCI_PMON_CTR3" from "likwid"];
+static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "IMC", name: "MC_CH{i}_PCI_PMON_CTL{n}", type_name: "ImcCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
+    description: "Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: ImcCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bit 17: reserved in Table 2-61, rst in Intel PCM", text: "Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved (\"Reserved (?)\"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly." },
+        NoteInfo { kind: "info", title: "umask and ev_sel rows taken from Linux and PCM", text: "The public copies of page 61 that were available end at the bits 17:16 row; the umask and ev_sel rows (bits 15:0) were not seen. Their positions are taken from Linux uncore_snbep.c (the iMC uses the common SNB-EP format: event = config:0-7, umask = config:8-15, both inside SNBEP_PMON_RAW_EVENT_MASK) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL_EVENT(x) = x << 0, MC_CH_PCI_PMON_CTL_UMASK(x) = x << 8); every other E5-2600 counter control table seen (HA Table 2-35, QPI Table 2-86) has umask 15:8 and ev_sel 7:0, RW-V, reset 0, and the same attributes are used here." },
+        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
+        NoteInfo { kind: "info", title: "Offsets", text: "Control n is at 0xD8 + 4n in the channel's function: the guide's Table 2-59 (MC_CHy_PCI_PMON_CTL0..3 at D8, DC, E0, E4), Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters), likwid registers.h (PCI_UNC_MC_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_CTL0..3 = 0x0D8..0x0E4) agree." },
+    ],
+};
+
+/// General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
+///
+/// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`ImcCtrLayout`].
+///
+/// **48-bit counter read as two dwords** (info): Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed.
+pub type ImcCtr = Reg64<ImcCtrLayout>;
+
+/// The layout of [`ImcCtr`] (`MC_CH{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62
+pub enum ImcCtrLayout {}
+
+impl Layout for ImcCtrLayout {
+    const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl ImcCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
+pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x3CB0, 16, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x3CB0, 16, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x3CB0, 16, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
+pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x3CB1, 16, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x3CB1, 16, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x3CB1, 16, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
+pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x3CB4, 16, 4, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x3CB4, 16, 4, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x3CB4, 16, 4, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
+pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x3CB5, 16, 5, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x3CB5, 16, 5, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x3CB5, 16, 5, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
 /// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR];
 
-register! {
-    /// Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.
-    pub struct ImcFixedCtl(u32): "MC_CH{i}_PCI_PMON_FIXED_CTL", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_FIXED_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62";
-    note "info" "Layout confirmed by Linux and Intel PCM": "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0.";
-    bits 31:24 rv "rsv" = 0x0;
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables the fixed DRAM-clock counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    /// Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.
-    bit 19 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bits 18:0 rv "rsv" = 0x0;
-    "CH0": const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" from "likwid";
+static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "IMC", name: "MC_CH{i}_PCI_PMON_CTR{n}", type_name: "ImcCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
+    description: "General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: ImcCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed." },
+    ],
+};
+
+/// Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.
+///
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks and sources: [`ImcFixedCtlLayout`].
+///
+/// **Layout confirmed by Linux and Intel PCM** (info): Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved ("Reserved (?)"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved ("Reserved (?)"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0.
+pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+
+/// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62
+pub enum ImcFixedCtlLayout {}
+
+impl Layout for ImcFixedCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables the fixed DRAM-clock counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffb7ffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x480000;
 }
+
+impl ImcFixedCtl {
+    /// `en` (bit 22, rw-v, reset 0x0): Enables the fixed DRAM-clock counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// This value with `rst` (bit 19) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
+pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
+pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
+pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
+pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
 /// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL];
 
-register! {
-    /// One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.
-    pub struct ImcFixedCtr(u64): "MC_CH{i}_PCI_PMON_FIXED_CTR", PCI[1], unit "IMC" of "xeon-e5-2600", static IMC_FIXED_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62";
-    note "info" "Offset and width": "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "CH0": const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" from "likwid";
+static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "IMC", name: "MC_CH{i}_PCI_PMON_FIXED_CTL", type_name: "ImcFixedCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
+    description: "Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F0 }, source: "likwid" },
+    ]),
+    fields: ImcFixedCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout confirmed by Linux and Intel PCM", text: "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0." },
+    ],
+};
+
+/// One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.
+///
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks and sources: [`ImcFixedCtrLayout`].
+///
+/// **Offset and width** (info): The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V.
+pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+
+/// The layout of [`ImcFixedCtr`] (`MC_CH{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62
+pub enum ImcFixedCtrLayout {}
+
+impl Layout for ImcFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl ImcFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
+pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB0, 16, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
+pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB1, 16, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
+pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB4, 16, 4, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
+pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB5, 16, 5, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
 /// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR];
 
-unit_events!([ImcCtl noext], [
-    ACT_COUNT = "UNC_M_ACT_COUNT" 0x01 0x00 false 0b1111 "",
-    CAS_COUNT_ALL = "UNC_M_CAS_COUNT.ALL" 0x04 0x0f false 0b1111 "",
-    CAS_COUNT_RD = "UNC_M_CAS_COUNT.RD" 0x04 0x03 false 0b1111 "",
-    CAS_COUNT_RD_REG = "UNC_M_CAS_COUNT.RD_REG" 0x04 0x01 false 0b1111 "",
-    CAS_COUNT_RD_UNDERFILL = "UNC_M_CAS_COUNT.RD_UNDERFILL" 0x04 0x02 false 0b1111 "",
-    CAS_COUNT_WR = "UNC_M_CAS_COUNT.WR" 0x04 0x0c false 0b1111 "",
-    CAS_COUNT_WR_RMM = "UNC_M_CAS_COUNT.WR_RMM" 0x04 0x08 false 0b1111 "",
-    CAS_COUNT_WR_WMM = "UNC_M_CAS_COUNT.WR_WMM" 0x04 0x04 false 0b1111 "",
-    DRAM_PRE_ALL = "UNC_M_DRAM_PRE_ALL" 0x06 0x00 false 0b1111 "",
-    DRAM_REFRESH_HIGH = "UNC_M_DRAM_REFRESH.HIGH" 0x05 0x04 false 0b1111 "",
-    DRAM_REFRESH_PANIC = "UNC_M_DRAM_REFRESH.PANIC" 0x05 0x02 false 0b1111 "",
-    ECC_CORRECTABLE_ERRORS = "UNC_M_ECC_CORRECTABLE_ERRORS" 0x09 0x00 false 0b1111 "",
-    MAJOR_MODES_ISOCH = "UNC_M_MAJOR_MODES.ISOCH" 0x07 0x08 false 0b1111 "",
-    MAJOR_MODES_PARTIAL = "UNC_M_MAJOR_MODES.PARTIAL" 0x07 0x04 false 0b1111 "",
-    MAJOR_MODES_READ = "UNC_M_MAJOR_MODES.READ" 0x07 0x01 false 0b1111 "",
-    MAJOR_MODES_WRITE = "UNC_M_MAJOR_MODES.WRITE" 0x07 0x02 false 0b1111 "",
-    POWER_CHANNEL_DLLOFF = "UNC_M_POWER_CHANNEL_DLLOFF" 0x84 0x00 false 0b1111 "",
-    POWER_CHANNEL_PPD = "UNC_M_POWER_CHANNEL_PPD" 0x85 0x00 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK0 = "UNC_M_POWER_CKE_CYCLES.RANK0" 0x83 0x01 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK1 = "UNC_M_POWER_CKE_CYCLES.RANK1" 0x83 0x02 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK2 = "UNC_M_POWER_CKE_CYCLES.RANK2" 0x83 0x04 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK3 = "UNC_M_POWER_CKE_CYCLES.RANK3" 0x83 0x08 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK4 = "UNC_M_POWER_CKE_CYCLES.RANK4" 0x83 0x10 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK5 = "UNC_M_POWER_CKE_CYCLES.RANK5" 0x83 0x20 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK6 = "UNC_M_POWER_CKE_CYCLES.RANK6" 0x83 0x40 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK7 = "UNC_M_POWER_CKE_CYCLES.RANK7" 0x83 0x80 false 0b1111 "",
-    POWER_CRITICAL_THROTTLE_CYCLES = "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES" 0x86 0x00 false 0b1111 "",
-    POWER_SELF_REFRESH = "UNC_M_POWER_SELF_REFRESH" 0x43 0x00 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK0 = "UNC_M_POWER_THROTTLE_CYCLES.RANK0" 0x41 0x01 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK1 = "UNC_M_POWER_THROTTLE_CYCLES.RANK1" 0x41 0x02 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK2 = "UNC_M_POWER_THROTTLE_CYCLES.RANK2" 0x41 0x04 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK3 = "UNC_M_POWER_THROTTLE_CYCLES.RANK3" 0x41 0x08 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK4 = "UNC_M_POWER_THROTTLE_CYCLES.RANK4" 0x41 0x10 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK5 = "UNC_M_POWER_THROTTLE_CYCLES.RANK5" 0x41 0x20 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK6 = "UNC_M_POWER_THROTTLE_CYCLES.RANK6" 0x41 0x40 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK7 = "UNC_M_POWER_THROTTLE_CYCLES.RANK7" 0x41 0x80 false 0b1111 "",
-    PREEMPTION_RD_PREEMPT_RD = "UNC_M_PREEMPTION.RD_PREEMPT_RD" 0x08 0x01 false 0b1111 "",
-    PREEMPTION_RD_PREEMPT_WR = "UNC_M_PREEMPTION.RD_PREEMPT_WR" 0x08 0x02 false 0b1111 "",
-    PRE_COUNT_PAGE_CLOSE = "UNC_M_PRE_COUNT.PAGE_CLOSE" 0x02 0x02 false 0b1111 "",
-    PRE_COUNT_PAGE_MISS = "UNC_M_PRE_COUNT.PAGE_MISS" 0x02 0x01 false 0b1111 "",
-    RPQ_CYCLES_FULL = "UNC_M_RPQ_CYCLES_FULL" 0x12 0x00 false 0b1111 "",
-    RPQ_CYCLES_NE = "UNC_M_RPQ_CYCLES_NE" 0x11 0x00 false 0b1111 "",
-    RPQ_INSERTS = "UNC_M_RPQ_INSERTS" 0x10 0x00 false 0b1111 "",
-    RPQ_OCCUPANCY = "UNC_M_RPQ_OCCUPANCY" 0x80 0x00 false 0b1111 "",
-    WPQ_CYCLES_FULL = "UNC_M_WPQ_CYCLES_FULL" 0x22 0x00 false 0b1111 "",
-    WPQ_CYCLES_NE = "UNC_M_WPQ_CYCLES_NE" 0x21 0x00 false 0b1111 "",
-    WPQ_INSERTS = "UNC_M_WPQ_INSERTS" 0x20 0x00 false 0b1111 "",
-    WPQ_OCCUPANCY = "UNC_M_WPQ_OCCUPANCY" 0x81 0x00 false 0b1111 "",
-    WPQ_READ_HIT = "UNC_M_WPQ_READ_HIT" 0x23 0x00 false 0b1111 "",
-    WPQ_WRITE_HIT = "UNC_M_WPQ_WRITE_HIT" 0x24 0x00 false 0b1111 "",
-    CLOCKTICKS = "UNC_M_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-]);
+static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "IMC", name: "MC_CH{i}_PCI_PMON_FIXED_CTR", type_name: "ImcFixedCtr",
+    width: 64, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
+    description: "One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTR", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTR", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTR", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTR", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D0 }, source: "likwid" },
+    ]),
+    fields: ImcFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offset and width", text: "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_M_ACT_COUNT`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const ACT_COUNT: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_CYCLES_FULL`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_FULL", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_OCCUPANCY`: event select 0x80, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_OCCUPANCY`: event select 0x81, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ACT_COUNT, Event::CAS_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_WR, Event::CAS_COUNT_WR_RMM, Event::CAS_COUNT_WR_WMM, Event::DRAM_PRE_ALL, Event::DRAM_REFRESH_HIGH, Event::DRAM_REFRESH_PANIC, Event::ECC_CORRECTABLE_ERRORS, Event::MAJOR_MODES_ISOCH, Event::MAJOR_MODES_PARTIAL, Event::MAJOR_MODES_READ, Event::MAJOR_MODES_WRITE, Event::POWER_CHANNEL_DLLOFF, Event::POWER_CHANNEL_PPD, Event::POWER_CKE_CYCLES_RANK0, Event::POWER_CKE_CYCLES_RANK1, Event::POWER_CKE_CYCLES_RANK2, Event::POWER_CKE_CYCLES_RANK3, Event::POWER_CKE_CYCLES_RANK4, Event::POWER_CKE_CYCLES_RANK5, Event::POWER_CKE_CYCLES_RANK6, Event::POWER_CKE_CYCLES_RANK7, Event::POWER_CRITICAL_THROTTLE_CYCLES, Event::POWER_SELF_REFRESH, Event::POWER_THROTTLE_CYCLES_RANK0, Event::POWER_THROTTLE_CYCLES_RANK1, Event::POWER_THROTTLE_CYCLES_RANK2, Event::POWER_THROTTLE_CYCLES_RANK3, Event::POWER_THROTTLE_CYCLES_RANK4, Event::POWER_THROTTLE_CYCLES_RANK5, Event::POWER_THROTTLE_CYCLES_RANK6, Event::POWER_THROTTLE_CYCLES_RANK7, Event::PREEMPTION_RD_PREEMPT_RD, Event::PREEMPTION_RD_PREEMPT_WR, Event::PRE_COUNT_PAGE_CLOSE, Event::PRE_COUNT_PAGE_MISS, Event::RPQ_CYCLES_FULL, Event::RPQ_CYCLES_NE, Event::RPQ_INSERTS, Event::RPQ_OCCUPANCY, Event::WPQ_CYCLES_FULL, Event::WPQ_CYCLES_NE, Event::WPQ_INSERTS, Event::WPQ_OCCUPANCY, Event::WPQ_READ_HIT, Event::WPQ_WRITE_HIT, Event::CLOCKTICKS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ACT_COUNT.0, Event::CAS_COUNT_ALL.0, Event::CAS_COUNT_RD.0, Event::CAS_COUNT_RD_REG.0, Event::CAS_COUNT_RD_UNDERFILL.0, Event::CAS_COUNT_WR.0, Event::CAS_COUNT_WR_RMM.0, Event::CAS_COUNT_WR_WMM.0, Event::DRAM_PRE_ALL.0, Event::DRAM_REFRESH_HIGH.0, Event::DRAM_REFRESH_PANIC.0, Event::ECC_CORRECTABLE_ERRORS.0, Event::MAJOR_MODES_ISOCH.0, Event::MAJOR_MODES_PARTIAL.0, Event::MAJOR_MODES_READ.0, Event::MAJOR_MODES_WRITE.0, Event::POWER_CHANNEL_DLLOFF.0, Event::POWER_CHANNEL_PPD.0, Event::POWER_CKE_CYCLES_RANK0.0, Event::POWER_CKE_CYCLES_RANK1.0, Event::POWER_CKE_CYCLES_RANK2.0, Event::POWER_CKE_CYCLES_RANK3.0, Event::POWER_CKE_CYCLES_RANK4.0, Event::POWER_CKE_CYCLES_RANK5.0, Event::POWER_CKE_CYCLES_RANK6.0, Event::POWER_CKE_CYCLES_RANK7.0, Event::POWER_CRITICAL_THROTTLE_CYCLES.0, Event::POWER_SELF_REFRESH.0, Event::POWER_THROTTLE_CYCLES_RANK0.0, Event::POWER_THROTTLE_CYCLES_RANK1.0, Event::POWER_THROTTLE_CYCLES_RANK2.0, Event::POWER_THROTTLE_CYCLES_RANK3.0, Event::POWER_THROTTLE_CYCLES_RANK4.0, Event::POWER_THROTTLE_CYCLES_RANK5.0, Event::POWER_THROTTLE_CYCLES_RANK6.0, Event::POWER_THROTTLE_CYCLES_RANK7.0, Event::PREEMPTION_RD_PREEMPT_RD.0, Event::PREEMPTION_RD_PREEMPT_WR.0, Event::PRE_COUNT_PAGE_CLOSE.0, Event::PRE_COUNT_PAGE_MISS.0, Event::RPQ_CYCLES_FULL.0, Event::RPQ_CYCLES_NE.0, Event::RPQ_INSERTS.0, Event::RPQ_OCCUPANCY.0, Event::WPQ_CYCLES_FULL.0, Event::WPQ_CYCLES_NE.0, Event::WPQ_INSERTS.0, Event::WPQ_OCCUPANCY.0, Event::WPQ_READ_HIT.0, Event::WPQ_WRITE_HIT.0, Event::CLOCKTICKS.0];
+
+impl ImcCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,178 +6,572 @@
 //!
 //! Instances: PCU.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
-    pub struct PcuBoxCtl(u32): "PCU_MSR_PMON_BOX_CTL", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73";
-    note "info" "Address": "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every PCU data counter to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every PCU counter control register to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "PCU": const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = msr(0xC24) "PCU_MSR_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+///
+/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and sources: [`PcuBoxCtlLayout`].
+///
+/// **Address** (info): 0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree.
+pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+
+/// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73
+pub enum PcuBoxCtlLayout {}
+
+impl Layout for PcuBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every PCU data counter to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every PCU counter control register to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
 
-field_enum! {
-    /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
-    pub enum PcuCtlOccInvert {
-        /// count when the occupancy is >= thresh
-        Ge = 0 "ge",
-        /// count when the occupancy is < thresh
-        Lt = 1 "lt",
+impl PcuBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
+pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
+
+static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_PMON_BOX_CTL", type_name: "PcuBoxCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree." },
+    ],
+};
+
+/// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PcuCtlOccInvert {
+    /// count when the occupancy is >= thresh
+    Ge = 0,
+    /// count when the occupancy is < thresh
+    Lt = 1,
+}
+
+impl PcuCtlOccInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the occupancy is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the occupancy is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-field_enum! {
-    /// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum PcuCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+
+/// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PcuCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl PcuCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
+
 /// Named values of `PCU_MSR_PMON_CTL{n}.occ_sel`.
 const PCU_CTL_OCC_SEL_VALUES: &[ValueInfo] = &[
-    ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" },
-    ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" },
-    ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" },
+        ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" },
+        ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" },
+        ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" },
 ];
-register! {
-    /// Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.
-    pub struct PcuCtl(u32): "PCU_MSR_PMON_CTL{n}", MSR[4], unit "PCU" of "xeon-e5-2600", static PCU_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list": "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8.";
-    note "source-conflict" "ev_sel_ext (bit 21) is in Intel PCM and Intel's event list but not in Linux": "Linux's SNB-EP PCU event mask does not include bit 21, so perf cannot program it. Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL as bit 21, Intel's event list marks twelve PCU events (FREQ_TRANS_CYCLES, FREQ_MIN_IO_P_CYCLES, FREQ_MIN_PERF_P_CYCLES, CORE0..7_TRANSITION_CYCLES, TOTAL_TRANSITION_CYCLES) with ExtSel=1, and the v2 guide defines ev_sel_ext at bit 21 in the same register. We define ev_sel_ext at 21; those twelve events need it set.";
-    note "info" "Addresses": "Control n is MSR 0xC30 + n: the guide's Table 2-73 (p. 73, PCU_MSR_PMON_CTL0..3 = 0x0C30..0x0C33), Linux SNBEP_PCU_MSR_PMON_CTL0 = 0xc30 with four counters, likwid and Intel PCM agree.";
-    note "info" "invert and occ_invert have enumerated values": "Both comparison senses are enumerated as ge (0) and lt (1). occ_sel lists only the three encodings confirmed by Intel's event list; the meaning of 0 is not stated by any source read.";
-    /// Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.
-    bit 31 rw-v occ_edge_det: bool = 0x0 { get: occ_edge_det, with: with_occ_edge_det };
-    /// Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).
-    bit 30 rw-v occ_invert: PcuCtlOccInvert = 0x0, values PcuCtlOccInvert::VALUES { get: occ_invert, with: with_occ_invert };
-    bit 29 rsv "rsv" = 0x0;
-    /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
-    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    /// Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: PcuCtlInvert = 0x0, values PcuCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    /// Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).
-    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
-    bits 20:19 rsv "rsv" = 0x0;
-    /// Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.
-    bits 15:14 rw-v occ_sel: u8 = 0x0, values PCU_CTL_OCC_SEL_VALUES { get: occ_sel, with: with_occ_sel, try_with: try_with_occ_sel };
-    bits 13:8 rsv "rsv" = 0x0;
-    /// Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "PCU": const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [0: msr(0xC30) "PCU_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC31) "PCU_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xC32) "PCU_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xC33) "PCU_MSR_PMON_CTL3" from "linux-snbep"];
+
+/// Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.
+///
+/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`PcuCtlLayout`].
+///
+/// **Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list** (info): The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_\* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8.
+///
+/// **ev_sel_ext (bit 21) is in Intel PCM and Intel's event list but not in Linux** (source-conflict): Linux's SNB-EP PCU event mask does not include bit 21, so perf cannot program it. Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL as bit 21, Intel's event list marks twelve PCU events (FREQ_TRANS_CYCLES, FREQ_MIN_IO_P_CYCLES, FREQ_MIN_PERF_P_CYCLES, CORE0..7_TRANSITION_CYCLES, TOTAL_TRANSITION_CYCLES) with ExtSel=1, and the v2 guide defines ev_sel_ext at bit 21 in the same register. We define ev_sel_ext at 21; those twelve events need it set.
+///
+/// **Addresses** (info): Control n is MSR 0xC30 + n: the guide's Table 2-73 (p. 73, PCU_MSR_PMON_CTL0..3 = 0x0C30..0x0C33), Linux SNBEP_PCU_MSR_PMON_CTL0 = 0xc30 with four counters, likwid and Intel PCM agree.
+///
+/// **invert and occ_invert have enumerated values** (info): Both comparison senses are enumerated as ge (0) and lt (1). occ_sel lists only the three encodings confirmed by Intel's event list; the meaning of 0 is not stated by any source read.
+pub type PcuCtl = Reg32<PcuCtlLayout>;
+
+/// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtlLayout {}
+
+impl Layout for PcuCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV, reset: 0x0, description: "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).", values: PcuCtlOccInvert::VALUES, repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, reset: 0x0, description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges.", values: PcuCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, reset: 0x0, description: "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).", values: &[], repeat: None, role: Some(Role::EventExt), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, reset: 0x0, description: "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.", values: PCU_CTL_OCC_SEL_VALUES, repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x20193f00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xdfe6c0ff;
 }
 
-register! {
-    /// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
-    pub struct PcuCtr(u64): "PCU_MSR_PMON_CTR{n}", MSR[4], unit "PCU" of "xeon-e5-2600", static PCU_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from Linux and the v2 guide; the E5-2600 table was not read": "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "PCU": const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [0: msr(0xC36) "PCU_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC37) "PCU_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xC38) "PCU_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xC39) "PCU_MSR_PMON_CTR3" from "linux-snbep"];
+impl PcuCtl {
+    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.
+    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `occ_edge_det` (bit 31) set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `occ_invert` (bit 30, rw-v, reset 0x0): Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).
+    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(get_bits(self.raw64(), 30, 30) as u8) }
+    /// This value with `occ_invert` (bit 30) set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v.bits() as u64)) }
+    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison for ordinary (non-occupancy) events. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).
+    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ev_sel_ext` (bit 21) set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.
+    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
+    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.
-    pub struct PcuBoxFilter(u32): "PCU_MSR_PMON_BOX_FILTER", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_BOX_FILTER_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76";
-    note "erratum" "Table 2-77 lists a reserved field 63:48 for a 32-bit register": "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table.";
-    note "info" "Band-to-event mapping and address": "Linux (snbep_pcu_hw_config) uses the filter for events 0x0b..0x0e, giving event 0x0b band 0 (bits 7:0) through event 0x0e band 3 (bits 31:24); Intel's event list names events 0x0b..0x0e FREQ_BAND0..3_CYCLES with filter dependencies PCUFilter[7:0] .. PCUFilter[31:24]; Intel PCM defines PCU_MSR_PMON_BOX_FILTER_BAND_0..3 at shifts 0, 8, 16, 24. Address 0xC34: Table 2-73, Linux SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34, likwid and Intel PCM agree.";
-    /// Band 3 threshold, for the band-3 frequency/voltage event.
-    bits 31:24 rw-v filt31_24: u8 = 0x0 { get: filt31_24, with: with_filt31_24 };
-    /// Band 2 threshold, for the band-2 frequency/voltage event.
-    bits 23:16 rw-v filt23_16: u8 = 0x0 { get: filt23_16, with: with_filt23_16 };
-    /// Band 1 threshold, for the band-1 frequency/voltage event.
-    bits 15:8 rw-v filt15_8: u8 = 0x0 { get: filt15_8, with: with_filt15_8 };
-    /// Band 0 threshold, for the band-0 frequency/voltage event.
-    bits 7:0 rw-v filt7_0: u8 = 0x0 { get: filt7_0, with: with_filt7_0 };
-    "PCU": const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = msr(0xC34) "PCU_MSR_PMON_BOX_FILTER" from "linux-snbep";
+/// `PCU_MSR_PMON_CTL{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
+
+static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_PMON_CTL{n}", type_name: "PcuCtl",
+    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
+    description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+    ]),
+    fields: PcuCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list", text: "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8." },
+        NoteInfo { kind: "source-conflict", title: "ev_sel_ext (bit 21) is in Intel PCM and Intel's event list but not in Linux", text: "Linux's SNB-EP PCU event mask does not include bit 21, so perf cannot program it. Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL as bit 21, Intel's event list marks twelve PCU events (FREQ_TRANS_CYCLES, FREQ_MIN_IO_P_CYCLES, FREQ_MIN_PERF_P_CYCLES, CORE0..7_TRANSITION_CYCLES, TOTAL_TRANSITION_CYCLES) with ExtSel=1, and the v2 guide defines ev_sel_ext at bit 21 in the same register. We define ev_sel_ext at 21; those twelve events need it set." },
+        NoteInfo { kind: "info", title: "Addresses", text: "Control n is MSR 0xC30 + n: the guide's Table 2-73 (p. 73, PCU_MSR_PMON_CTL0..3 = 0x0C30..0x0C33), Linux SNBEP_PCU_MSR_PMON_CTL0 = 0xc30 with four counters, likwid and Intel PCM agree." },
+        NoteInfo { kind: "info", title: "invert and occ_invert have enumerated values", text: "Both comparison senses are enumerated as ge (0) and lt (1). occ_sel lists only the three encodings confirmed by Intel's event list; the meaning of 0 is not stated by any source read." },
+    ],
+};
+
+/// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+///
+/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`PcuCtrLayout`].
+///
+/// **Width from Linux and the v2 guide; the E5-2600 table was not read** (info): The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).
+pub type PcuCtr = Reg64<PcuCtrLayout>;
+
+/// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtrLayout {}
+
+impl Layout for PcuCtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
 
-register! {
-    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.
-    pub struct PcuCoreC6Ctr(u64): "PCU_MSR_CORE_C6_CTR", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_CORE_C6_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76";
-    note "info" "Address": "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.";
-    /// Cycles in which some core was in C6, 64 bits.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = msr(0x3FD) "PCU_MSR_CORE_C6_CTR" from "linux-snbep";
+impl PcuCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.
-    pub struct PcuCoreC3Ctr(u64): "PCU_MSR_CORE_C3_CTR", MSR[1], unit "PCU" of "xeon-e5-2600", static PCU_CORE_C3_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76";
-    note "info" "Table 2-79 body not read; layout taken from Table 2-78": "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.";
-    /// Cycles in which some core was in C3, 64 bits.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = msr(0x3FC) "PCU_MSR_CORE_C3_CTR" from "linux-snbep";
+/// `PCU_MSR_PMON_CTR{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
+
+static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_PMON_CTR{n}", type_name: "PcuCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
+    description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+    ]),
+    fields: PcuCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width from Linux and the v2 guide; the E5-2600 table was not read", text: "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)." },
+    ],
+};
+
+/// Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.
+///
+/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and sources: [`PcuBoxFilterLayout`].
+///
+/// **Table 2-77 lists a reserved field 63:48 for a 32-bit register** (erratum): Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table.
+///
+/// **Band-to-event mapping and address** (info): Linux (snbep_pcu_hw_config) uses the filter for events 0x0b..0x0e, giving event 0x0b band 0 (bits 7:0) through event 0x0e band 3 (bits 31:24); Intel's event list names events 0x0b..0x0e FREQ_BAND0..3_CYCLES with filter dependencies PCUFilter\[7:0\] .. PCUFilter\[31:24\]; Intel PCM defines PCU_MSR_PMON_BOX_FILTER_BAND_0..3 at shifts 0, 8, 16, 24. Address 0xC34: Table 2-73, Linux SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34, likwid and Intel PCM agree.
+pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+
+/// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76
+pub enum PcuBoxFilterLayout {}
+
+impl Layout for PcuBoxFilterLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Band 3 threshold, for the band-3 frequency/voltage event.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::RwV, reset: 0x0, description: "Band 2 threshold, for the band-2 frequency/voltage event.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Band 1 threshold, for the band-1 frequency/voltage event.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Band 0 threshold, for the band-0 frequency/voltage event.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
 }
 
-unit_events!([PcuCtl ext_noumask], [
-    CLOCKTICKS = "UNC_P_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    CORE0_TRANSITION_CYCLES = "UNC_P_CORE0_TRANSITION_CYCLES" 0x03 0x00 true 0b1111 "",
-    CORE1_TRANSITION_CYCLES = "UNC_P_CORE1_TRANSITION_CYCLES" 0x04 0x00 true 0b1111 "",
-    CORE2_TRANSITION_CYCLES = "UNC_P_CORE2_TRANSITION_CYCLES" 0x05 0x00 true 0b1111 "",
-    CORE3_TRANSITION_CYCLES = "UNC_P_CORE3_TRANSITION_CYCLES" 0x06 0x00 true 0b1111 "",
-    CORE4_TRANSITION_CYCLES = "UNC_P_CORE4_TRANSITION_CYCLES" 0x07 0x00 true 0b1111 "",
-    CORE5_TRANSITION_CYCLES = "UNC_P_CORE5_TRANSITION_CYCLES" 0x08 0x00 true 0b1111 "",
-    CORE6_TRANSITION_CYCLES = "UNC_P_CORE6_TRANSITION_CYCLES" 0x09 0x00 true 0b1111 "",
-    CORE7_TRANSITION_CYCLES = "UNC_P_CORE7_TRANSITION_CYCLES" 0x0a 0x00 true 0b1111 "",
-    DEMOTIONS_CORE0 = "UNC_P_DEMOTIONS_CORE0" 0x1e 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE1 = "UNC_P_DEMOTIONS_CORE1" 0x1f 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE2 = "UNC_P_DEMOTIONS_CORE2" 0x20 0x00 false 0b1111 "",
-    DEMOTIONS_CORE3 = "UNC_P_DEMOTIONS_CORE3" 0x21 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE4 = "UNC_P_DEMOTIONS_CORE4" 0x22 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE5 = "UNC_P_DEMOTIONS_CORE5" 0x23 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE6 = "UNC_P_DEMOTIONS_CORE6" 0x24 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE7 = "UNC_P_DEMOTIONS_CORE7" 0x25 0x00 false 0b1111 "PCUFilter[7:0]",
-    FREQ_BAND0_CYCLES = "UNC_P_FREQ_BAND0_CYCLES" 0x0b 0x00 false 0b1111 "PCUFilter[7:0]",
-    FREQ_BAND1_CYCLES = "UNC_P_FREQ_BAND1_CYCLES" 0x0c 0x00 false 0b1111 "PCUFilter[15:8]",
-    FREQ_BAND2_CYCLES = "UNC_P_FREQ_BAND2_CYCLES" 0x0d 0x00 false 0b1111 "PCUFilter[23:16]",
-    FREQ_BAND3_CYCLES = "UNC_P_FREQ_BAND3_CYCLES" 0x0e 0x00 false 0b1111 "PCUFilter[31:24]",
-    FREQ_MAX_CURRENT_CYCLES = "UNC_P_FREQ_MAX_CURRENT_CYCLES" 0x07 0x00 false 0b1111 "",
-    FREQ_MAX_LIMIT_THERMAL_CYCLES = "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES" 0x04 0x00 false 0b1111 "",
-    FREQ_MAX_OS_CYCLES = "UNC_P_FREQ_MAX_OS_CYCLES" 0x06 0x00 false 0b1111 "",
-    FREQ_MAX_POWER_CYCLES = "UNC_P_FREQ_MAX_POWER_CYCLES" 0x05 0x00 false 0b1111 "",
-    FREQ_MIN_IO_P_CYCLES = "UNC_P_FREQ_MIN_IO_P_CYCLES" 0x01 0x00 true 0b1111 "",
-    FREQ_MIN_PERF_P_CYCLES = "UNC_P_FREQ_MIN_PERF_P_CYCLES" 0x02 0x00 true 0b1111 "",
-    FREQ_TRANS_CYCLES = "UNC_P_FREQ_TRANS_CYCLES" 0x00 0x00 true 0b1111 "",
-    MEMORY_PHASE_SHEDDING_CYCLES = "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES" 0x2f 0x00 false 0b1111 "",
-    PROCHOT_EXTERNAL_CYCLES = "UNC_P_PROCHOT_EXTERNAL_CYCLES" 0x0a 0x00 false 0b1111 "",
-    PROCHOT_INTERNAL_CYCLES = "UNC_P_PROCHOT_INTERNAL_CYCLES" 0x09 0x00 false 0b1111 "",
-    TOTAL_TRANSITION_CYCLES = "UNC_P_TOTAL_TRANSITION_CYCLES" 0x0b 0x00 true 0b1111 "",
-    VOLT_TRANS_CYCLES_CHANGE = "UNC_P_VOLT_TRANS_CYCLES_CHANGE" 0x03 0x00 false 0b1111 "",
-    VOLT_TRANS_CYCLES_DECREASE = "UNC_P_VOLT_TRANS_CYCLES_DECREASE" 0x02 0x00 false 0b1111 "",
-    VOLT_TRANS_CYCLES_INCREASE = "UNC_P_VOLT_TRANS_CYCLES_INCREASE" 0x01 0x00 false 0b1111 "",
-    VR_HOT_CYCLES = "UNC_P_VR_HOT_CYCLES" 0x32 0x00 false 0b1111 "",
-]);
+impl PcuBoxFilter {
+    /// `filt31_24` (bits 31:24, rw-v, reset 0x0): Band 3 threshold, for the band-3 frequency/voltage event.
+    #[inline] pub const fn filt31_24(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `filt31_24` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `filt23_16` (bits 23:16, rw-v, reset 0x0): Band 2 threshold, for the band-2 frequency/voltage event.
+    #[inline] pub const fn filt23_16(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
+    /// This value with `filt23_16` (bits 23:16) set to `v`.
+    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
+    /// `filt15_8` (bits 15:8, rw-v, reset 0x0): Band 1 threshold, for the band-1 frequency/voltage event.
+    #[inline] pub const fn filt15_8(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `filt15_8` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `filt7_0` (bits 7:0, rw-v, reset 0x0): Band 0 threshold, for the band-0 frequency/voltage event.
+    #[inline] pub const fn filt7_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `filt7_0` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
+pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
+
+static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_PMON_BOX_FILTER", type_name: "PcuBoxFilter",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
+    description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxFilterLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "erratum", title: "Table 2-77 lists a reserved field 63:48 for a 32-bit register", text: "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table." },
+        NoteInfo { kind: "info", title: "Band-to-event mapping and address", text: "Linux (snbep_pcu_hw_config) uses the filter for events 0x0b..0x0e, giving event 0x0b band 0 (bits 7:0) through event 0x0e band 3 (bits 31:24); Intel's event list names events 0x0b..0x0e FREQ_BAND0..3_CYCLES with filter dependencies PCUFilter[7:0] .. PCUFilter[31:24]; Intel PCM defines PCU_MSR_PMON_BOX_FILTER_BAND_0..3 at shifts 0, 8, 16, 24. Address 0xC34: Table 2-73, Linux SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34, likwid and Intel PCM agree." },
+    ],
+};
+
+/// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.
+///
+/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and sources: [`PcuCoreC6CtrLayout`].
+///
+/// **Address** (info): 0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.
+pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+
+/// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76
+pub enum PcuCoreC6CtrLayout {}
+
+impl Layout for PcuCoreC6CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C6_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Cycles in which some core was in C6, 64 bits.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC6Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Cycles in which some core was in C6, 64 bits.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C6_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
+
+static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_CORE_C6_CTR", type_name: "PcuCoreC6Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
+    description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "linux-snbep" },
+    ]),
+    fields: PcuCoreC6CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree." },
+    ],
+};
+
+/// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.
+///
+/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and sources: [`PcuCoreC3CtrLayout`].
+///
+/// **Table 2-79 body not read; layout taken from Table 2-78** (info): The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.
+pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+
+/// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76
+pub enum PcuCoreC3CtrLayout {}
+
+impl Layout for PcuCoreC3CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C3_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Cycles in which some core was in C3, 64 bits.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC3Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Cycles in which some core was in C3, 64 bits.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C3_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
+
+static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "PCU", name: "PCU_MSR_CORE_C3_CTR", type_name: "PcuCoreC3Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
+    description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "linux-snbep" },
+    ]),
+    fields: PcuCoreC3CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Table 2-79 body not read; layout taken from Table 2-78", text: "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x03, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x04, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x05, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x06, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x07, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x08, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x08, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x09, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x0a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE0`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE1`: event select 0x1f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE2`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE3`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE4`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE5`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE6`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE7`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_FREQ_BAND0_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND0_CYCLES", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_FREQ_BAND1_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND1_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND1_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[15:8]" });
+    /// `UNC_P_FREQ_BAND2_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND2_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND2_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[23:16]" });
+    /// `UNC_P_FREQ_BAND3_CYCLES`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND3_CYCLES", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[31:24]" });
+    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_CURRENT_CYCLES", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x01, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_PERF_P_CYCLES", code: 0x02, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x00, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x0b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_CHANGE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_DECREASE", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_INCREASE", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VR_HOT_CYCLES`: event select 0x32, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::FREQ_BAND0_CYCLES, Event::FREQ_BAND1_CYCLES, Event::FREQ_BAND2_CYCLES, Event::FREQ_BAND3_CYCLES, Event::FREQ_MAX_CURRENT_CYCLES, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_MIN_PERF_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::VOLT_TRANS_CYCLES_CHANGE, Event::VOLT_TRANS_CYCLES_DECREASE, Event::VOLT_TRANS_CYCLES_INCREASE, Event::VR_HOT_CYCLES];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::CORE0_TRANSITION_CYCLES.0, Event::CORE1_TRANSITION_CYCLES.0, Event::CORE2_TRANSITION_CYCLES.0, Event::CORE3_TRANSITION_CYCLES.0, Event::CORE4_TRANSITION_CYCLES.0, Event::CORE5_TRANSITION_CYCLES.0, Event::CORE6_TRANSITION_CYCLES.0, Event::CORE7_TRANSITION_CYCLES.0, Event::DEMOTIONS_CORE0.0, Event::DEMOTIONS_CORE1.0, Event::DEMOTIONS_CORE2.0, Event::DEMOTIONS_CORE3.0, Event::DEMOTIONS_CORE4.0, Event::DEMOTIONS_CORE5.0, Event::DEMOTIONS_CORE6.0, Event::DEMOTIONS_CORE7.0, Event::FREQ_BAND0_CYCLES.0, Event::FREQ_BAND1_CYCLES.0, Event::FREQ_BAND2_CYCLES.0, Event::FREQ_BAND3_CYCLES.0, Event::FREQ_MAX_CURRENT_CYCLES.0, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES.0, Event::FREQ_MAX_OS_CYCLES.0, Event::FREQ_MAX_POWER_CYCLES.0, Event::FREQ_MIN_IO_P_CYCLES.0, Event::FREQ_MIN_PERF_P_CYCLES.0, Event::FREQ_TRANS_CYCLES.0, Event::MEMORY_PHASE_SHEDDING_CYCLES.0, Event::PROCHOT_EXTERNAL_CYCLES.0, Event::PROCHOT_INTERNAL_CYCLES.0, Event::TOTAL_TRANSITION_CYCLES.0, Event::VOLT_TRANS_CYCLES_CHANGE.0, Event::VOLT_TRANS_CYCLES_DECREASE.0, Event::VOLT_TRANS_CYCLES_INCREASE.0, Event::VR_HOT_CYCLES.0];
+
+impl PcuCtl {
+    /// This value set to count `event`: its event select and extension bit (this box has no unit mask; the events it takes have umask 0).
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_ev_sel_ext(event.0.ext_sel)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,268 +6,783 @@
 //!
 //! Instances: P0, P1.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
-    pub struct QpiBoxCtl(u32): "Q_P{i}_PCI_PMON_BOX_CTL", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89";
-    note "info" "Table 2-85 taken from a public copy of the guide": "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).";
-    note "info" "frz_en and frz are documented write-only but read back in practice": "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "P0": const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" from "likwid";
-    "P1": const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.
+///
+/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and sources: [`QpiBoxCtlLayout`].
+///
+/// **Table 2-85 taken from a public copy of the guide** (info): Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).
+///
+/// **frz_en and frz are documented write-only but read back in practice** (info): The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access.
+pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+
+/// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89
+pub enum QpiBoxCtlLayout {}
+
+impl Layout for QpiBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl QpiBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
+pub const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C41, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL");
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P1.
+pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C42, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL");
 /// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum QpiCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_BOX_CTL", type_name: "QpiBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_BOX_CTL", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_BOX_CTL", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: QpiBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Table 2-85 taken from a public copy of the guide", text: "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)." },
+        NoteInfo { kind: "info", title: "frz_en and frz are documented write-only but read back in practice", text: "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access." },
+    ],
+};
+
+/// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum QpiCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl QpiCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
-    pub struct QpiCtl(u32): "Q_P{i}_PCI_PMON_CTL{n}", PCI[4], unit "QPI" of "xeon-e5-2600", static QPI_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89";
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred": "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them.";
-    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw-v invert: QpiCtlInvert = 0x0, values QpiCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    /// Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
-    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit).
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "P0": const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8) "Q_P0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC) "Q_P0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0) "Q_P0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4) "Q_P0_PCI_PMON_CTL3" from "likwid"];
-    "P1": const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8) "Q_P1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC) "Q_P1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0) "Q_P1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4) "Q_P1_PCI_PMON_CTL3" from "likwid"];
+
+/// Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.
+///
+/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`QpiCtlLayout`].
+///
+/// **Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred** (info): Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 \<\< 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the "event" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 \<\< 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them.
+///
+/// **invert has enumerated values** (info): The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh).
+pub type QpiCtl = Reg32<QpiCtlLayout>;
+
+/// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiCtlLayout {}
+
+impl Layout for QpiCtlLayout {
+    const INFO: &'static RegisterInfo = &QPI_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", values: QpiCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, reset: 0x0, description: "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.", values: &[], repeat: None, role: Some(Role::EventExt), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit).", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x190000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffe6ffff;
 }
+
+impl QpiCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; edge_det and invert only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
+    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ev_sel_ext` (bit 21) set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the low eight bits of the code of the QPI event to count (see ev_sel_ext for the ninth bit).
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
+pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x3C41, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P1.
+pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")];
 /// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL];
 
-register! {
-    /// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
-    pub struct QpiCtr(u64): "Q_P{i}_PCI_PMON_CTR{n}", PCI[4], unit "QPI" of "xeon-e5-2600", static QPI_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90";
-    note "info" "48-bit counter read as two dwords": "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "P0": const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0) "Q_P0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8) "Q_P0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0) "Q_P0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8) "Q_P0_PCI_PMON_CTR3" from "likwid"];
-    "P1": const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0) "Q_P1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8) "Q_P1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0) "Q_P1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8) "Q_P1_PCI_PMON_CTR3" from "likwid"];
+static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_CTL{n}", type_name: "QpiCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
+    description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: QpiCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred", text: "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them." },
+        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
+    ],
+};
+
+/// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.
+///
+/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance. Fields, masks and sources: [`QpiCtrLayout`].
+///
+/// **48-bit counter read as two dwords** (info): The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.
+pub type QpiCtr = Reg64<QpiCtrLayout>;
+
+/// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90
+pub enum QpiCtrLayout {}
+
+impl Layout for QpiCtrLayout {
+    const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl QpiCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "Q_P{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
+pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x3C41, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P1.
+pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")];
 /// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR];
 
-register! {
-    /// Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
-    pub struct QpiPktMatch0(u32): "Q_P{i}_PCI_PMON_PKT_MATCH0", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MATCH0_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Lives in the port's filter function, not the counter function": "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT).";
-    note "info" "Layout confirmed without the guide page that holds Table 2-89": "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables.";
-    /// Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.
-    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
-    bits 30:18 rsv "rsv" = 0x0;
-    /// Destination node id to match.
-    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
-    /// Message class to match (encodings in the guide's packet-matching reference, section 2.10).
-    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
-    /// Opcode to match; which opcodes exist depends on the message class (guide section 2.10).
-    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    /// Virtual network to match.
-    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
-    bits 2:0 rsv "rsv" = 0x0;
-    "P0": const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x228) "Q_P0_PCI_PMON_PKT_MATCH0" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x228) "Q_P1_PCI_PMON_PKT_MATCH0" from "likwid";
+static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_CTR{n}", type_name: "QpiCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
+    description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: QpiCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count." },
+    ],
+};
+
+/// Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and sources: [`QpiPktMatch0Layout`].
+///
+/// **Lives in the port's filter function, not the counter function** (info): The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented "QPI Port 0 filter" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT).
+///
+/// **Layout confirmed without the guide page that holds Table 2-89** (info): Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the "must write to 0" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables.
+pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+
+/// The layout of [`QpiPktMatch0`] (`Q_P{i}_PCI_PMON_PKT_MATCH0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMatch0Layout {}
+
+impl Layout for QpiPktMatch0Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw, reset: 0x0, description: "Destination node id to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw, reset: 0x0, description: "Message class to match (encodings in the guide's packet-matching reference, section 2.10).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw, reset: 0x0, description: "Opcode to match; which opcodes exist depends on the message class (guide section 2.10).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw, reset: 0x0, description: "Virtual network to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffc0007;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8003fff8;
 }
+
+impl QpiPktMatch0 {
+    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.
+    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `rnid_4` (bit 31) set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id to match.
+    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
+    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `mc` (bits 12:9, rw, reset 0x0): Message class to match (encodings in the guide's packet-matching reference, section 2.10).
+    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
+    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc` (bits 8:5, rw, reset 0x0): Opcode to match; which opcodes exist depends on the message class (guide section 2.10).
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
+    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network to match.
+    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
+    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0");
 /// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0];
 
+static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MATCH0", type_name: "QpiPktMatch0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
+    description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x228 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x228 }, source: "likwid" },
+    ]),
+    fields: QpiPktMatch0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Lives in the port's filter function, not the counter function", text: "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)." },
+        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-89", text: "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables." },
+    ],
+};
+
 /// Named values of `Q_P{i}_PCI_PMON_PKT_MATCH1.rds`.
 const QPI_PKT_MATCH1_RDS_VALUES: &[ValueInfo] = &[
-    ValueInfo { value: 8, name: "modified", description: "line returned in M state" },
-    ValueInfo { value: 4, name: "exclusive", description: "line returned in E state" },
-    ValueInfo { value: 2, name: "shared", description: "line returned in S state" },
-    ValueInfo { value: 1, name: "forwarding", description: "line returned in F state" },
-    ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" },
+        ValueInfo { value: 8, name: "modified", description: "line returned in M state" },
+        ValueInfo { value: 4, name: "exclusive", description: "line returned in E state" },
+        ValueInfo { value: 2, name: "shared", description: "line returned in S state" },
+        ValueInfo { value: 1, name: "forwarding", description: "line returned in F state" },
+        ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" },
 ];
-register! {
-    /// High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.
-    pub struct QpiPktMatch1(u32): "Q_P{i}_PCI_PMON_PKT_MATCH1", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MATCH1_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout confirmed without the guide page that holds Table 2-88": "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function.";
-    bits 31:20 rsv "rsv" = 0x0;
-    /// Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.
-    bits 19:16 rw rds: u8 = 0x0, values QPI_PKT_MATCH1_RDS_VALUES { get: rds, with: with_rds, try_with: try_with_rds };
-    bits 15:4 rsv "rsv" = 0x0;
-    /// Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.
-    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
-    "P0": const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x22C) "Q_P0_PCI_PMON_PKT_MATCH1" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x22C) "Q_P1_PCI_PMON_PKT_MATCH1" from "likwid";
+
+/// High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and sources: [`QpiPktMatch1Layout`].
+///
+/// **Layout confirmed without the guide page that holds Table 2-88** (info): Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function.
+pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+
+/// The layout of [`QpiPktMatch1`] (`Q_P{i}_PCI_PMON_PKT_MATCH1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMatch1Layout {}
+
+impl Layout for QpiPktMatch1Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, reset: 0x0, description: "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.", values: QPI_PKT_MATCH1_RDS_VALUES, repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfff0fff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf000f;
 }
+
+impl QpiPktMatch1 {
+    /// `rds` (bits 19:16, rw, reset 0x0): Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.
+    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
+    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1");
 /// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1];
 
-register! {
-    /// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
-    pub struct QpiPktMask0(u32): "Q_P{i}_PCI_PMON_PKT_MASK0", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MASK0_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92";
-    note "info" "No attribute column; offset and function": "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function.";
-    /// Mask for bit 4 of the remote node id.
-    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
-    bits 30:18 rsv "rsv" = 0x0;
-    /// Mask for the destination node id.
-    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
-    /// Mask for the message class.
-    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
-    /// Mask for the opcode.
-    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    /// Mask for the virtual network.
-    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
-    bits 2:0 rsv "rsv" = 0x0;
-    "P0": const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x238) "Q_P0_PCI_PMON_PKT_MASK0" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x238) "Q_P1_PCI_PMON_PKT_MASK0" from "likwid";
+static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MATCH1", type_name: "QpiPktMatch1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
+    description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x22C }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x22C }, source: "likwid" },
+    ]),
+    fields: QpiPktMatch1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-88", text: "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function." },
+    ],
+};
+
+/// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and sources: [`QpiPktMask0Layout`].
+///
+/// **No attribute column; offset and function** (info): Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function.
+pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+
+/// The layout of [`QpiPktMask0`] (`Q_P{i}_PCI_PMON_PKT_MASK0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92
+pub enum QpiPktMask0Layout {}
+
+impl Layout for QpiPktMask0Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Mask for bit 4 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw, reset: 0x0, description: "Mask for the destination node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw, reset: 0x0, description: "Mask for the message class.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw, reset: 0x0, description: "Mask for the opcode.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw, reset: 0x0, description: "Mask for the virtual network.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffc0007;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8003fff8;
 }
+
+impl QpiPktMask0 {
+    /// `rnid_4` (bit 31, rw, reset 0x0): Mask for bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `rnid_4` (bit 31) set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `dnid` (bits 17:13, rw, reset 0x0): Mask for the destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
+    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `mc` (bits 12:9, rw, reset 0x0): Mask for the message class.
+    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
+    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc` (bits 8:5, rw, reset 0x0): Mask for the opcode.
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
+    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `vnw` (bits 4:3, rw, reset 0x0): Mask for the virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
+    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0");
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0");
 /// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0];
 
-register! {
-    /// High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
-    pub struct QpiPktMask1(u32): "Q_P{i}_PCI_PMON_PKT_MASK1", PCI[1], unit "QPI" of "xeon-e5-2600", static QPI_PKT_MASK1_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92";
-    note "info" "No attribute column; offset and function": "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.";
-    bits 31:20 rsv "rsv" = 0x0;
-    /// Mask for the response data state (see MATCH1.rds for the state encodings).
-    bits 19:16 rw rds: u8 = 0x0 { get: rds, with: with_rds, try_with: try_with_rds };
-    bits 15:4 rsv "rsv" = 0x0;
-    /// Mask for bits 3:0 of the remote node id.
-    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
-    "P0": const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x3C86, device: 8, function: 6, offset: 0x23C) "Q_P0_PCI_PMON_PKT_MASK1" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x3C96, device: 9, function: 6, offset: 0x23C) "Q_P1_PCI_PMON_PKT_MASK1" from "likwid";
+static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MASK0", type_name: "QpiPktMask0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
+    description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x238 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x238 }, source: "likwid" },
+    ]),
+    fields: QpiPktMask0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function." },
+    ],
+};
+
+/// High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and sources: [`QpiPktMask1Layout`].
+///
+/// **No attribute column; offset and function** (info): Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.
+pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+
+/// The layout of [`QpiPktMask1`] (`Q_P{i}_PCI_PMON_PKT_MASK1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92
+pub enum QpiPktMask1Layout {}
+
+impl Layout for QpiPktMask1Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, reset: 0x0, description: "Mask for the response data state (see MATCH1.rds for the state encodings).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Mask for bits 3:0 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfff0fff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf000f;
 }
+
+impl QpiPktMask1 {
+    /// `rds` (bits 19:16, rw, reset 0x0): Mask for the response data state (see MATCH1.rds for the state encodings).
+    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
+    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Mask for bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1");
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1");
 /// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1];
 
-unit_events!([QpiCtl ext], [
-    CLOCKTICKS = "UNC_Q_CLOCKTICKS" 0x14 0x00 false 0b1111 "",
-    CTO_COUNT = "UNC_Q_CTO_COUNT" 0x38 0x00 true 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS" 0x13 0x02 false 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS_RBT = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT" 0x13 0x08 false 0b1111 "",
-    DIRECT2CORE_FAILURE_RBT = "UNC_Q_DIRECT2CORE.FAILURE_RBT" 0x13 0x04 false 0b1111 "",
-    DIRECT2CORE_SUCCESS = "UNC_Q_DIRECT2CORE.SUCCESS" 0x13 0x01 false 0b1111 "",
-    L1_POWER_CYCLES = "UNC_Q_L1_POWER_CYCLES" 0x12 0x00 false 0b1111 "",
-    RXL0P_POWER_CYCLES = "UNC_Q_RxL0P_POWER_CYCLES" 0x10 0x00 false 0b1111 "",
-    RXL0_POWER_CYCLES = "UNC_Q_RxL0_POWER_CYCLES" 0x0f 0x00 false 0b1111 "",
-    RXL_BYPASSED = "UNC_Q_RxL_BYPASSED" 0x09 0x00 false 0b1111 "",
-    RXL_CRC_ERRORS_LINK_INIT = "UNC_Q_RxL_CRC_ERRORS.LINK_INIT" 0x03 0x01 false 0b1111 "",
-    RXL_CRC_ERRORS_NORMAL_OP = "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP" 0x03 0x02 false 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_DRS = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS" 0x1e 0x01 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_HOM = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM" 0x1e 0x08 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NCB = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB" 0x1e 0x02 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NCS = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS" 0x1e 0x04 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NDR = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR" 0x1e 0x20 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_SNP = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP" 0x1e 0x10 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VNA = "UNC_Q_RxL_CREDITS_CONSUMED_VNA" 0x1d 0x00 true 0b1111 "",
-    RXL_CYCLES_NE = "UNC_Q_RxL_CYCLES_NE" 0x0a 0x00 false 0b1111 "",
-    RXL_FLITS_G0_DATA = "UNC_Q_RxL_FLITS_G0.DATA" 0x01 0x02 false 0b1111 "",
-    RXL_FLITS_G0_IDLE = "UNC_Q_RxL_FLITS_G0.IDLE" 0x01 0x01 false 0b1111 "",
-    RXL_FLITS_G0_NON_DATA = "UNC_Q_RxL_FLITS_G0.NON_DATA" 0x01 0x04 false 0b1111 "",
-    RXL_FLITS_G1_DRS = "UNC_Q_RxL_FLITS_G1.DRS" 0x02 0x18 true 0b1111 "",
-    RXL_FLITS_G1_DRS_DATA = "UNC_Q_RxL_FLITS_G1.DRS_DATA" 0x02 0x08 true 0b1111 "",
-    RXL_FLITS_G1_DRS_NONDATA = "UNC_Q_RxL_FLITS_G1.DRS_NONDATA" 0x02 0x10 true 0b1111 "",
-    RXL_FLITS_G1_HOM = "UNC_Q_RxL_FLITS_G1.HOM" 0x02 0x06 true 0b1111 "",
-    RXL_FLITS_G1_HOM_NONREQ = "UNC_Q_RxL_FLITS_G1.HOM_NONREQ" 0x02 0x04 true 0b1111 "",
-    RXL_FLITS_G1_HOM_REQ = "UNC_Q_RxL_FLITS_G1.HOM_REQ" 0x02 0x02 true 0b1111 "",
-    RXL_FLITS_G1_SNP = "UNC_Q_RxL_FLITS_G1.SNP" 0x02 0x01 true 0b1111 "",
-    RXL_FLITS_G2_NCB = "UNC_Q_RxL_FLITS_G2.NCB" 0x03 0x0c true 0b1111 "",
-    RXL_FLITS_G2_NCB_DATA = "UNC_Q_RxL_FLITS_G2.NCB_DATA" 0x03 0x04 true 0b1111 "",
-    RXL_FLITS_G2_NCB_NONDATA = "UNC_Q_RxL_FLITS_G2.NCB_NONDATA" 0x03 0x08 true 0b1111 "",
-    RXL_FLITS_G2_NCS = "UNC_Q_RxL_FLITS_G2.NCS" 0x03 0x10 true 0b1111 "",
-    RXL_FLITS_G2_NDR_AD = "UNC_Q_RxL_FLITS_G2.NDR_AD" 0x03 0x01 true 0b1111 "",
-    RXL_FLITS_G2_NDR_AK = "UNC_Q_RxL_FLITS_G2.NDR_AK" 0x03 0x02 true 0b1111 "",
-    RXL_INSERTS = "UNC_Q_RxL_INSERTS" 0x08 0x00 false 0b1111 "",
-    RXL_INSERTS_DRS = "UNC_Q_RxL_INSERTS_DRS" 0x09 0x00 true 0b1111 "",
-    RXL_INSERTS_HOM = "UNC_Q_RxL_INSERTS_HOM" 0x0c 0x00 true 0b1111 "",
-    RXL_INSERTS_NCB = "UNC_Q_RxL_INSERTS_NCB" 0x0a 0x00 true 0b1111 "",
-    RXL_INSERTS_NCS = "UNC_Q_RxL_INSERTS_NCS" 0x0b 0x00 true 0b1111 "",
-    RXL_INSERTS_NDR = "UNC_Q_RxL_INSERTS_NDR" 0x0e 0x00 true 0b1111 "",
-    RXL_INSERTS_SNP = "UNC_Q_RxL_INSERTS_SNP" 0x0d 0x00 true 0b1111 "",
-    RXL_OCCUPANCY = "UNC_Q_RxL_OCCUPANCY" 0x0b 0x00 false 0b1111 "",
-    RXL_OCCUPANCY_DRS = "UNC_Q_RxL_OCCUPANCY_DRS" 0x15 0x00 true 0b1111 "",
-    RXL_OCCUPANCY_HOM = "UNC_Q_RxL_OCCUPANCY_HOM" 0x18 0x00 true 0b1111 "",
-    RXL_OCCUPANCY_NCB = "UNC_Q_RxL_OCCUPANCY_NCB" 0x16 0x00 true 0b1111 "",
-    RXL_OCCUPANCY_NCS = "UNC_Q_RxL_OCCUPANCY_NCS" 0x17 0x00 true 0b1111 "",
-    RXL_OCCUPANCY_NDR = "UNC_Q_RxL_OCCUPANCY_NDR" 0x1a 0x00 true 0b1111 "",
-    RXL_OCCUPANCY_SNP = "UNC_Q_RxL_OCCUPANCY_SNP" 0x19 0x00 true 0b1111 "",
-    RXL_STALLS_BGF_DRS = "UNC_Q_RxL_STALLS.BGF_DRS" 0x35 0x01 false 0b1111 "",
-    RXL_STALLS_BGF_HOM = "UNC_Q_RxL_STALLS.BGF_HOM" 0x35 0x08 false 0b1111 "",
-    RXL_STALLS_BGF_NCB = "UNC_Q_RxL_STALLS.BGF_NCB" 0x35 0x02 false 0b1111 "",
-    RXL_STALLS_BGF_NCS = "UNC_Q_RxL_STALLS.BGF_NCS" 0x35 0x04 false 0b1111 "",
-    RXL_STALLS_BGF_NDR = "UNC_Q_RxL_STALLS.BGF_NDR" 0x35 0x20 false 0b1111 "",
-    RXL_STALLS_BGF_SNP = "UNC_Q_RxL_STALLS.BGF_SNP" 0x35 0x10 false 0b1111 "",
-    RXL_STALLS_EGRESS_CREDITS = "UNC_Q_RxL_STALLS.EGRESS_CREDITS" 0x35 0x40 false 0b1111 "",
-    RXL_STALLS_GV = "UNC_Q_RxL_STALLS.GV" 0x35 0x80 false 0b1111 "",
-    TXL0P_POWER_CYCLES = "UNC_Q_TxL0P_POWER_CYCLES" 0x0d 0x00 false 0b1111 "",
-    TXL0_POWER_CYCLES = "UNC_Q_TxL0_POWER_CYCLES" 0x0c 0x00 false 0b1111 "",
-    TXL_BYPASSED = "UNC_Q_TxL_BYPASSED" 0x05 0x00 false 0b1111 "",
-    TXL_CRC_NO_CREDITS_ALMOST_FULL = "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL" 0x02 0x02 false 0b1111 "",
-    TXL_CRC_NO_CREDITS_FULL = "UNC_Q_TxL_CRC_NO_CREDITS.FULL" 0x02 0x01 false 0b1111 "",
-    TXL_CYCLES_NE = "UNC_Q_TxL_CYCLES_NE" 0x06 0x00 false 0b1111 "",
-    TXL_FLITS_G0_DATA = "UNC_Q_TxL_FLITS_G0.DATA" 0x00 0x02 false 0b1111 "",
-    TXL_FLITS_G0_IDLE = "UNC_Q_TxL_FLITS_G0.IDLE" 0x00 0x01 false 0b1111 "",
-    TXL_FLITS_G0_NON_DATA = "UNC_Q_TxL_FLITS_G0.NON_DATA" 0x00 0x04 false 0b1111 "",
-    TXL_FLITS_G1_DRS = "UNC_Q_TxL_FLITS_G1.DRS" 0x00 0x18 true 0b1111 "",
-    TXL_FLITS_G1_DRS_DATA = "UNC_Q_TxL_FLITS_G1.DRS_DATA" 0x00 0x08 true 0b1111 "",
-    TXL_FLITS_G1_DRS_NONDATA = "UNC_Q_TxL_FLITS_G1.DRS_NONDATA" 0x00 0x10 true 0b1111 "",
-    TXL_FLITS_G1_HOM = "UNC_Q_TxL_FLITS_G1.HOM" 0x00 0x06 true 0b1111 "",
-    TXL_FLITS_G1_HOM_NONREQ = "UNC_Q_TxL_FLITS_G1.HOM_NONREQ" 0x00 0x04 true 0b1111 "",
-    TXL_FLITS_G1_HOM_REQ = "UNC_Q_TxL_FLITS_G1.HOM_REQ" 0x00 0x02 true 0b1111 "",
-    TXL_FLITS_G1_SNP = "UNC_Q_TxL_FLITS_G1.SNP" 0x00 0x01 true 0b1111 "",
-    TXL_FLITS_G2_NCB = "UNC_Q_TxL_FLITS_G2.NCB" 0x01 0x0c true 0b1111 "",
-    TXL_FLITS_G2_NCB_DATA = "UNC_Q_TxL_FLITS_G2.NCB_DATA" 0x01 0x04 true 0b1111 "",
-    TXL_FLITS_G2_NCB_NONDATA = "UNC_Q_TxL_FLITS_G2.NCB_NONDATA" 0x01 0x08 true 0b1111 "",
-    TXL_FLITS_G2_NCS = "UNC_Q_TxL_FLITS_G2.NCS" 0x01 0x10 true 0b1111 "",
-    TXL_FLITS_G2_NDR_AD = "UNC_Q_TxL_FLITS_G2.NDR_AD" 0x01 0x01 true 0b1111 "",
-    TXL_FLITS_G2_NDR_AK = "UNC_Q_TxL_FLITS_G2.NDR_AK" 0x01 0x02 true 0b1111 "",
-    TXL_INSERTS = "UNC_Q_TxL_INSERTS" 0x04 0x00 false 0b1111 "",
-    TXL_OCCUPANCY = "UNC_Q_TxL_OCCUPANCY" 0x07 0x00 false 0b1111 "",
-    VNA_CREDIT_RETURNS = "UNC_Q_VNA_CREDIT_RETURNS" 0x1c 0x00 true 0b1111 "",
-    VNA_CREDIT_RETURN_OCCUPANCY = "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY" 0x1b 0x00 true 0b1111 "",
-]);
+static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MASK1", type_name: "QpiPktMask1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
+    description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x23C }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x23C }, source: "likwid" },
+    ]),
+    fields: QpiPktMask1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_Q_CLOCKTICKS`: event select 0x14, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_CTO_COUNT`: event select 0x38, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CTO_COUNT: Event = Event(&EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`: event select 0x13, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_RBT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.SUCCESS`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_SUCCESS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.SUCCESS", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_L1_POWER_CYCLES`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const L1_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_L1_POWER_CYCLES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL0P_POWER_CYCLES`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0P_POWER_CYCLES", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL0_POWER_CYCLES`: event select 0x0f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0_POWER_CYCLES", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_BYPASSED`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_RxL_BYPASSED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.LINK_INIT", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`: event select 0x1e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", code: 0x1e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`: event select 0x1e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", code: 0x1e, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`: event select 0x1e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", code: 0x1e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`: event select 0x1e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", code: 0x1e, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`: event select 0x1e, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", code: 0x1e, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`: event select 0x1e, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", code: 0x1e, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`: event select 0x1d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VNA", code: 0x1d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G0.DATA`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G0_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.DATA", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G0.IDLE`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G0_IDLE: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.IDLE", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G0.NON_DATA`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G0_NON_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.NON_DATA", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS`: event select 0x02, umask 0x18, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS", code: 0x02, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_DATA", code: 0x02, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_NONDATA", code: 0x02, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM`: event select 0x02, umask 0x06, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM", code: 0x02, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_NONREQ", code: 0x02, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_REQ", code: 0x02, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.SNP`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.SNP", code: 0x02, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB`: event select 0x03, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB", code: 0x03, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_DATA", code: 0x03, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_NONDATA", code: 0x03, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCS`: event select 0x03, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCS", code: 0x03, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AD", code: 0x03, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AK", code: 0x03, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS`: event select 0x08, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_DRS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS", code: 0x09, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_HOM`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM", code: 0x0c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCB`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB", code: 0x0a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCS`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS", code: 0x0b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NDR`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR", code: 0x0e, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_SNP`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP", code: 0x0d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_DRS`: event select 0x15, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS", code: 0x15, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_HOM`: event select 0x18, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM", code: 0x18, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCB`: event select 0x16, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB", code: 0x16, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCS`: event select 0x17, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS", code: 0x17, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NDR`: event select 0x1a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR", code: 0x1a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_SNP`: event select 0x19, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP", code: 0x19, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_DRS`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_DRS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_HOM`: event select 0x35, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_HOM", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_NCB`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_NCB", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_NCS`: event select 0x35, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_NCS", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_NDR`: event select 0x35, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_NDR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.BGF_SNP`: event select 0x35, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.BGF_SNP", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.EGRESS_CREDITS`: event select 0x35, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_EGRESS_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.EGRESS_CREDITS", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS.GV`: event select 0x35, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_GV: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS.GV", code: 0x35, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL0P_POWER_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0P_POWER_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL0_POWER_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0_POWER_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_BYPASSED`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_TxL_BYPASSED", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.FULL", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CYCLES_NE`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_TxL_CYCLES_NE", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G0.DATA`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G0_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.DATA", code: 0x00, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G0.IDLE`: event select 0x00, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G0_IDLE: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.IDLE", code: 0x00, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G0_NON_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.NON_DATA", code: 0x00, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS`: event select 0x00, umask 0x18, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS", code: 0x00, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`: event select 0x00, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_DATA", code: 0x00, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`: event select 0x00, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_NONDATA", code: 0x00, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM`: event select 0x00, umask 0x06, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM", code: 0x00, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_NONREQ", code: 0x00, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_REQ", code: 0x00, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.SNP`: event select 0x00, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.SNP", code: 0x00, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB", code: 0x01, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_DATA", code: 0x01, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_NONDATA", code: 0x01, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCS`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCS", code: 0x01, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AD", code: 0x01, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AK", code: 0x01, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_INSERTS`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_TxL_INSERTS", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxL_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_VNA_CREDIT_RETURNS`: event select 0x1c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VNA_CREDIT_RETURNS: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURNS", code: 0x1c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`: event select 0x1b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x1b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CTO_COUNT, Event::DIRECT2CORE_FAILURE_CREDITS, Event::DIRECT2CORE_FAILURE_CREDITS_RBT, Event::DIRECT2CORE_FAILURE_RBT, Event::DIRECT2CORE_SUCCESS, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL0_POWER_CYCLES, Event::RXL_BYPASSED, Event::RXL_CRC_ERRORS_LINK_INIT, Event::RXL_CRC_ERRORS_NORMAL_OP, Event::RXL_CREDITS_CONSUMED_VN0_DRS, Event::RXL_CREDITS_CONSUMED_VN0_HOM, Event::RXL_CREDITS_CONSUMED_VN0_NCB, Event::RXL_CREDITS_CONSUMED_VN0_NCS, Event::RXL_CREDITS_CONSUMED_VN0_NDR, Event::RXL_CREDITS_CONSUMED_VN0_SNP, Event::RXL_CREDITS_CONSUMED_VNA, Event::RXL_CYCLES_NE, Event::RXL_FLITS_G0_DATA, Event::RXL_FLITS_G0_IDLE, Event::RXL_FLITS_G0_NON_DATA, Event::RXL_FLITS_G1_DRS, Event::RXL_FLITS_G1_DRS_DATA, Event::RXL_FLITS_G1_DRS_NONDATA, Event::RXL_FLITS_G1_HOM, Event::RXL_FLITS_G1_HOM_NONREQ, Event::RXL_FLITS_G1_HOM_REQ, Event::RXL_FLITS_G1_SNP, Event::RXL_FLITS_G2_NCB, Event::RXL_FLITS_G2_NCB_DATA, Event::RXL_FLITS_G2_NCB_NONDATA, Event::RXL_FLITS_G2_NCS, Event::RXL_FLITS_G2_NDR_AD, Event::RXL_FLITS_G2_NDR_AK, Event::RXL_INSERTS, Event::RXL_INSERTS_DRS, Event::RXL_INSERTS_HOM, Event::RXL_INSERTS_NCB, Event::RXL_INSERTS_NCS, Event::RXL_INSERTS_NDR, Event::RXL_INSERTS_SNP, Event::RXL_OCCUPANCY, Event::RXL_OCCUPANCY_DRS, Event::RXL_OCCUPANCY_HOM, Event::RXL_OCCUPANCY_NCB, Event::RXL_OCCUPANCY_NCS, Event::RXL_OCCUPANCY_NDR, Event::RXL_OCCUPANCY_SNP, Event::RXL_STALLS_BGF_DRS, Event::RXL_STALLS_BGF_HOM, Event::RXL_STALLS_BGF_NCB, Event::RXL_STALLS_BGF_NCS, Event::RXL_STALLS_BGF_NDR, Event::RXL_STALLS_BGF_SNP, Event::RXL_STALLS_EGRESS_CREDITS, Event::RXL_STALLS_GV, Event::TXL0P_POWER_CYCLES, Event::TXL0_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL, Event::TXL_CRC_NO_CREDITS_FULL, Event::TXL_CYCLES_NE, Event::TXL_FLITS_G0_DATA, Event::TXL_FLITS_G0_IDLE, Event::TXL_FLITS_G0_NON_DATA, Event::TXL_FLITS_G1_DRS, Event::TXL_FLITS_G1_DRS_DATA, Event::TXL_FLITS_G1_DRS_NONDATA, Event::TXL_FLITS_G1_HOM, Event::TXL_FLITS_G1_HOM_NONREQ, Event::TXL_FLITS_G1_HOM_REQ, Event::TXL_FLITS_G1_SNP, Event::TXL_FLITS_G2_NCB, Event::TXL_FLITS_G2_NCB_DATA, Event::TXL_FLITS_G2_NCB_NONDATA, Event::TXL_FLITS_G2_NCS, Event::TXL_FLITS_G2_NDR_AD, Event::TXL_FLITS_G2_NDR_AK, Event::TXL_INSERTS, Event::TXL_OCCUPANCY, Event::VNA_CREDIT_RETURNS, Event::VNA_CREDIT_RETURN_OCCUPANCY];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::CTO_COUNT.0, Event::DIRECT2CORE_FAILURE_CREDITS.0, Event::DIRECT2CORE_FAILURE_CREDITS_RBT.0, Event::DIRECT2CORE_FAILURE_RBT.0, Event::DIRECT2CORE_SUCCESS.0, Event::L1_POWER_CYCLES.0, Event::RXL0P_POWER_CYCLES.0, Event::RXL0_POWER_CYCLES.0, Event::RXL_BYPASSED.0, Event::RXL_CRC_ERRORS_LINK_INIT.0, Event::RXL_CRC_ERRORS_NORMAL_OP.0, Event::RXL_CREDITS_CONSUMED_VN0_DRS.0, Event::RXL_CREDITS_CONSUMED_VN0_HOM.0, Event::RXL_CREDITS_CONSUMED_VN0_NCB.0, Event::RXL_CREDITS_CONSUMED_VN0_NCS.0, Event::RXL_CREDITS_CONSUMED_VN0_NDR.0, Event::RXL_CREDITS_CONSUMED_VN0_SNP.0, Event::RXL_CREDITS_CONSUMED_VNA.0, Event::RXL_CYCLES_NE.0, Event::RXL_FLITS_G0_DATA.0, Event::RXL_FLITS_G0_IDLE.0, Event::RXL_FLITS_G0_NON_DATA.0, Event::RXL_FLITS_G1_DRS.0, Event::RXL_FLITS_G1_DRS_DATA.0, Event::RXL_FLITS_G1_DRS_NONDATA.0, Event::RXL_FLITS_G1_HOM.0, Event::RXL_FLITS_G1_HOM_NONREQ.0, Event::RXL_FLITS_G1_HOM_REQ.0, Event::RXL_FLITS_G1_SNP.0, Event::RXL_FLITS_G2_NCB.0, Event::RXL_FLITS_G2_NCB_DATA.0, Event::RXL_FLITS_G2_NCB_NONDATA.0, Event::RXL_FLITS_G2_NCS.0, Event::RXL_FLITS_G2_NDR_AD.0, Event::RXL_FLITS_G2_NDR_AK.0, Event::RXL_INSERTS.0, Event::RXL_INSERTS_DRS.0, Event::RXL_INSERTS_HOM.0, Event::RXL_INSERTS_NCB.0, Event::RXL_INSERTS_NCS.0, Event::RXL_INSERTS_NDR.0, Event::RXL_INSERTS_SNP.0, Event::RXL_OCCUPANCY.0, Event::RXL_OCCUPANCY_DRS.0, Event::RXL_OCCUPANCY_HOM.0, Event::RXL_OCCUPANCY_NCB.0, Event::RXL_OCCUPANCY_NCS.0, Event::RXL_OCCUPANCY_NDR.0, Event::RXL_OCCUPANCY_SNP.0, Event::RXL_STALLS_BGF_DRS.0, Event::RXL_STALLS_BGF_HOM.0, Event::RXL_STALLS_BGF_NCB.0, Event::RXL_STALLS_BGF_NCS.0, Event::RXL_STALLS_BGF_NDR.0, Event::RXL_STALLS_BGF_SNP.0, Event::RXL_STALLS_EGRESS_CREDITS.0, Event::RXL_STALLS_GV.0, Event::TXL0P_POWER_CYCLES.0, Event::TXL0_POWER_CYCLES.0, Event::TXL_BYPASSED.0, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL.0, Event::TXL_CRC_NO_CREDITS_FULL.0, Event::TXL_CYCLES_NE.0, Event::TXL_FLITS_G0_DATA.0, Event::TXL_FLITS_G0_IDLE.0, Event::TXL_FLITS_G0_NON_DATA.0, Event::TXL_FLITS_G1_DRS.0, Event::TXL_FLITS_G1_DRS_DATA.0, Event::TXL_FLITS_G1_DRS_NONDATA.0, Event::TXL_FLITS_G1_HOM.0, Event::TXL_FLITS_G1_HOM_NONREQ.0, Event::TXL_FLITS_G1_HOM_REQ.0, Event::TXL_FLITS_G1_SNP.0, Event::TXL_FLITS_G2_NCB.0, Event::TXL_FLITS_G2_NCB_DATA.0, Event::TXL_FLITS_G2_NCB_NONDATA.0, Event::TXL_FLITS_G2_NCS.0, Event::TXL_FLITS_G2_NDR_AD.0, Event::TXL_FLITS_G2_NDR_AK.0, Event::TXL_INSERTS.0, Event::TXL_OCCUPANCY.0, Event::VNA_CREDIT_RETURNS.0, Event::VNA_CREDIT_RETURN_OCCUPANCY.0];
+
+impl QpiCtl {
+    /// This value set to count `event`: its event select, umask and extension bit.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask).with_ev_sel_ext(event.0.ext_sel)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

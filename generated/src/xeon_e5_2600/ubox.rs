@@ -6,148 +6,491 @@
 //!
 //! Instances: UBOX.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-field_enum! {
-    /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum UCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+/// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum UCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl UCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.
-    pub struct UCtl(u32): "U_MSR_PMON_CTL{n}", MSR[2], unit "UBOX" of "xeon-e5-2600", static U_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 31:18 from Table 2-2; bits 17:0 from other sources": "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86).";
-    note "source-conflict" "Intel's event list marks some U-box events with an extra select bit": "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API.";
-    note "info" "Addresses; Table 2-1 size column": "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers.";
-    note "info" "invert has enumerated values": "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).";
-    bits 31:29 rv "rsv" = 0x0;
-    /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 28:24 rw thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    /// Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
-    bit 23 rw invert: UCtlInvert = 0x0, values UCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the U-box event to count.
-    bits 7:0 rw ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "UBOX": const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [0: msr(0xC10) "U_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC11) "U_MSR_PMON_CTL1" from "linux-snbep"];
+
+/// Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.
+///
+/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance. Fields, masks and sources: [`UCtlLayout`].
+///
+/// **Bits 31:18 from Table 2-2; bits 17:0 from other sources** (info): The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, "Reserved (?)"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, "Reserved (?)"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 ("reset") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86).
+///
+/// **Intel's event list marks some U-box events with an extra select bit** (source-conflict): Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API.
+///
+/// **Addresses; Table 2-1 size column** (info): Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers.
+///
+/// **invert has enumerated values** (info): The guide describes both senses of invert; they are enumerated as ge (0) and lt (1).
+pub type UCtl = Reg32<UCtlLayout>;
+
+/// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtlLayout {}
+
+impl Layout for UCtlLayout {
+    const INFO: &'static RegisterInfo = &U_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, reset: 0x0, description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", values: UCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Event select: the code of the U-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xe0390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x1fc6ffff;
 }
 
-register! {
-    /// U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
-    pub struct UCtr(u64): "U_MSR_PMON_CTR{n}", MSR[2], unit "UBOX" of "xeon-e5-2600", static U_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width from the guide's text and Linux; the table itself was not read": "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [0: msr(0xC16) "U_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC17) "U_MSR_PMON_CTR1" from "linux-snbep"];
+impl UCtl {
+    /// `thresh` (bits 28:24, rw, reset 0x0): Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.
-    pub struct UUclkFixedCtl(u32): "U_MSR_PMON_UCLK_FIXED_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600", static U_UCLK_FIXED_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21";
-    note "info" "Name and address": "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).";
-    bits 31:23 rv "rsv" = 0x0;
-    /// Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    bits 19:0 rv "rsv" = 0x0;
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = msr(0xC08) "U_MSR_PMON_UCLK_FIXED_CTL" from "linux-snbep";
+/// `U_MSR_PMON_CTL{n}` of instance UBOX.
+pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0xC10, "U_MSR_PMON_CTL0"), Msr::new(0xC11, "U_MSR_PMON_CTL1")];
+
+static U_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_MSR_PMON_CTL{n}", type_name: "UCtl",
+    width: 32, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
+    description: "Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+    ]),
+    fields: UCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 31:18 from Table 2-2; bits 17:0 from other sources", text: "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86)." },
+        NoteInfo { kind: "source-conflict", title: "Intel's event list marks some U-box events with an extra select bit", text: "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API." },
+        NoteInfo { kind: "info", title: "Addresses; Table 2-1 size column", text: "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers." },
+        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1)." },
+    ],
+};
+
+/// U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.
+///
+/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance. Fields, masks and sources: [`UCtrLayout`].
+///
+/// **Width from the guide's text and Linux; the table itself was not read** (info): Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree.
+pub type UCtr = Reg64<UCtrLayout>;
+
+/// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtrLayout {}
+
+impl Layout for UCtrLayout {
+    const INFO: &'static RegisterInfo = &U_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
 }
 
-register! {
-    /// The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.
-    pub struct UUclkFixedCtr(u64): "U_MSR_PMON_UCLK_FIXED_CTR", MSR[1], unit "UBOX" of "xeon-e5-2600", static U_UCLK_FIXED_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Table 2-5 gives bits 43:0 for a counter it calls 48-bit": "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.";
-    note "info" "Address": "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The number of UCLK cycles counted, 48 bits.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = msr(0xC09) "U_MSR_PMON_UCLK_FIXED_CTR" from "linux-snbep";
+impl UCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.
-    pub struct UCpuNodeId(u32): "U_PCI_CPUNODEID", PCI[1], unit "UBOX" of "xeon-e5-2600", static U_CPU_NODE_ID_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Device and function from public lspci/dmesg listings, not from Linux": "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset.";
-    note "info" "Fields from Linux; the rest is unknown, not known-reserved": "Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock.";
-    note "info" "Reset value": "The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder.";
-    bits 31:3 rv "rsv" = 0x0;
-    /// Node ID of this socket (local node ID), as configured by firmware.
-    bits 2:0 ro local_node_id: u8 = 0x0 { get: local_node_id };
-    "UBOX": const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = pci(device_id: 0x3CE0, device: 11, function: 0, offset: 0x040) "U_PCI_CPUNODEID" from "linux-snbep";
+/// `U_MSR_PMON_CTR{n}` of instance UBOX.
+pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0xC16, "U_MSR_PMON_CTR0"), Msr::new(0xC17, "U_MSR_PMON_CTR1")];
+
+static U_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_MSR_PMON_CTR{n}", type_name: "UCtr",
+    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
+    description: "U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+    ]),
+    fields: UCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width from the guide's text and Linux; the table itself was not read", text: "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree." },
+    ],
+};
+
+/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks and sources: [`UUclkFixedCtlLayout`].
+///
+/// **Name and address** (info): Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy).
+pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+
+/// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21
+pub enum UUclkFixedCtlLayout {}
+
+impl Layout for UUclkFixedCtlLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffbfffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x400000;
 }
 
-register! {
-    /// Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.
-    pub struct UGidNidMap(u32): "U_PCI_GIDNIDMAP", PCI[1], unit "UBOX" of "xeon-e5-2600", static U_GID_NID_MAP_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Device and function from public lspci/dmesg listings, not from Linux": "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID.";
-    note "info" "Fields from Linux; bits 31:24": "snbep_pci2phy_map_init() compares (config >> 3 * i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0.";
-    bits 31:24 rv "rsv" = 0x0;
-    /// Node ID of the socket whose group ID is 7.
-    bits 23:21 ro node_id7: u8 = 0x0 { get: node_id7 };
-    /// Node ID of the socket whose group ID is 6.
-    bits 20:18 ro node_id6: u8 = 0x0 { get: node_id6 };
-    /// Node ID of the socket whose group ID is 5.
-    bits 17:15 ro node_id5: u8 = 0x0 { get: node_id5 };
-    /// Node ID of the socket whose group ID is 4.
-    bits 14:12 ro node_id4: u8 = 0x0 { get: node_id4 };
-    /// Node ID of the socket whose group ID is 3.
-    bits 11:9 ro node_id3: u8 = 0x0 { get: node_id3 };
-    /// Node ID of the socket whose group ID is 2.
-    bits 8:6 ro node_id2: u8 = 0x0 { get: node_id2 };
-    /// Node ID of the socket whose group ID is 1.
-    bits 5:3 ro node_id1: u8 = 0x0 { get: node_id1 };
-    /// Node ID of the socket whose group ID is 0.
-    bits 2:0 ro node_id0: u8 = 0x0 { get: node_id0 };
-    "UBOX": const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = pci(device_id: 0x3CE0, device: 11, function: 0, offset: 0x054) "U_PCI_GIDNIDMAP" from "linux-snbep";
+impl UUclkFixedCtl {
+    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
 }
 
-unit_events!([UCtl noext], [
-    EVENT_MSG_DOORBELL_RCVD = "UNC_U_EVENT_MSG.DOORBELL_RCVD" 0x42 0x08 false 0b11 "",
-    EVENT_MSG_INT_PRIO = "UNC_U_EVENT_MSG.INT_PRIO" 0x42 0x10 false 0b11 "",
-    EVENT_MSG_IPI_RCVD = "UNC_U_EVENT_MSG.IPI_RCVD" 0x42 0x04 false 0b11 "",
-    EVENT_MSG_MSI_RCVD = "UNC_U_EVENT_MSG.MSI_RCVD" 0x42 0x02 false 0b11 "",
-    EVENT_MSG_VLW_RCVD = "UNC_U_EVENT_MSG.VLW_RCVD" 0x42 0x01 false 0b11 "",
-    FILTER_MATCH_DISABLE = "UNC_U_FILTER_MATCH.DISABLE" 0x41 0x02 false 0b11 "",
-    FILTER_MATCH_ENABLE = "UNC_U_FILTER_MATCH.ENABLE" 0x41 0x01 false 0b11 "UBoxFilter[3:0]",
-    FILTER_MATCH_U2C_DISABLE = "UNC_U_FILTER_MATCH.U2C_DISABLE" 0x41 0x08 false 0b11 "",
-    FILTER_MATCH_U2C_ENABLE = "UNC_U_FILTER_MATCH.U2C_ENABLE" 0x41 0x04 false 0b11 "UBoxFilter[3:0]",
-    LOCK_CYCLES = "UNC_U_LOCK_CYCLES" 0x44 0x00 false 0b11 "",
-    U2C_EVENTS_CMC = "UNC_U_U2C_EVENTS.CMC" 0x43 0x10 false 0b11 "",
-    U2C_EVENTS_LIVELOCK = "UNC_U_U2C_EVENTS.LIVELOCK" 0x43 0x04 false 0b11 "",
-    U2C_EVENTS_LTERROR = "UNC_U_U2C_EVENTS.LTERROR" 0x43 0x08 false 0b11 "",
-    U2C_EVENTS_MONITOR_T0 = "UNC_U_U2C_EVENTS.MONITOR_T0" 0x43 0x01 false 0b11 "",
-    U2C_EVENTS_MONITOR_T1 = "UNC_U_U2C_EVENTS.MONITOR_T1" 0x43 0x02 false 0b11 "",
-    U2C_EVENTS_OTHER = "UNC_U_U2C_EVENTS.OTHER" 0x43 0x80 false 0b11 "",
-    U2C_EVENTS_TRAP = "UNC_U_U2C_EVENTS.TRAP" 0x43 0x40 false 0b11 "",
-    U2C_EVENTS_UMC = "UNC_U_U2C_EVENTS.UMC" 0x43 0x20 false 0b11 "",
-    CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
-]);
+/// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0xC08, "U_MSR_PMON_UCLK_FIXED_CTL");
+
+static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTL", type_name: "UUclkFixedCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
+    description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Name and address", text: "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy)." },
+    ],
+};
+
+/// The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks and sources: [`UUclkFixedCtrLayout`].
+///
+/// **Table 2-5 gives bits 43:0 for a counter it calls 48-bit** (source-conflict): Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads "48-bit performance event counter", and section 2.2.2 (p. 19) describes "a 48-bit fixed counter which increments each u-clock". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / "48-bit" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.
+///
+/// **Address** (info): Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.
+pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+
+/// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UUclkFixedCtrLayout {}
+
+impl Layout for UUclkFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The number of UCLK cycles counted, 48 bits.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl UUclkFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The number of UCLK cycles counted, 48 bits.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0xC09, "U_MSR_PMON_UCLK_FIXED_CTR");
+
+static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTR", type_name: "UUclkFixedCtr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
+    description: "The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.",
+    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Table 2-5 gives bits 43:0 for a counter it calls 48-bit", text: "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero." },
+        NoteInfo { kind: "info", title: "Address", text: "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree." },
+    ],
+};
+
+/// Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.
+///
+/// `U_PCI_CPUNODEID`: 32-bit PCI register of the UBOX unit (xeon-e5-2600). Fields, masks and sources: [`UCpuNodeIdLayout`].
+///
+/// **Device and function from public lspci/dmesg listings, not from Linux** (info): Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show \[8086:3ce0\] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset.
+///
+/// **Fields from Linux; the rest is unknown, not known-reserved** (info): Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock.
+///
+/// **Reset value** (info): The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder.
+pub type UCpuNodeId = Reg32<UCpuNodeIdLayout>;
+
+/// The layout of [`UCpuNodeId`] (`U_PCI_CPUNODEID`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCpuNodeIdLayout {}
+
+impl Layout for UCpuNodeIdLayout {
+    const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro, reset: 0x0, description: "Node ID of this socket (local node ID), as configured by firmware.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff8;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl UCpuNodeId {
+    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node ID of this socket (local node ID), as configured by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_CPUNODEID` of instance UBOX.
+pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x3CE0, 11, 0, 0x040, "U_PCI_CPUNODEID");
+
+static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_PCI_CPUNODEID", type_name: "UCpuNodeId",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
+    description: "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x040 }, source: "linux-snbep" },
+    ]),
+    fields: UCpuNodeIdLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Device and function from public lspci/dmesg listings, not from Linux", text: "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset." },
+        NoteInfo { kind: "info", title: "Fields from Linux; the rest is unknown, not known-reserved", text: "Linux reads this register and uses only bits 2:0 (mask 0x7) as the local node ID. No source read for this file describes bits 31:3; they are recorded as reserved (rv) so that safe code never sets them. Linux never writes the register and firmware programs it, so the node ID is modelled read-only (ro); the platform datasheet may list it as writable under a lock." },
+        NoteInfo { kind: "info", title: "Reset value", text: "The reset value of local_node_id is not documented in the sources used; firmware sets it before the OS runs. 0 is recorded as a placeholder." },
+    ],
+};
+
+/// Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.
+///
+/// `U_PCI_GIDNIDMAP`: 32-bit PCI register of the UBOX unit (xeon-e5-2600). Fields, masks and sources: [`UGidNidMapLayout`].
+///
+/// **Device and function from public lspci/dmesg listings, not from Linux** (info): Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID.
+///
+/// **Fields from Linux; bits 31:24** (info): snbep_pci2phy_map_init() compares (config \>\> 3 \* i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0.
+pub type UGidNidMap = Reg32<UGidNidMapLayout>;
+
+/// The layout of [`UGidNidMap`] (`U_PCI_GIDNIDMAP`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UGidNidMapLayout {}
+
+impl Layout for UGidNidMapLayout {
+    const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 7.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 6.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 5.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 4.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 3.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 2.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 1.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro, reset: 0x0, description: "Node ID of the socket whose group ID is 0.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xff000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl UGidNidMap {
+    /// `node_id7` (bits 23:21, ro, reset 0x0): Node ID of the socket whose group ID is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
+    /// `node_id6` (bits 20:18, ro, reset 0x0): Node ID of the socket whose group ID is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
+    /// `node_id5` (bits 17:15, ro, reset 0x0): Node ID of the socket whose group ID is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
+    /// `node_id4` (bits 14:12, ro, reset 0x0): Node ID of the socket whose group ID is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
+    /// `node_id3` (bits 11:9, ro, reset 0x0): Node ID of the socket whose group ID is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
+    /// `node_id2` (bits 8:6, ro, reset 0x0): Node ID of the socket whose group ID is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
+    /// `node_id1` (bits 5:3, ro, reset 0x0): Node ID of the socket whose group ID is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
+    /// `node_id0` (bits 2:0, ro, reset 0x0): Node ID of the socket whose group ID is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_GIDNIDMAP` of instance UBOX.
+pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x3CE0, 11, 0, 0x054, "U_PCI_GIDNIDMAP");
+
+static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600", unit: "UBOX", name: "U_PCI_GIDNIDMAP", type_name: "UGidNidMap",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
+    description: "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x054 }, source: "linux-snbep" },
+    ]),
+    fields: UGidNidMapLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Device and function from public lspci/dmesg listings, not from Linux", text: "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID." },
+        NoteInfo { kind: "info", title: "Fields from Linux; bits 31:24", text: "snbep_pci2phy_map_init() compares (config >> 3 * i) & 0x7 with the local node ID for i = 0..7, so bits 23:0 are eight 3-bit node-ID slots (slot i at bits 3i+2:3i). Bits 31:24 are not used by Linux and not described by any source read; they are recorded as reserved (rv). Like CPUNODEID, the map is programmed by firmware and only read by Linux, so the slots are modelled read-only (ro) with placeholder reset 0." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_INT_PRIO: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_IPI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_MSI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_VLW_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.DISABLE`: event select 0x41, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.ENABLE`: event select 0x41, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`: event select 0x41, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`: event select 0x41, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_LOCK_CYCLES`: event select 0x44, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const LOCK_CYCLES: Event = Event(&EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.CMC`: event select 0x43, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_CMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LIVELOCK`: event select 0x43, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LIVELOCK: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LTERROR`: event select 0x43, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LTERROR: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T0`: event select 0x43, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T0: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T1`: event select 0x43, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T1: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.OTHER`: event select 0x43, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_OTHER: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.TRAP`: event select 0x43, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_TRAP: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.UMC`: event select 0x43, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_UMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::EVENT_MSG_INT_PRIO, Event::EVENT_MSG_IPI_RCVD, Event::EVENT_MSG_MSI_RCVD, Event::EVENT_MSG_VLW_RCVD, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::LOCK_CYCLES, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_OTHER, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_UMC, Event::CLOCKTICKS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::EVENT_MSG_DOORBELL_RCVD.0, Event::EVENT_MSG_INT_PRIO.0, Event::EVENT_MSG_IPI_RCVD.0, Event::EVENT_MSG_MSI_RCVD.0, Event::EVENT_MSG_VLW_RCVD.0, Event::FILTER_MATCH_DISABLE.0, Event::FILTER_MATCH_ENABLE.0, Event::FILTER_MATCH_U2C_DISABLE.0, Event::FILTER_MATCH_U2C_ENABLE.0, Event::LOCK_CYCLES.0, Event::U2C_EVENTS_CMC.0, Event::U2C_EVENTS_LIVELOCK.0, Event::U2C_EVENTS_LTERROR.0, Event::U2C_EVENTS_MONITOR_T0.0, Event::U2C_EVENTS_MONITOR_T1.0, Event::U2C_EVENTS_OTHER.0, Event::U2C_EVENTS_TRAP.0, Event::U2C_EVENTS_UMC.0, Event::CLOCKTICKS.0];
+
+impl UCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

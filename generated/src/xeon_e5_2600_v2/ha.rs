@@ -6,343 +6,907 @@
 //!
 //! Instances: HA0, HA1.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
-    pub struct HaBoxCtl(u32): "HA{i}_PCI_PMON_BOX_CTL", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux": "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.";
-    note "info" "Devices and functions": "HA0 is device 14 function 1 (device id 0x0E30) and HA1 device 28 function 1 (0x0E38): the guide's Table 2-37 (p. 55: HA0 D14:F1, HA1 D28:F1), Linux ivbep_uncore_pci_ids (0xe30, 0xe38) and likwid (0e.1, 1c.1) agree; offsets F4 (box control), F8 (status), D8.. (controls), A0.. (counters) are in Table 2-37.";
-    bits 31:18 rv "rsv" = 0x0;
-    /// Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
-    bit 17 rw ov_en: bool = 0x0 { get: ov_en, with: with_ov_en };
-    /// Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    bit 16 rw frz_en: bool = 0x0, role FreezeEnable [] { get: frz_en, with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 stops all counters of this box until the bit is written as 0.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "HA0": const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0F4) "HA0_PCI_PMON_BOX_CTL" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0F4) "HA1_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
+///
+/// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks and sources: [`HaBoxCtlLayout`].
+///
+/// **Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux** (source-conflict): The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 \<\< 16 | 1 \<\< 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.
+///
+/// **Devices and functions** (info): HA0 is device 14 function 1 (device id 0x0E30) and HA1 device 28 function 1 (0x0E38): the guide's Table 2-37 (p. 55: HA0 D14:F1, HA1 D28:F1), Linux ivbep_uncore_pci_ids (0xe30, 0xe38) and likwid (0e.1, 1c.1) agree; offsets F4 (box control), F8 (status), D8.. (controls), A0.. (counters) are in Table 2-37.
+pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+
+/// The layout of [`HaBoxCtl`] (`HA{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaBoxCtlLayout {}
+
+impl Layout for HaBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffcfefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x30103;
 }
+
+impl HaBoxCtl {
+    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_en` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA0.
+pub const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x0E30, 14, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL");
+/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA1.
+pub const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x0E38, 28, 1, 0x0F4, "HA1_PCI_PMON_BOX_CTL");
 /// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [HA0_PCI_PMON_BOX_CTL, HA1_PCI_PMON_BOX_CTL];
 
-register! {
-    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
-    pub struct HaBoxStatus(u32): "HA{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_BOX_STATUS_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56";
-    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
-    bits 31:5 rv "rsv" = 0x0;
-    bit 4 rsv "rsv" = 0x0;
-    /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "HA0": const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0F8) "HA0_PCI_PMON_BOX_STATUS" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0F8) "HA1_PCI_PMON_BOX_STATUS" from "likwid";
+static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_BOX_CTL", type_name: "HaBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_CTL", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_CTL", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: HaBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
+        NoteInfo { kind: "info", title: "Devices and functions", text: "HA0 is device 14 function 1 (device id 0x0E30) and HA1 device 28 function 1 (0x0E38): the guide's Table 2-37 (p. 55: HA0 D14:F1, HA1 D28:F1), Linux ivbep_uncore_pci_ids (0xe30, 0xe38) and likwid (0e.1, 1c.1) agree; offsets F4 (box control), F8 (status), D8.. (controls), A0.. (counters) are in Table 2-37." },
+    ],
+};
+
+/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
+///
+/// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks and sources: [`HaBoxStatusLayout`].
+///
+/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.
+pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+
+/// The layout of [`HaBoxStatus`] (`HA{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56
+pub enum HaBoxStatusLayout {}
+
+impl Layout for HaBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
+
+impl HaBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "HA{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA0.
+pub const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x0E30, 14, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS");
+/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA1.
+pub const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x0E38, 28, 1, 0x0F8, "HA1_PCI_PMON_BOX_STATUS");
 /// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [HA0_PCI_PMON_BOX_STATUS, HA1_PCI_PMON_BOX_STATUS];
 
-register! {
-    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
-    pub struct HaCtl(u32): "HA{i}_PCI_PMON_CTL{n}", PCI[4], unit "HA" of "xeon-e5-2600-v2", static HA_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    note "source-conflict" "Bit 16: q_occ_rst from Linux": "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    /// Queue occupancy reset: writing 1 clears the queue-occupancy accumulator that feeds this counter's occupancy events.
-    bit 16 wo q_occ_rst: bool = 0x0 { with: with_q_occ_rst };
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "HA0": const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0D8) "HA0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0DC) "HA0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0E0) "HA0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0E4) "HA0_PCI_PMON_CTL3" from "likwid"];
-    "HA1": const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0D8) "HA1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0DC) "HA1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0E0) "HA1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0E4) "HA1_PCI_PMON_CTL3" from "likwid"];
+static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_BOX_STATUS", type_name: "HaBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
+    description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_STATUS", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_STATUS", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: HaBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
+    ],
+};
+
+/// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
+///
+/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`HaCtlLayout`].
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+///
+/// **Bit 16: q_occ_rst from Linux** (source-conflict): The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved.
+pub type HaCtl = Reg32<HaCtlLayout>;
+
+/// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaCtlLayout {}
+
+impl Layout for HaCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "q_occ_rst", ident: "q_occ_rst", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Queue occupancy reset: writing 1 clears the queue-occupancy accumulator that feeds this counter's occupancy events.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xa80000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff57ffff;
 }
+
+impl HaCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// This value with `q_occ_rst` (bit 16) set to `v`.
+    #[inline] pub const fn with_q_occ_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `HA{i}_PCI_PMON_CTL{n}` of instance HA0.
+pub const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x0E30, 14, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x0E30, 14, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x0E30, 14, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x0E30, 14, 1, 0x0E4, "HA0_PCI_PMON_CTL3")];
+/// `HA{i}_PCI_PMON_CTL{n}` of instance HA1.
+pub const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x0E38, 28, 1, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x0E38, 28, 1, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x0E38, 28, 1, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x0E38, 28, 1, 0x0E4, "HA1_PCI_PMON_CTL3")];
 /// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [HA0_PCI_PMON_CTL, HA1_PCI_PMON_CTL];
 
-register! {
-    /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
-    pub struct HaCtr(u64): "HA{i}_PCI_PMON_CTR{n}", PCI[4], unit "HA" of "xeon-e5-2600-v2", static HA_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57";
-    note "info" "Read as two dwords": "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "HA0": const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0A0) "HA0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0A8) "HA0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0B0) "HA0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0B8) "HA0_PCI_PMON_CTR3" from "likwid"];
-    "HA1": const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0A0) "HA1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0A8) "HA1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0B0) "HA1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0B8) "HA1_PCI_PMON_CTR3" from "likwid"];
+static HA_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_CTL{n}", type_name: "HaCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_CTL0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: HaCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+        NoteInfo { kind: "source-conflict", title: "Bit 16: q_occ_rst from Linux", text: "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved." },
+    ],
+};
+
+/// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
+///
+/// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`HaCtrLayout`].
+///
+/// **Read as two dwords** (info): The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_\*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.
+pub type HaCtr = Reg64<HaCtrLayout>;
+
+/// The layout of [`HaCtr`] (`HA{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57
+pub enum HaCtrLayout {}
+
+impl Layout for HaCtrLayout {
+    const INFO: &'static RegisterInfo = &HA_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl HaCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "HA{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_CTR{n}` of instance HA0.
+pub const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x0E30, 14, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x0E30, 14, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x0E30, 14, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x0E30, 14, 1, 0x0B8, "HA0_PCI_PMON_CTR3")];
+/// `HA{i}_PCI_PMON_CTR{n}` of instance HA1.
+pub const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x0E38, 28, 1, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x0E38, 28, 1, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x0E38, 28, 1, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x0E38, 28, 1, 0x0B8, "HA1_PCI_PMON_CTR3")];
 /// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [HA0_PCI_PMON_CTR, HA1_PCI_PMON_CTR];
 
-register! {
-    /// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).
-    pub struct HaAddrMatch0(u32): "HA{i}_PCI_PMON_BOX_ADDRMATCH0", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_ADDR_MATCH0_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters";
-    note "info" "Layout from Intel's event list; offset from Linux and likwid": "Linux uncore_snbep.c defines SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 (used by the IvyTown HA too, which shares the SNB-EP PCI layout), likwid registers.h PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40. Intel's event list for this uncore (ivytown_uncore.json) names the filter HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events, which gives the field position. The guide's table for this register was not read; bits 5:0 (below the cache-line size) are taken as reserved and the field as software-written configuration (rw; the v1 guide gives the sibling registers RWS, sticky read/write).";
-    /// Bits 31:6 of the cache-line-aligned system address to match.
-    bits 31:6 rw lo_addr: u32 = 0x0 { get: lo_addr, with: with_lo_addr, try_with: try_with_lo_addr };
-    bits 5:0 rsv "rsv" = 0x0;
-    "HA0": const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x040) "HA0_PCI_PMON_BOX_ADDRMATCH0" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x040) "HA1_PCI_PMON_BOX_ADDRMATCH0" from "likwid";
+static HA_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_CTR{n}", type_name: "HaCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
+    description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_CTR0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: HaCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
+    ],
+};
+
+/// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).
+///
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks and sources: [`HaAddrMatch0Layout`].
+///
+/// **Layout from Intel's event list; offset from Linux and likwid** (info): Linux uncore_snbep.c defines SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 (used by the IvyTown HA too, which shares the SNB-EP PCI layout), likwid registers.h PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40. Intel's event list for this uncore (ivytown_uncore.json) names the filter HA_AddrMatch0\[31:6\] for UNC_H_ADDR_OPC_MATCH events, which gives the field position. The guide's table for this register was not read; bits 5:0 (below the cache-line size) are taken as reserved and the field as software-written configuration (rw; the v1 guide gives the sibling registers RWS, sticky read/write).
+pub type HaAddrMatch0 = Reg32<HaAddrMatch0Layout>;
+
+/// The layout of [`HaAddrMatch0`] (`HA{i}_PCI_PMON_BOX_ADDRMATCH0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters
+pub enum HaAddrMatch0Layout {}
+
+impl Layout for HaAddrMatch0Layout {
+    const INFO: &'static RegisterInfo = &HA_ADDR_MATCH0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw, reset: 0x0, description: "Bits 31:6 of the cache-line-aligned system address to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3f;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffc0;
 }
+
+impl HaAddrMatch0 {
+    /// `lo_addr` (bits 31:6, rw, reset 0x0): Bits 31:6 of the cache-line-aligned system address to match.
+    #[inline] pub const fn lo_addr(self) -> u32 { get_bits(self.raw64(), 31, 6) as u32 }
+    /// This value with `lo_addr` (bits 31:6) set to `v`. Panics if `v` does not fit in 26 bits (a compile error in const context); `try_with_lo_addr` returns an error instead.
+    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 6, v as u64)) }
+    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in 26 bits.
+    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 6, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH0", "lo_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA0.
+pub const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = PciRegister::new(0x0E30, 14, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0");
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA1.
+pub const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = PciRegister::new(0x0E38, 28, 1, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0");
 /// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaAddrMatch0>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH0, HA1_PCI_PMON_BOX_ADDRMATCH0];
 
-register! {
-    /// High half of the physical-address match: address bits 45:32.
-    pub struct HaAddrMatch1(u32): "HA{i}_PCI_PMON_BOX_ADDRMATCH1", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_ADDR_MATCH1_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters";
-    note "info" "Layout": "Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1, likwid PCI_UNC_HA_PMON_ADDRMATCH1. Field: Intel's event list (HA_AddrMatch1[13:0]) and the E5-2600 (v1) guide's Table 2-38 (hi_addr 13:0, RWS, address bits 45:32; bits 31:14 reserved). RWS is modelled as rw.";
-    bits 31:14 rv "rsv" = 0x0;
-    /// Bits 45:32 of the cache-line-aligned system address to match.
-    bits 13:0 rw hi_addr: u16 = 0x0 { get: hi_addr, with: with_hi_addr, try_with: try_with_hi_addr };
-    "HA0": const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x044) "HA0_PCI_PMON_BOX_ADDRMATCH1" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x044) "HA1_PCI_PMON_BOX_ADDRMATCH1" from "likwid";
+static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_BOX_ADDRMATCH0", type_name: "HaAddrMatch0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
+    description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x040 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x040 }, source: "likwid" },
+    ]),
+    fields: HaAddrMatch0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Intel's event list; offset from Linux and likwid", text: "Linux uncore_snbep.c defines SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 (used by the IvyTown HA too, which shares the SNB-EP PCI layout), likwid registers.h PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40. Intel's event list for this uncore (ivytown_uncore.json) names the filter HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events, which gives the field position. The guide's table for this register was not read; bits 5:0 (below the cache-line size) are taken as reserved and the field as software-written configuration (rw; the v1 guide gives the sibling registers RWS, sticky read/write)." },
+    ],
+};
+
+/// High half of the physical-address match: address bits 45:32.
+///
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks and sources: [`HaAddrMatch1Layout`].
+///
+/// **Layout** (info): Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1, likwid PCI_UNC_HA_PMON_ADDRMATCH1. Field: Intel's event list (HA_AddrMatch1\[13:0\]) and the E5-2600 (v1) guide's Table 2-38 (hi_addr 13:0, RWS, address bits 45:32; bits 31:14 reserved). RWS is modelled as rw.
+pub type HaAddrMatch1 = Reg32<HaAddrMatch1Layout>;
+
+/// The layout of [`HaAddrMatch1`] (`HA{i}_PCI_PMON_BOX_ADDRMATCH1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters
+pub enum HaAddrMatch1Layout {}
+
+impl Layout for HaAddrMatch1Layout {
+    const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw, reset: 0x0, description: "Bits 45:32 of the cache-line-aligned system address to match.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffc000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3fff;
 }
+
+impl HaAddrMatch1 {
+    /// `hi_addr` (bits 13:0, rw, reset 0x0): Bits 45:32 of the cache-line-aligned system address to match.
+    #[inline] pub const fn hi_addr(self) -> u16 { get_bits(self.raw64(), 13, 0) as u16 }
+    /// This value with `hi_addr` (bits 13:0) set to `v`. Panics if `v` does not fit in 14 bits (a compile error in const context); `try_with_hi_addr` returns an error instead.
+    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 0, v as u64)) }
+    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in 14 bits.
+    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 0, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH1", "hi_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA0.
+pub const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = PciRegister::new(0x0E30, 14, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1");
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA1.
+pub const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = PciRegister::new(0x0E38, 28, 1, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1");
 /// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaAddrMatch1>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH1, HA1_PCI_PMON_BOX_ADDRMATCH1];
 
-register! {
-    /// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.
-    pub struct HaOpcodeMatch(u32): "HA{i}_PCI_PMON_BOX_OPCODEMATCH", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_OPCODE_MATCH_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters";
-    note "info" "Layout": "Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH, likwid PCI_UNC_HA_PMON_OPCODEMATCH. Field: Intel's event list (HA_OpcodeMatch[5:0]) and the v1 guide's Table 2-37 (opc 5:0, RWS; 31:6 reserved). RWS is modelled as rw.";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Opcode (with message class) of incoming requests to match; encodings in the guide's packet-matching reference.
-    bits 5:0 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    "HA0": const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x048) "HA0_PCI_PMON_BOX_OPCODEMATCH" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x048) "HA1_PCI_PMON_BOX_OPCODEMATCH" from "likwid";
+static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_BOX_ADDRMATCH1", type_name: "HaAddrMatch1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
+    description: "High half of the physical-address match: address bits 45:32.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH1", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x044 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH1", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x044 }, source: "likwid" },
+    ]),
+    fields: HaAddrMatch1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout", text: "Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1, likwid PCI_UNC_HA_PMON_ADDRMATCH1. Field: Intel's event list (HA_AddrMatch1[13:0]) and the E5-2600 (v1) guide's Table 2-38 (hi_addr 13:0, RWS, address bits 45:32; bits 31:14 reserved). RWS is modelled as rw." },
+    ],
+};
+
+/// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.
+///
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks and sources: [`HaOpcodeMatchLayout`].
+///
+/// **Layout** (info): Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH, likwid PCI_UNC_HA_PMON_OPCODEMATCH. Field: Intel's event list (HA_OpcodeMatch\[5:0\]) and the v1 guide's Table 2-37 (opc 5:0, RWS; 31:6 reserved). RWS is modelled as rw.
+pub type HaOpcodeMatch = Reg32<HaOpcodeMatchLayout>;
+
+/// The layout of [`HaOpcodeMatch`] (`HA{i}_PCI_PMON_BOX_OPCODEMATCH`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters
+pub enum HaOpcodeMatchLayout {}
+
+impl Layout for HaOpcodeMatchLayout {
+    const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw, reset: 0x0, description: "Opcode (with message class) of incoming requests to match; encodings in the guide's packet-matching reference.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
+
+impl HaOpcodeMatch {
+    /// `opc` (bits 5:0, rw, reset 0x0): Opcode (with message class) of incoming requests to match; encodings in the guide's packet-matching reference.
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    /// This value with `opc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "HA{i}_PCI_PMON_BOX_OPCODEMATCH", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA0.
+pub const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = PciRegister::new(0x0E30, 14, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH");
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA1.
+pub const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = PciRegister::new(0x0E38, 28, 1, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH");
 /// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaOpcodeMatch>; 2] = [HA0_PCI_PMON_BOX_OPCODEMATCH, HA1_PCI_PMON_BOX_OPCODEMATCH];
 
-unit_events!([HaCtl noext], [
-    ADDR_OPC_MATCH_FILT = "UNC_H_ADDR_OPC_MATCH.FILT" 0x20 0x03 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]",
-    BT_BYPASS = "UNC_H_BT_BYPASS" 0x52 0x00 false 0b1111 "",
-    BT_CYCLES_NE_LOCAL = "UNC_H_BT_CYCLES_NE.LOCAL" 0x42 0x01 false 0b1111 "",
-    BT_CYCLES_NE_REMOTE = "UNC_H_BT_CYCLES_NE.REMOTE" 0x42 0x02 false 0b1111 "",
-    BT_OCCUPANCY_LOCAL = "UNC_H_BT_OCCUPANCY.LOCAL" 0x43 0x01 false 0b1111 "",
-    BT_OCCUPANCY_READS_LOCAL = "UNC_H_BT_OCCUPANCY.READS_LOCAL" 0x43 0x04 false 0b1111 "",
-    BT_OCCUPANCY_READS_REMOTE = "UNC_H_BT_OCCUPANCY.READS_REMOTE" 0x43 0x08 false 0b1111 "",
-    BT_OCCUPANCY_REMOTE = "UNC_H_BT_OCCUPANCY.REMOTE" 0x43 0x02 false 0b1111 "",
-    BT_OCCUPANCY_WRITES_LOCAL = "UNC_H_BT_OCCUPANCY.WRITES_LOCAL" 0x43 0x10 false 0b1111 "",
-    BT_OCCUPANCY_WRITES_REMOTE = "UNC_H_BT_OCCUPANCY.WRITES_REMOTE" 0x43 0x20 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD" 0x51 0x04 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD" 0x51 0x02 false 0b1111 "",
-    BYPASS_IMC_NOT_TAKEN = "UNC_H_BYPASS_IMC.NOT_TAKEN" 0x14 0x02 false 0b1111 "",
-    BYPASS_IMC_TAKEN = "UNC_H_BYPASS_IMC.TAKEN" 0x14 0x01 false 0b1111 "",
-    CLOCKTICKS = "UNC_H_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    CONFLICT_CYCLES_ACKCNFLTS = "UNC_H_CONFLICT_CYCLES.ACKCNFLTS" 0x0b 0x08 false 0b1111 "",
-    CONFLICT_CYCLES_CMP_FWDS = "UNC_H_CONFLICT_CYCLES.CMP_FWDS" 0x0b 0x10 false 0b1111 "",
-    CONFLICT_CYCLES_CONFLICT = "UNC_H_CONFLICT_CYCLES.CONFLICT" 0x0b 0x02 false 0b1111 "",
-    CONFLICT_CYCLES_LAST = "UNC_H_CONFLICT_CYCLES.LAST" 0x0b 0x04 false 0b1111 "",
-    DIRECT2CORE_COUNT = "UNC_H_DIRECT2CORE_COUNT" 0x11 0x00 false 0b1111 "",
-    DIRECT2CORE_CYCLES_DISABLED = "UNC_H_DIRECT2CORE_CYCLES_DISABLED" 0x12 0x00 false 0b1111 "",
-    DIRECT2CORE_TXN_OVERRIDE = "UNC_H_DIRECT2CORE_TXN_OVERRIDE" 0x13 0x00 false 0b1111 "",
-    DIRECTORY_LAT_OPT = "UNC_H_DIRECTORY_LAT_OPT" 0x41 0x00 false 0b1111 "",
-    DIRECTORY_LOOKUP_ANY = "UNC_H_DIRECTORY_LOOKUP.ANY" 0x0c 0x10 false 0b1111 "",
-    DIRECTORY_LOOKUP_NO_SNP = "UNC_H_DIRECTORY_LOOKUP.NO_SNP" 0x0c 0x02 false 0b1111 "",
-    DIRECTORY_LOOKUP_SNOOP_A = "UNC_H_DIRECTORY_LOOKUP.SNOOP_A" 0x0c 0x08 false 0b1111 "",
-    DIRECTORY_LOOKUP_SNOOP_S = "UNC_H_DIRECTORY_LOOKUP.SNOOP_S" 0x0c 0x02 false 0b1111 "",
-    DIRECTORY_LOOKUP_SNP = "UNC_H_DIRECTORY_LOOKUP.SNP" 0x0c 0x01 false 0b1111 "",
-    DIRECTORY_LOOKUP_STATE_A = "UNC_H_DIRECTORY_LOOKUP.STATE_A" 0x0c 0x80 false 0b1111 "",
-    DIRECTORY_LOOKUP_STATE_I = "UNC_H_DIRECTORY_LOOKUP.STATE_I" 0x0c 0x20 false 0b1111 "",
-    DIRECTORY_LOOKUP_STATE_S = "UNC_H_DIRECTORY_LOOKUP.STATE_S" 0x0c 0x40 false 0b1111 "",
-    DIRECTORY_UPDATE_A2I = "UNC_H_DIRECTORY_UPDATE.A2I" 0x0d 0x20 false 0b1111 "",
-    DIRECTORY_UPDATE_A2S = "UNC_H_DIRECTORY_UPDATE.A2S" 0x0d 0x40 false 0b1111 "",
-    DIRECTORY_UPDATE_ANY = "UNC_H_DIRECTORY_UPDATE.ANY" 0x0d 0x03 false 0b1111 "",
-    DIRECTORY_UPDATE_I2A = "UNC_H_DIRECTORY_UPDATE.I2A" 0x0d 0x04 false 0b1111 "",
-    DIRECTORY_UPDATE_I2S = "UNC_H_DIRECTORY_UPDATE.I2S" 0x0d 0x02 false 0b1111 "",
-    DIRECTORY_UPDATE_S2A = "UNC_H_DIRECTORY_UPDATE.S2A" 0x0d 0x10 false 0b1111 "",
-    DIRECTORY_UPDATE_S2I = "UNC_H_DIRECTORY_UPDATE.S2I" 0x0d 0x08 false 0b1111 "",
-    IGR_AD_QPI2_ACCUMULATOR = "UNC_H_IGR_AD_QPI2_ACCUMULATOR" 0x59 0x00 false 0b1111 "",
-    IGR_BL_QPI2_ACCUMULATOR = "UNC_H_IGR_BL_QPI2_ACCUMULATOR" 0x5a 0x00 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0" 0x22 0x01 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1" 0x22 0x02 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0" 0x22 0x04 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1" 0x22 0x08 false 0b1111 "",
-    IMC_READS_NORMAL = "UNC_H_IMC_READS.NORMAL" 0x17 0x01 false 0b1111 "",
-    IMC_RETRY = "UNC_H_IMC_RETRY" 0x1e 0x00 false 0b1111 "",
-    IMC_WRITES_ALL = "UNC_H_IMC_WRITES.ALL" 0x1a 0x0f false 0b1111 "",
-    IMC_WRITES_FULL = "UNC_H_IMC_WRITES.FULL" 0x1a 0x01 false 0b1111 "",
-    IMC_WRITES_FULL_ISOCH = "UNC_H_IMC_WRITES.FULL_ISOCH" 0x1a 0x04 false 0b1111 "",
-    IMC_WRITES_PARTIAL = "UNC_H_IMC_WRITES.PARTIAL" 0x1a 0x02 false 0b1111 "",
-    IMC_WRITES_PARTIAL_ISOCH = "UNC_H_IMC_WRITES.PARTIAL_ISOCH" 0x1a 0x08 false 0b1111 "",
-    IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID = "UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID" 0x57 0x01 false 0b1111 "",
-    IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR = "UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR" 0x57 0x04 false 0b1111 "",
-    IODC_INSERTS = "UNC_H_IODC_INSERTS" 0x56 0x00 false 0b1111 "",
-    IODC_OLEN_WBMTOI = "UNC_H_IODC_OLEN_WBMTOI" 0x58 0x00 false 0b1111 "",
-    OSB_INVITOE_LOCAL = "UNC_H_OSB.INVITOE_LOCAL" 0x53 0x04 false 0b1111 "",
-    OSB_READS_LOCAL = "UNC_H_OSB.READS_LOCAL" 0x53 0x02 false 0b1111 "",
-    OSB_REMOTE = "UNC_H_OSB.REMOTE" 0x53 0x08 false 0b1111 "",
-    OSB_EDR_ALL = "UNC_H_OSB_EDR.ALL" 0x54 0x01 false 0b1111 "",
-    OSB_EDR_READS_LOCAL_I = "UNC_H_OSB_EDR.READS_LOCAL_I" 0x54 0x02 false 0b1111 "",
-    OSB_EDR_READS_LOCAL_S = "UNC_H_OSB_EDR.READS_LOCAL_S" 0x54 0x08 false 0b1111 "",
-    OSB_EDR_READS_REMOTE_I = "UNC_H_OSB_EDR.READS_REMOTE_I" 0x54 0x04 false 0b1111 "",
-    OSB_EDR_READS_REMOTE_S = "UNC_H_OSB_EDR.READS_REMOTE_S" 0x54 0x10 false 0b1111 "",
-    REQUESTS_INVITOE_LOCAL = "UNC_H_REQUESTS.INVITOE_LOCAL" 0x01 0x10 false 0b1111 "",
-    REQUESTS_INVITOE_REMOTE = "UNC_H_REQUESTS.INVITOE_REMOTE" 0x01 0x20 false 0b1111 "",
-    REQUESTS_READS = "UNC_H_REQUESTS.READS" 0x01 0x03 false 0b1111 "",
-    REQUESTS_READS_LOCAL = "UNC_H_REQUESTS.READS_LOCAL" 0x01 0x01 false 0b1111 "",
-    REQUESTS_READS_REMOTE = "UNC_H_REQUESTS.READS_REMOTE" 0x01 0x02 false 0b1111 "",
-    REQUESTS_WRITES = "UNC_H_REQUESTS.WRITES" 0x01 0x0c false 0b1111 "",
-    REQUESTS_WRITES_LOCAL = "UNC_H_REQUESTS.WRITES_LOCAL" 0x01 0x04 false 0b1111 "",
-    REQUESTS_WRITES_REMOTE = "UNC_H_REQUESTS.WRITES_REMOTE" 0x01 0x08 false 0b1111 "",
-    RING_AD_USED_CCW_VR0_EVEN = "UNC_H_RING_AD_USED.CCW_VR0_EVEN" 0x3e 0x04 false 0b1111 "",
-    RING_AD_USED_CCW_VR0_ODD = "UNC_H_RING_AD_USED.CCW_VR0_ODD" 0x3e 0x08 false 0b1111 "",
-    RING_AD_USED_CCW_VR1_EVEN = "UNC_H_RING_AD_USED.CCW_VR1_EVEN" 0x3e 0x40 false 0b1111 "",
-    RING_AD_USED_CCW_VR1_ODD = "UNC_H_RING_AD_USED.CCW_VR1_ODD" 0x3e 0x80 false 0b1111 "",
-    RING_AD_USED_CW_VR0_EVEN = "UNC_H_RING_AD_USED.CW_VR0_EVEN" 0x3e 0x01 false 0b1111 "",
-    RING_AD_USED_CW_VR0_ODD = "UNC_H_RING_AD_USED.CW_VR0_ODD" 0x3e 0x02 false 0b1111 "",
-    RING_AD_USED_CW_VR1_EVEN = "UNC_H_RING_AD_USED.CW_VR1_EVEN" 0x3e 0x10 false 0b1111 "",
-    RING_AD_USED_CW_VR1_ODD = "UNC_H_RING_AD_USED.CW_VR1_ODD" 0x3e 0x20 false 0b1111 "",
-    RING_AK_USED_CCW_VR0_EVEN = "UNC_H_RING_AK_USED.CCW_VR0_EVEN" 0x3f 0x04 false 0b1111 "",
-    RING_AK_USED_CCW_VR0_ODD = "UNC_H_RING_AK_USED.CCW_VR0_ODD" 0x3f 0x08 false 0b1111 "",
-    RING_AK_USED_CCW_VR1_EVEN = "UNC_H_RING_AK_USED.CCW_VR1_EVEN" 0x3f 0x40 false 0b1111 "",
-    RING_AK_USED_CCW_VR1_ODD = "UNC_H_RING_AK_USED.CCW_VR1_ODD" 0x3f 0x80 false 0b1111 "",
-    RING_AK_USED_CW_VR0_EVEN = "UNC_H_RING_AK_USED.CW_VR0_EVEN" 0x3f 0x01 false 0b1111 "",
-    RING_AK_USED_CW_VR0_ODD = "UNC_H_RING_AK_USED.CW_VR0_ODD" 0x3f 0x02 false 0b1111 "",
-    RING_AK_USED_CW_VR1_EVEN = "UNC_H_RING_AK_USED.CW_VR1_EVEN" 0x3f 0x10 false 0b1111 "",
-    RING_AK_USED_CW_VR1_ODD = "UNC_H_RING_AK_USED.CW_VR1_ODD" 0x3f 0x20 false 0b1111 "",
-    RING_BL_USED_CCW_VR0_EVEN = "UNC_H_RING_BL_USED.CCW_VR0_EVEN" 0x40 0x04 false 0b1111 "",
-    RING_BL_USED_CCW_VR0_ODD = "UNC_H_RING_BL_USED.CCW_VR0_ODD" 0x40 0x08 false 0b1111 "",
-    RING_BL_USED_CCW_VR1_EVEN = "UNC_H_RING_BL_USED.CCW_VR1_EVEN" 0x40 0x40 false 0b1111 "",
-    RING_BL_USED_CCW_VR1_ODD = "UNC_H_RING_BL_USED.CCW_VR1_ODD" 0x40 0x80 false 0b1111 "",
-    RING_BL_USED_CW_VR0_EVEN = "UNC_H_RING_BL_USED.CW_VR0_EVEN" 0x40 0x01 false 0b1111 "",
-    RING_BL_USED_CW_VR0_ODD = "UNC_H_RING_BL_USED.CW_VR0_ODD" 0x40 0x02 false 0b1111 "",
-    RING_BL_USED_CW_VR1_EVEN = "UNC_H_RING_BL_USED.CW_VR1_EVEN" 0x40 0x10 false 0b1111 "",
-    RING_BL_USED_CW_VR1_ODD = "UNC_H_RING_BL_USED.CW_VR1_ODD" 0x40 0x20 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x15 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x15 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x15 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x15 0x08 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x16 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x16 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x16 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x16 0x08 false 0b1111 "",
-    SNOOP_RESP_RSPCNFLCT = "UNC_H_SNOOP_RESP.RSPCNFLCT" 0x21 0x40 false 0b1111 "",
-    SNOOP_RESP_RSPI = "UNC_H_SNOOP_RESP.RSPI" 0x21 0x01 false 0b1111 "",
-    SNOOP_RESP_RSPIFWD = "UNC_H_SNOOP_RESP.RSPIFWD" 0x21 0x04 false 0b1111 "",
-    SNOOP_RESP_RSPS = "UNC_H_SNOOP_RESP.RSPS" 0x21 0x02 false 0b1111 "",
-    SNOOP_RESP_RSPSFWD = "UNC_H_SNOOP_RESP.RSPSFWD" 0x21 0x08 false 0b1111 "",
-    SNOOP_RESP_RSP_FWD_WB = "UNC_H_SNOOP_RESP.RSP_FWD_WB" 0x21 0x20 false 0b1111 "",
-    SNOOP_RESP_RSP_WB = "UNC_H_SNOOP_RESP.RSP_WB" 0x21 0x10 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_OTHER = "UNC_H_SNP_RESP_RECV_LOCAL.OTHER" 0x60 0x80 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPCNFLCT = "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT" 0x60 0x40 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPI = "UNC_H_SNP_RESP_RECV_LOCAL.RSPI" 0x60 0x01 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPIFWD = "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD" 0x60 0x04 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPS = "UNC_H_SNP_RESP_RECV_LOCAL.RSPS" 0x60 0x02 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPSFWD = "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD" 0x60 0x08 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPXFWDXWB = "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB" 0x60 0x20 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPXWB = "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB" 0x60 0x10 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION0 = "UNC_H_TAD_REQUESTS_G0.REGION0" 0x1b 0x01 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION1 = "UNC_H_TAD_REQUESTS_G0.REGION1" 0x1b 0x02 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION2 = "UNC_H_TAD_REQUESTS_G0.REGION2" 0x1b 0x04 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION3 = "UNC_H_TAD_REQUESTS_G0.REGION3" 0x1b 0x08 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION4 = "UNC_H_TAD_REQUESTS_G0.REGION4" 0x1b 0x10 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION5 = "UNC_H_TAD_REQUESTS_G0.REGION5" 0x1b 0x20 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION6 = "UNC_H_TAD_REQUESTS_G0.REGION6" 0x1b 0x40 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION7 = "UNC_H_TAD_REQUESTS_G0.REGION7" 0x1b 0x80 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION10 = "UNC_H_TAD_REQUESTS_G1.REGION10" 0x1c 0x04 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION11 = "UNC_H_TAD_REQUESTS_G1.REGION11" 0x1c 0x08 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION8 = "UNC_H_TAD_REQUESTS_G1.REGION8" 0x1c 0x01 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION9 = "UNC_H_TAD_REQUESTS_G1.REGION9" 0x1c 0x02 false 0b1111 "",
-    TRACKER_CYCLES_NE = "UNC_H_TRACKER_CYCLES_NE" 0x03 0x00 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_ALL = "UNC_H_TxR_AD_CYCLES_FULL.ALL" 0x2a 0x03 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED0" 0x2a 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED1" 0x2a 0x02 false 0b1111 "",
-    TXR_AD_CYCLES_NE_ALL = "UNC_H_TxR_AD_CYCLES_NE.ALL" 0x29 0x03 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED0 = "UNC_H_TxR_AD_CYCLES_NE.SCHED0" 0x29 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED1 = "UNC_H_TxR_AD_CYCLES_NE.SCHED1" 0x29 0x02 false 0b1111 "",
-    TXR_AD_INSERTS_ALL = "UNC_H_TxR_AD_INSERTS.ALL" 0x27 0x03 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED0 = "UNC_H_TxR_AD_INSERTS.SCHED0" 0x27 0x01 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED1 = "UNC_H_TxR_AD_INSERTS.SCHED1" 0x27 0x02 false 0b1111 "",
-    TXR_AD_OCCUPANCY_SCHED0 = "UNC_H_TxR_AD_OCCUPANCY.SCHED0" 0x28 0x01 false 0b1111 "",
-    TXR_AD_OCCUPANCY_SCHED1 = "UNC_H_TxR_AD_OCCUPANCY.SCHED1" 0x28 0x02 false 0b1111 "",
-    TXR_AK_CRD_CBO = "UNC_H_TxR_AK.CRD_CBO" 0x0e 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_ALL = "UNC_H_TxR_AK_CYCLES_FULL.ALL" 0x32 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED0" 0x32 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED1" 0x32 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_NE_ALL = "UNC_H_TxR_AK_CYCLES_NE.ALL" 0x31 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED0 = "UNC_H_TxR_AK_CYCLES_NE.SCHED0" 0x31 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED1 = "UNC_H_TxR_AK_CYCLES_NE.SCHED1" 0x31 0x02 false 0b1111 "",
-    TXR_AK_INSERTS_ALL = "UNC_H_TxR_AK_INSERTS.ALL" 0x2f 0x03 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED0 = "UNC_H_TxR_AK_INSERTS.SCHED0" 0x2f 0x01 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED1 = "UNC_H_TxR_AK_INSERTS.SCHED1" 0x2f 0x02 false 0b1111 "",
-    TXR_AK_OCCUPANCY_SCHED0 = "UNC_H_TxR_AK_OCCUPANCY.SCHED0" 0x30 0x01 false 0b1111 "",
-    TXR_AK_OCCUPANCY_SCHED1 = "UNC_H_TxR_AK_OCCUPANCY.SCHED1" 0x30 0x02 false 0b1111 "",
-    TXR_BL_DRS_CACHE = "UNC_H_TxR_BL.DRS_CACHE" 0x10 0x01 false 0b1111 "",
-    TXR_BL_DRS_CORE = "UNC_H_TxR_BL.DRS_CORE" 0x10 0x02 false 0b1111 "",
-    TXR_BL_DRS_QPI = "UNC_H_TxR_BL.DRS_QPI" 0x10 0x04 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_ALL = "UNC_H_TxR_BL_CYCLES_FULL.ALL" 0x36 0x03 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED0 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED0" 0x36 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED1 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED1" 0x36 0x02 false 0b1111 "",
-    TXR_BL_CYCLES_NE_ALL = "UNC_H_TxR_BL_CYCLES_NE.ALL" 0x35 0x03 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED0 = "UNC_H_TxR_BL_CYCLES_NE.SCHED0" 0x35 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED1 = "UNC_H_TxR_BL_CYCLES_NE.SCHED1" 0x35 0x02 false 0b1111 "",
-    TXR_BL_INSERTS_ALL = "UNC_H_TxR_BL_INSERTS.ALL" 0x33 0x03 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED0 = "UNC_H_TxR_BL_INSERTS.SCHED0" 0x33 0x01 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED1 = "UNC_H_TxR_BL_INSERTS.SCHED1" 0x33 0x02 false 0b1111 "",
-    TXR_BL_OCCUPANCY_ALL = "UNC_H_TxR_BL_OCCUPANCY.ALL" 0x34 0x03 false 0b1111 "",
-    TXR_BL_OCCUPANCY_SCHED0 = "UNC_H_TxR_BL_OCCUPANCY.SCHED0" 0x34 0x01 false 0b1111 "",
-    TXR_BL_OCCUPANCY_SCHED1 = "UNC_H_TxR_BL_OCCUPANCY.SCHED1" 0x34 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x18 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x18 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x18 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x18 0x08 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x19 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x19 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x19 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x19 0x08 false 0b1111 "",
-    ADDR_OPC_MATCH_ADDR = "UNC_H_ADDR_OPC_MATCH.ADDR" 0x20 0x01 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]",
-    ADDR_OPC_MATCH_OPC = "UNC_H_ADDR_OPC_MATCH.OPC" 0x20 0x02 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_AD = "UNC_H_ADDR_OPC_MATCH.AD" 0x20 0x04 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_BL = "UNC_H_ADDR_OPC_MATCH.BL" 0x20 0x08 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_AK = "UNC_H_ADDR_OPC_MATCH.AK" 0x20 0x10 false 0b1111 "HA_OpcodeMatch[5:0]",
-    BT_CYCLES_NE = "UNC_H_BT_CYCLES_NE" 0x42 0x00 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD" 0x51 0x08 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD" 0x51 0x10 false 0b1111 "",
-    DIRECTORY_UPDATE_SET = "UNC_H_DIRECTORY_UPDATE.SET" 0x0d 0x01 false 0b1111 "",
-    DIRECTORY_UPDATE_CLEAR = "UNC_H_DIRECTORY_UPDATE.CLEAR" 0x0d 0x02 false 0b1111 "",
-    IGR_CREDITS_AD_QPI2 = "UNC_H_IGR_CREDITS_AD_QPI2" 0x59 0x00 false 0b1111 "",
-    IGR_CREDITS_BL_QPI2 = "UNC_H_IGR_CREDITS_BL_QPI2" 0x5a 0x00 false 0b1111 "",
-    IODC_CONFLICTS_ANY = "UNC_H_IODC_CONFLICTS.ANY" 0x57 0x01 false 0b1111 "",
-    IODC_CONFLICTS_LAST = "UNC_H_IODC_CONFLICTS.LAST" 0x57 0x04 false 0b1111 "",
-    RING_AD_USED_CW = "UNC_H_RING_AD_USED.CW" 0x3e 0x33 false 0b1111 "",
-    RING_AD_USED_CCW = "UNC_H_RING_AD_USED.CCW" 0x3e 0xcc false 0b1111 "",
-    RING_AK_USED_CW = "UNC_H_RING_AK_USED.CW" 0x3f 0x33 false 0b1111 "",
-    RING_AK_USED_CCW = "UNC_H_RING_AK_USED.CCW" 0x3f 0xcc false 0b1111 "",
-    RING_BL_USED_CW = "UNC_H_RING_BL_USED.CW" 0x40 0x33 false 0b1111 "",
-    RING_BL_USED_CCW = "UNC_H_RING_BL_USED.CCW" 0x40 0xcc false 0b1111 "",
-    TXR_AD_HOM = "UNC_H_TxR_AD.HOM" 0x0f 0x04 false 0b1111 "",
-]);
+static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "HA", name: "HA{i}_PCI_PMON_BOX_OPCODEMATCH", type_name: "HaOpcodeMatch",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
+    description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_OPCODEMATCH", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x0E30, device: 14, function: 1, offset: 0x048 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_OPCODEMATCH", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x0E38, device: 28, function: 1, offset: 0x048 }, source: "likwid" },
+    ]),
+    fields: HaOpcodeMatchLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout", text: "Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH, likwid PCI_UNC_HA_PMON_OPCODEMATCH. Field: Intel's event list (HA_OpcodeMatch[5:0]) and the v1 guide's Table 2-37 (opc 5:0, RWS; 31:6 reserved). RWS is modelled as rw." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_BT_BYPASS`: event select 0x52, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const BT_BYPASS: Event = Event(&EventInfo { name: "UNC_H_BT_BYPASS", code: 0x52, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_CYCLES_NE.LOCAL`: event select 0x42, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BT_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.LOCAL", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_CYCLES_NE.REMOTE`: event select 0x42, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BT_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.REMOTE", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.LOCAL`: event select 0x43, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.LOCAL", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.READS_LOCAL`: event select 0x43, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_LOCAL", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.READS_REMOTE`: event select 0x43, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_REMOTE", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.REMOTE`: event select 0x43, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.REMOTE", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.WRITES_LOCAL`: event select 0x43, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_LOCAL", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_OCCUPANCY.WRITES_REMOTE`: event select 0x43, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const BT_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_REMOTE", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.ACKCNFLTS`: event select 0x0b, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_ACKCNFLTS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.ACKCNFLTS", code: 0x0b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.CMP_FWDS`: event select 0x0b, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_CMP_FWDS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CMP_FWDS", code: 0x0b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CONFLICT_CYCLES.LAST`: event select 0x0b, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const CONFLICT_CYCLES_LAST: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.LAST", code: 0x0b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.ANY`: event select 0x0c, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.ANY", code: 0x0c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_A`: event select 0x0c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_SNOOP_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_A", code: 0x0c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_S`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_SNOOP_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_S", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_A`: event select 0x0c, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_A", code: 0x0c, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_I`: event select 0x0c, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_I", code: 0x0c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.STATE_S`: event select 0x0c, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_S", code: 0x0c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.A2I`: event select 0x0d, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_A2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2I", code: 0x0d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.A2S`: event select 0x0d, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_A2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2S", code: 0x0d, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.I2A`: event select 0x0d, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_I2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2A", code: 0x0d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.I2S`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_I2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2S", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.S2A`: event select 0x0d, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_S2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2A", code: 0x0d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.S2I`: event select 0x0d, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_S2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2I", code: 0x0d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_AD_QPI2_ACCUMULATOR`: event select 0x59, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IGR_AD_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_AD_QPI2_ACCUMULATOR", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_BL_QPI2_ACCUMULATOR`: event select 0x5a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IGR_BL_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_BL_QPI2_ACCUMULATOR", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID`: event select 0x57, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR`: event select 0x57, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_INSERTS`: event select 0x56, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IODC_INSERTS: Event = Event(&EventInfo { name: "UNC_H_IODC_INSERTS", code: 0x56, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_OLEN_WBMTOI`: event select 0x58, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IODC_OLEN_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_IODC_OLEN_WBMTOI", code: 0x58, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_VR0_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_VR0_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_VR1_EVEN`: event select 0x3e, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_EVEN", code: 0x3e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_VR1_ODD`: event select 0x3e, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_ODD", code: 0x3e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_VR0_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_VR0_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_VR1_EVEN`: event select 0x3e, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_EVEN", code: 0x3e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_VR1_ODD`: event select 0x3e, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_ODD", code: 0x3e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_VR0_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_VR0_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_VR1_EVEN`: event select 0x3f, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_EVEN", code: 0x3f, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_VR1_ODD`: event select 0x3f, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_ODD", code: 0x3f, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_VR0_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_VR0_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_VR1_EVEN`: event select 0x3f, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_EVEN", code: 0x3f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_VR1_ODD`: event select 0x3f, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_ODD", code: 0x3f, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_VR0_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_VR0_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_VR1_EVEN`: event select 0x40, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_EVEN", code: 0x40, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_VR1_ODD`: event select 0x40, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_ODD", code: 0x40, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_VR0_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_VR0_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_VR1_EVEN`: event select 0x40, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_EVEN", code: 0x40, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_VR1_ODD`: event select 0x40, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_ODD", code: 0x40, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_NE`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK.CRD_CBO`: event select 0x0e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CRD_CBO: Event = Event(&EventInfo { name: "UNC_H_TxR_AK.CRD_CBO", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_CREDITS_AD_QPI2`: event select 0x59, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IGR_CREDITS_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_AD_QPI2", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_CREDITS_BL_QPI2`: event select 0x5a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IGR_CREDITS_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_BL_QPI2", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_CONFLICTS.ANY`: event select 0x57, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IODC_CONFLICTS_ANY: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.ANY", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IODC_CONFLICTS.LAST`: event select 0x57, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IODC_CONFLICTS_LAST: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.LAST", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::BT_BYPASS, Event::BT_CYCLES_NE_LOCAL, Event::BT_CYCLES_NE_REMOTE, Event::BT_OCCUPANCY_LOCAL, Event::BT_OCCUPANCY_READS_LOCAL, Event::BT_OCCUPANCY_READS_REMOTE, Event::BT_OCCUPANCY_REMOTE, Event::BT_OCCUPANCY_WRITES_LOCAL, Event::BT_OCCUPANCY_WRITES_REMOTE, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD, Event::BYPASS_IMC_NOT_TAKEN, Event::BYPASS_IMC_TAKEN, Event::CLOCKTICKS, Event::CONFLICT_CYCLES_ACKCNFLTS, Event::CONFLICT_CYCLES_CMP_FWDS, Event::CONFLICT_CYCLES_CONFLICT, Event::CONFLICT_CYCLES_LAST, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LAT_OPT, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_LOOKUP_SNOOP_A, Event::DIRECTORY_LOOKUP_SNOOP_S, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_S2A, Event::DIRECTORY_UPDATE_S2I, Event::IGR_AD_QPI2_ACCUMULATOR, Event::IGR_BL_QPI2_ACCUMULATOR, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IMC_READS_NORMAL, Event::IMC_RETRY, Event::IMC_WRITES_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_PARTIAL_ISOCH, Event::IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID, Event::IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR, Event::IODC_INSERTS, Event::IODC_OLEN_WBMTOI, Event::OSB_INVITOE_LOCAL, Event::OSB_READS_LOCAL, Event::OSB_REMOTE, Event::OSB_EDR_ALL, Event::OSB_EDR_READS_LOCAL_I, Event::OSB_EDR_READS_LOCAL_S, Event::OSB_EDR_READS_REMOTE_I, Event::OSB_EDR_READS_REMOTE_S, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CCW_VR1_EVEN, Event::RING_AD_USED_CCW_VR1_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AD_USED_CW_VR1_EVEN, Event::RING_AD_USED_CW_VR1_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CCW_VR1_EVEN, Event::RING_AK_USED_CCW_VR1_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_AK_USED_CW_VR1_EVEN, Event::RING_AK_USED_CW_VR1_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CCW_VR1_EVEN, Event::RING_BL_USED_CCW_VR1_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_BL_USED_CW_VR1_EVEN, Event::RING_BL_USED_CW_VR1_ODD, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::SNOOP_RESP_RSPCNFLCT, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPS, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSP_WB, Event::SNP_RESP_RECV_LOCAL_OTHER, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_RSPI, Event::SNP_RESP_RECV_LOCAL_RSPIFWD, Event::SNP_RESP_RECV_LOCAL_RSPS, Event::SNP_RESP_RECV_LOCAL_RSPSFWD, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB, Event::SNP_RESP_RECV_LOCAL_RSPXWB, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TRACKER_CYCLES_NE, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_OCCUPANCY_SCHED0, Event::TXR_AD_OCCUPANCY_SCHED1, Event::TXR_AK_CRD_CBO, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_OCCUPANCY_SCHED0, Event::TXR_AK_OCCUPANCY_SCHED1, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_OCCUPANCY_ALL, Event::TXR_BL_OCCUPANCY_SCHED0, Event::TXR_BL_OCCUPANCY_SCHED1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::ADDR_OPC_MATCH_ADDR, Event::ADDR_OPC_MATCH_OPC, Event::ADDR_OPC_MATCH_AD, Event::ADDR_OPC_MATCH_BL, Event::ADDR_OPC_MATCH_AK, Event::BT_CYCLES_NE, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD, Event::DIRECTORY_UPDATE_SET, Event::DIRECTORY_UPDATE_CLEAR, Event::IGR_CREDITS_AD_QPI2, Event::IGR_CREDITS_BL_QPI2, Event::IODC_CONFLICTS_ANY, Event::IODC_CONFLICTS_LAST, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::TXR_AD_HOM];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ADDR_OPC_MATCH_FILT.0, Event::BT_BYPASS.0, Event::BT_CYCLES_NE_LOCAL.0, Event::BT_CYCLES_NE_REMOTE.0, Event::BT_OCCUPANCY_LOCAL.0, Event::BT_OCCUPANCY_READS_LOCAL.0, Event::BT_OCCUPANCY_READS_REMOTE.0, Event::BT_OCCUPANCY_REMOTE.0, Event::BT_OCCUPANCY_WRITES_LOCAL.0, Event::BT_OCCUPANCY_WRITES_REMOTE.0, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD.0, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD.0, Event::BYPASS_IMC_NOT_TAKEN.0, Event::BYPASS_IMC_TAKEN.0, Event::CLOCKTICKS.0, Event::CONFLICT_CYCLES_ACKCNFLTS.0, Event::CONFLICT_CYCLES_CMP_FWDS.0, Event::CONFLICT_CYCLES_CONFLICT.0, Event::CONFLICT_CYCLES_LAST.0, Event::DIRECT2CORE_COUNT.0, Event::DIRECT2CORE_CYCLES_DISABLED.0, Event::DIRECT2CORE_TXN_OVERRIDE.0, Event::DIRECTORY_LAT_OPT.0, Event::DIRECTORY_LOOKUP_ANY.0, Event::DIRECTORY_LOOKUP_NO_SNP.0, Event::DIRECTORY_LOOKUP_SNOOP_A.0, Event::DIRECTORY_LOOKUP_SNOOP_S.0, Event::DIRECTORY_LOOKUP_SNP.0, Event::DIRECTORY_LOOKUP_STATE_A.0, Event::DIRECTORY_LOOKUP_STATE_I.0, Event::DIRECTORY_LOOKUP_STATE_S.0, Event::DIRECTORY_UPDATE_A2I.0, Event::DIRECTORY_UPDATE_A2S.0, Event::DIRECTORY_UPDATE_ANY.0, Event::DIRECTORY_UPDATE_I2A.0, Event::DIRECTORY_UPDATE_I2S.0, Event::DIRECTORY_UPDATE_S2A.0, Event::DIRECTORY_UPDATE_S2I.0, Event::IGR_AD_QPI2_ACCUMULATOR.0, Event::IGR_BL_QPI2_ACCUMULATOR.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1.0, Event::IMC_READS_NORMAL.0, Event::IMC_RETRY.0, Event::IMC_WRITES_ALL.0, Event::IMC_WRITES_FULL.0, Event::IMC_WRITES_FULL_ISOCH.0, Event::IMC_WRITES_PARTIAL.0, Event::IMC_WRITES_PARTIAL_ISOCH.0, Event::IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID.0, Event::IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR.0, Event::IODC_INSERTS.0, Event::IODC_OLEN_WBMTOI.0, Event::OSB_INVITOE_LOCAL.0, Event::OSB_READS_LOCAL.0, Event::OSB_REMOTE.0, Event::OSB_EDR_ALL.0, Event::OSB_EDR_READS_LOCAL_I.0, Event::OSB_EDR_READS_LOCAL_S.0, Event::OSB_EDR_READS_REMOTE_I.0, Event::OSB_EDR_READS_REMOTE_S.0, Event::REQUESTS_INVITOE_LOCAL.0, Event::REQUESTS_INVITOE_REMOTE.0, Event::REQUESTS_READS.0, Event::REQUESTS_READS_LOCAL.0, Event::REQUESTS_READS_REMOTE.0, Event::REQUESTS_WRITES.0, Event::REQUESTS_WRITES_LOCAL.0, Event::REQUESTS_WRITES_REMOTE.0, Event::RING_AD_USED_CCW_VR0_EVEN.0, Event::RING_AD_USED_CCW_VR0_ODD.0, Event::RING_AD_USED_CCW_VR1_EVEN.0, Event::RING_AD_USED_CCW_VR1_ODD.0, Event::RING_AD_USED_CW_VR0_EVEN.0, Event::RING_AD_USED_CW_VR0_ODD.0, Event::RING_AD_USED_CW_VR1_EVEN.0, Event::RING_AD_USED_CW_VR1_ODD.0, Event::RING_AK_USED_CCW_VR0_EVEN.0, Event::RING_AK_USED_CCW_VR0_ODD.0, Event::RING_AK_USED_CCW_VR1_EVEN.0, Event::RING_AK_USED_CCW_VR1_ODD.0, Event::RING_AK_USED_CW_VR0_EVEN.0, Event::RING_AK_USED_CW_VR0_ODD.0, Event::RING_AK_USED_CW_VR1_EVEN.0, Event::RING_AK_USED_CW_VR1_ODD.0, Event::RING_BL_USED_CCW_VR0_EVEN.0, Event::RING_BL_USED_CCW_VR0_ODD.0, Event::RING_BL_USED_CCW_VR1_EVEN.0, Event::RING_BL_USED_CCW_VR1_ODD.0, Event::RING_BL_USED_CW_VR0_EVEN.0, Event::RING_BL_USED_CW_VR0_ODD.0, Event::RING_BL_USED_CW_VR1_EVEN.0, Event::RING_BL_USED_CW_VR1_ODD.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0, Event::SNOOP_RESP_RSPCNFLCT.0, Event::SNOOP_RESP_RSPI.0, Event::SNOOP_RESP_RSPIFWD.0, Event::SNOOP_RESP_RSPS.0, Event::SNOOP_RESP_RSPSFWD.0, Event::SNOOP_RESP_RSP_FWD_WB.0, Event::SNOOP_RESP_RSP_WB.0, Event::SNP_RESP_RECV_LOCAL_OTHER.0, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT.0, Event::SNP_RESP_RECV_LOCAL_RSPI.0, Event::SNP_RESP_RECV_LOCAL_RSPIFWD.0, Event::SNP_RESP_RECV_LOCAL_RSPS.0, Event::SNP_RESP_RECV_LOCAL_RSPSFWD.0, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB.0, Event::SNP_RESP_RECV_LOCAL_RSPXWB.0, Event::TAD_REQUESTS_G0_REGION0.0, Event::TAD_REQUESTS_G0_REGION1.0, Event::TAD_REQUESTS_G0_REGION2.0, Event::TAD_REQUESTS_G0_REGION3.0, Event::TAD_REQUESTS_G0_REGION4.0, Event::TAD_REQUESTS_G0_REGION5.0, Event::TAD_REQUESTS_G0_REGION6.0, Event::TAD_REQUESTS_G0_REGION7.0, Event::TAD_REQUESTS_G1_REGION10.0, Event::TAD_REQUESTS_G1_REGION11.0, Event::TAD_REQUESTS_G1_REGION8.0, Event::TAD_REQUESTS_G1_REGION9.0, Event::TRACKER_CYCLES_NE.0, Event::TXR_AD_CYCLES_FULL_ALL.0, Event::TXR_AD_CYCLES_FULL_SCHED0.0, Event::TXR_AD_CYCLES_FULL_SCHED1.0, Event::TXR_AD_CYCLES_NE_ALL.0, Event::TXR_AD_CYCLES_NE_SCHED0.0, Event::TXR_AD_CYCLES_NE_SCHED1.0, Event::TXR_AD_INSERTS_ALL.0, Event::TXR_AD_INSERTS_SCHED0.0, Event::TXR_AD_INSERTS_SCHED1.0, Event::TXR_AD_OCCUPANCY_SCHED0.0, Event::TXR_AD_OCCUPANCY_SCHED1.0, Event::TXR_AK_CRD_CBO.0, Event::TXR_AK_CYCLES_FULL_ALL.0, Event::TXR_AK_CYCLES_FULL_SCHED0.0, Event::TXR_AK_CYCLES_FULL_SCHED1.0, Event::TXR_AK_CYCLES_NE_ALL.0, Event::TXR_AK_CYCLES_NE_SCHED0.0, Event::TXR_AK_CYCLES_NE_SCHED1.0, Event::TXR_AK_INSERTS_ALL.0, Event::TXR_AK_INSERTS_SCHED0.0, Event::TXR_AK_INSERTS_SCHED1.0, Event::TXR_AK_OCCUPANCY_SCHED0.0, Event::TXR_AK_OCCUPANCY_SCHED1.0, Event::TXR_BL_DRS_CACHE.0, Event::TXR_BL_DRS_CORE.0, Event::TXR_BL_DRS_QPI.0, Event::TXR_BL_CYCLES_FULL_ALL.0, Event::TXR_BL_CYCLES_FULL_SCHED0.0, Event::TXR_BL_CYCLES_FULL_SCHED1.0, Event::TXR_BL_CYCLES_NE_ALL.0, Event::TXR_BL_CYCLES_NE_SCHED0.0, Event::TXR_BL_CYCLES_NE_SCHED1.0, Event::TXR_BL_INSERTS_ALL.0, Event::TXR_BL_INSERTS_SCHED0.0, Event::TXR_BL_INSERTS_SCHED1.0, Event::TXR_BL_OCCUPANCY_ALL.0, Event::TXR_BL_OCCUPANCY_SCHED0.0, Event::TXR_BL_OCCUPANCY_SCHED1.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0, Event::ADDR_OPC_MATCH_ADDR.0, Event::ADDR_OPC_MATCH_OPC.0, Event::ADDR_OPC_MATCH_AD.0, Event::ADDR_OPC_MATCH_BL.0, Event::ADDR_OPC_MATCH_AK.0, Event::BT_CYCLES_NE.0, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD.0, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD.0, Event::DIRECTORY_UPDATE_SET.0, Event::DIRECTORY_UPDATE_CLEAR.0, Event::IGR_CREDITS_AD_QPI2.0, Event::IGR_CREDITS_BL_QPI2.0, Event::IODC_CONFLICTS_ANY.0, Event::IODC_CONFLICTS_LAST.0, Event::RING_AD_USED_CW.0, Event::RING_AD_USED_CCW.0, Event::RING_AK_USED_CW.0, Event::RING_AK_USED_CCW.0, Event::RING_BL_USED_CW.0, Event::RING_BL_USED_CCW.0, Event::TXR_AD_HOM.0];
+
+impl HaCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

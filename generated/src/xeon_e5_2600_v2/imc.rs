@@ -6,368 +6,998 @@
 //!
 //! Instances: CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
-    pub struct ImcBoxCtl(u32): "MC_CH{i}_PCI_PMON_BOX_CTL", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux": "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.";
-    note "info" "Devices and functions": "Channels 0-3 (first controller) are device 16 functions 4, 5, 0, 1 with device ids 0x0EB4, 0x0EB5, 0x0EB0, 0x0EB1; channels 4-7 (second controller) are device 30 functions 4, 5, 0, 1 with 0x0EF4, 0x0EF5, 0x0EF0, 0x0EF1. Linux ivbep_uncore_pci_ids binds those ids to imc boxes 0-7 in this order, and likwid's table gives the same device.function paths (10.4, 10.5, 10.0, 10.1, 1e.4, 1e.5, 1e.0, 1e.1). Linux's comments call boxes 2 and 3 'Channel 3' and 'Channel 4'; we number channels by box order, as likwid does.";
-    bits 31:18 rv "rsv" = 0x0;
-    /// Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
-    bit 17 rw ov_en: bool = 0x0 { get: ov_en, with: with_ov_en };
-    /// Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    bit 16 rw frz_en: bool = 0x0, role FreezeEnable [] { get: frz_en, with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 stops all counters of this box until the bit is written as 0.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "CH0": const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F4) "MC_CH0_PCI_PMON_BOX_CTL" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F4) "MC_CH1_PCI_PMON_BOX_CTL" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F4) "MC_CH2_PCI_PMON_BOX_CTL" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F4) "MC_CH3_PCI_PMON_BOX_CTL" from "likwid";
-    "CH4": const MC_CH4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F4) "MC_CH4_PCI_PMON_BOX_CTL" from "likwid";
-    "CH5": const MC_CH5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F4) "MC_CH5_PCI_PMON_BOX_CTL" from "likwid";
-    "CH6": const MC_CH6_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F4) "MC_CH6_PCI_PMON_BOX_CTL" from "likwid";
-    "CH7": const MC_CH7_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F4) "MC_CH7_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
+///
+/// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields, masks and sources: [`ImcBoxCtlLayout`].
+///
+/// **Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux** (source-conflict): The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 \<\< 16 | 1 \<\< 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.
+///
+/// **Devices and functions** (info): Channels 0-3 (first controller) are device 16 functions 4, 5, 0, 1 with device ids 0x0EB4, 0x0EB5, 0x0EB0, 0x0EB1; channels 4-7 (second controller) are device 30 functions 4, 5, 0, 1 with 0x0EF4, 0x0EF5, 0x0EF0, 0x0EF1. Linux ivbep_uncore_pci_ids binds those ids to imc boxes 0-7 in this order, and likwid's table gives the same device.function paths (10.4, 10.5, 10.0, 10.1, 1e.4, 1e.5, 1e.0, 1e.1). Linux's comments call boxes 2 and 3 'Channel 3' and 'Channel 4'; we number channels by box order, as likwid does.
+pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+
+/// The layout of [`ImcBoxCtl`] (`MC_CH{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcBoxCtlLayout {}
+
+impl Layout for ImcBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffcfefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x30103;
 }
+
+impl ImcBoxCtl {
+    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_en` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
+pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB4, 16, 4, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
+pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB5, 16, 5, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
+pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB0, 16, 0, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
+pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB1, 16, 1, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH4.
+pub const MC_CH4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF4, 30, 4, 0x0F4, "MC_CH4_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH5.
+pub const MC_CH5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF5, 30, 5, 0x0F4, "MC_CH5_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH6.
+pub const MC_CH6_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF0, 30, 0, 0x0F4, "MC_CH6_PCI_PMON_BOX_CTL");
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH7.
+pub const MC_CH7_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF1, 30, 1, 0x0F4, "MC_CH7_PCI_PMON_BOX_CTL");
 /// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL, MC_CH4_PCI_PMON_BOX_CTL, MC_CH5_PCI_PMON_BOX_CTL, MC_CH6_PCI_PMON_BOX_CTL, MC_CH7_PCI_PMON_BOX_CTL];
 
-register! {
-    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
-    pub struct ImcBoxStatus(u32): "MC_CH{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_BOX_STATUS_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79";
-    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
-    bits 31:6 rv "rsv" = 0x0;
-    bit 5 rsv "rsv" = 0x0;
-    /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 4:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4] { get: ov, with: with_ov, try_with: try_with_ov };
-    "CH0": const MC_CH0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F8) "MC_CH0_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F8) "MC_CH1_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F8) "MC_CH2_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F8) "MC_CH3_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH4": const MC_CH4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F8) "MC_CH4_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH5": const MC_CH5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F8) "MC_CH5_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH6": const MC_CH6_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F8) "MC_CH6_PCI_PMON_BOX_STATUS" from "likwid";
-    "CH7": const MC_CH7_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F8) "MC_CH7_PCI_PMON_BOX_STATUS" from "likwid";
+static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_BOX_CTL", type_name: "ImcBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_BOX_CTL", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_BOX_CTL", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_BOX_CTL", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_BOX_CTL", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: ImcBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
+        NoteInfo { kind: "info", title: "Devices and functions", text: "Channels 0-3 (first controller) are device 16 functions 4, 5, 0, 1 with device ids 0x0EB4, 0x0EB5, 0x0EB0, 0x0EB1; channels 4-7 (second controller) are device 30 functions 4, 5, 0, 1 with 0x0EF4, 0x0EF5, 0x0EF0, 0x0EF1. Linux ivbep_uncore_pci_ids binds those ids to imc boxes 0-7 in this order, and likwid's table gives the same device.function paths (10.4, 10.5, 10.0, 10.1, 1e.4, 1e.5, 1e.0, 1e.1). Linux's comments call boxes 2 and 3 'Channel 3' and 'Channel 4'; we number channels by box order, as likwid does." },
+    ],
+};
+
+/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
+///
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields, masks and sources: [`ImcBoxStatusLayout`].
+///
+/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.
+pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
+
+/// The layout of [`ImcBoxStatus`] (`MC_CH{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79
+pub enum ImcBoxStatusLayout {}
+
+impl Layout for ImcBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 5, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 4, access: Access::Rw1c, reset: 0x0, description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffe0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x1f;
 }
+
+impl ImcBoxStatus {
+    /// `ov` (bits 4:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
+    /// This value with `ov` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "MC_CH{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH0.
+pub const MC_CH0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB4, 16, 4, 0x0F8, "MC_CH0_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH1.
+pub const MC_CH1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB5, 16, 5, 0x0F8, "MC_CH1_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH2.
+pub const MC_CH2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB0, 16, 0, 0x0F8, "MC_CH2_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH3.
+pub const MC_CH3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB1, 16, 1, 0x0F8, "MC_CH3_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH4.
+pub const MC_CH4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF4, 30, 4, 0x0F8, "MC_CH4_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH5.
+pub const MC_CH5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF5, 30, 5, 0x0F8, "MC_CH5_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH6.
+pub const MC_CH6_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF0, 30, 0, 0x0F8, "MC_CH6_PCI_PMON_BOX_STATUS");
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH7.
+pub const MC_CH7_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF1, 30, 1, 0x0F8, "MC_CH7_PCI_PMON_BOX_STATUS");
 /// `MC_CH{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [MC_CH0_PCI_PMON_BOX_STATUS, MC_CH1_PCI_PMON_BOX_STATUS, MC_CH2_PCI_PMON_BOX_STATUS, MC_CH3_PCI_PMON_BOX_STATUS, MC_CH4_PCI_PMON_BOX_STATUS, MC_CH5_PCI_PMON_BOX_STATUS, MC_CH6_PCI_PMON_BOX_STATUS, MC_CH7_PCI_PMON_BOX_STATUS];
 
-register! {
-    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
-    pub struct ImcCtl(u32): "MC_CH{i}_PCI_PMON_CTL{n}", PCI[4], unit "IMC" of "xeon-e5-2600-v2", static IMC_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "CH0": const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D8) "MC_CH0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0DC) "MC_CH0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E0) "MC_CH0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E4) "MC_CH0_PCI_PMON_CTL3" from "likwid"];
-    "CH1": const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D8) "MC_CH1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0DC) "MC_CH1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E0) "MC_CH1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E4) "MC_CH1_PCI_PMON_CTL3" from "likwid"];
-    "CH2": const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D8) "MC_CH2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0DC) "MC_CH2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E0) "MC_CH2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E4) "MC_CH2_PCI_PMON_CTL3" from "likwid"];
-    "CH3": const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D8) "MC_CH3_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0DC) "MC_CH3_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E0) "MC_CH3_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E4) "MC_CH3_PCI_PMON_CTL3" from "likwid"];
-    "CH4": const MC_CH4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D8) "MC_CH4_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0DC) "MC_CH4_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E0) "MC_CH4_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E4) "MC_CH4_PCI_PMON_CTL3" from "likwid"];
-    "CH5": const MC_CH5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D8) "MC_CH5_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0DC) "MC_CH5_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E0) "MC_CH5_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E4) "MC_CH5_PCI_PMON_CTL3" from "likwid"];
-    "CH6": const MC_CH6_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D8) "MC_CH6_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0DC) "MC_CH6_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E0) "MC_CH6_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E4) "MC_CH6_PCI_PMON_CTL3" from "likwid"];
-    "CH7": const MC_CH7_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [0: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D8) "MC_CH7_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0DC) "MC_CH7_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E0) "MC_CH7_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E4) "MC_CH7_PCI_PMON_CTL3" from "likwid"];
+static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_BOX_STATUS", type_name: "ImcBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
+    description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_STATUS", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_STATUS", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_STATUS", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_STATUS", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_BOX_STATUS", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_BOX_STATUS", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_BOX_STATUS", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_BOX_STATUS", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: ImcBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
+    ],
+};
+
+/// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
+///
+/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`ImcCtlLayout`].
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+pub type ImcCtl = Reg32<ImcCtlLayout>;
+
+/// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcCtlLayout {}
+
+impl Layout for ImcCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xa90000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff56ffff;
 }
+
+impl ImcCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
+pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB4, 16, 4, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x0EB4, 16, 4, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x0EB4, 16, 4, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x0EB4, 16, 4, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
+pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB5, 16, 5, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x0EB5, 16, 5, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x0EB5, 16, 5, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x0EB5, 16, 5, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
+pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB0, 16, 0, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x0EB0, 16, 0, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x0EB0, 16, 0, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x0EB0, 16, 0, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
+pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB1, 16, 1, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x0EB1, 16, 1, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x0EB1, 16, 1, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x0EB1, 16, 1, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH4.
+pub const MC_CH4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF4, 30, 4, 0x0D8, "MC_CH4_PCI_PMON_CTL0"), PciRegister::new(0x0EF4, 30, 4, 0x0DC, "MC_CH4_PCI_PMON_CTL1"), PciRegister::new(0x0EF4, 30, 4, 0x0E0, "MC_CH4_PCI_PMON_CTL2"), PciRegister::new(0x0EF4, 30, 4, 0x0E4, "MC_CH4_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH5.
+pub const MC_CH5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF5, 30, 5, 0x0D8, "MC_CH5_PCI_PMON_CTL0"), PciRegister::new(0x0EF5, 30, 5, 0x0DC, "MC_CH5_PCI_PMON_CTL1"), PciRegister::new(0x0EF5, 30, 5, 0x0E0, "MC_CH5_PCI_PMON_CTL2"), PciRegister::new(0x0EF5, 30, 5, 0x0E4, "MC_CH5_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH6.
+pub const MC_CH6_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF0, 30, 0, 0x0D8, "MC_CH6_PCI_PMON_CTL0"), PciRegister::new(0x0EF0, 30, 0, 0x0DC, "MC_CH6_PCI_PMON_CTL1"), PciRegister::new(0x0EF0, 30, 0, 0x0E0, "MC_CH6_PCI_PMON_CTL2"), PciRegister::new(0x0EF0, 30, 0, 0x0E4, "MC_CH6_PCI_PMON_CTL3")];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH7.
+pub const MC_CH7_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF1, 30, 1, 0x0D8, "MC_CH7_PCI_PMON_CTL0"), PciRegister::new(0x0EF1, 30, 1, 0x0DC, "MC_CH7_PCI_PMON_CTL1"), PciRegister::new(0x0EF1, 30, 1, 0x0E0, "MC_CH7_PCI_PMON_CTL2"), PciRegister::new(0x0EF1, 30, 1, 0x0E4, "MC_CH7_PCI_PMON_CTL3")];
 /// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL, MC_CH4_PCI_PMON_CTL, MC_CH5_PCI_PMON_CTL, MC_CH6_PCI_PMON_CTL, MC_CH7_PCI_PMON_CTL];
 
-register! {
-    /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
-    pub struct ImcCtr(u64): "MC_CH{i}_PCI_PMON_CTR{n}", PCI[4], unit "IMC" of "xeon-e5-2600-v2", static IMC_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Read as two dwords": "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "CH0": const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A0) "MC_CH0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A8) "MC_CH0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B0) "MC_CH0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B8) "MC_CH0_PCI_PMON_CTR3" from "likwid"];
-    "CH1": const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A0) "MC_CH1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A8) "MC_CH1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B0) "MC_CH1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B8) "MC_CH1_PCI_PMON_CTR3" from "likwid"];
-    "CH2": const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A0) "MC_CH2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A8) "MC_CH2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B0) "MC_CH2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B8) "MC_CH2_PCI_PMON_CTR3" from "likwid"];
-    "CH3": const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A0) "MC_CH3_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A8) "MC_CH3_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B0) "MC_CH3_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B8) "MC_CH3_PCI_PMON_CTR3" from "likwid"];
-    "CH4": const MC_CH4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A0) "MC_CH4_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A8) "MC_CH4_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B0) "MC_CH4_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B8) "MC_CH4_PCI_PMON_CTR3" from "likwid"];
-    "CH5": const MC_CH5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A0) "MC_CH5_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A8) "MC_CH5_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B0) "MC_CH5_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B8) "MC_CH5_PCI_PMON_CTR3" from "likwid"];
-    "CH6": const MC_CH6_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A0) "MC_CH6_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A8) "MC_CH6_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B0) "MC_CH6_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B8) "MC_CH6_PCI_PMON_CTR3" from "likwid"];
-    "CH7": const MC_CH7_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [0: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A0) "MC_CH7_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A8) "MC_CH7_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B0) "MC_CH7_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B8) "MC_CH7_PCI_PMON_CTR3" from "likwid"];
+static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_CTL{n}", type_name: "ImcCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTL3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTL3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTL3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTL3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTL0", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTL1", instance: "CH4", index: 1, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTL2", instance: "CH4", index: 2, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTL3", instance: "CH4", index: 3, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTL0", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTL1", instance: "CH5", index: 1, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTL2", instance: "CH5", index: 2, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTL3", instance: "CH5", index: 3, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTL0", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTL1", instance: "CH6", index: 1, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTL2", instance: "CH6", index: 2, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTL3", instance: "CH6", index: 3, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTL0", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTL1", instance: "CH7", index: 1, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTL2", instance: "CH7", index: 2, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTL3", instance: "CH7", index: 3, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: ImcCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+    ],
+};
+
+/// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
+///
+/// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`ImcCtrLayout`].
+///
+/// **Read as two dwords** (info): The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_\*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.
+pub type ImcCtr = Reg64<ImcCtrLayout>;
+
+/// The layout of [`ImcCtr`] (`MC_CH{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcCtrLayout {}
+
+impl Layout for ImcCtrLayout {
+    const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl ImcCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
+pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB4, 16, 4, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x0EB4, 16, 4, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x0EB4, 16, 4, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x0EB4, 16, 4, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
+pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB5, 16, 5, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x0EB5, 16, 5, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x0EB5, 16, 5, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x0EB5, 16, 5, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
+pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB0, 16, 0, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x0EB0, 16, 0, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x0EB0, 16, 0, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x0EB0, 16, 0, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
+pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB1, 16, 1, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x0EB1, 16, 1, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x0EB1, 16, 1, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x0EB1, 16, 1, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH4.
+pub const MC_CH4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF4, 30, 4, 0x0A0, "MC_CH4_PCI_PMON_CTR0"), PciRegister::new(0x0EF4, 30, 4, 0x0A8, "MC_CH4_PCI_PMON_CTR1"), PciRegister::new(0x0EF4, 30, 4, 0x0B0, "MC_CH4_PCI_PMON_CTR2"), PciRegister::new(0x0EF4, 30, 4, 0x0B8, "MC_CH4_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH5.
+pub const MC_CH5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF5, 30, 5, 0x0A0, "MC_CH5_PCI_PMON_CTR0"), PciRegister::new(0x0EF5, 30, 5, 0x0A8, "MC_CH5_PCI_PMON_CTR1"), PciRegister::new(0x0EF5, 30, 5, 0x0B0, "MC_CH5_PCI_PMON_CTR2"), PciRegister::new(0x0EF5, 30, 5, 0x0B8, "MC_CH5_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH6.
+pub const MC_CH6_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF0, 30, 0, 0x0A0, "MC_CH6_PCI_PMON_CTR0"), PciRegister::new(0x0EF0, 30, 0, 0x0A8, "MC_CH6_PCI_PMON_CTR1"), PciRegister::new(0x0EF0, 30, 0, 0x0B0, "MC_CH6_PCI_PMON_CTR2"), PciRegister::new(0x0EF0, 30, 0, 0x0B8, "MC_CH6_PCI_PMON_CTR3")];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH7.
+pub const MC_CH7_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF1, 30, 1, 0x0A0, "MC_CH7_PCI_PMON_CTR0"), PciRegister::new(0x0EF1, 30, 1, 0x0A8, "MC_CH7_PCI_PMON_CTR1"), PciRegister::new(0x0EF1, 30, 1, 0x0B0, "MC_CH7_PCI_PMON_CTR2"), PciRegister::new(0x0EF1, 30, 1, 0x0B8, "MC_CH7_PCI_PMON_CTR3")];
 /// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR, MC_CH4_PCI_PMON_CTR, MC_CH5_PCI_PMON_CTR, MC_CH6_PCI_PMON_CTR, MC_CH7_PCI_PMON_CTR];
 
-register! {
-    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.
-    pub struct ImcFixedCtl(u32): "MC_CH{i}_PCI_PMON_FIXED_CTL", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_FIXED_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
-    note "info" "Layout from the v1 guide, Linux and PCM; ov_en inferred": "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).";
-    bits 31:24 rv "rsv" = 0x0;
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables the fixed DRAM-clock counter.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    /// Reset: writing 1 clears the fixed counter.
-    bit 19 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bits 18:0 rv "rsv" = 0x0;
-    "CH0": const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F0) "MC_CH0_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F0) "MC_CH1_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F0) "MC_CH2_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F0) "MC_CH3_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH4": const MC_CH4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F0) "MC_CH4_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH5": const MC_CH5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F0) "MC_CH5_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH6": const MC_CH6_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F0) "MC_CH6_PCI_PMON_FIXED_CTL" from "likwid";
-    "CH7": const MC_CH7_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F0) "MC_CH7_PCI_PMON_FIXED_CTL" from "likwid";
+static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_CTR{n}", type_name: "ImcCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
+    description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH0_PCI_PMON_CTR3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_CTR3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_CTR3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_CTR3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTR0", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTR1", instance: "CH4", index: 1, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTR2", instance: "CH4", index: 2, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_CTR3", instance: "CH4", index: 3, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTR0", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTR1", instance: "CH5", index: 1, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTR2", instance: "CH5", index: 2, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_CTR3", instance: "CH5", index: 3, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTR0", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTR1", instance: "CH6", index: 1, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTR2", instance: "CH6", index: 2, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_CTR3", instance: "CH6", index: 3, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTR0", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTR1", instance: "CH7", index: 1, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTR2", instance: "CH7", index: 2, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_CTR3", instance: "CH7", index: 3, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: ImcCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
+    ],
+};
+
+/// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.
+///
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields, masks and sources: [`ImcFixedCtlLayout`].
+///
+/// **Layout from the v1 guide, Linux and PCM; ov_en inferred** (info): Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).
+pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+
+/// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h
+pub enum ImcFixedCtlLayout {}
+
+impl Layout for ImcFixedCtlLayout {
+    const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables the fixed DRAM-clock counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the fixed counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffa7ffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x580000;
 }
+
+impl ImcFixedCtl {
+    /// `en` (bit 22, rw-v, reset 0x0): Enables the fixed DRAM-clock counter.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// This value with `rst` (bit 19) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+}
+
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
+pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB4, 16, 4, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
+pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB5, 16, 5, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
+pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB0, 16, 0, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
+pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB1, 16, 1, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH4.
+pub const MC_CH4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF4, 30, 4, 0x0F0, "MC_CH4_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH5.
+pub const MC_CH5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF5, 30, 5, 0x0F0, "MC_CH5_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH6.
+pub const MC_CH6_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF0, 30, 0, 0x0F0, "MC_CH6_PCI_PMON_FIXED_CTL");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH7.
+pub const MC_CH7_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF1, 30, 1, 0x0F0, "MC_CH7_PCI_PMON_FIXED_CTL");
 /// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL, MC_CH4_PCI_PMON_FIXED_CTL, MC_CH5_PCI_PMON_FIXED_CTL, MC_CH6_PCI_PMON_FIXED_CTL, MC_CH7_PCI_PMON_FIXED_CTL];
 
-register! {
-    /// The channel's fixed counter: a 48-bit count of DRAM clock cycles.
-    pub struct ImcFixedCtr(u64): "MC_CH{i}_PCI_PMON_FIXED_CTR", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_FIXED_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width and offset": "Linux: SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48 for ivbep_uncore_imc; likwid: PCI_UNC_MC_PMON_FIXED_CTR_B/A at 0xD0/0xD4.";
-    note "info" "Read as two dwords": "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "CH0": const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D0) "MC_CH0_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH1": const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D0) "MC_CH1_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH2": const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D0) "MC_CH2_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH3": const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D0) "MC_CH3_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH4": const MC_CH4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D0) "MC_CH4_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH5": const MC_CH5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D0) "MC_CH5_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH6": const MC_CH6_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D0) "MC_CH6_PCI_PMON_FIXED_CTR" from "likwid";
-    "CH7": const MC_CH7_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = pci(device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D0) "MC_CH7_PCI_PMON_FIXED_CTR" from "likwid";
+static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_FIXED_CTL", type_name: "ImcFixedCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
+    description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_FIXED_CTL", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_FIXED_CTL", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_FIXED_CTL", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_FIXED_CTL", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F0 }, source: "likwid" },
+    ]),
+    fields: ImcFixedCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from the v1 guide, Linux and PCM; ov_en inferred", text: "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it)." },
+    ],
+};
+
+/// The channel's fixed counter: a 48-bit count of DRAM clock cycles.
+///
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields, masks and sources: [`ImcFixedCtrLayout`].
+///
+/// **Width and offset** (info): Linux: SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48 for ivbep_uncore_imc; likwid: PCI_UNC_MC_PMON_FIXED_CTR_B/A at 0xD0/0xD4.
+///
+/// **Read as two dwords** (info): The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_\*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.
+pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+
+/// The layout of [`ImcFixedCtr`] (`MC_CH{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum ImcFixedCtrLayout {}
+
+impl Layout for ImcFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl ImcFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
+pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB4, 16, 4, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
+pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB5, 16, 5, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
+pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB0, 16, 0, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
+pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB1, 16, 1, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH4.
+pub const MC_CH4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF4, 30, 4, 0x0D0, "MC_CH4_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH5.
+pub const MC_CH5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF5, 30, 5, 0x0D0, "MC_CH5_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH6.
+pub const MC_CH6_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF0, 30, 0, 0x0D0, "MC_CH6_PCI_PMON_FIXED_CTR");
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH7.
+pub const MC_CH7_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF1, 30, 1, 0x0D0, "MC_CH7_PCI_PMON_FIXED_CTR");
 /// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
 pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR, MC_CH4_PCI_PMON_FIXED_CTR, MC_CH5_PCI_PMON_FIXED_CTR, MC_CH6_PCI_PMON_FIXED_CTR, MC_CH7_PCI_PMON_FIXED_CTR];
 
-unit_events!([ImcCtl noext], [
-    ACT_COUNT_RD = "UNC_M_ACT_COUNT.RD" 0x01 0x01 false 0b1111 "",
-    ACT_COUNT_WR = "UNC_M_ACT_COUNT.WR" 0x01 0x02 false 0b1111 "",
-    BYP_CMDS_ACT = "UNC_M_BYP_CMDS.ACT" 0xa1 0x01 false 0b1111 "",
-    BYP_CMDS_CAS = "UNC_M_BYP_CMDS.CAS" 0xa1 0x02 false 0b1111 "",
-    BYP_CMDS_PRE = "UNC_M_BYP_CMDS.PRE" 0xa1 0x04 false 0b1111 "",
-    CAS_COUNT_ALL = "UNC_M_CAS_COUNT.ALL" 0x04 0x0f false 0b1111 "",
-    CAS_COUNT_RD = "UNC_M_CAS_COUNT.RD" 0x04 0x03 false 0b1111 "",
-    CAS_COUNT_RD_REG = "UNC_M_CAS_COUNT.RD_REG" 0x04 0x01 false 0b1111 "",
-    CAS_COUNT_RD_RMM = "UNC_M_CAS_COUNT.RD_RMM" 0x04 0x20 false 0b1111 "",
-    CAS_COUNT_RD_UNDERFILL = "UNC_M_CAS_COUNT.RD_UNDERFILL" 0x04 0x02 false 0b1111 "",
-    CAS_COUNT_RD_WMM = "UNC_M_CAS_COUNT.RD_WMM" 0x04 0x10 false 0b1111 "",
-    CAS_COUNT_WR = "UNC_M_CAS_COUNT.WR" 0x04 0x0c false 0b1111 "",
-    CAS_COUNT_WR_RMM = "UNC_M_CAS_COUNT.WR_RMM" 0x04 0x08 false 0b1111 "",
-    CAS_COUNT_WR_WMM = "UNC_M_CAS_COUNT.WR_WMM" 0x04 0x04 false 0b1111 "",
-    DRAM_PRE_ALL = "UNC_M_DRAM_PRE_ALL" 0x06 0x00 false 0b1111 "",
-    DRAM_REFRESH_HIGH = "UNC_M_DRAM_REFRESH.HIGH" 0x05 0x04 false 0b1111 "",
-    DRAM_REFRESH_PANIC = "UNC_M_DRAM_REFRESH.PANIC" 0x05 0x02 false 0b1111 "",
-    ECC_CORRECTABLE_ERRORS = "UNC_M_ECC_CORRECTABLE_ERRORS" 0x09 0x00 false 0b1111 "",
-    MAJOR_MODES_ISOCH = "UNC_M_MAJOR_MODES.ISOCH" 0x07 0x08 false 0b1111 "",
-    MAJOR_MODES_PARTIAL = "UNC_M_MAJOR_MODES.PARTIAL" 0x07 0x04 false 0b1111 "",
-    MAJOR_MODES_READ = "UNC_M_MAJOR_MODES.READ" 0x07 0x01 false 0b1111 "",
-    MAJOR_MODES_WRITE = "UNC_M_MAJOR_MODES.WRITE" 0x07 0x02 false 0b1111 "",
-    POWER_CHANNEL_DLLOFF = "UNC_M_POWER_CHANNEL_DLLOFF" 0x84 0x00 false 0b1111 "",
-    POWER_CHANNEL_PPD = "UNC_M_POWER_CHANNEL_PPD" 0x85 0x00 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK0 = "UNC_M_POWER_CKE_CYCLES.RANK0" 0x83 0x01 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK1 = "UNC_M_POWER_CKE_CYCLES.RANK1" 0x83 0x02 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK2 = "UNC_M_POWER_CKE_CYCLES.RANK2" 0x83 0x04 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK3 = "UNC_M_POWER_CKE_CYCLES.RANK3" 0x83 0x08 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK4 = "UNC_M_POWER_CKE_CYCLES.RANK4" 0x83 0x10 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK5 = "UNC_M_POWER_CKE_CYCLES.RANK5" 0x83 0x20 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK6 = "UNC_M_POWER_CKE_CYCLES.RANK6" 0x83 0x40 false 0b1111 "",
-    POWER_CKE_CYCLES_RANK7 = "UNC_M_POWER_CKE_CYCLES.RANK7" 0x83 0x80 false 0b1111 "",
-    POWER_CRITICAL_THROTTLE_CYCLES = "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES" 0x86 0x00 false 0b1111 "",
-    POWER_SELF_REFRESH = "UNC_M_POWER_SELF_REFRESH" 0x43 0x00 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK0 = "UNC_M_POWER_THROTTLE_CYCLES.RANK0" 0x41 0x01 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK1 = "UNC_M_POWER_THROTTLE_CYCLES.RANK1" 0x41 0x02 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK2 = "UNC_M_POWER_THROTTLE_CYCLES.RANK2" 0x41 0x04 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK3 = "UNC_M_POWER_THROTTLE_CYCLES.RANK3" 0x41 0x08 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK4 = "UNC_M_POWER_THROTTLE_CYCLES.RANK4" 0x41 0x10 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK5 = "UNC_M_POWER_THROTTLE_CYCLES.RANK5" 0x41 0x20 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK6 = "UNC_M_POWER_THROTTLE_CYCLES.RANK6" 0x41 0x40 false 0b1111 "",
-    POWER_THROTTLE_CYCLES_RANK7 = "UNC_M_POWER_THROTTLE_CYCLES.RANK7" 0x41 0x80 false 0b1111 "",
-    PREEMPTION_RD_PREEMPT_RD = "UNC_M_PREEMPTION.RD_PREEMPT_RD" 0x08 0x01 false 0b1111 "",
-    PREEMPTION_RD_PREEMPT_WR = "UNC_M_PREEMPTION.RD_PREEMPT_WR" 0x08 0x02 false 0b1111 "",
-    PRE_COUNT_PAGE_CLOSE = "UNC_M_PRE_COUNT.PAGE_CLOSE" 0x02 0x02 false 0b1111 "",
-    PRE_COUNT_PAGE_MISS = "UNC_M_PRE_COUNT.PAGE_MISS" 0x02 0x01 false 0b1111 "",
-    PRE_COUNT_RD = "UNC_M_PRE_COUNT.RD" 0x02 0x04 false 0b1111 "",
-    PRE_COUNT_WR = "UNC_M_PRE_COUNT.WR" 0x02 0x08 false 0b1111 "",
-    RD_CAS_PRIO_HIGH = "UNC_M_RD_CAS_PRIO.HIGH" 0xa0 0x04 false 0b1111 "",
-    RD_CAS_PRIO_LOW = "UNC_M_RD_CAS_PRIO.LOW" 0xa0 0x01 false 0b1111 "",
-    RD_CAS_PRIO_MED = "UNC_M_RD_CAS_PRIO.MED" 0xa0 0x02 false 0b1111 "",
-    RD_CAS_PRIO_PANIC = "UNC_M_RD_CAS_PRIO.PANIC" 0xa0 0x08 false 0b1111 "",
-    RD_CAS_RANK0_BANK0 = "UNC_M_RD_CAS_RANK0.BANK0" 0xb0 0x01 false 0b1111 "",
-    RD_CAS_RANK0_BANK1 = "UNC_M_RD_CAS_RANK0.BANK1" 0xb0 0x02 false 0b1111 "",
-    RD_CAS_RANK0_BANK2 = "UNC_M_RD_CAS_RANK0.BANK2" 0xb0 0x04 false 0b1111 "",
-    RD_CAS_RANK0_BANK3 = "UNC_M_RD_CAS_RANK0.BANK3" 0xb0 0x08 false 0b1111 "",
-    RD_CAS_RANK0_BANK4 = "UNC_M_RD_CAS_RANK0.BANK4" 0xb0 0x10 false 0b1111 "",
-    RD_CAS_RANK0_BANK5 = "UNC_M_RD_CAS_RANK0.BANK5" 0xb0 0x20 false 0b1111 "",
-    RD_CAS_RANK0_BANK6 = "UNC_M_RD_CAS_RANK0.BANK6" 0xb0 0x40 false 0b1111 "",
-    RD_CAS_RANK0_BANK7 = "UNC_M_RD_CAS_RANK0.BANK7" 0xb0 0x80 false 0b1111 "",
-    RPQ_CYCLES_NE = "UNC_M_RPQ_CYCLES_NE" 0x11 0x00 false 0b1111 "",
-    RPQ_INSERTS = "UNC_M_RPQ_INSERTS" 0x10 0x00 false 0b1111 "",
-    VMSE_MXB_WR_OCCUPANCY = "UNC_M_VMSE_MXB_WR_OCCUPANCY" 0x91 0x00 false 0b1111 "",
-    VMSE_WR_PUSH_RMM = "UNC_M_VMSE_WR_PUSH.RMM" 0x90 0x02 false 0b1111 "",
-    VMSE_WR_PUSH_WMM = "UNC_M_VMSE_WR_PUSH.WMM" 0x90 0x01 false 0b1111 "",
-    WMM_TO_RMM_LOW_THRESH = "UNC_M_WMM_TO_RMM.LOW_THRESH" 0xc0 0x01 false 0b1111 "",
-    WMM_TO_RMM_STARVE = "UNC_M_WMM_TO_RMM.STARVE" 0xc0 0x02 false 0b1111 "",
-    WMM_TO_RMM_VMSE_RETRY = "UNC_M_WMM_TO_RMM.VMSE_RETRY" 0xc0 0x04 false 0b1111 "",
-    WPQ_CYCLES_FULL = "UNC_M_WPQ_CYCLES_FULL" 0x22 0x00 false 0b1111 "",
-    WPQ_CYCLES_NE = "UNC_M_WPQ_CYCLES_NE" 0x21 0x00 false 0b1111 "",
-    WPQ_INSERTS = "UNC_M_WPQ_INSERTS" 0x20 0x00 false 0b1111 "",
-    WPQ_READ_HIT = "UNC_M_WPQ_READ_HIT" 0x23 0x00 false 0b1111 "",
-    WPQ_WRITE_HIT = "UNC_M_WPQ_WRITE_HIT" 0x24 0x00 false 0b1111 "",
-    WRONG_MM = "UNC_M_WRONG_MM" 0xc1 0x00 false 0b1111 "",
-    WR_CAS_RANK0_BANK0 = "UNC_M_WR_CAS_RANK0.BANK0" 0xb8 0x01 false 0b1111 "",
-    WR_CAS_RANK0_BANK1 = "UNC_M_WR_CAS_RANK0.BANK1" 0xb8 0x02 false 0b1111 "",
-    WR_CAS_RANK0_BANK2 = "UNC_M_WR_CAS_RANK0.BANK2" 0xb8 0x04 false 0b1111 "",
-    WR_CAS_RANK0_BANK3 = "UNC_M_WR_CAS_RANK0.BANK3" 0xb8 0x08 false 0b1111 "",
-    WR_CAS_RANK0_BANK4 = "UNC_M_WR_CAS_RANK0.BANK4" 0xb8 0x10 false 0b1111 "",
-    WR_CAS_RANK0_BANK5 = "UNC_M_WR_CAS_RANK0.BANK5" 0xb8 0x20 false 0b1111 "",
-    WR_CAS_RANK0_BANK6 = "UNC_M_WR_CAS_RANK0.BANK6" 0xb8 0x40 false 0b1111 "",
-    WR_CAS_RANK0_BANK7 = "UNC_M_WR_CAS_RANK0.BANK7" 0xb8 0x80 false 0b1111 "",
-    ACT_COUNT_BYP = "UNC_M_ACT_COUNT.BYP" 0x01 0x08 false 0b1111 "",
-    DCLOCKTICKS = "UNC_M_DCLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    POWER_PCU_THROTTLING = "UNC_M_POWER_PCU_THROTTLING" 0x42 0x00 false 0b1111 "",
-    PRE_COUNT_BYP = "UNC_M_PRE_COUNT.BYP" 0x02 0x10 false 0b1111 "",
-    RD_CAS_RANK1_BANK0 = "UNC_M_RD_CAS_RANK1.BANK0" 0xb1 0x01 false 0b1111 "",
-    RD_CAS_RANK1_BANK1 = "UNC_M_RD_CAS_RANK1.BANK1" 0xb1 0x02 false 0b1111 "",
-    RD_CAS_RANK1_BANK2 = "UNC_M_RD_CAS_RANK1.BANK2" 0xb1 0x04 false 0b1111 "",
-    RD_CAS_RANK1_BANK3 = "UNC_M_RD_CAS_RANK1.BANK3" 0xb1 0x08 false 0b1111 "",
-    RD_CAS_RANK1_BANK4 = "UNC_M_RD_CAS_RANK1.BANK4" 0xb1 0x10 false 0b1111 "",
-    RD_CAS_RANK1_BANK5 = "UNC_M_RD_CAS_RANK1.BANK5" 0xb1 0x20 false 0b1111 "",
-    RD_CAS_RANK1_BANK6 = "UNC_M_RD_CAS_RANK1.BANK6" 0xb1 0x40 false 0b1111 "",
-    RD_CAS_RANK1_BANK7 = "UNC_M_RD_CAS_RANK1.BANK7" 0xb1 0x80 false 0b1111 "",
-    RD_CAS_RANK2_BANK0 = "UNC_M_RD_CAS_RANK2.BANK0" 0xb2 0x01 false 0b1111 "",
-    RD_CAS_RANK2_BANK1 = "UNC_M_RD_CAS_RANK2.BANK1" 0xb2 0x02 false 0b1111 "",
-    RD_CAS_RANK2_BANK2 = "UNC_M_RD_CAS_RANK2.BANK2" 0xb2 0x04 false 0b1111 "",
-    RD_CAS_RANK2_BANK3 = "UNC_M_RD_CAS_RANK2.BANK3" 0xb2 0x08 false 0b1111 "",
-    RD_CAS_RANK2_BANK4 = "UNC_M_RD_CAS_RANK2.BANK4" 0xb2 0x10 false 0b1111 "",
-    RD_CAS_RANK2_BANK5 = "UNC_M_RD_CAS_RANK2.BANK5" 0xb2 0x20 false 0b1111 "",
-    RD_CAS_RANK2_BANK6 = "UNC_M_RD_CAS_RANK2.BANK6" 0xb2 0x40 false 0b1111 "",
-    RD_CAS_RANK2_BANK7 = "UNC_M_RD_CAS_RANK2.BANK7" 0xb2 0x80 false 0b1111 "",
-    RD_CAS_RANK3_BANK0 = "UNC_M_RD_CAS_RANK3.BANK0" 0xb3 0x01 false 0b1111 "",
-    RD_CAS_RANK3_BANK1 = "UNC_M_RD_CAS_RANK3.BANK1" 0xb3 0x02 false 0b1111 "",
-    RD_CAS_RANK3_BANK2 = "UNC_M_RD_CAS_RANK3.BANK2" 0xb3 0x04 false 0b1111 "",
-    RD_CAS_RANK3_BANK3 = "UNC_M_RD_CAS_RANK3.BANK3" 0xb3 0x08 false 0b1111 "",
-    RD_CAS_RANK3_BANK4 = "UNC_M_RD_CAS_RANK3.BANK4" 0xb3 0x10 false 0b1111 "",
-    RD_CAS_RANK3_BANK5 = "UNC_M_RD_CAS_RANK3.BANK5" 0xb3 0x20 false 0b1111 "",
-    RD_CAS_RANK3_BANK6 = "UNC_M_RD_CAS_RANK3.BANK6" 0xb3 0x40 false 0b1111 "",
-    RD_CAS_RANK3_BANK7 = "UNC_M_RD_CAS_RANK3.BANK7" 0xb3 0x80 false 0b1111 "",
-    RD_CAS_RANK4_BANK0 = "UNC_M_RD_CAS_RANK4.BANK0" 0xb4 0x01 false 0b1111 "",
-    RD_CAS_RANK4_BANK1 = "UNC_M_RD_CAS_RANK4.BANK1" 0xb4 0x02 false 0b1111 "",
-    RD_CAS_RANK4_BANK2 = "UNC_M_RD_CAS_RANK4.BANK2" 0xb4 0x04 false 0b1111 "",
-    RD_CAS_RANK4_BANK3 = "UNC_M_RD_CAS_RANK4.BANK3" 0xb4 0x08 false 0b1111 "",
-    RD_CAS_RANK4_BANK4 = "UNC_M_RD_CAS_RANK4.BANK4" 0xb4 0x10 false 0b1111 "",
-    RD_CAS_RANK4_BANK5 = "UNC_M_RD_CAS_RANK4.BANK5" 0xb4 0x20 false 0b1111 "",
-    RD_CAS_RANK4_BANK6 = "UNC_M_RD_CAS_RANK4.BANK6" 0xb4 0x40 false 0b1111 "",
-    RD_CAS_RANK4_BANK7 = "UNC_M_RD_CAS_RANK4.BANK7" 0xb4 0x80 false 0b1111 "",
-    RD_CAS_RANK5_BANK0 = "UNC_M_RD_CAS_RANK5.BANK0" 0xb5 0x01 false 0b1111 "",
-    RD_CAS_RANK5_BANK1 = "UNC_M_RD_CAS_RANK5.BANK1" 0xb5 0x02 false 0b1111 "",
-    RD_CAS_RANK5_BANK2 = "UNC_M_RD_CAS_RANK5.BANK2" 0xb5 0x04 false 0b1111 "",
-    RD_CAS_RANK5_BANK3 = "UNC_M_RD_CAS_RANK5.BANK3" 0xb5 0x08 false 0b1111 "",
-    RD_CAS_RANK5_BANK4 = "UNC_M_RD_CAS_RANK5.BANK4" 0xb5 0x10 false 0b1111 "",
-    RD_CAS_RANK5_BANK5 = "UNC_M_RD_CAS_RANK5.BANK5" 0xb5 0x20 false 0b1111 "",
-    RD_CAS_RANK5_BANK6 = "UNC_M_RD_CAS_RANK5.BANK6" 0xb5 0x40 false 0b1111 "",
-    RD_CAS_RANK5_BANK7 = "UNC_M_RD_CAS_RANK5.BANK7" 0xb5 0x80 false 0b1111 "",
-    RD_CAS_RANK6_BANK0 = "UNC_M_RD_CAS_RANK6.BANK0" 0xb6 0x01 false 0b1111 "",
-    RD_CAS_RANK6_BANK1 = "UNC_M_RD_CAS_RANK6.BANK1" 0xb6 0x02 false 0b1111 "",
-    RD_CAS_RANK6_BANK2 = "UNC_M_RD_CAS_RANK6.BANK2" 0xb6 0x04 false 0b1111 "",
-    RD_CAS_RANK6_BANK3 = "UNC_M_RD_CAS_RANK6.BANK3" 0xb6 0x08 false 0b1111 "",
-    RD_CAS_RANK6_BANK4 = "UNC_M_RD_CAS_RANK6.BANK4" 0xb6 0x10 false 0b1111 "",
-    RD_CAS_RANK6_BANK5 = "UNC_M_RD_CAS_RANK6.BANK5" 0xb6 0x20 false 0b1111 "",
-    RD_CAS_RANK6_BANK6 = "UNC_M_RD_CAS_RANK6.BANK6" 0xb6 0x40 false 0b1111 "",
-    RD_CAS_RANK6_BANK7 = "UNC_M_RD_CAS_RANK6.BANK7" 0xb6 0x80 false 0b1111 "",
-    RD_CAS_RANK7_BANK0 = "UNC_M_RD_CAS_RANK7.BANK0" 0xb7 0x01 false 0b1111 "",
-    RD_CAS_RANK7_BANK1 = "UNC_M_RD_CAS_RANK7.BANK1" 0xb7 0x02 false 0b1111 "",
-    RD_CAS_RANK7_BANK2 = "UNC_M_RD_CAS_RANK7.BANK2" 0xb7 0x04 false 0b1111 "",
-    RD_CAS_RANK7_BANK3 = "UNC_M_RD_CAS_RANK7.BANK3" 0xb7 0x08 false 0b1111 "",
-    RD_CAS_RANK7_BANK4 = "UNC_M_RD_CAS_RANK7.BANK4" 0xb7 0x10 false 0b1111 "",
-    RD_CAS_RANK7_BANK5 = "UNC_M_RD_CAS_RANK7.BANK5" 0xb7 0x20 false 0b1111 "",
-    RD_CAS_RANK7_BANK6 = "UNC_M_RD_CAS_RANK7.BANK6" 0xb7 0x40 false 0b1111 "",
-    RD_CAS_RANK7_BANK7 = "UNC_M_RD_CAS_RANK7.BANK7" 0xb7 0x80 false 0b1111 "",
-    WR_CAS_RANK1_BANK0 = "UNC_M_WR_CAS_RANK1.BANK0" 0xb9 0x01 false 0b1111 "",
-    WR_CAS_RANK1_BANK1 = "UNC_M_WR_CAS_RANK1.BANK1" 0xb9 0x02 false 0b1111 "",
-    WR_CAS_RANK1_BANK2 = "UNC_M_WR_CAS_RANK1.BANK2" 0xb9 0x04 false 0b1111 "",
-    WR_CAS_RANK1_BANK3 = "UNC_M_WR_CAS_RANK1.BANK3" 0xb9 0x08 false 0b1111 "",
-    WR_CAS_RANK1_BANK4 = "UNC_M_WR_CAS_RANK1.BANK4" 0xb9 0x10 false 0b1111 "",
-    WR_CAS_RANK1_BANK5 = "UNC_M_WR_CAS_RANK1.BANK5" 0xb9 0x20 false 0b1111 "",
-    WR_CAS_RANK1_BANK6 = "UNC_M_WR_CAS_RANK1.BANK6" 0xb9 0x40 false 0b1111 "",
-    WR_CAS_RANK1_BANK7 = "UNC_M_WR_CAS_RANK1.BANK7" 0xb9 0x80 false 0b1111 "",
-    WR_CAS_RANK2_BANK0 = "UNC_M_WR_CAS_RANK2.BANK0" 0xba 0x01 false 0b1111 "",
-    WR_CAS_RANK2_BANK1 = "UNC_M_WR_CAS_RANK2.BANK1" 0xba 0x02 false 0b1111 "",
-    WR_CAS_RANK2_BANK2 = "UNC_M_WR_CAS_RANK2.BANK2" 0xba 0x04 false 0b1111 "",
-    WR_CAS_RANK2_BANK3 = "UNC_M_WR_CAS_RANK2.BANK3" 0xba 0x08 false 0b1111 "",
-    WR_CAS_RANK2_BANK4 = "UNC_M_WR_CAS_RANK2.BANK4" 0xba 0x10 false 0b1111 "",
-    WR_CAS_RANK2_BANK5 = "UNC_M_WR_CAS_RANK2.BANK5" 0xba 0x20 false 0b1111 "",
-    WR_CAS_RANK2_BANK6 = "UNC_M_WR_CAS_RANK2.BANK6" 0xba 0x40 false 0b1111 "",
-    WR_CAS_RANK2_BANK7 = "UNC_M_WR_CAS_RANK2.BANK7" 0xba 0x80 false 0b1111 "",
-    WR_CAS_RANK3_BANK0 = "UNC_M_WR_CAS_RANK3.BANK0" 0xbb 0x01 false 0b1111 "",
-    WR_CAS_RANK3_BANK1 = "UNC_M_WR_CAS_RANK3.BANK1" 0xbb 0x02 false 0b1111 "",
-    WR_CAS_RANK3_BANK2 = "UNC_M_WR_CAS_RANK3.BANK2" 0xbb 0x04 false 0b1111 "",
-    WR_CAS_RANK3_BANK3 = "UNC_M_WR_CAS_RANK3.BANK3" 0xbb 0x08 false 0b1111 "",
-    WR_CAS_RANK3_BANK4 = "UNC_M_WR_CAS_RANK3.BANK4" 0xbb 0x10 false 0b1111 "",
-    WR_CAS_RANK3_BANK5 = "UNC_M_WR_CAS_RANK3.BANK5" 0xbb 0x20 false 0b1111 "",
-    WR_CAS_RANK3_BANK6 = "UNC_M_WR_CAS_RANK3.BANK6" 0xbb 0x40 false 0b1111 "",
-    WR_CAS_RANK3_BANK7 = "UNC_M_WR_CAS_RANK3.BANK7" 0xbb 0x80 false 0b1111 "",
-    WR_CAS_RANK4_BANK0 = "UNC_M_WR_CAS_RANK4.BANK0" 0xbc 0x01 false 0b1111 "",
-    WR_CAS_RANK4_BANK1 = "UNC_M_WR_CAS_RANK4.BANK1" 0xbc 0x02 false 0b1111 "",
-    WR_CAS_RANK4_BANK2 = "UNC_M_WR_CAS_RANK4.BANK2" 0xbc 0x04 false 0b1111 "",
-    WR_CAS_RANK4_BANK3 = "UNC_M_WR_CAS_RANK4.BANK3" 0xbc 0x08 false 0b1111 "",
-    WR_CAS_RANK4_BANK4 = "UNC_M_WR_CAS_RANK4.BANK4" 0xbc 0x10 false 0b1111 "",
-    WR_CAS_RANK4_BANK5 = "UNC_M_WR_CAS_RANK4.BANK5" 0xbc 0x20 false 0b1111 "",
-    WR_CAS_RANK4_BANK6 = "UNC_M_WR_CAS_RANK4.BANK6" 0xbc 0x40 false 0b1111 "",
-    WR_CAS_RANK4_BANK7 = "UNC_M_WR_CAS_RANK4.BANK7" 0xbc 0x80 false 0b1111 "",
-    WR_CAS_RANK5_BANK0 = "UNC_M_WR_CAS_RANK5.BANK0" 0xbd 0x01 false 0b1111 "",
-    WR_CAS_RANK5_BANK1 = "UNC_M_WR_CAS_RANK5.BANK1" 0xbd 0x02 false 0b1111 "",
-    WR_CAS_RANK5_BANK2 = "UNC_M_WR_CAS_RANK5.BANK2" 0xbd 0x04 false 0b1111 "",
-    WR_CAS_RANK5_BANK3 = "UNC_M_WR_CAS_RANK5.BANK3" 0xbd 0x08 false 0b1111 "",
-    WR_CAS_RANK5_BANK4 = "UNC_M_WR_CAS_RANK5.BANK4" 0xbd 0x10 false 0b1111 "",
-    WR_CAS_RANK5_BANK5 = "UNC_M_WR_CAS_RANK5.BANK5" 0xbd 0x20 false 0b1111 "",
-    WR_CAS_RANK5_BANK6 = "UNC_M_WR_CAS_RANK5.BANK6" 0xbd 0x40 false 0b1111 "",
-    WR_CAS_RANK5_BANK7 = "UNC_M_WR_CAS_RANK5.BANK7" 0xbd 0x80 false 0b1111 "",
-    WR_CAS_RANK6_BANK0 = "UNC_M_WR_CAS_RANK6.BANK0" 0xbe 0x01 false 0b1111 "",
-    WR_CAS_RANK6_BANK1 = "UNC_M_WR_CAS_RANK6.BANK1" 0xbe 0x02 false 0b1111 "",
-    WR_CAS_RANK6_BANK2 = "UNC_M_WR_CAS_RANK6.BANK2" 0xbe 0x04 false 0b1111 "",
-    WR_CAS_RANK6_BANK3 = "UNC_M_WR_CAS_RANK6.BANK3" 0xbe 0x08 false 0b1111 "",
-    WR_CAS_RANK6_BANK4 = "UNC_M_WR_CAS_RANK6.BANK4" 0xbe 0x10 false 0b1111 "",
-    WR_CAS_RANK6_BANK5 = "UNC_M_WR_CAS_RANK6.BANK5" 0xbe 0x20 false 0b1111 "",
-    WR_CAS_RANK6_BANK6 = "UNC_M_WR_CAS_RANK6.BANK6" 0xbe 0x40 false 0b1111 "",
-    WR_CAS_RANK6_BANK7 = "UNC_M_WR_CAS_RANK6.BANK7" 0xbe 0x80 false 0b1111 "",
-    WR_CAS_RANK7_BANK0 = "UNC_M_WR_CAS_RANK7.BANK0" 0xbf 0x01 false 0b1111 "",
-    WR_CAS_RANK7_BANK1 = "UNC_M_WR_CAS_RANK7.BANK1" 0xbf 0x02 false 0b1111 "",
-    WR_CAS_RANK7_BANK2 = "UNC_M_WR_CAS_RANK7.BANK2" 0xbf 0x04 false 0b1111 "",
-    WR_CAS_RANK7_BANK3 = "UNC_M_WR_CAS_RANK7.BANK3" 0xbf 0x08 false 0b1111 "",
-    WR_CAS_RANK7_BANK4 = "UNC_M_WR_CAS_RANK7.BANK4" 0xbf 0x10 false 0b1111 "",
-    WR_CAS_RANK7_BANK5 = "UNC_M_WR_CAS_RANK7.BANK5" 0xbf 0x20 false 0b1111 "",
-    WR_CAS_RANK7_BANK6 = "UNC_M_WR_CAS_RANK7.BANK6" 0xbf 0x40 false 0b1111 "",
-    WR_CAS_RANK7_BANK7 = "UNC_M_WR_CAS_RANK7.BANK7" 0xbf 0x80 false 0b1111 "",
-]);
+static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IMC", name: "MC_CH{i}_PCI_PMON_FIXED_CTR", type_name: "ImcFixedCtr",
+    width: 64, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
+    description: "The channel's fixed counter: a 48-bit count of DRAM clock cycles.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTR", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTR", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTR", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTR", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH4_PCI_PMON_FIXED_CTR", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH5_PCI_PMON_FIXED_CTR", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH6_PCI_PMON_FIXED_CTR", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo { name: "MC_CH7_PCI_PMON_FIXED_CTR", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D0 }, source: "likwid" },
+    ]),
+    fields: ImcFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width and offset", text: "Linux: SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48 for ivbep_uncore_imc; likwid: PCI_UNC_MC_PMON_FIXED_CTR_B/A at 0xD0/0xD4." },
+        NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_M_ACT_COUNT.RD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const ACT_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_ACT_COUNT.WR`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const ACT_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_BYP_CMDS.ACT`: event select 0xa1, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BYP_CMDS_ACT: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.ACT", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_BYP_CMDS.CAS`: event select 0xa1, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BYP_CMDS_CAS: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.CAS", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_BYP_CMDS.PRE`: event select 0xa1, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const BYP_CMDS_PRE: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.PRE", code: 0xa1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_RMM`: event select 0x04, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_RMM", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.RD_WMM`: event select 0x04, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_WMM", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.RD`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.WR`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_PRIO.HIGH`: event select 0xa0, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_PRIO_HIGH: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.HIGH", code: 0xa0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_PRIO.LOW`: event select 0xa0, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_PRIO_LOW: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.LOW", code: 0xa0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_PRIO.MED`: event select 0xa0, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_PRIO_MED: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.MED", code: 0xa0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_PRIO.PANIC`: event select 0xa0, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_PRIO_PANIC: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.PANIC", code: 0xa0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK0`: event select 0xb0, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK0", code: 0xb0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK1`: event select 0xb0, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK1", code: 0xb0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK2`: event select 0xb0, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK2", code: 0xb0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK3`: event select 0xb0, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK3", code: 0xb0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK4`: event select 0xb0, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK4", code: 0xb0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK5`: event select 0xb0, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK5", code: 0xb0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK6`: event select 0xb0, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK6", code: 0xb0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK0.BANK7`: event select 0xb0, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK7", code: 0xb0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`: event select 0x91, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_VMSE_MXB_WR_OCCUPANCY", code: 0x91, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_VMSE_WR_PUSH.RMM`: event select 0x90, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const VMSE_WR_PUSH_RMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.RMM", code: 0x90, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_VMSE_WR_PUSH.WMM`: event select 0x90, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const VMSE_WR_PUSH_WMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.WMM", code: 0x90, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WMM_TO_RMM.LOW_THRESH`: event select 0xc0, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WMM_TO_RMM_LOW_THRESH: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.LOW_THRESH", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WMM_TO_RMM.STARVE`: event select 0xc0, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WMM_TO_RMM_STARVE: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.STARVE", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`: event select 0xc0, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.VMSE_RETRY", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WRONG_MM`: event select 0xc1, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WRONG_MM: Event = Event(&EventInfo { name: "UNC_M_WRONG_MM", code: 0xc1, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK0`: event select 0xb8, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK0", code: 0xb8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK1`: event select 0xb8, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK1", code: 0xb8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK2`: event select 0xb8, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK2", code: 0xb8, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK3`: event select 0xb8, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK3", code: 0xb8, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK4`: event select 0xb8, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK4", code: 0xb8, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK5`: event select 0xb8, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK5", code: 0xb8, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK6`: event select 0xb8, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK6", code: 0xb8, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK0.BANK7`: event select 0xb8, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK7", code: 0xb8, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_ACT_COUNT.BYP`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const ACT_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.BYP", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_DCLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DCLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_DCLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_POWER_PCU_THROTTLING`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_PCU_THROTTLING: Event = Event(&EventInfo { name: "UNC_M_POWER_PCU_THROTTLING", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_PRE_COUNT.BYP`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.BYP", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK0`: event select 0xb1, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK0", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK1`: event select 0xb1, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK2`: event select 0xb1, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK2", code: 0xb1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK3`: event select 0xb1, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK3", code: 0xb1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK4`: event select 0xb1, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK4", code: 0xb1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK5`: event select 0xb1, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK5", code: 0xb1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK6`: event select 0xb1, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK6", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK1.BANK7`: event select 0xb1, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK7", code: 0xb1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK0`: event select 0xb2, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK0", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK1`: event select 0xb2, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK1", code: 0xb2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK2`: event select 0xb2, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK2", code: 0xb2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK3`: event select 0xb2, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK3", code: 0xb2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK4`: event select 0xb2, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK4", code: 0xb2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK5`: event select 0xb2, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK5", code: 0xb2, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK6`: event select 0xb2, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK6", code: 0xb2, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK2.BANK7`: event select 0xb2, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK7", code: 0xb2, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK0`: event select 0xb3, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK0", code: 0xb3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK1`: event select 0xb3, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK1", code: 0xb3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK2`: event select 0xb3, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK2", code: 0xb3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK3`: event select 0xb3, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK3", code: 0xb3, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK4`: event select 0xb3, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK4", code: 0xb3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK5`: event select 0xb3, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK5", code: 0xb3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK6`: event select 0xb3, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK6", code: 0xb3, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK3.BANK7`: event select 0xb3, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK7", code: 0xb3, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK0`: event select 0xb4, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK0", code: 0xb4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK1`: event select 0xb4, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK1", code: 0xb4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK2`: event select 0xb4, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK2", code: 0xb4, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK3`: event select 0xb4, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK3", code: 0xb4, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK4`: event select 0xb4, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK4", code: 0xb4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK5`: event select 0xb4, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK5", code: 0xb4, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK6`: event select 0xb4, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK6", code: 0xb4, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK4.BANK7`: event select 0xb4, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK7", code: 0xb4, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK0`: event select 0xb5, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK0", code: 0xb5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK1`: event select 0xb5, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK1", code: 0xb5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK2`: event select 0xb5, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK2", code: 0xb5, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK3`: event select 0xb5, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK3", code: 0xb5, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK4`: event select 0xb5, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK4", code: 0xb5, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK5`: event select 0xb5, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK5", code: 0xb5, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK6`: event select 0xb5, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK6", code: 0xb5, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK5.BANK7`: event select 0xb5, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK7", code: 0xb5, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK0`: event select 0xb6, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK0", code: 0xb6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK1`: event select 0xb6, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK1", code: 0xb6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK2`: event select 0xb6, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK2", code: 0xb6, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK3`: event select 0xb6, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK3", code: 0xb6, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK4`: event select 0xb6, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK4", code: 0xb6, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK5`: event select 0xb6, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK5", code: 0xb6, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK6`: event select 0xb6, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK6", code: 0xb6, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK6.BANK7`: event select 0xb6, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK7", code: 0xb6, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK0`: event select 0xb7, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK0", code: 0xb7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK1`: event select 0xb7, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK1", code: 0xb7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK2`: event select 0xb7, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK2", code: 0xb7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK3`: event select 0xb7, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK3", code: 0xb7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK4`: event select 0xb7, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK4", code: 0xb7, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK5`: event select 0xb7, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK5", code: 0xb7, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK6`: event select 0xb7, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK6", code: 0xb7, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_RD_CAS_RANK7.BANK7`: event select 0xb7, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RD_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK7", code: 0xb7, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK0`: event select 0xb9, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK0", code: 0xb9, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK1`: event select 0xb9, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK1", code: 0xb9, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK2`: event select 0xb9, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK2", code: 0xb9, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK3`: event select 0xb9, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK3", code: 0xb9, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK4`: event select 0xb9, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK4", code: 0xb9, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK5`: event select 0xb9, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK5", code: 0xb9, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK6`: event select 0xb9, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK6", code: 0xb9, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK1.BANK7`: event select 0xb9, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK7", code: 0xb9, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK0`: event select 0xba, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK0", code: 0xba, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK1`: event select 0xba, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK1", code: 0xba, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK2`: event select 0xba, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK2", code: 0xba, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK3`: event select 0xba, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK3", code: 0xba, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK4`: event select 0xba, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK4", code: 0xba, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK5`: event select 0xba, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK5", code: 0xba, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK6`: event select 0xba, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK6", code: 0xba, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK2.BANK7`: event select 0xba, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK7", code: 0xba, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK0`: event select 0xbb, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK0", code: 0xbb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK1`: event select 0xbb, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK1", code: 0xbb, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK2`: event select 0xbb, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK2", code: 0xbb, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK3`: event select 0xbb, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK3", code: 0xbb, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK4`: event select 0xbb, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK4", code: 0xbb, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK5`: event select 0xbb, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK5", code: 0xbb, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK6`: event select 0xbb, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK6", code: 0xbb, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK3.BANK7`: event select 0xbb, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK7", code: 0xbb, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK0`: event select 0xbc, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK0", code: 0xbc, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK1`: event select 0xbc, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK1", code: 0xbc, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK2`: event select 0xbc, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK2", code: 0xbc, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK3`: event select 0xbc, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK3", code: 0xbc, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK4`: event select 0xbc, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK4", code: 0xbc, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK5`: event select 0xbc, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK5", code: 0xbc, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK6`: event select 0xbc, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK6", code: 0xbc, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK4.BANK7`: event select 0xbc, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK7", code: 0xbc, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK0`: event select 0xbd, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK0", code: 0xbd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK1`: event select 0xbd, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK1", code: 0xbd, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK2`: event select 0xbd, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK2", code: 0xbd, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK3`: event select 0xbd, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK3", code: 0xbd, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK4`: event select 0xbd, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK4", code: 0xbd, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK5`: event select 0xbd, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK5", code: 0xbd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK6`: event select 0xbd, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK6", code: 0xbd, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK5.BANK7`: event select 0xbd, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK7", code: 0xbd, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK0`: event select 0xbe, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK0", code: 0xbe, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK1`: event select 0xbe, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK1", code: 0xbe, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK2`: event select 0xbe, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK2", code: 0xbe, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK3`: event select 0xbe, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK3", code: 0xbe, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK4`: event select 0xbe, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK4", code: 0xbe, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK5`: event select 0xbe, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK5", code: 0xbe, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK6`: event select 0xbe, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK6", code: 0xbe, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK6.BANK7`: event select 0xbe, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK7", code: 0xbe, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK0`: event select 0xbf, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK0", code: 0xbf, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK1`: event select 0xbf, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK1", code: 0xbf, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK2`: event select 0xbf, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK2", code: 0xbf, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK3`: event select 0xbf, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK3", code: 0xbf, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK4`: event select 0xbf, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK4", code: 0xbf, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK5`: event select 0xbf, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK5", code: 0xbf, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK6`: event select 0xbf, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK6", code: 0xbf, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_M_WR_CAS_RANK7.BANK7`: event select 0xbf, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const WR_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK7", code: 0xbf, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ACT_COUNT_RD, Event::ACT_COUNT_WR, Event::BYP_CMDS_ACT, Event::BYP_CMDS_CAS, Event::BYP_CMDS_PRE, Event::CAS_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_RMM, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_RD_WMM, Event::CAS_COUNT_WR, Event::CAS_COUNT_WR_RMM, Event::CAS_COUNT_WR_WMM, Event::DRAM_PRE_ALL, Event::DRAM_REFRESH_HIGH, Event::DRAM_REFRESH_PANIC, Event::ECC_CORRECTABLE_ERRORS, Event::MAJOR_MODES_ISOCH, Event::MAJOR_MODES_PARTIAL, Event::MAJOR_MODES_READ, Event::MAJOR_MODES_WRITE, Event::POWER_CHANNEL_DLLOFF, Event::POWER_CHANNEL_PPD, Event::POWER_CKE_CYCLES_RANK0, Event::POWER_CKE_CYCLES_RANK1, Event::POWER_CKE_CYCLES_RANK2, Event::POWER_CKE_CYCLES_RANK3, Event::POWER_CKE_CYCLES_RANK4, Event::POWER_CKE_CYCLES_RANK5, Event::POWER_CKE_CYCLES_RANK6, Event::POWER_CKE_CYCLES_RANK7, Event::POWER_CRITICAL_THROTTLE_CYCLES, Event::POWER_SELF_REFRESH, Event::POWER_THROTTLE_CYCLES_RANK0, Event::POWER_THROTTLE_CYCLES_RANK1, Event::POWER_THROTTLE_CYCLES_RANK2, Event::POWER_THROTTLE_CYCLES_RANK3, Event::POWER_THROTTLE_CYCLES_RANK4, Event::POWER_THROTTLE_CYCLES_RANK5, Event::POWER_THROTTLE_CYCLES_RANK6, Event::POWER_THROTTLE_CYCLES_RANK7, Event::PREEMPTION_RD_PREEMPT_RD, Event::PREEMPTION_RD_PREEMPT_WR, Event::PRE_COUNT_PAGE_CLOSE, Event::PRE_COUNT_PAGE_MISS, Event::PRE_COUNT_RD, Event::PRE_COUNT_WR, Event::RD_CAS_PRIO_HIGH, Event::RD_CAS_PRIO_LOW, Event::RD_CAS_PRIO_MED, Event::RD_CAS_PRIO_PANIC, Event::RD_CAS_RANK0_BANK0, Event::RD_CAS_RANK0_BANK1, Event::RD_CAS_RANK0_BANK2, Event::RD_CAS_RANK0_BANK3, Event::RD_CAS_RANK0_BANK4, Event::RD_CAS_RANK0_BANK5, Event::RD_CAS_RANK0_BANK6, Event::RD_CAS_RANK0_BANK7, Event::RPQ_CYCLES_NE, Event::RPQ_INSERTS, Event::VMSE_MXB_WR_OCCUPANCY, Event::VMSE_WR_PUSH_RMM, Event::VMSE_WR_PUSH_WMM, Event::WMM_TO_RMM_LOW_THRESH, Event::WMM_TO_RMM_STARVE, Event::WMM_TO_RMM_VMSE_RETRY, Event::WPQ_CYCLES_FULL, Event::WPQ_CYCLES_NE, Event::WPQ_INSERTS, Event::WPQ_READ_HIT, Event::WPQ_WRITE_HIT, Event::WRONG_MM, Event::WR_CAS_RANK0_BANK0, Event::WR_CAS_RANK0_BANK1, Event::WR_CAS_RANK0_BANK2, Event::WR_CAS_RANK0_BANK3, Event::WR_CAS_RANK0_BANK4, Event::WR_CAS_RANK0_BANK5, Event::WR_CAS_RANK0_BANK6, Event::WR_CAS_RANK0_BANK7, Event::ACT_COUNT_BYP, Event::DCLOCKTICKS, Event::POWER_PCU_THROTTLING, Event::PRE_COUNT_BYP, Event::RD_CAS_RANK1_BANK0, Event::RD_CAS_RANK1_BANK1, Event::RD_CAS_RANK1_BANK2, Event::RD_CAS_RANK1_BANK3, Event::RD_CAS_RANK1_BANK4, Event::RD_CAS_RANK1_BANK5, Event::RD_CAS_RANK1_BANK6, Event::RD_CAS_RANK1_BANK7, Event::RD_CAS_RANK2_BANK0, Event::RD_CAS_RANK2_BANK1, Event::RD_CAS_RANK2_BANK2, Event::RD_CAS_RANK2_BANK3, Event::RD_CAS_RANK2_BANK4, Event::RD_CAS_RANK2_BANK5, Event::RD_CAS_RANK2_BANK6, Event::RD_CAS_RANK2_BANK7, Event::RD_CAS_RANK3_BANK0, Event::RD_CAS_RANK3_BANK1, Event::RD_CAS_RANK3_BANK2, Event::RD_CAS_RANK3_BANK3, Event::RD_CAS_RANK3_BANK4, Event::RD_CAS_RANK3_BANK5, Event::RD_CAS_RANK3_BANK6, Event::RD_CAS_RANK3_BANK7, Event::RD_CAS_RANK4_BANK0, Event::RD_CAS_RANK4_BANK1, Event::RD_CAS_RANK4_BANK2, Event::RD_CAS_RANK4_BANK3, Event::RD_CAS_RANK4_BANK4, Event::RD_CAS_RANK4_BANK5, Event::RD_CAS_RANK4_BANK6, Event::RD_CAS_RANK4_BANK7, Event::RD_CAS_RANK5_BANK0, Event::RD_CAS_RANK5_BANK1, Event::RD_CAS_RANK5_BANK2, Event::RD_CAS_RANK5_BANK3, Event::RD_CAS_RANK5_BANK4, Event::RD_CAS_RANK5_BANK5, Event::RD_CAS_RANK5_BANK6, Event::RD_CAS_RANK5_BANK7, Event::RD_CAS_RANK6_BANK0, Event::RD_CAS_RANK6_BANK1, Event::RD_CAS_RANK6_BANK2, Event::RD_CAS_RANK6_BANK3, Event::RD_CAS_RANK6_BANK4, Event::RD_CAS_RANK6_BANK5, Event::RD_CAS_RANK6_BANK6, Event::RD_CAS_RANK6_BANK7, Event::RD_CAS_RANK7_BANK0, Event::RD_CAS_RANK7_BANK1, Event::RD_CAS_RANK7_BANK2, Event::RD_CAS_RANK7_BANK3, Event::RD_CAS_RANK7_BANK4, Event::RD_CAS_RANK7_BANK5, Event::RD_CAS_RANK7_BANK6, Event::RD_CAS_RANK7_BANK7, Event::WR_CAS_RANK1_BANK0, Event::WR_CAS_RANK1_BANK1, Event::WR_CAS_RANK1_BANK2, Event::WR_CAS_RANK1_BANK3, Event::WR_CAS_RANK1_BANK4, Event::WR_CAS_RANK1_BANK5, Event::WR_CAS_RANK1_BANK6, Event::WR_CAS_RANK1_BANK7, Event::WR_CAS_RANK2_BANK0, Event::WR_CAS_RANK2_BANK1, Event::WR_CAS_RANK2_BANK2, Event::WR_CAS_RANK2_BANK3, Event::WR_CAS_RANK2_BANK4, Event::WR_CAS_RANK2_BANK5, Event::WR_CAS_RANK2_BANK6, Event::WR_CAS_RANK2_BANK7, Event::WR_CAS_RANK3_BANK0, Event::WR_CAS_RANK3_BANK1, Event::WR_CAS_RANK3_BANK2, Event::WR_CAS_RANK3_BANK3, Event::WR_CAS_RANK3_BANK4, Event::WR_CAS_RANK3_BANK5, Event::WR_CAS_RANK3_BANK6, Event::WR_CAS_RANK3_BANK7, Event::WR_CAS_RANK4_BANK0, Event::WR_CAS_RANK4_BANK1, Event::WR_CAS_RANK4_BANK2, Event::WR_CAS_RANK4_BANK3, Event::WR_CAS_RANK4_BANK4, Event::WR_CAS_RANK4_BANK5, Event::WR_CAS_RANK4_BANK6, Event::WR_CAS_RANK4_BANK7, Event::WR_CAS_RANK5_BANK0, Event::WR_CAS_RANK5_BANK1, Event::WR_CAS_RANK5_BANK2, Event::WR_CAS_RANK5_BANK3, Event::WR_CAS_RANK5_BANK4, Event::WR_CAS_RANK5_BANK5, Event::WR_CAS_RANK5_BANK6, Event::WR_CAS_RANK5_BANK7, Event::WR_CAS_RANK6_BANK0, Event::WR_CAS_RANK6_BANK1, Event::WR_CAS_RANK6_BANK2, Event::WR_CAS_RANK6_BANK3, Event::WR_CAS_RANK6_BANK4, Event::WR_CAS_RANK6_BANK5, Event::WR_CAS_RANK6_BANK6, Event::WR_CAS_RANK6_BANK7, Event::WR_CAS_RANK7_BANK0, Event::WR_CAS_RANK7_BANK1, Event::WR_CAS_RANK7_BANK2, Event::WR_CAS_RANK7_BANK3, Event::WR_CAS_RANK7_BANK4, Event::WR_CAS_RANK7_BANK5, Event::WR_CAS_RANK7_BANK6, Event::WR_CAS_RANK7_BANK7];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ACT_COUNT_RD.0, Event::ACT_COUNT_WR.0, Event::BYP_CMDS_ACT.0, Event::BYP_CMDS_CAS.0, Event::BYP_CMDS_PRE.0, Event::CAS_COUNT_ALL.0, Event::CAS_COUNT_RD.0, Event::CAS_COUNT_RD_REG.0, Event::CAS_COUNT_RD_RMM.0, Event::CAS_COUNT_RD_UNDERFILL.0, Event::CAS_COUNT_RD_WMM.0, Event::CAS_COUNT_WR.0, Event::CAS_COUNT_WR_RMM.0, Event::CAS_COUNT_WR_WMM.0, Event::DRAM_PRE_ALL.0, Event::DRAM_REFRESH_HIGH.0, Event::DRAM_REFRESH_PANIC.0, Event::ECC_CORRECTABLE_ERRORS.0, Event::MAJOR_MODES_ISOCH.0, Event::MAJOR_MODES_PARTIAL.0, Event::MAJOR_MODES_READ.0, Event::MAJOR_MODES_WRITE.0, Event::POWER_CHANNEL_DLLOFF.0, Event::POWER_CHANNEL_PPD.0, Event::POWER_CKE_CYCLES_RANK0.0, Event::POWER_CKE_CYCLES_RANK1.0, Event::POWER_CKE_CYCLES_RANK2.0, Event::POWER_CKE_CYCLES_RANK3.0, Event::POWER_CKE_CYCLES_RANK4.0, Event::POWER_CKE_CYCLES_RANK5.0, Event::POWER_CKE_CYCLES_RANK6.0, Event::POWER_CKE_CYCLES_RANK7.0, Event::POWER_CRITICAL_THROTTLE_CYCLES.0, Event::POWER_SELF_REFRESH.0, Event::POWER_THROTTLE_CYCLES_RANK0.0, Event::POWER_THROTTLE_CYCLES_RANK1.0, Event::POWER_THROTTLE_CYCLES_RANK2.0, Event::POWER_THROTTLE_CYCLES_RANK3.0, Event::POWER_THROTTLE_CYCLES_RANK4.0, Event::POWER_THROTTLE_CYCLES_RANK5.0, Event::POWER_THROTTLE_CYCLES_RANK6.0, Event::POWER_THROTTLE_CYCLES_RANK7.0, Event::PREEMPTION_RD_PREEMPT_RD.0, Event::PREEMPTION_RD_PREEMPT_WR.0, Event::PRE_COUNT_PAGE_CLOSE.0, Event::PRE_COUNT_PAGE_MISS.0, Event::PRE_COUNT_RD.0, Event::PRE_COUNT_WR.0, Event::RD_CAS_PRIO_HIGH.0, Event::RD_CAS_PRIO_LOW.0, Event::RD_CAS_PRIO_MED.0, Event::RD_CAS_PRIO_PANIC.0, Event::RD_CAS_RANK0_BANK0.0, Event::RD_CAS_RANK0_BANK1.0, Event::RD_CAS_RANK0_BANK2.0, Event::RD_CAS_RANK0_BANK3.0, Event::RD_CAS_RANK0_BANK4.0, Event::RD_CAS_RANK0_BANK5.0, Event::RD_CAS_RANK0_BANK6.0, Event::RD_CAS_RANK0_BANK7.0, Event::RPQ_CYCLES_NE.0, Event::RPQ_INSERTS.0, Event::VMSE_MXB_WR_OCCUPANCY.0, Event::VMSE_WR_PUSH_RMM.0, Event::VMSE_WR_PUSH_WMM.0, Event::WMM_TO_RMM_LOW_THRESH.0, Event::WMM_TO_RMM_STARVE.0, Event::WMM_TO_RMM_VMSE_RETRY.0, Event::WPQ_CYCLES_FULL.0, Event::WPQ_CYCLES_NE.0, Event::WPQ_INSERTS.0, Event::WPQ_READ_HIT.0, Event::WPQ_WRITE_HIT.0, Event::WRONG_MM.0, Event::WR_CAS_RANK0_BANK0.0, Event::WR_CAS_RANK0_BANK1.0, Event::WR_CAS_RANK0_BANK2.0, Event::WR_CAS_RANK0_BANK3.0, Event::WR_CAS_RANK0_BANK4.0, Event::WR_CAS_RANK0_BANK5.0, Event::WR_CAS_RANK0_BANK6.0, Event::WR_CAS_RANK0_BANK7.0, Event::ACT_COUNT_BYP.0, Event::DCLOCKTICKS.0, Event::POWER_PCU_THROTTLING.0, Event::PRE_COUNT_BYP.0, Event::RD_CAS_RANK1_BANK0.0, Event::RD_CAS_RANK1_BANK1.0, Event::RD_CAS_RANK1_BANK2.0, Event::RD_CAS_RANK1_BANK3.0, Event::RD_CAS_RANK1_BANK4.0, Event::RD_CAS_RANK1_BANK5.0, Event::RD_CAS_RANK1_BANK6.0, Event::RD_CAS_RANK1_BANK7.0, Event::RD_CAS_RANK2_BANK0.0, Event::RD_CAS_RANK2_BANK1.0, Event::RD_CAS_RANK2_BANK2.0, Event::RD_CAS_RANK2_BANK3.0, Event::RD_CAS_RANK2_BANK4.0, Event::RD_CAS_RANK2_BANK5.0, Event::RD_CAS_RANK2_BANK6.0, Event::RD_CAS_RANK2_BANK7.0, Event::RD_CAS_RANK3_BANK0.0, Event::RD_CAS_RANK3_BANK1.0, Event::RD_CAS_RANK3_BANK2.0, Event::RD_CAS_RANK3_BANK3.0, Event::RD_CAS_RANK3_BANK4.0, Event::RD_CAS_RANK3_BANK5.0, Event::RD_CAS_RANK3_BANK6.0, Event::RD_CAS_RANK3_BANK7.0, Event::RD_CAS_RANK4_BANK0.0, Event::RD_CAS_RANK4_BANK1.0, Event::RD_CAS_RANK4_BANK2.0, Event::RD_CAS_RANK4_BANK3.0, Event::RD_CAS_RANK4_BANK4.0, Event::RD_CAS_RANK4_BANK5.0, Event::RD_CAS_RANK4_BANK6.0, Event::RD_CAS_RANK4_BANK7.0, Event::RD_CAS_RANK5_BANK0.0, Event::RD_CAS_RANK5_BANK1.0, Event::RD_CAS_RANK5_BANK2.0, Event::RD_CAS_RANK5_BANK3.0, Event::RD_CAS_RANK5_BANK4.0, Event::RD_CAS_RANK5_BANK5.0, Event::RD_CAS_RANK5_BANK6.0, Event::RD_CAS_RANK5_BANK7.0, Event::RD_CAS_RANK6_BANK0.0, Event::RD_CAS_RANK6_BANK1.0, Event::RD_CAS_RANK6_BANK2.0, Event::RD_CAS_RANK6_BANK3.0, Event::RD_CAS_RANK6_BANK4.0, Event::RD_CAS_RANK6_BANK5.0, Event::RD_CAS_RANK6_BANK6.0, Event::RD_CAS_RANK6_BANK7.0, Event::RD_CAS_RANK7_BANK0.0, Event::RD_CAS_RANK7_BANK1.0, Event::RD_CAS_RANK7_BANK2.0, Event::RD_CAS_RANK7_BANK3.0, Event::RD_CAS_RANK7_BANK4.0, Event::RD_CAS_RANK7_BANK5.0, Event::RD_CAS_RANK7_BANK6.0, Event::RD_CAS_RANK7_BANK7.0, Event::WR_CAS_RANK1_BANK0.0, Event::WR_CAS_RANK1_BANK1.0, Event::WR_CAS_RANK1_BANK2.0, Event::WR_CAS_RANK1_BANK3.0, Event::WR_CAS_RANK1_BANK4.0, Event::WR_CAS_RANK1_BANK5.0, Event::WR_CAS_RANK1_BANK6.0, Event::WR_CAS_RANK1_BANK7.0, Event::WR_CAS_RANK2_BANK0.0, Event::WR_CAS_RANK2_BANK1.0, Event::WR_CAS_RANK2_BANK2.0, Event::WR_CAS_RANK2_BANK3.0, Event::WR_CAS_RANK2_BANK4.0, Event::WR_CAS_RANK2_BANK5.0, Event::WR_CAS_RANK2_BANK6.0, Event::WR_CAS_RANK2_BANK7.0, Event::WR_CAS_RANK3_BANK0.0, Event::WR_CAS_RANK3_BANK1.0, Event::WR_CAS_RANK3_BANK2.0, Event::WR_CAS_RANK3_BANK3.0, Event::WR_CAS_RANK3_BANK4.0, Event::WR_CAS_RANK3_BANK5.0, Event::WR_CAS_RANK3_BANK6.0, Event::WR_CAS_RANK3_BANK7.0, Event::WR_CAS_RANK4_BANK0.0, Event::WR_CAS_RANK4_BANK1.0, Event::WR_CAS_RANK4_BANK2.0, Event::WR_CAS_RANK4_BANK3.0, Event::WR_CAS_RANK4_BANK4.0, Event::WR_CAS_RANK4_BANK5.0, Event::WR_CAS_RANK4_BANK6.0, Event::WR_CAS_RANK4_BANK7.0, Event::WR_CAS_RANK5_BANK0.0, Event::WR_CAS_RANK5_BANK1.0, Event::WR_CAS_RANK5_BANK2.0, Event::WR_CAS_RANK5_BANK3.0, Event::WR_CAS_RANK5_BANK4.0, Event::WR_CAS_RANK5_BANK5.0, Event::WR_CAS_RANK5_BANK6.0, Event::WR_CAS_RANK5_BANK7.0, Event::WR_CAS_RANK6_BANK0.0, Event::WR_CAS_RANK6_BANK1.0, Event::WR_CAS_RANK6_BANK2.0, Event::WR_CAS_RANK6_BANK3.0, Event::WR_CAS_RANK6_BANK4.0, Event::WR_CAS_RANK6_BANK5.0, Event::WR_CAS_RANK6_BANK6.0, Event::WR_CAS_RANK6_BANK7.0, Event::WR_CAS_RANK7_BANK0.0, Event::WR_CAS_RANK7_BANK1.0, Event::WR_CAS_RANK7_BANK2.0, Event::WR_CAS_RANK7_BANK3.0, Event::WR_CAS_RANK7_BANK4.0, Event::WR_CAS_RANK7_BANK5.0, Event::WR_CAS_RANK7_BANK6.0, Event::WR_CAS_RANK7_BANK7.0];
+
+impl ImcCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

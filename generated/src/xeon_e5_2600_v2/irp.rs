@@ -6,126 +6,390 @@
 //!
 //! Instances: IRP.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
-    pub struct IrpBoxCtl(u32): "IRP_PCI_PMON_BOX_CTL", PCI[1], unit "IRP" of "xeon-e5-2600-v2", static IRP_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux": "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.";
-    note "info" "Devices and functions": "The IRP is device 5 function 6, device id 0x0E39: Linux ivbep_uncore_pci_ids and likwid (05.6) agree. Box control 0xF4 (Linux SNBEP_PCI_PMON_BOX_CTL for ivbep_uncore_irp; likwid PCI_UNC_IRP_PMON_BOX_CTL), status 0xF8 (likwid PCI_UNC_IRP_PMON_BOX_STATUS).";
-    bits 31:18 rv "rsv" = 0x0;
-    /// Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
-    bit 17 rw ov_en: bool = 0x0 { get: ov_en, with: with_ov_en };
-    /// Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    bit 16 rw frz_en: bool = 0x0, role FreezeEnable [] { get: frz_en, with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 stops all counters of this box until the bit is written as 0.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "IRP": const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0F4) "IRP_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
+///
+/// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v2). Fields, masks and sources: [`IrpBoxCtlLayout`].
+///
+/// **Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux** (source-conflict): The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 \<\< 16 | 1 \<\< 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.
+///
+/// **Devices and functions** (info): The IRP is device 5 function 6, device id 0x0E39: Linux ivbep_uncore_pci_ids and likwid (05.6) agree. Box control 0xF4 (Linux SNBEP_PCI_PMON_BOX_CTL for ivbep_uncore_irp; likwid PCI_UNC_IRP_PMON_BOX_CTL), status 0xF8 (likwid PCI_UNC_IRP_PMON_BOX_STATUS).
+pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+
+/// The layout of [`IrpBoxCtl`] (`IRP_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpBoxCtlLayout {}
+
+impl Layout for IrpBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffcfefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x30103;
 }
 
-register! {
-    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
-    pub struct IrpBoxStatus(u32): "IRP_PCI_PMON_BOX_STATUS", PCI[1], unit "IRP" of "xeon-e5-2600-v2", static IRP_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    source "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)";
-    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
-    note "info" "Layout not read from the guide": "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
-    bits 31:5 rv "rsv" = 0x0;
-    bit 4 rsv "rsv" = 0x0;
-    /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "IRP": const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0F8) "IRP_PCI_PMON_BOX_STATUS" from "likwid";
+impl IrpBoxCtl {
+    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_en` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
-    pub struct IrpCtl(u32): "IRP_PCI_PMON_CTL{n}", PCI[4], unit "IRP" of "xeon-e5-2600-v2", static IRP_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    note "source-conflict" "One box of four counters, or two of two": "Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "IRP": const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [0: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0D8) "IRP_PCI_PMON_CTL0" from "linux-snbep", 1: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0DC) "IRP_PCI_PMON_CTL1" from "linux-snbep", 2: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0E0) "IRP_PCI_PMON_CTL2" from "linux-snbep", 3: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0E4) "IRP_PCI_PMON_CTL3" from "linux-snbep"];
+/// `IRP_PCI_PMON_BOX_CTL` of instance IRP.
+pub const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = PciRegister::new(0x0E39, 5, 6, 0x0F4, "IRP_PCI_PMON_BOX_CTL");
+
+static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IRP", name: "IRP_PCI_PMON_BOX_CTL", type_name: "IrpBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_BOX_CTL", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: IrpBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
+        NoteInfo { kind: "info", title: "Devices and functions", text: "The IRP is device 5 function 6, device id 0x0E39: Linux ivbep_uncore_pci_ids and likwid (05.6) agree. Box control 0xF4 (Linux SNBEP_PCI_PMON_BOX_CTL for ivbep_uncore_irp; likwid PCI_UNC_IRP_PMON_BOX_CTL), status 0xF8 (likwid PCI_UNC_IRP_PMON_BOX_STATUS)." },
+    ],
+};
+
+/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
+///
+/// `IRP_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v2). Fields, masks and sources: [`IrpBoxStatusLayout`].
+///
+/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.
+///
+/// **Layout not read from the guide** (info): The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_\*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.
+pub type IrpBoxStatus = Reg32<IrpBoxStatusLayout>;
+
+/// The layout of [`IrpBoxStatus`] (`IRP_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+/// - Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)
+pub enum IrpBoxStatusLayout {}
+
+impl Layout for IrpBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
-    pub struct IrpCtr(u64): "IRP_PCI_PMON_CTR{n}", PCI[4], unit "IRP" of "xeon-e5-2600-v2", static IRP_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Read as two dwords": "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
-    note "source-conflict" "48 bits in Linux, 44 in likwid": "Linux uncore_snbep.c gives ivbep_uncore_irp perf_ctr_bits = 48; likwid's IvyBridge-EP tables describe the IRP counters as 44 bits wide (comment 'IRP counters four 44bit wide' and box-map width 44). The guide's table for these counters was not read. We take 48 bits from Linux, whose counter arithmetic depends on the width; if the hardware counter is 44 bits wide, bits 47:44 read as zero and a 44-bit wrap looks like a large backwards step that the sampling code must treat as an overflow.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "IRP": const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [0: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0A0) "IRP_PCI_PMON_CTR0" from "linux-snbep", 1: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0B0) "IRP_PCI_PMON_CTR1" from "linux-snbep", 2: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0B8) "IRP_PCI_PMON_CTR2" from "linux-snbep", 3: pci(device_id: 0x0E39, device: 5, function: 6, offset: 0x0C0) "IRP_PCI_PMON_CTR3" from "linux-snbep"];
+impl IrpBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "IRP_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-unit_events!([IrpCtl noext], [
-    ADDRESS_MATCH_MERGE_COUNT = "UNC_I_ADDRESS_MATCH.MERGE_COUNT" 0x17 0x02 false 0b11 "",
-    ADDRESS_MATCH_STALL_COUNT = "UNC_I_ADDRESS_MATCH.STALL_COUNT" 0x17 0x01 false 0b11 "",
-    CACHE_ACK_PENDING_OCCUPANCY_ANY = "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY" 0x14 0x01 false 0b11 "",
-    CACHE_ACK_PENDING_OCCUPANCY_SOURCE = "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE" 0x14 0x02 false 0b11 "",
-    CACHE_OWN_OCCUPANCY_ANY = "UNC_I_CACHE_OWN_OCCUPANCY.ANY" 0x13 0x01 false 0b11 "",
-    CACHE_OWN_OCCUPANCY_SOURCE = "UNC_I_CACHE_OWN_OCCUPANCY.SOURCE" 0x13 0x02 false 0b11 "",
-    CACHE_READ_OCCUPANCY_ANY = "UNC_I_CACHE_READ_OCCUPANCY.ANY" 0x10 0x01 false 0b11 "",
-    CACHE_READ_OCCUPANCY_SOURCE = "UNC_I_CACHE_READ_OCCUPANCY.SOURCE" 0x10 0x02 false 0b11 "",
-    CACHE_TOTAL_OCCUPANCY_ANY = "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY" 0x12 0x01 false 0b11 "",
-    CACHE_TOTAL_OCCUPANCY_SOURCE = "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE" 0x12 0x02 false 0b11 "",
-    CACHE_WRITE_OCCUPANCY_ANY = "UNC_I_CACHE_WRITE_OCCUPANCY.ANY" 0x11 0x01 false 0b11 "",
-    CACHE_WRITE_OCCUPANCY_SOURCE = "UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE" 0x11 0x02 false 0b11 "",
-    CLOCKTICKS = "UNC_I_CLOCKTICKS" 0x00 0x00 false 0b11 "",
-    RXR_AK_CYCLES_FULL = "UNC_I_RxR_AK_CYCLES_FULL" 0x0b 0x00 false 0b11 "",
-    RXR_AK_INSERTS = "UNC_I_RxR_AK_INSERTS" 0x0a 0x00 false 0b11 "",
-    RXR_AK_OCCUPANCY = "UNC_I_RxR_AK_OCCUPANCY" 0x0c 0x00 false 0b11 "",
-    RXR_BL_DRS_CYCLES_FULL = "UNC_I_RxR_BL_DRS_CYCLES_FULL" 0x04 0x00 false 0b11 "",
-    RXR_BL_DRS_INSERTS = "UNC_I_RxR_BL_DRS_INSERTS" 0x01 0x00 false 0b11 "",
-    RXR_BL_DRS_OCCUPANCY = "UNC_I_RxR_BL_DRS_OCCUPANCY" 0x07 0x00 false 0b11 "",
-    RXR_BL_NCB_CYCLES_FULL = "UNC_I_RxR_BL_NCB_CYCLES_FULL" 0x05 0x00 false 0b11 "",
-    RXR_BL_NCB_INSERTS = "UNC_I_RxR_BL_NCB_INSERTS" 0x02 0x00 false 0b11 "",
-    RXR_BL_NCB_OCCUPANCY = "UNC_I_RxR_BL_NCB_OCCUPANCY" 0x08 0x00 false 0b11 "",
-    RXR_BL_NCS_CYCLES_FULL = "UNC_I_RxR_BL_NCS_CYCLES_FULL" 0x06 0x00 false 0b11 "",
-    RXR_BL_NCS_INSERTS = "UNC_I_RxR_BL_NCS_INSERTS" 0x03 0x00 false 0b11 "",
-    RXR_BL_NCS_OCCUPANCY = "UNC_I_RxR_BL_NCS_OCCUPANCY" 0x09 0x00 false 0b11 "",
-    TICKLES_LOST_OWNERSHIP = "UNC_I_TICKLES.LOST_OWNERSHIP" 0x16 0x01 false 0b11 "",
-    TICKLES_TOP_OF_QUEUE = "UNC_I_TICKLES.TOP_OF_QUEUE" 0x16 0x02 false 0b11 "",
-    TRANSACTIONS_ORDERINGQ = "UNC_I_TRANSACTIONS.ORDERINGQ" 0x15 0x08 false 0b11 "IRPFilter[4:0]",
-    TRANSACTIONS_PD_PREFETCHES = "UNC_I_TRANSACTIONS.PD_PREFETCHES" 0x15 0x04 false 0b11 "",
-    TRANSACTIONS_READS = "UNC_I_TRANSACTIONS.READS" 0x15 0x01 false 0b11 "",
-    TRANSACTIONS_WRITES = "UNC_I_TRANSACTIONS.WRITES" 0x15 0x02 false 0b11 "",
-    TXR_AD_STALL_CREDIT_CYCLES = "UNC_I_TxR_AD_STALL_CREDIT_CYCLES" 0x18 0x00 false 0b11 "",
-    TXR_BL_STALL_CREDIT_CYCLES = "UNC_I_TxR_BL_STALL_CREDIT_CYCLES" 0x19 0x00 false 0b11 "",
-    TXR_DATA_INSERTS_NCB = "UNC_I_TxR_DATA_INSERTS_NCB" 0x0e 0x00 false 0b11 "",
-    TXR_DATA_INSERTS_NCS = "UNC_I_TxR_DATA_INSERTS_NCS" 0x0f 0x00 false 0b11 "",
-    TXR_REQUEST_OCCUPANCY = "UNC_I_TxR_REQUEST_OCCUPANCY" 0x0d 0x00 false 0b11 "",
-    WRITE_ORDERING_STALL_CYCLES = "UNC_I_WRITE_ORDERING_STALL_CYCLES" 0x1a 0x00 false 0b11 "",
-    TRANSACTIONS_RD_PREFETCHES = "UNC_I_TRANSACTIONS.RD_PREFETCHES" 0x15 0x04 false 0b11 "",
-]);
+/// `IRP_PCI_PMON_BOX_STATUS` of instance IRP.
+pub const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = PciRegister::new(0x0E39, 5, 6, 0x0F8, "IRP_PCI_PMON_BOX_STATUS");
+
+static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IRP", name: "IRP_PCI_PMON_BOX_STATUS", type_name: "IrpBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
+    description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_BOX_STATUS", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: IrpBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
+        NoteInfo { kind: "info", title: "Layout not read from the guide", text: "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters." },
+    ],
+};
+
+/// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
+///
+/// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`IrpCtlLayout`].
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+///
+/// **One box of four counters, or two of two** (source-conflict): Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n.
+pub type IrpCtl = Reg32<IrpCtlLayout>;
+
+/// The layout of [`IrpCtl`] (`IRP_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpCtlLayout {}
+
+impl Layout for IrpCtlLayout {
+    const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xa90000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff56ffff;
+}
+
+impl IrpCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `IRP_PCI_PMON_CTL{n}` of instance IRP.
+pub const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [PciRegister::new(0x0E39, 5, 6, 0x0D8, "IRP_PCI_PMON_CTL0"), PciRegister::new(0x0E39, 5, 6, 0x0DC, "IRP_PCI_PMON_CTL1"), PciRegister::new(0x0E39, 5, 6, 0x0E0, "IRP_PCI_PMON_CTL2"), PciRegister::new(0x0E39, 5, 6, 0x0E4, "IRP_PCI_PMON_CTL3")];
+
+static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IRP", name: "IRP_PCI_PMON_CTL{n}", type_name: "IrpCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_CTL0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0D8 }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0DC }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E0 }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E4 }, source: "linux-snbep" },
+    ]),
+    fields: IrpCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+        NoteInfo { kind: "source-conflict", title: "One box of four counters, or two of two", text: "Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n." },
+    ],
+};
+
+/// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
+///
+/// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`IrpCtrLayout`].
+///
+/// **Read as two dwords** (info): The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_\*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.
+///
+/// **48 bits in Linux, 44 in likwid** (source-conflict): Linux uncore_snbep.c gives ivbep_uncore_irp perf_ctr_bits = 48; likwid's IvyBridge-EP tables describe the IRP counters as 44 bits wide (comment 'IRP counters four 44bit wide' and box-map width 44). The guide's table for these counters was not read. We take 48 bits from Linux, whose counter arithmetic depends on the width; if the hardware counter is 44 bits wide, bits 47:44 read as zero and a 44-bit wrap looks like a large backwards step that the sampling code must treat as an overflow.
+pub type IrpCtr = Reg64<IrpCtrLayout>;
+
+/// The layout of [`IrpCtr`] (`IRP_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpCtrLayout {}
+
+impl Layout for IrpCtrLayout {
+    const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl IrpCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `IRP_PCI_PMON_CTR{n}` of instance IRP.
+pub const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [PciRegister::new(0x0E39, 5, 6, 0x0A0, "IRP_PCI_PMON_CTR0"), PciRegister::new(0x0E39, 5, 6, 0x0B0, "IRP_PCI_PMON_CTR1"), PciRegister::new(0x0E39, 5, 6, 0x0B8, "IRP_PCI_PMON_CTR2"), PciRegister::new(0x0E39, 5, 6, 0x0C0, "IRP_PCI_PMON_CTR3")];
+
+static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "IRP", name: "IRP_PCI_PMON_CTR{n}", type_name: "IrpCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
+    description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_CTR0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0A0 }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B0 }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B8 }, source: "linux-snbep" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0C0 }, source: "linux-snbep" },
+    ]),
+    fields: IrpCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
+        NoteInfo { kind: "source-conflict", title: "48 bits in Linux, 44 in likwid", text: "Linux uncore_snbep.c gives ivbep_uncore_irp perf_ctr_bits = 48; likwid's IvyBridge-EP tables describe the IRP counters as 44 bits wide (comment 'IRP counters four 44bit wide' and box-map width 44). The guide's table for these counters was not read. We take 48 bits from Linux, whose counter arithmetic depends on the width; if the hardware counter is 44 bits wide, bits 47:44 read as zero and a 44-bit wrap looks like a large backwards step that the sampling code must treat as an overflow." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_I_ADDRESS_MATCH.MERGE_COUNT`: event select 0x17, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.MERGE_COUNT", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_ADDRESS_MATCH.STALL_COUNT`: event select 0x17, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.STALL_COUNT", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_OWN_OCCUPANCY.ANY`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.ANY", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_OWN_OCCUPANCY.SOURCE`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_READ_OCCUPANCY.ANY`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.ANY", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_READ_OCCUPANCY.SOURCE`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.SOURCE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_WRITE_OCCUPANCY.ANY`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.ANY", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_AK_CYCLES_FULL`: event select 0x0b, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_AK_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_CYCLES_FULL", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_AK_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_AK_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_OCCUPANCY", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TICKLES.LOST_OWNERSHIP`: event select 0x16, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TICKLES_LOST_OWNERSHIP: Event = Event(&EventInfo { name: "UNC_I_TICKLES.LOST_OWNERSHIP", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TICKLES.TOP_OF_QUEUE`: event select 0x16, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TICKLES_TOP_OF_QUEUE: Event = Event(&EventInfo { name: "UNC_I_TICKLES.TOP_OF_QUEUE", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]" });
+    /// `UNC_I_TRANSACTIONS.PD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.PD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.READS`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_WRITE_ORDERING_STALL_CYCLES`: event select 0x1a, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event(&EventInfo { name: "UNC_I_WRITE_ORDERING_STALL_CYCLES", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.RD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ADDRESS_MATCH_MERGE_COUNT, Event::ADDRESS_MATCH_STALL_COUNT, Event::CACHE_ACK_PENDING_OCCUPANCY_ANY, Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE, Event::CACHE_OWN_OCCUPANCY_ANY, Event::CACHE_OWN_OCCUPANCY_SOURCE, Event::CACHE_READ_OCCUPANCY_ANY, Event::CACHE_READ_OCCUPANCY_SOURCE, Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CACHE_WRITE_OCCUPANCY_ANY, Event::CACHE_WRITE_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::RXR_AK_CYCLES_FULL, Event::RXR_AK_INSERTS, Event::RXR_AK_OCCUPANCY, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::TICKLES_LOST_OWNERSHIP, Event::TICKLES_TOP_OF_QUEUE, Event::TRANSACTIONS_ORDERINGQ, Event::TRANSACTIONS_PD_PREFETCHES, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY, Event::WRITE_ORDERING_STALL_CYCLES, Event::TRANSACTIONS_RD_PREFETCHES];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ADDRESS_MATCH_MERGE_COUNT.0, Event::ADDRESS_MATCH_STALL_COUNT.0, Event::CACHE_ACK_PENDING_OCCUPANCY_ANY.0, Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE.0, Event::CACHE_OWN_OCCUPANCY_ANY.0, Event::CACHE_OWN_OCCUPANCY_SOURCE.0, Event::CACHE_READ_OCCUPANCY_ANY.0, Event::CACHE_READ_OCCUPANCY_SOURCE.0, Event::CACHE_TOTAL_OCCUPANCY_ANY.0, Event::CACHE_TOTAL_OCCUPANCY_SOURCE.0, Event::CACHE_WRITE_OCCUPANCY_ANY.0, Event::CACHE_WRITE_OCCUPANCY_SOURCE.0, Event::CLOCKTICKS.0, Event::RXR_AK_CYCLES_FULL.0, Event::RXR_AK_INSERTS.0, Event::RXR_AK_OCCUPANCY.0, Event::RXR_BL_DRS_CYCLES_FULL.0, Event::RXR_BL_DRS_INSERTS.0, Event::RXR_BL_DRS_OCCUPANCY.0, Event::RXR_BL_NCB_CYCLES_FULL.0, Event::RXR_BL_NCB_INSERTS.0, Event::RXR_BL_NCB_OCCUPANCY.0, Event::RXR_BL_NCS_CYCLES_FULL.0, Event::RXR_BL_NCS_INSERTS.0, Event::RXR_BL_NCS_OCCUPANCY.0, Event::TICKLES_LOST_OWNERSHIP.0, Event::TICKLES_TOP_OF_QUEUE.0, Event::TRANSACTIONS_ORDERINGQ.0, Event::TRANSACTIONS_PD_PREFETCHES.0, Event::TRANSACTIONS_READS.0, Event::TRANSACTIONS_WRITES.0, Event::TXR_AD_STALL_CREDIT_CYCLES.0, Event::TXR_BL_STALL_CREDIT_CYCLES.0, Event::TXR_DATA_INSERTS_NCB.0, Event::TXR_DATA_INSERTS_NCS.0, Event::TXR_REQUEST_OCCUPANCY.0, Event::WRITE_ORDERING_STALL_CYCLES.0, Event::TRANSACTIONS_RD_PREFETCHES.0];
+
+impl IrpCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,204 +6,638 @@
 //!
 //! Instances: PCU.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.
-    pub struct PcuBoxCtl(u32): "PCU_MSR_PMON_BOX_CTL", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_BOX_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux": "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.";
-    note "info" "Address": "Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24 (used by ivbep_uncore_pcu), likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24.";
-    bits 31:18 rv "rsv" = 0x0;
-    /// Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
-    bit 17 rw ov_en: bool = 0x0 { get: ov_en, with: with_ov_en };
-    /// Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    bit 16 rw frz_en: bool = 0x0, role FreezeEnable [] { get: frz_en, with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 stops all counters of this box until the bit is written as 0.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "PCU": const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = msr(0xC24) "PCU_MSR_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.
+///
+/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and sources: [`PcuBoxCtlLayout`].
+///
+/// **Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux** (source-conflict): The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 \<\< 16 | 1 \<\< 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.
+///
+/// **Address** (info): Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24 (used by ivbep_uncore_pcu), likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24.
+pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+
+/// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuBoxCtlLayout {}
+
+impl Layout for PcuBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffcfefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x30103;
 }
 
-register! {
-    /// PCU box status: one overflow bit per counter, cleared by writing 1.
-    pub struct PcuBoxStatus(u32): "PCU_MSR_PMON_BOX_STATUS", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_BOX_STATUS_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
-    note "info" "Address from likwid; layout inferred": "The guide names this register (Table 2-120, p. 111: the ov field is cleared by writing 1) but its rows were not read. likwid gives MSR_UNC_PCU_PMON_BOX_STATUS = 0xC35; Linux does not use it. The layout (ov 3:0 for the four counters) follows the datasheet's PmonUnitStatus description ('PCU: [3:0]') and the HA status table.";
-    bits 31:5 rv "rsv" = 0x0;
-    bit 4 rsv "rsv" = 0x0;
-    /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "PCU": const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = msr(0xC35) "PCU_MSR_PMON_BOX_STATUS" from "likwid";
+impl PcuBoxCtl {
+    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_en` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.
-    pub struct PcuCtl(u32): "PCU_MSR_PMON_CTL{n}", MSR[4], unit "PCU" of "xeon-e5-2600-v2", static PCU_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Bits 31:20 from Table 2-121, the rest from Linux": "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved.";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    /// Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy.
-    bit 31 rw-v occ_edge_det: bool = 0x0 { get: occ_edge_det, with: with_occ_edge_det };
-    /// Invert the threshold comparison for occupancy events (count cycles below thresh).
-    bit 30 rw-v occ_invert: bool = 0x0 { get: occ_invert, with: with_occ_invert };
-    bit 29 rsv "rsv" = 0x0;
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    /// Event select extension bit.
-    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Occupancy select: which core C-state occupancy counter feeds occupancy events.
-    bits 15:14 rw-v occ_sel: u8 = 0x0 { get: occ_sel, with: with_occ_sel, try_with: try_with_occ_sel };
-    bits 13:8 rsv "rsv" = 0x0;
-    /// Event select; bit 7 set selects an occupancy event.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "PCU": const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [0: msr(0xC30) "PCU_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC31) "PCU_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0xC32) "PCU_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0xC33) "PCU_MSR_PMON_CTL3" from "linux-snbep"];
+/// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
+pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
+
+static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_PMON_BOX_CTL", type_name: "PcuBoxCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
+        NoteInfo { kind: "info", title: "Address", text: "Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24 (used by ivbep_uncore_pcu), likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24." },
+    ],
+};
+
+/// PCU box status: one overflow bit per counter, cleared by writing 1.
+///
+/// `PCU_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and sources: [`PcuBoxStatusLayout`].
+///
+/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.
+///
+/// **Address from likwid; layout inferred** (info): The guide names this register (Table 2-120, p. 111: the ov field is cleared by writing 1) but its rows were not read. likwid gives MSR_UNC_PCU_PMON_BOX_STATUS = 0xC35; Linux does not use it. The layout (ov 3:0 for the four counters) follows the datasheet's PmonUnitStatus description ('PCU: \[3:0\]') and the HA status table.
+pub type PcuBoxStatus = Reg32<PcuBoxStatusLayout>;
+
+/// The layout of [`PcuBoxStatus`] (`PCU_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuBoxStatusLayout {}
+
+impl Layout for PcuBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// PCU data counter n: a 48-bit event count.
-    pub struct PcuCtr(u64): "PCU_MSR_PMON_CTR{n}", MSR[4], unit "PCU" of "xeon-e5-2600-v2", static PCU_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width and address": "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "PCU": const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [0: msr(0xC36) "PCU_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC37) "PCU_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0xC38) "PCU_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0xC39) "PCU_MSR_PMON_CTR3" from "linux-snbep"];
+impl PcuBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "PCU_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.
-    pub struct PcuBoxFilter(u32): "PCU_MSR_PMON_BOX_FILTER", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_BOX_FILTER_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters";
-    note "info" "Layout": "Linux's IvyTown PCU format attributes filter_band0..3 = config1:0-7, 8-15, 16-23, 24-31, written to SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34; Intel's event list names PCUFilter[7:0], [15:8], [23:16] and [31:24].";
-    /// Frequency threshold for band 3 (in 100 MHz units).
-    bits 31:24 rw band3: u8 = 0x0 { get: band3, with: with_band3 };
-    /// Frequency threshold for band 2.
-    bits 23:16 rw band2: u8 = 0x0 { get: band2, with: with_band2 };
-    /// Frequency threshold for band 1.
-    bits 15:8 rw band1: u8 = 0x0 { get: band1, with: with_band1 };
-    /// Frequency threshold for band 0.
-    bits 7:0 rw band0: u8 = 0x0 { get: band0, with: with_band0 };
-    "PCU": const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = msr(0xC34) "PCU_MSR_PMON_BOX_FILTER" from "linux-snbep";
+/// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
+pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0xC35, "PCU_MSR_PMON_BOX_STATUS");
+
+static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_PMON_BOX_STATUS", type_name: "PcuBoxStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
+    description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0xC35), source: "likwid" },
+    ]),
+    fields: PcuBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
+        NoteInfo { kind: "info", title: "Address from likwid; layout inferred", text: "The guide names this register (Table 2-120, p. 111: the ov field is cleared by writing 1) but its rows were not read. likwid gives MSR_UNC_PCU_PMON_BOX_STATUS = 0xC35; Linux does not use it. The layout (ov 3:0 for the four counters) follows the datasheet's PmonUnitStatus description ('PCU: [3:0]') and the HA status table." },
+    ],
+};
+
+/// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.
+///
+/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`PcuCtlLayout`].
+///
+/// **Bits 31:20 from Table 2-121, the rest from Linux** (info): The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved.
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+pub type PcuCtl = Reg32<PcuCtlLayout>;
+
+/// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtlLayout {}
+
+impl Layout for PcuCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV, reset: 0x0, description: "Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, reset: 0x0, description: "Invert the threshold comparison for occupancy events (count cycles below thresh).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, reset: 0x0, description: "Event select extension bit.", values: &[], repeat: None, role: Some(Role::EventExt), counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, reset: 0x0, description: "Occupancy select: which core C-state occupancy counter feeds occupancy events.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select; bit 7 set selects an occupancy event.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x20893f00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xdf76c0ff;
 }
 
-register! {
-    /// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).
-    pub struct PcuCoreC6Ctr(u64): "PCU_MSR_CORE_C6_CTR", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_CORE_C6_CTR_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address": "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).";
-    /// Accumulated core C6 residency.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = msr(0x3FD) "PCU_MSR_CORE_C6_CTR" from "likwid";
+impl PcuCtl {
+    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy.
+    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `occ_edge_det` (bit 31) set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `occ_invert` (bit 30, rw-v, reset 0x0): Invert the threshold comparison for occupancy events (count cycles below thresh).
+    #[inline] pub const fn occ_invert(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
+    /// This value with `occ_invert` (bit 30) set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
+    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension bit.
+    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ev_sel_ext` (bit 21) set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy select: which core C-state occupancy counter feeds occupancy events.
+    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
+    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select; bit 7 set selects an occupancy event.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).
-    pub struct PcuCoreC3Ctr(u64): "PCU_MSR_CORE_C3_CTR", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_CORE_C3_CTR_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address": "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).";
-    /// Accumulated core C3 residency.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = msr(0x3FC) "PCU_MSR_CORE_C3_CTR" from "likwid";
+/// `PCU_MSR_PMON_CTL{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
+
+static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_PMON_CTL{n}", type_name: "PcuCtl",
+    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
+    description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+    ]),
+    fields: PcuCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits 31:20 from Table 2-121, the rest from Linux", text: "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved." },
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+    ],
+};
+
+/// PCU data counter n: a 48-bit event count.
+///
+/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`PcuCtrLayout`].
+///
+/// **Width and address** (info): Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39.
+pub type PcuCtr = Reg64<PcuCtrLayout>;
+
+/// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtrLayout {}
+
+impl Layout for PcuCtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
 
-unit_events!([PcuCtl ext_noumask], [
-    CLOCKTICKS = "UNC_P_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    CORE0_TRANSITION_CYCLES = "UNC_P_CORE0_TRANSITION_CYCLES" 0x70 0x00 false 0b1111 "",
-    CORE10_TRANSITION_CYCLES = "UNC_P_CORE10_TRANSITION_CYCLES" 0x7a 0x00 false 0b1111 "",
-    CORE11_TRANSITION_CYCLES = "UNC_P_CORE11_TRANSITION_CYCLES" 0x7b 0x00 false 0b1111 "",
-    CORE12_TRANSITION_CYCLES = "UNC_P_CORE12_TRANSITION_CYCLES" 0x7c 0x00 false 0b1111 "",
-    CORE13_TRANSITION_CYCLES = "UNC_P_CORE13_TRANSITION_CYCLES" 0x7d 0x00 false 0b1111 "",
-    CORE14_TRANSITION_CYCLES = "UNC_P_CORE14_TRANSITION_CYCLES" 0x7e 0x00 false 0b1111 "",
-    CORE1_TRANSITION_CYCLES = "UNC_P_CORE1_TRANSITION_CYCLES" 0x71 0x00 false 0b1111 "",
-    CORE2_TRANSITION_CYCLES = "UNC_P_CORE2_TRANSITION_CYCLES" 0x72 0x00 false 0b1111 "",
-    CORE3_TRANSITION_CYCLES = "UNC_P_CORE3_TRANSITION_CYCLES" 0x73 0x00 false 0b1111 "",
-    CORE4_TRANSITION_CYCLES = "UNC_P_CORE4_TRANSITION_CYCLES" 0x74 0x00 false 0b1111 "",
-    CORE5_TRANSITION_CYCLES = "UNC_P_CORE5_TRANSITION_CYCLES" 0x75 0x00 false 0b1111 "",
-    CORE6_TRANSITION_CYCLES = "UNC_P_CORE6_TRANSITION_CYCLES" 0x76 0x00 false 0b1111 "",
-    CORE7_TRANSITION_CYCLES = "UNC_P_CORE7_TRANSITION_CYCLES" 0x77 0x00 false 0b1111 "",
-    CORE8_TRANSITION_CYCLES = "UNC_P_CORE8_TRANSITION_CYCLES" 0x78 0x00 false 0b1111 "",
-    CORE9_TRANSITION_CYCLES = "UNC_P_CORE9_TRANSITION_CYCLES" 0x79 0x00 false 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE0 = "UNC_P_DELAYED_C_STATE_ABORT_CORE0" 0x17 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE1 = "UNC_P_DELAYED_C_STATE_ABORT_CORE1" 0x18 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE10 = "UNC_P_DELAYED_C_STATE_ABORT_CORE10" 0x21 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE11 = "UNC_P_DELAYED_C_STATE_ABORT_CORE11" 0x22 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE12 = "UNC_P_DELAYED_C_STATE_ABORT_CORE12" 0x23 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE13 = "UNC_P_DELAYED_C_STATE_ABORT_CORE13" 0x24 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE14 = "UNC_P_DELAYED_C_STATE_ABORT_CORE14" 0x25 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE2 = "UNC_P_DELAYED_C_STATE_ABORT_CORE2" 0x19 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE3 = "UNC_P_DELAYED_C_STATE_ABORT_CORE3" 0x1a 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE4 = "UNC_P_DELAYED_C_STATE_ABORT_CORE4" 0x1b 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE5 = "UNC_P_DELAYED_C_STATE_ABORT_CORE5" 0x1c 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE6 = "UNC_P_DELAYED_C_STATE_ABORT_CORE6" 0x1d 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE7 = "UNC_P_DELAYED_C_STATE_ABORT_CORE7" 0x1e 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE8 = "UNC_P_DELAYED_C_STATE_ABORT_CORE8" 0x1f 0x00 true 0b1111 "",
-    DELAYED_C_STATE_ABORT_CORE9 = "UNC_P_DELAYED_C_STATE_ABORT_CORE9" 0x20 0x00 true 0b1111 "",
-    DEMOTIONS_CORE0 = "UNC_P_DEMOTIONS_CORE0" 0x1e 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE1 = "UNC_P_DEMOTIONS_CORE1" 0x1f 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE2 = "UNC_P_DEMOTIONS_CORE2" 0x20 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE3 = "UNC_P_DEMOTIONS_CORE3" 0x21 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE4 = "UNC_P_DEMOTIONS_CORE4" 0x22 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE5 = "UNC_P_DEMOTIONS_CORE5" 0x23 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE6 = "UNC_P_DEMOTIONS_CORE6" 0x24 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE7 = "UNC_P_DEMOTIONS_CORE7" 0x25 0x00 false 0b1111 "PCUFilter[7:0]",
-    FREQ_BAND0_CYCLES = "UNC_P_FREQ_BAND0_CYCLES" 0x0b 0x00 false 0b1111 "PCUFilter[7:0]",
-    FREQ_BAND1_CYCLES = "UNC_P_FREQ_BAND1_CYCLES" 0x0c 0x00 false 0b1111 "PCUFilter[15:8]",
-    FREQ_BAND2_CYCLES = "UNC_P_FREQ_BAND2_CYCLES" 0x0d 0x00 false 0b1111 "PCUFilter[23:16]",
-    FREQ_BAND3_CYCLES = "UNC_P_FREQ_BAND3_CYCLES" 0x0e 0x00 false 0b1111 "PCUFilter[31:24]",
-    FREQ_MAX_CURRENT_CYCLES = "UNC_P_FREQ_MAX_CURRENT_CYCLES" 0x07 0x00 false 0b1111 "",
-    FREQ_MAX_LIMIT_THERMAL_CYCLES = "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES" 0x04 0x00 false 0b1111 "",
-    FREQ_MAX_OS_CYCLES = "UNC_P_FREQ_MAX_OS_CYCLES" 0x06 0x00 false 0b1111 "",
-    FREQ_MAX_POWER_CYCLES = "UNC_P_FREQ_MAX_POWER_CYCLES" 0x05 0x00 false 0b1111 "",
-    FREQ_MIN_IO_P_CYCLES = "UNC_P_FREQ_MIN_IO_P_CYCLES" 0x61 0x00 false 0b1111 "",
-    FREQ_MIN_PERF_P_CYCLES = "UNC_P_FREQ_MIN_PERF_P_CYCLES" 0x62 0x00 false 0b1111 "",
-    FREQ_TRANS_CYCLES = "UNC_P_FREQ_TRANS_CYCLES" 0x60 0x00 false 0b1111 "",
-    MEMORY_PHASE_SHEDDING_CYCLES = "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES" 0x2f 0x00 false 0b1111 "",
-    PKG_C_EXIT_LATENCY_SEL = "UNC_P_PKG_C_EXIT_LATENCY_SEL" 0x26 0x00 true 0b1111 "",
-    PKG_C_STATE_RESIDENCY_C0_CYCLES = "UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES" 0x2a 0x00 true 0b1111 "",
-    PKG_C_STATE_RESIDENCY_C2_CYCLES = "UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES" 0x2b 0x00 true 0b1111 "",
-    PKG_C_STATE_RESIDENCY_C3_CYCLES = "UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES" 0x2c 0x00 true 0b1111 "",
-    PKG_C_STATE_RESIDENCY_C6_CYCLES = "UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES" 0x2d 0x00 true 0b1111 "",
-    PROCHOT_EXTERNAL_CYCLES = "UNC_P_PROCHOT_EXTERNAL_CYCLES" 0x0a 0x00 false 0b1111 "",
-    PROCHOT_INTERNAL_CYCLES = "UNC_P_PROCHOT_INTERNAL_CYCLES" 0x09 0x00 false 0b1111 "",
-    TOTAL_TRANSITION_CYCLES = "UNC_P_TOTAL_TRANSITION_CYCLES" 0x63 0x00 false 0b1111 "",
-    VOLT_TRANS_CYCLES_CHANGE = "UNC_P_VOLT_TRANS_CYCLES_CHANGE" 0x03 0x00 false 0b1111 "",
-    VOLT_TRANS_CYCLES_DECREASE = "UNC_P_VOLT_TRANS_CYCLES_DECREASE" 0x02 0x00 false 0b1111 "",
-    VOLT_TRANS_CYCLES_INCREASE = "UNC_P_VOLT_TRANS_CYCLES_INCREASE" 0x01 0x00 false 0b1111 "",
-    VR_HOT_CYCLES = "UNC_P_VR_HOT_CYCLES" 0x32 0x00 false 0b1111 "",
-    DEMOTIONS_CORE10 = "UNC_P_DEMOTIONS_CORE10" 0x42 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE11 = "UNC_P_DEMOTIONS_CORE11" 0x43 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE12 = "UNC_P_DEMOTIONS_CORE12" 0x44 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE13 = "UNC_P_DEMOTIONS_CORE13" 0x45 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE14 = "UNC_P_DEMOTIONS_CORE14" 0x46 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE8 = "UNC_P_DEMOTIONS_CORE8" 0x40 0x00 false 0b1111 "PCUFilter[7:0]",
-    DEMOTIONS_CORE9 = "UNC_P_DEMOTIONS_CORE9" 0x41 0x00 false 0b1111 "PCUFilter[7:0]",
-    PKG_C_EXIT_LATENCY = "UNC_P_PKG_C_EXIT_LATENCY" 0x26 0x00 true 0b1111 "",
-]);
+impl PcuCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PCU_MSR_PMON_CTR{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
+
+static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_PMON_CTR{n}", type_name: "PcuCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
+    description: "PCU data counter n: a 48-bit event count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+    ]),
+    fields: PcuCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width and address", text: "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39." },
+    ],
+};
+
+/// PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.
+///
+/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and sources: [`PcuBoxFilterLayout`].
+///
+/// **Layout** (info): Linux's IvyTown PCU format attributes filter_band0..3 = config1:0-7, 8-15, 16-23, 24-31, written to SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34; Intel's event list names PCUFilter\[7:0\], \[15:8\], \[23:16\] and \[31:24\].
+pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+
+/// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+/// - Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters
+pub enum PcuBoxFilterLayout {}
+
+impl Layout for PcuBoxFilterLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "band3", ident: "band3", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Frequency threshold for band 3 (in 100 MHz units).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "band2", ident: "band2", lsb: 16, msb: 23, access: Access::Rw, reset: 0x0, description: "Frequency threshold for band 2.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "band1", ident: "band1", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Frequency threshold for band 1.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "band0", ident: "band0", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Frequency threshold for band 0.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+}
+
+impl PcuBoxFilter {
+    /// `band3` (bits 31:24, rw, reset 0x0): Frequency threshold for band 3 (in 100 MHz units).
+    #[inline] pub const fn band3(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `band3` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_band3(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `band2` (bits 23:16, rw, reset 0x0): Frequency threshold for band 2.
+    #[inline] pub const fn band2(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
+    /// This value with `band2` (bits 23:16) set to `v`.
+    #[inline] pub const fn with_band2(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
+    /// `band1` (bits 15:8, rw, reset 0x0): Frequency threshold for band 1.
+    #[inline] pub const fn band1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `band1` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_band1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `band0` (bits 7:0, rw, reset 0x0): Frequency threshold for band 0.
+    #[inline] pub const fn band0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `band0` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_band0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
+pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
+
+static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_PMON_BOX_FILTER", type_name: "PcuBoxFilter",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
+    description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxFilterLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout", text: "Linux's IvyTown PCU format attributes filter_band0..3 = config1:0-7, 8-15, 16-23, 24-31, written to SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34; Intel's event list names PCUFilter[7:0], [15:8], [23:16] and [31:24]." },
+    ],
+};
+
+/// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).
+///
+/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and sources: [`PcuCoreC6CtrLayout`].
+///
+/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).
+pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+
+/// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuCoreC6CtrLayout {}
+
+impl Layout for PcuCoreC6CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C6_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Accumulated core C6 residency.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC6Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Accumulated core C6 residency.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C6_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
+
+static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_CORE_C6_CTR", type_name: "PcuCoreC6Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
+    description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+    ]),
+    fields: PcuCoreC6CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
+    ],
+};
+
+/// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).
+///
+/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and sources: [`PcuCoreC3CtrLayout`].
+///
+/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them).
+pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+
+/// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuCoreC3CtrLayout {}
+
+impl Layout for PcuCoreC3CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C3_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Accumulated core C3 residency.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC3Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Accumulated core C3 residency.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C3_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
+
+static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "PCU", name: "PCU_MSR_CORE_C3_CTR", type_name: "PcuCoreC3Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
+    description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+    ]),
+    fields: PcuCoreC3CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x70, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x70, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE10_TRANSITION_CYCLES`: event select 0x7a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE10_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE10_TRANSITION_CYCLES", code: 0x7a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE11_TRANSITION_CYCLES`: event select 0x7b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE11_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE11_TRANSITION_CYCLES", code: 0x7b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE12_TRANSITION_CYCLES`: event select 0x7c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE12_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE12_TRANSITION_CYCLES", code: 0x7c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE13_TRANSITION_CYCLES`: event select 0x7d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE13_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE13_TRANSITION_CYCLES", code: 0x7d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE14_TRANSITION_CYCLES`: event select 0x7e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE14_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE14_TRANSITION_CYCLES", code: 0x7e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x71, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x71, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x73, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x74, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x75, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x75, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x76, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x76, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x77, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x77, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE8_TRANSITION_CYCLES`: event select 0x78, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE8_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE8_TRANSITION_CYCLES", code: 0x78, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE9_TRANSITION_CYCLES`: event select 0x79, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE9_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE9_TRANSITION_CYCLES", code: 0x79, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE0`: event select 0x17, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE0: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE0", code: 0x17, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE1`: event select 0x18, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE1: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE1", code: 0x18, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE10`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE10: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE10", code: 0x21, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE11`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE11: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE11", code: 0x22, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE12`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE12: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE12", code: 0x23, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE13`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE13: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE13", code: 0x24, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE14`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE14: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE14", code: 0x25, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE2`: event select 0x19, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE2: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE2", code: 0x19, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE3`: event select 0x1a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE3: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE3", code: 0x1a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE4`: event select 0x1b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE4: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE4", code: 0x1b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE5`: event select 0x1c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE5: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE5", code: 0x1c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE6`: event select 0x1d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE6: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE6", code: 0x1d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE7`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE7: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE7", code: 0x1e, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE8`: event select 0x1f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE8: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE8", code: 0x1f, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE9`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DELAYED_C_STATE_ABORT_CORE9: Event = Event(&EventInfo { name: "UNC_P_DELAYED_C_STATE_ABORT_CORE9", code: 0x20, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE0`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE1`: event select 0x1f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE2`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE3`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE4`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE5`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE6`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE7`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_FREQ_BAND0_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND0_CYCLES", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_FREQ_BAND1_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND1_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND1_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[15:8]" });
+    /// `UNC_P_FREQ_BAND2_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND2_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND2_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[23:16]" });
+    /// `UNC_P_FREQ_BAND3_CYCLES`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_BAND3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND3_CYCLES", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[31:24]" });
+    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_CURRENT_CYCLES", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x61, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x61, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`: event select 0x62, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_PERF_P_CYCLES", code: 0x62, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x60, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_C_EXIT_LATENCY_SEL`: event select 0x26, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_EXIT_LATENCY_SEL: Event = Event(&EventInfo { name: "UNC_P_PKG_C_EXIT_LATENCY_SEL", code: 0x26, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_STATE_RESIDENCY_C0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_STATE_RESIDENCY_C2_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES", code: 0x2b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_STATE_RESIDENCY_C3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_STATE_RESIDENCY_C6_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x63, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x63, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_CHANGE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_DECREASE", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_INCREASE", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VR_HOT_CYCLES`: event select 0x32, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE10`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE10: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE10", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE11`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE11: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE11", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE12`: event select 0x44, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE12: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE12", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE13`: event select 0x45, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE13: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE13", code: 0x45, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE14`: event select 0x46, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE14: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE14", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE8`: event select 0x40, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE8: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE8", code: 0x40, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_DEMOTIONS_CORE9`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE9: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE9", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    /// `UNC_P_PKG_C_EXIT_LATENCY`: event select 0x26, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_C_EXIT_LATENCY: Event = Event(&EventInfo { name: "UNC_P_PKG_C_EXIT_LATENCY", code: 0x26, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE10_TRANSITION_CYCLES, Event::CORE11_TRANSITION_CYCLES, Event::CORE12_TRANSITION_CYCLES, Event::CORE13_TRANSITION_CYCLES, Event::CORE14_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::CORE8_TRANSITION_CYCLES, Event::CORE9_TRANSITION_CYCLES, Event::DELAYED_C_STATE_ABORT_CORE0, Event::DELAYED_C_STATE_ABORT_CORE1, Event::DELAYED_C_STATE_ABORT_CORE10, Event::DELAYED_C_STATE_ABORT_CORE11, Event::DELAYED_C_STATE_ABORT_CORE12, Event::DELAYED_C_STATE_ABORT_CORE13, Event::DELAYED_C_STATE_ABORT_CORE14, Event::DELAYED_C_STATE_ABORT_CORE2, Event::DELAYED_C_STATE_ABORT_CORE3, Event::DELAYED_C_STATE_ABORT_CORE4, Event::DELAYED_C_STATE_ABORT_CORE5, Event::DELAYED_C_STATE_ABORT_CORE6, Event::DELAYED_C_STATE_ABORT_CORE7, Event::DELAYED_C_STATE_ABORT_CORE8, Event::DELAYED_C_STATE_ABORT_CORE9, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::FREQ_BAND0_CYCLES, Event::FREQ_BAND1_CYCLES, Event::FREQ_BAND2_CYCLES, Event::FREQ_BAND3_CYCLES, Event::FREQ_MAX_CURRENT_CYCLES, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_MIN_PERF_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PKG_C_EXIT_LATENCY_SEL, Event::PKG_C_STATE_RESIDENCY_C0_CYCLES, Event::PKG_C_STATE_RESIDENCY_C2_CYCLES, Event::PKG_C_STATE_RESIDENCY_C3_CYCLES, Event::PKG_C_STATE_RESIDENCY_C6_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::VOLT_TRANS_CYCLES_CHANGE, Event::VOLT_TRANS_CYCLES_DECREASE, Event::VOLT_TRANS_CYCLES_INCREASE, Event::VR_HOT_CYCLES, Event::DEMOTIONS_CORE10, Event::DEMOTIONS_CORE11, Event::DEMOTIONS_CORE12, Event::DEMOTIONS_CORE13, Event::DEMOTIONS_CORE14, Event::DEMOTIONS_CORE8, Event::DEMOTIONS_CORE9, Event::PKG_C_EXIT_LATENCY];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::CORE0_TRANSITION_CYCLES.0, Event::CORE10_TRANSITION_CYCLES.0, Event::CORE11_TRANSITION_CYCLES.0, Event::CORE12_TRANSITION_CYCLES.0, Event::CORE13_TRANSITION_CYCLES.0, Event::CORE14_TRANSITION_CYCLES.0, Event::CORE1_TRANSITION_CYCLES.0, Event::CORE2_TRANSITION_CYCLES.0, Event::CORE3_TRANSITION_CYCLES.0, Event::CORE4_TRANSITION_CYCLES.0, Event::CORE5_TRANSITION_CYCLES.0, Event::CORE6_TRANSITION_CYCLES.0, Event::CORE7_TRANSITION_CYCLES.0, Event::CORE8_TRANSITION_CYCLES.0, Event::CORE9_TRANSITION_CYCLES.0, Event::DELAYED_C_STATE_ABORT_CORE0.0, Event::DELAYED_C_STATE_ABORT_CORE1.0, Event::DELAYED_C_STATE_ABORT_CORE10.0, Event::DELAYED_C_STATE_ABORT_CORE11.0, Event::DELAYED_C_STATE_ABORT_CORE12.0, Event::DELAYED_C_STATE_ABORT_CORE13.0, Event::DELAYED_C_STATE_ABORT_CORE14.0, Event::DELAYED_C_STATE_ABORT_CORE2.0, Event::DELAYED_C_STATE_ABORT_CORE3.0, Event::DELAYED_C_STATE_ABORT_CORE4.0, Event::DELAYED_C_STATE_ABORT_CORE5.0, Event::DELAYED_C_STATE_ABORT_CORE6.0, Event::DELAYED_C_STATE_ABORT_CORE7.0, Event::DELAYED_C_STATE_ABORT_CORE8.0, Event::DELAYED_C_STATE_ABORT_CORE9.0, Event::DEMOTIONS_CORE0.0, Event::DEMOTIONS_CORE1.0, Event::DEMOTIONS_CORE2.0, Event::DEMOTIONS_CORE3.0, Event::DEMOTIONS_CORE4.0, Event::DEMOTIONS_CORE5.0, Event::DEMOTIONS_CORE6.0, Event::DEMOTIONS_CORE7.0, Event::FREQ_BAND0_CYCLES.0, Event::FREQ_BAND1_CYCLES.0, Event::FREQ_BAND2_CYCLES.0, Event::FREQ_BAND3_CYCLES.0, Event::FREQ_MAX_CURRENT_CYCLES.0, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES.0, Event::FREQ_MAX_OS_CYCLES.0, Event::FREQ_MAX_POWER_CYCLES.0, Event::FREQ_MIN_IO_P_CYCLES.0, Event::FREQ_MIN_PERF_P_CYCLES.0, Event::FREQ_TRANS_CYCLES.0, Event::MEMORY_PHASE_SHEDDING_CYCLES.0, Event::PKG_C_EXIT_LATENCY_SEL.0, Event::PKG_C_STATE_RESIDENCY_C0_CYCLES.0, Event::PKG_C_STATE_RESIDENCY_C2_CYCLES.0, Event::PKG_C_STATE_RESIDENCY_C3_CYCLES.0, Event::PKG_C_STATE_RESIDENCY_C6_CYCLES.0, Event::PROCHOT_EXTERNAL_CYCLES.0, Event::PROCHOT_INTERNAL_CYCLES.0, Event::TOTAL_TRANSITION_CYCLES.0, Event::VOLT_TRANS_CYCLES_CHANGE.0, Event::VOLT_TRANS_CYCLES_DECREASE.0, Event::VOLT_TRANS_CYCLES_INCREASE.0, Event::VR_HOT_CYCLES.0, Event::DEMOTIONS_CORE10.0, Event::DEMOTIONS_CORE11.0, Event::DEMOTIONS_CORE12.0, Event::DEMOTIONS_CORE13.0, Event::DEMOTIONS_CORE14.0, Event::DEMOTIONS_CORE8.0, Event::DEMOTIONS_CORE9.0, Event::PKG_C_EXIT_LATENCY.0];
+
+impl PcuCtl {
+    /// This value set to count `event`: its event select and extension bit (this box has no unit mask; the events it takes have umask 0).
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_ev_sel_ext(event.0.ext_sel)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,147 +6,430 @@
 //!
 //! Instances: R2PCIE.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
-    pub struct R2pcieBoxCtl(u32): "R2_PCI_PMON_BOX_CTL", PCI[1], unit "R2PCIE" of "xeon-e5-2600-v2", static R2PCIE_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux": "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.";
-    note "info" "Devices and functions": "R2PCIe is device 19 function 1, device id 0x0E34: Linux ivbep_uncore_pci_ids and likwid (13.1) agree. Counter width 44 bits: Linux perf_ctr_bits = 44 and likwid's box map agree.";
-    bits 31:18 rv "rsv" = 0x0;
-    /// Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
-    bit 17 rw ov_en: bool = 0x0 { get: ov_en, with: with_ov_en };
-    /// Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    bit 16 rw frz_en: bool = 0x0, role FreezeEnable [] { get: frz_en, with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 stops all counters of this box until the bit is written as 0.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "R2PCIE": const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0F4) "R2_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.
+///
+/// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2). Fields, masks and sources: [`R2pcieBoxCtlLayout`].
+///
+/// **Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux** (source-conflict): The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 \<\< 16 | 1 \<\< 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear.
+///
+/// **Devices and functions** (info): R2PCIe is device 19 function 1, device id 0x0E34: Linux ivbep_uncore_pci_ids and likwid (13.1) agree. Counter width 44 bits: Linux perf_ctr_bits = 44 and likwid's box map agree.
+pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+
+/// The layout of [`R2pcieBoxCtl`] (`R2_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieBoxCtlLayout {}
+
+impl Layout for R2pcieBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw, reset: 0x0, description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, reset: 0x0, description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffcfefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x30103;
 }
 
-register! {
-    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
-    pub struct R2pcieBoxStatus(u32): "R2_PCI_PMON_BOX_STATUS", PCI[1], unit "R2PCIE" of "xeon-e5-2600-v2", static R2PCIE_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    source "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)";
-    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
-    note "info" "Layout not read from the guide": "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
-    bits 31:5 rv "rsv" = 0x0;
-    bit 4 rsv "rsv" = 0x0;
-    /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "R2PCIE": const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0F8) "R2_PCI_PMON_BOX_STATUS" from "likwid";
+impl R2pcieBoxCtl {
+    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_en` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
-    pub struct R2pcieCtl(u32): "R2_PCI_PMON_CTL{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600-v2", static R2PCIE_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "R2PCIE": const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [0: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0D8) "R2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0DC) "R2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0E0) "R2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0E4) "R2_PCI_PMON_CTL3" from "likwid"];
+/// `R2_PCI_PMON_BOX_CTL` of instance R2PCIE.
+pub const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = PciRegister::new(0x0E34, 19, 1, 0x0F4, "R2_PCI_PMON_BOX_CTL");
+
+static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "R2PCIE", name: "R2_PCI_PMON_BOX_CTL", type_name: "R2pcieBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_BOX_CTL", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: R2pcieBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
+        NoteInfo { kind: "info", title: "Devices and functions", text: "R2PCIe is device 19 function 1, device id 0x0E34: Linux ivbep_uncore_pci_ids and likwid (13.1) agree. Counter width 44 bits: Linux perf_ctr_bits = 44 and likwid's box map agree." },
+    ],
+};
+
+/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
+///
+/// `R2_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2). Fields, masks and sources: [`R2pcieBoxStatusLayout`].
+///
+/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.
+///
+/// **Layout not read from the guide** (info): The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_\*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.
+pub type R2pcieBoxStatus = Reg32<R2pcieBoxStatusLayout>;
+
+/// The layout of [`R2pcieBoxStatus`] (`R2_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+/// - Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)
+pub enum R2pcieBoxStatusLayout {}
+
+impl Layout for R2pcieBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
-    pub struct R2pcieCtr(u64): "R2_PCI_PMON_CTR{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600-v2", static R2PCIE_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Read as two dwords": "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "R2PCIE": const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [0: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0A0) "R2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0A8) "R2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0B0) "R2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0B8) "R2_PCI_PMON_CTR3" from "likwid"];
+impl R2pcieBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "R2_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-unit_events!([R2pcieCtl noext], [
-    CLOCKTICKS = "UNC_R2_CLOCKTICKS" 0x01 0x00 false 0b1111 "",
-    IIO_CREDITS_ACQUIRED_DRS = "UNC_R2_IIO_CREDITS_ACQUIRED.DRS" 0x33 0x08 false 0b11 "",
-    IIO_CREDITS_ACQUIRED_NCB = "UNC_R2_IIO_CREDITS_ACQUIRED.NCB" 0x33 0x10 false 0b11 "",
-    IIO_CREDITS_ACQUIRED_NCS = "UNC_R2_IIO_CREDITS_ACQUIRED.NCS" 0x33 0x20 false 0b11 "",
-    IIO_CREDITS_REJECT_DRS = "UNC_R2_IIO_CREDITS_REJECT.DRS" 0x34 0x08 false 0b11 "",
-    IIO_CREDITS_USED_DRS = "UNC_R2_IIO_CREDITS_USED.DRS" 0x32 0x08 false 0b11 "",
-    IIO_CREDITS_USED_NCB = "UNC_R2_IIO_CREDITS_USED.NCB" 0x32 0x10 false 0b11 "",
-    IIO_CREDITS_USED_NCS = "UNC_R2_IIO_CREDITS_USED.NCS" 0x32 0x20 false 0b11 "",
-    RING_AD_USED_CCW_VR0_EVEN = "UNC_R2_RING_AD_USED.CCW_VR0_EVEN" 0x07 0x04 false 0b1111 "",
-    RING_AD_USED_CCW_VR0_ODD = "UNC_R2_RING_AD_USED.CCW_VR0_ODD" 0x07 0x08 false 0b1111 "",
-    RING_AD_USED_CCW_VR1_EVEN = "UNC_R2_RING_AD_USED.CCW_VR1_EVEN" 0x07 0x40 false 0b1111 "",
-    RING_AD_USED_CCW_VR1_ODD = "UNC_R2_RING_AD_USED.CCW_VR1_ODD" 0x07 0x80 false 0b1111 "",
-    RING_AD_USED_CW_VR0_EVEN = "UNC_R2_RING_AD_USED.CW_VR0_EVEN" 0x07 0x01 false 0b1111 "",
-    RING_AD_USED_CW_VR0_ODD = "UNC_R2_RING_AD_USED.CW_VR0_ODD" 0x07 0x02 false 0b1111 "",
-    RING_AD_USED_CW_VR1_EVEN = "UNC_R2_RING_AD_USED.CW_VR1_EVEN" 0x07 0x10 false 0b1111 "",
-    RING_AD_USED_CW_VR1_ODD = "UNC_R2_RING_AD_USED.CW_VR1_ODD" 0x07 0x20 false 0b1111 "",
-    RING_AK_USED_CCW_VR0_EVEN = "UNC_R2_RING_AK_USED.CCW_VR0_EVEN" 0x08 0x04 false 0b1111 "",
-    RING_AK_USED_CCW_VR0_ODD = "UNC_R2_RING_AK_USED.CCW_VR0_ODD" 0x08 0x08 false 0b1111 "",
-    RING_AK_USED_CCW_VR1_EVEN = "UNC_R2_RING_AK_USED.CCW_VR1_EVEN" 0x08 0x40 false 0b1111 "",
-    RING_AK_USED_CCW_VR1_ODD = "UNC_R2_RING_AK_USED.CCW_VR1_ODD" 0x08 0x80 false 0b1111 "",
-    RING_AK_USED_CW_VR0_EVEN = "UNC_R2_RING_AK_USED.CW_VR0_EVEN" 0x08 0x01 false 0b1111 "",
-    RING_AK_USED_CW_VR0_ODD = "UNC_R2_RING_AK_USED.CW_VR0_ODD" 0x08 0x02 false 0b1111 "",
-    RING_AK_USED_CW_VR1_EVEN = "UNC_R2_RING_AK_USED.CW_VR1_EVEN" 0x08 0x10 false 0b1111 "",
-    RING_AK_USED_CW_VR1_ODD = "UNC_R2_RING_AK_USED.CW_VR1_ODD" 0x08 0x20 false 0b1111 "",
-    RING_BL_USED_CCW_VR0_EVEN = "UNC_R2_RING_BL_USED.CCW_VR0_EVEN" 0x09 0x04 false 0b1111 "",
-    RING_BL_USED_CCW_VR0_ODD = "UNC_R2_RING_BL_USED.CCW_VR0_ODD" 0x09 0x08 false 0b1111 "",
-    RING_BL_USED_CCW_VR1_EVEN = "UNC_R2_RING_BL_USED.CCW_VR1_EVEN" 0x09 0x40 false 0b1111 "",
-    RING_BL_USED_CCW_VR1_ODD = "UNC_R2_RING_BL_USED.CCW_VR1_ODD" 0x09 0x80 false 0b1111 "",
-    RING_BL_USED_CW_VR0_EVEN = "UNC_R2_RING_BL_USED.CW_VR0_EVEN" 0x09 0x01 false 0b1111 "",
-    RING_BL_USED_CW_VR0_ODD = "UNC_R2_RING_BL_USED.CW_VR0_ODD" 0x09 0x02 false 0b1111 "",
-    RING_BL_USED_CW_VR1_EVEN = "UNC_R2_RING_BL_USED.CW_VR1_EVEN" 0x09 0x10 false 0b1111 "",
-    RING_BL_USED_CW_VR1_ODD = "UNC_R2_RING_BL_USED.CW_VR1_ODD" 0x09 0x20 false 0b1111 "",
-    RING_IV_USED_CCW = "UNC_R2_RING_IV_USED.CCW" 0x0a 0xcc false 0b1111 "",
-    RING_IV_USED_CW = "UNC_R2_RING_IV_USED.CW" 0x0a 0x33 false 0b1111 "",
-    RXR_AK_BOUNCES = "UNC_R2_RxR_AK_BOUNCES" 0x12 0x00 false 0b1 "",
-    RXR_CYCLES_NE_NCB = "UNC_R2_RxR_CYCLES_NE.NCB" 0x10 0x10 false 0b11 "",
-    RXR_CYCLES_NE_NCS = "UNC_R2_RxR_CYCLES_NE.NCS" 0x10 0x20 false 0b11 "",
-    RXR_INSERTS_NCB = "UNC_R2_RxR_INSERTS.NCB" 0x11 0x10 false 0b11 "",
-    RXR_INSERTS_NCS = "UNC_R2_RxR_INSERTS.NCS" 0x11 0x20 false 0b11 "",
-    RXR_OCCUPANCY_DRS = "UNC_R2_RxR_OCCUPANCY.DRS" 0x13 0x08 false 0b1 "",
-    TXR_CYCLES_FULL_AD = "UNC_R2_TxR_CYCLES_FULL.AD" 0x25 0x01 false 0b1 "",
-    TXR_CYCLES_FULL_AK = "UNC_R2_TxR_CYCLES_FULL.AK" 0x25 0x02 false 0b1 "",
-    TXR_CYCLES_FULL_BL = "UNC_R2_TxR_CYCLES_FULL.BL" 0x25 0x04 false 0b1 "",
-    TXR_CYCLES_NE_AD = "UNC_R2_TxR_CYCLES_NE.AD" 0x23 0x01 false 0b1 "",
-    TXR_CYCLES_NE_AK = "UNC_R2_TxR_CYCLES_NE.AK" 0x23 0x02 false 0b1 "",
-    TXR_CYCLES_NE_BL = "UNC_R2_TxR_CYCLES_NE.BL" 0x23 0x04 false 0b1 "",
-    RING_AD_USED_CW = "UNC_R2_RING_AD_USED.CW" 0x07 0x33 false 0b1111 "",
-    RING_AD_USED_CCW = "UNC_R2_RING_AD_USED.CCW" 0x07 0xcc false 0b1111 "",
-    RING_AK_USED_CW = "UNC_R2_RING_AK_USED.CW" 0x08 0x33 false 0b1111 "",
-    RING_AK_USED_CCW = "UNC_R2_RING_AK_USED.CCW" 0x08 0xcc false 0b1111 "",
-    RING_BL_USED_CW = "UNC_R2_RING_BL_USED.CW" 0x09 0x33 false 0b1111 "",
-    RING_BL_USED_CCW = "UNC_R2_RING_BL_USED.CCW" 0x09 0xcc false 0b1111 "",
-    RING_IV_USED_ANY = "UNC_R2_RING_IV_USED.ANY" 0x0a 0xff false 0b1111 "",
-    RXR_AK_BOUNCES_CW = "UNC_R2_RxR_AK_BOUNCES.CW" 0x12 0x01 false 0b1 "",
-    RXR_AK_BOUNCES_CCW = "UNC_R2_RxR_AK_BOUNCES.CCW" 0x12 0x02 false 0b1 "",
-    TXR_NACK_CCW_AD = "UNC_R2_TxR_NACK_CCW.AD" 0x28 0x01 false 0b11 "",
-    TXR_NACK_CCW_AK = "UNC_R2_TxR_NACK_CCW.AK" 0x28 0x02 false 0b11 "",
-    TXR_NACK_CCW_BL = "UNC_R2_TxR_NACK_CCW.BL" 0x28 0x04 false 0b11 "",
-    TXR_NACK_CW_AD = "UNC_R2_TxR_NACK_CW.AD" 0x26 0x01 false 0b11 "",
-    TXR_NACK_CW_AK = "UNC_R2_TxR_NACK_CW.AK" 0x26 0x02 false 0b11 "",
-    TXR_NACK_CW_BL = "UNC_R2_TxR_NACK_CW.BL" 0x26 0x04 false 0b11 "",
-]);
+/// `R2_PCI_PMON_BOX_STATUS` of instance R2PCIE.
+pub const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = PciRegister::new(0x0E34, 19, 1, 0x0F8, "R2_PCI_PMON_BOX_STATUS");
+
+static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "R2PCIE", name: "R2_PCI_PMON_BOX_STATUS", type_name: "R2pcieBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R2pcieBoxStatusLayout::RESET, reserved_mask: R2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: R2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: R2pcieBoxStatusLayout::WRITABLE_MASK,
+    description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_BOX_STATUS", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: R2pcieBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
+        NoteInfo { kind: "info", title: "Layout not read from the guide", text: "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters." },
+    ],
+};
+
+/// Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.
+///
+/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`R2pcieCtlLayout`].
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+
+/// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieCtlLayout {}
+
+impl Layout for R2pcieCtlLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xa90000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xff56ffff;
+}
+
+impl R2pcieCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `R2_PCI_PMON_CTL{n}` of instance R2PCIE.
+pub const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [PciRegister::new(0x0E34, 19, 1, 0x0D8, "R2_PCI_PMON_CTL0"), PciRegister::new(0x0E34, 19, 1, 0x0DC, "R2_PCI_PMON_CTL1"), PciRegister::new(0x0E34, 19, 1, 0x0E0, "R2_PCI_PMON_CTL2"), PciRegister::new(0x0E34, 19, 1, 0x0E4, "R2_PCI_PMON_CTL3")];
+
+static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "R2PCIE", name: "R2_PCI_PMON_CTL{n}", type_name: "R2pcieCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_CTL0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: R2pcieCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+    ],
+};
+
+/// Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.
+///
+/// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2), 4 per instance. Fields, masks and sources: [`R2pcieCtrLayout`].
+///
+/// **Read as two dwords** (info): The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_\*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear.
+pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+
+/// The layout of [`R2pcieCtr`] (`R2_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieCtrLayout {}
+
+impl Layout for R2pcieCtrLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
+}
+
+impl R2pcieCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "R2_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `R2_PCI_PMON_CTR{n}` of instance R2PCIE.
+pub const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [PciRegister::new(0x0E34, 19, 1, 0x0A0, "R2_PCI_PMON_CTR0"), PciRegister::new(0x0E34, 19, 1, 0x0A8, "R2_PCI_PMON_CTR1"), PciRegister::new(0x0E34, 19, 1, 0x0B0, "R2_PCI_PMON_CTR2"), PciRegister::new(0x0E34, 19, 1, 0x0B8, "R2_PCI_PMON_CTR3")];
+
+static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "R2PCIE", name: "R2_PCI_PMON_CTR{n}", type_name: "R2pcieCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
+    description: "Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_CTR0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x0E34, device: 19, function: 1, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: R2pcieCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_VR0_EVEN`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_VR0_ODD`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_VR1_EVEN`: event select 0x07, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_EVEN", code: 0x07, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_VR1_ODD`: event select 0x07, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_ODD", code: 0x07, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_VR0_EVEN`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_VR0_ODD`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_VR1_EVEN`: event select 0x07, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_EVEN", code: 0x07, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_VR1_ODD`: event select 0x07, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_ODD", code: 0x07, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_VR0_EVEN`: event select 0x08, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_VR0_ODD`: event select 0x08, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_VR1_EVEN`: event select 0x08, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_EVEN", code: 0x08, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_VR1_ODD`: event select 0x08, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_ODD", code: 0x08, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_VR0_EVEN`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_VR0_ODD`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_VR1_EVEN`: event select 0x08, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_EVEN", code: 0x08, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_VR1_ODD`: event select 0x08, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_ODD", code: 0x08, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_VR0_EVEN`: event select 0x09, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_VR0_ODD`: event select 0x09, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_VR1_EVEN`: event select 0x09, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_EVEN", code: 0x09, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_VR1_ODD`: event select 0x09, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_ODD", code: 0x09, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_VR0_EVEN`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_VR0_ODD`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_VR1_EVEN`: event select 0x09, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_EVEN", code: 0x09, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_VR1_ODD`: event select 0x09, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_ODD", code: 0x09, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RxR_AK_BOUNCES`: event select 0x12, umask 0x00, counters 0b1 (bit n: counter n).
+    pub const RXR_AK_BOUNCES: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x33, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0xcc, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0xff, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RxR_AK_BOUNCES.CW`: event select 0x12, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const RXR_AK_BOUNCES_CW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CW", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_RxR_AK_BOUNCES.CCW`: event select 0x12, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const RXR_AK_BOUNCES_CCW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CCW", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_NACK_CCW.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CCW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CCW.AK`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CCW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CCW.BL`: event select 0x28, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CCW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.AK`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.BL`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CCW_VR1_EVEN, Event::RING_AD_USED_CCW_VR1_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AD_USED_CW_VR1_EVEN, Event::RING_AD_USED_CW_VR1_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CCW_VR1_EVEN, Event::RING_AK_USED_CCW_VR1_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_AK_USED_CW_VR1_EVEN, Event::RING_AK_USED_CW_VR1_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CCW_VR1_EVEN, Event::RING_BL_USED_CCW_VR1_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_BL_USED_CW_VR1_EVEN, Event::RING_BL_USED_CW_VR1_ODD, Event::RING_IV_USED_CCW, Event::RING_IV_USED_CW, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES_CW, Event::RXR_AK_BOUNCES_CCW, Event::TXR_NACK_CCW_AD, Event::TXR_NACK_CCW_AK, Event::TXR_NACK_CCW_BL, Event::TXR_NACK_CW_AD, Event::TXR_NACK_CW_AK, Event::TXR_NACK_CW_BL];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::IIO_CREDITS_ACQUIRED_DRS.0, Event::IIO_CREDITS_ACQUIRED_NCB.0, Event::IIO_CREDITS_ACQUIRED_NCS.0, Event::IIO_CREDITS_REJECT_DRS.0, Event::IIO_CREDITS_USED_DRS.0, Event::IIO_CREDITS_USED_NCB.0, Event::IIO_CREDITS_USED_NCS.0, Event::RING_AD_USED_CCW_VR0_EVEN.0, Event::RING_AD_USED_CCW_VR0_ODD.0, Event::RING_AD_USED_CCW_VR1_EVEN.0, Event::RING_AD_USED_CCW_VR1_ODD.0, Event::RING_AD_USED_CW_VR0_EVEN.0, Event::RING_AD_USED_CW_VR0_ODD.0, Event::RING_AD_USED_CW_VR1_EVEN.0, Event::RING_AD_USED_CW_VR1_ODD.0, Event::RING_AK_USED_CCW_VR0_EVEN.0, Event::RING_AK_USED_CCW_VR0_ODD.0, Event::RING_AK_USED_CCW_VR1_EVEN.0, Event::RING_AK_USED_CCW_VR1_ODD.0, Event::RING_AK_USED_CW_VR0_EVEN.0, Event::RING_AK_USED_CW_VR0_ODD.0, Event::RING_AK_USED_CW_VR1_EVEN.0, Event::RING_AK_USED_CW_VR1_ODD.0, Event::RING_BL_USED_CCW_VR0_EVEN.0, Event::RING_BL_USED_CCW_VR0_ODD.0, Event::RING_BL_USED_CCW_VR1_EVEN.0, Event::RING_BL_USED_CCW_VR1_ODD.0, Event::RING_BL_USED_CW_VR0_EVEN.0, Event::RING_BL_USED_CW_VR0_ODD.0, Event::RING_BL_USED_CW_VR1_EVEN.0, Event::RING_BL_USED_CW_VR1_ODD.0, Event::RING_IV_USED_CCW.0, Event::RING_IV_USED_CW.0, Event::RXR_AK_BOUNCES.0, Event::RXR_CYCLES_NE_NCB.0, Event::RXR_CYCLES_NE_NCS.0, Event::RXR_INSERTS_NCB.0, Event::RXR_INSERTS_NCS.0, Event::RXR_OCCUPANCY_DRS.0, Event::TXR_CYCLES_FULL_AD.0, Event::TXR_CYCLES_FULL_AK.0, Event::TXR_CYCLES_FULL_BL.0, Event::TXR_CYCLES_NE_AD.0, Event::TXR_CYCLES_NE_AK.0, Event::TXR_CYCLES_NE_BL.0, Event::RING_AD_USED_CW.0, Event::RING_AD_USED_CCW.0, Event::RING_AK_USED_CW.0, Event::RING_AK_USED_CCW.0, Event::RING_BL_USED_CW.0, Event::RING_BL_USED_CCW.0, Event::RING_IV_USED_ANY.0, Event::RXR_AK_BOUNCES_CW.0, Event::RXR_AK_BOUNCES_CCW.0, Event::TXR_NACK_CCW_AD.0, Event::TXR_NACK_CCW_AK.0, Event::TXR_NACK_CCW_BL.0, Event::TXR_NACK_CW_AD.0, Event::TXR_NACK_CW_AK.0, Event::TXR_NACK_CW_BL.0];
+
+impl R2pcieCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

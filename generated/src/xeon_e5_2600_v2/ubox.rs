@@ -6,186 +6,587 @@
 //!
 //! Instances: UBOX.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.
-    pub struct UGlobalCtl(u32): "U_MSR_PMON_GLOBAL_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600-v2", static U_GLOBAL_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Address and bits": "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv).";
-    note "source-conflict" "How software freezes: likwid and Linux write frz_all, PCM writes 0": "The guide (Table 2-2), Linux (IVBEP_U_PMON_GLOBAL_FRZ_ALL) and likwid freeze the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0xC00, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow the guide: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.";
-    /// Freeze all: writing 1 stops every uncore counter.
-    bit 31 wo frz_all: bool = 0x0, role GlobalFreeze [] { with: with_frz_all };
-    /// Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.
-    bit 30 rw wk_on_pmi: bool = 0x0 { get: wk_on_pmi, with: with_wk_on_pmi };
-    /// Unfreeze all: writing 1 lets every uncore counter count again.
-    bit 29 wo unfrz_all: bool = 0x0, role GlobalUnfreeze [] { with: with_unfrz_all };
-    bits 28:27 rsv "rsv" = 0x0;
-    bits 26:15 rv "rsv" = 0x0;
-    /// One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).
-    bits 14:0 rw pmi_core_sel: u16 = 0x0, role PmiSelect [] { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
-    "UBOX": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0xC00) "U_MSR_PMON_GLOBAL_CTL" from "linux-snbep";
+/// Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.
+///
+/// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields, masks and sources: [`UGlobalCtlLayout`].
+///
+/// **Address and bits** (info): Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv).
+///
+/// **How software freezes: likwid and Linux write frz_all, PCM writes 0** (source-conflict): The guide (Table 2-2), Linux (IVBEP_U_PMON_GLOBAL_FRZ_ALL) and likwid freeze the uncore by writing 1 \<\< 31. PCM unfreezes the uncore of this processor by writing 1 \<\< 29 (unfrz_all) to 0xC00, as the others do, but "freezes" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) \<\< 29), which sets no command bit. We follow the guide: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.
+pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+
+/// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UGlobalCtlLayout {}
+
+impl Layout for UGlobalCtlLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, reset: 0x0, description: "Freeze all: writing 1 stops every uncore counter.", values: &[], repeat: None, role: Some(Role::GlobalFreeze), counters: &[] },
+        FieldInfo { name: "wk_on_pmi", ident: "wk_on_pmi", lsb: 30, msb: 30, access: Access::Rw, reset: 0x0, description: "Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, reset: 0x0, description: "Unfreeze all: writing 1 lets every uncore counter count again.", values: &[], repeat: None, role: Some(Role::GlobalUnfreeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 28, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 15, msb: 26, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 0, msb: 14, access: Access::Rw, reset: 0x0, description: "One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).", values: &[], repeat: None, role: Some(Role::PmiSelect), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x1fff8000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xe0007fff;
 }
 
-register! {
-    /// Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.
-    pub struct UGlobalStatus(u32): "U_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "UBOX" of "xeon-e5-2600-v2", static U_GLOBAL_STATUS_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18";
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address and access from the guide, bits from likwid": "The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 << bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours.";
-    bits 31:27 rv "rsv" = 0x0;
-    /// Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear.
-    bit 26 rw1c ov_r2pcie: bool = 0x0 { get: ov_r2pcie, with: with_ov_r2pcie };
-    /// Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear.
-    bit 25 rw1c ov_r3qpi1: bool = 0x0 { get: ov_r3qpi1, with: with_ov_r3qpi1 };
-    /// Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear.
-    bit 24 rw1c ov_r3qpi0: bool = 0x0 { get: ov_r3qpi0, with: with_ov_r3qpi0 };
-    /// Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear.
-    bit 23 rw1c ov_qpi1: bool = 0x0 { get: ov_qpi1, with: with_ov_qpi1 };
-    /// Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear.
-    bit 22 rw1c ov_qpi0: bool = 0x0 { get: ov_qpi0, with: with_ov_qpi0 };
-    /// Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
-    bit 21 rw1c ov_imc1: bool = 0x0 { get: ov_imc1, with: with_ov_imc1 };
-    /// Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
-    bit 20 rw1c ov_imc0: bool = 0x0 { get: ov_imc0, with: with_ov_imc0 };
-    /// Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear.
-    bit 19 rw1c ov_ha1: bool = 0x0 { get: ov_ha1, with: with_ov_ha1 };
-    /// Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear.
-    bit 18 rw1c ov_ha0: bool = 0x0 { get: ov_ha0, with: with_ov_ha0 };
-    /// Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear.
-    bit 17 rw1c ov_c14: bool = 0x0 { get: ov_c14, with: with_ov_c14 };
-    /// Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear.
-    bit 16 rw1c ov_c13: bool = 0x0 { get: ov_c13, with: with_ov_c13 };
-    /// Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear.
-    bit 15 rw1c ov_c12: bool = 0x0 { get: ov_c12, with: with_ov_c12 };
-    /// Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear.
-    bit 14 rw1c ov_c11: bool = 0x0 { get: ov_c11, with: with_ov_c11 };
-    /// Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear.
-    bit 13 rw1c ov_c10: bool = 0x0 { get: ov_c10, with: with_ov_c10 };
-    /// Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear.
-    bit 12 rw1c ov_c9: bool = 0x0 { get: ov_c9, with: with_ov_c9 };
-    /// Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear.
-    bit 11 rw1c ov_c8: bool = 0x0 { get: ov_c8, with: with_ov_c8 };
-    /// Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear.
-    bit 10 rw1c ov_c7: bool = 0x0 { get: ov_c7, with: with_ov_c7 };
-    /// Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear.
-    bit 9 rw1c ov_c6: bool = 0x0 { get: ov_c6, with: with_ov_c6 };
-    /// Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear.
-    bit 8 rw1c ov_c5: bool = 0x0 { get: ov_c5, with: with_ov_c5 };
-    /// Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear.
-    bit 7 rw1c ov_c4: bool = 0x0 { get: ov_c4, with: with_ov_c4 };
-    /// Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear.
-    bit 6 rw1c ov_c3: bool = 0x0 { get: ov_c3, with: with_ov_c3 };
-    /// Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear.
-    bit 5 rw1c ov_c2: bool = 0x0 { get: ov_c2, with: with_ov_c2 };
-    /// Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear.
-    bit 4 rw1c ov_c1: bool = 0x0 { get: ov_c1, with: with_ov_c1 };
-    /// Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear.
-    bit 3 rw1c ov_c0: bool = 0x0 { get: ov_c0, with: with_ov_c0 };
-    /// Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear.
-    bit 2 rw1c ov_pcu: bool = 0x0 { get: ov_pcu, with: with_ov_pcu };
-    /// Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear.
-    bit 1 rw1c ov_u: bool = 0x0 { get: ov_u, with: with_ov_u };
-    /// Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear.
-    bit 0 rw1c ov_u_fixed: bool = 0x0 { get: ov_u_fixed, with: with_ov_u_fixed };
-    "UBOX": const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = msr(0xC01) "U_MSR_PMON_GLOBAL_STATUS" from "likwid";
+impl UGlobalCtl {
+    /// This value with `frz_all` (bit 31) set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `wk_on_pmi` (bit 30, rw, reset 0x0): Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.
+    #[inline] pub const fn wk_on_pmi(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
+    /// This value with `wk_on_pmi` (bit 30) set to `v`.
+    #[inline] pub const fn with_wk_on_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
+    /// This value with `unfrz_all` (bit 29) set to `v`.
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
+    /// `pmi_core_sel` (bits 14:0, rw, reset 0x0): One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).
+    #[inline] pub const fn pmi_core_sel(self) -> u16 { get_bits(self.raw64(), 14, 0) as u16 }
+    /// This value with `pmi_core_sel` (bits 14:0) set to `v`. Panics if `v` does not fit in 15 bits (a compile error in const context); `try_with_pmi_core_sel` returns an error instead.
+    #[inline] pub const fn with_pmi_core_sel(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 0, v as u64)) }
+    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in 15 bits.
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 14, 0, v as u64, "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-register! {
-    /// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.
-    pub struct UCtl(u32): "U_MSR_PMON_CTL{n}", MSR[2], unit "UBOX" of "xeon-e5-2600-v2", static U_CTL_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the guide's text": "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read.";
-    note "source-conflict" "No invert bit on this generation": "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.";
-    bits 31:29 rv "rsv" = 0x0;
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
-    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    bit 23 rsv "rsv" = 0x0;
-    /// Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw-v ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter to zero.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: chooses which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the U-box event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "UBOX": const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [0: msr(0xC10) "U_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0xC11) "U_MSR_PMON_CTL1" from "linux-snbep"];
+/// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
+pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
+
+static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_GLOBAL_CTL", type_name: "UGlobalCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
+    description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC00), source: "linux-snbep" },
+    ]),
+    fields: UGlobalCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv)." },
+        NoteInfo { kind: "source-conflict", title: "How software freezes: likwid and Linux write frz_all, PCM writes 0", text: "The guide (Table 2-2), Linux (IVBEP_U_PMON_GLOBAL_FRZ_ALL) and likwid freeze the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0xC00, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow the guide: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only." },
+    ],
+};
+
+/// Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.
+///
+/// `U_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields, masks and sources: [`UGlobalStatusLayout`].
+///
+/// **Address and access from the guide, bits from likwid** (info): The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 \<\< bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours.
+pub type UGlobalStatus = Reg32<UGlobalStatusLayout>;
+
+/// The layout of [`UGlobalStatus`] (`U_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum UGlobalStatusLayout {}
+
+impl Layout for UGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r2pcie", ident: "ov_r2pcie", lsb: 26, msb: 26, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r3qpi1", ident: "ov_r3qpi1", lsb: 25, msb: 25, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r3qpi0", ident: "ov_r3qpi0", lsb: 24, msb: 24, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_qpi1", ident: "ov_qpi1", lsb: 23, msb: 23, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_qpi0", ident: "ov_qpi0", lsb: 22, msb: 22, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 21, msb: 21, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 20, msb: 20, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_ha1", ident: "ov_ha1", lsb: 19, msb: 19, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_ha0", ident: "ov_ha0", lsb: 18, msb: 18, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c14", ident: "ov_c14", lsb: 17, msb: 17, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c13", ident: "ov_c13", lsb: 16, msb: 16, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c12", ident: "ov_c12", lsb: 15, msb: 15, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c11", ident: "ov_c11", lsb: 14, msb: 14, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c10", ident: "ov_c10", lsb: 13, msb: 13, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c9", ident: "ov_c9", lsb: 12, msb: 12, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c8", ident: "ov_c8", lsb: 11, msb: 11, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c7", ident: "ov_c7", lsb: 10, msb: 10, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c6", ident: "ov_c6", lsb: 9, msb: 9, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c5", ident: "ov_c5", lsb: 8, msb: 8, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c4", ident: "ov_c4", lsb: 7, msb: 7, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c3", ident: "ov_c3", lsb: 6, msb: 6, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c2", ident: "ov_c2", lsb: 5, msb: 5, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c1", ident: "ov_c1", lsb: 4, msb: 4, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_c0", ident: "ov_c0", lsb: 3, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xf8000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x7ffffff;
 }
 
-register! {
-    /// U-box data counter n: a 44-bit event count.
-    pub struct UCtr(u64): "U_MSR_PMON_CTR{n}", MSR[2], unit "UBOX" of "xeon-e5-2600-v2", static U_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid).";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [0: msr(0xC16) "U_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0xC17) "U_MSR_PMON_CTR1" from "linux-snbep"];
+impl UGlobalStatus {
+    /// `ov_r2pcie` (bit 26, rw1c, reset 0x0): Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r2pcie(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
+    /// This value with `ov_r2pcie` (bit 26) set to `v`.
+    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
+    /// `ov_r3qpi1` (bit 25, rw1c, reset 0x0): Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi1(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
+    /// This value with `ov_r3qpi1` (bit 25) set to `v`.
+    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
+    /// `ov_r3qpi0` (bit 24, rw1c, reset 0x0): Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi0(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
+    /// This value with `ov_r3qpi0` (bit 24) set to `v`.
+    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
+    /// `ov_qpi1` (bit 23, rw1c, reset 0x0): Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_qpi1(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
+    /// This value with `ov_qpi1` (bit 23) set to `v`.
+    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
+    /// `ov_qpi0` (bit 22, rw1c, reset 0x0): Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_qpi0(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `ov_qpi0` (bit 22) set to `v`.
+    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_imc1` (bit 21, rw1c, reset 0x0): Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ov_imc1` (bit 21) set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `ov_imc0` (bit 20, rw1c, reset 0x0): Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_imc0` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `ov_ha1` (bit 19, rw1c, reset 0x0): Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_ha1(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// This value with `ov_ha1` (bit 19) set to `v`.
+    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `ov_ha0` (bit 18, rw1c, reset 0x0): Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_ha0(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `ov_ha0` (bit 18) set to `v`.
+    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// `ov_c14` (bit 17, rw1c, reset 0x0): Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c14(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
+    /// This value with `ov_c14` (bit 17) set to `v`.
+    #[inline] pub const fn with_ov_c14(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `ov_c13` (bit 16, rw1c, reset 0x0): Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c13(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `ov_c13` (bit 16) set to `v`.
+    #[inline] pub const fn with_ov_c13(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// `ov_c12` (bit 15, rw1c, reset 0x0): Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c12(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
+    /// This value with `ov_c12` (bit 15) set to `v`.
+    #[inline] pub const fn with_ov_c12(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
+    /// `ov_c11` (bit 14, rw1c, reset 0x0): Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c11(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
+    /// This value with `ov_c11` (bit 14) set to `v`.
+    #[inline] pub const fn with_ov_c11(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
+    /// `ov_c10` (bit 13, rw1c, reset 0x0): Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c10(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
+    /// This value with `ov_c10` (bit 13) set to `v`.
+    #[inline] pub const fn with_ov_c10(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 13, v as u64)) }
+    /// `ov_c9` (bit 12, rw1c, reset 0x0): Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c9(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
+    /// This value with `ov_c9` (bit 12) set to `v`.
+    #[inline] pub const fn with_ov_c9(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 12, v as u64)) }
+    /// `ov_c8` (bit 11, rw1c, reset 0x0): Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c8(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
+    /// This value with `ov_c8` (bit 11) set to `v`.
+    #[inline] pub const fn with_ov_c8(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
+    /// `ov_c7` (bit 10, rw1c, reset 0x0): Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c7(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
+    /// This value with `ov_c7` (bit 10) set to `v`.
+    #[inline] pub const fn with_ov_c7(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
+    /// `ov_c6` (bit 9, rw1c, reset 0x0): Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c6(self) -> bool { get_bits(self.raw64(), 9, 9) != 0 }
+    /// This value with `ov_c6` (bit 9) set to `v`.
+    #[inline] pub const fn with_ov_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
+    /// `ov_c5` (bit 8, rw1c, reset 0x0): Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c5(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
+    /// This value with `ov_c5` (bit 8) set to `v`.
+    #[inline] pub const fn with_ov_c5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// `ov_c4` (bit 7, rw1c, reset 0x0): Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c4(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
+    /// This value with `ov_c4` (bit 7) set to `v`.
+    #[inline] pub const fn with_ov_c4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
+    /// `ov_c3` (bit 6, rw1c, reset 0x0): Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c3(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
+    /// This value with `ov_c3` (bit 6) set to `v`.
+    #[inline] pub const fn with_ov_c3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
+    /// `ov_c2` (bit 5, rw1c, reset 0x0): Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c2(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
+    /// This value with `ov_c2` (bit 5) set to `v`.
+    #[inline] pub const fn with_ov_c2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
+    /// `ov_c1` (bit 4, rw1c, reset 0x0): Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c1(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
+    /// This value with `ov_c1` (bit 4) set to `v`.
+    #[inline] pub const fn with_ov_c1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
+    /// `ov_c0` (bit 3, rw1c, reset 0x0): Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_c0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
+    /// This value with `ov_c0` (bit 3) set to `v`.
+    #[inline] pub const fn with_ov_c0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
+    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
+    /// This value with `ov_pcu` (bit 2) set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
+    /// This value with `ov_u` (bit 1) set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `ov_u_fixed` (bit 0) set to `v`.
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Control of the U-box fixed counter, which counts uncore clock cycles.
-    pub struct UUclkFixedCtl(u32): "U_MSR_PMON_UCLK_FIXED_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600-v2", static U_UCLK_FIXED_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from the E5-2600 table; ov_en inferred": "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters.";
-    bits 31:23 rv "rsv" = 0x0;
-    /// Enables the uncore-clock fixed counter.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    /// Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
-    bit 20 rw ov_en: bool = 0x0, role OverflowEnable [] { get: ov_en, with: with_ov_en };
-    bits 19:0 rv "rsv" = 0x0;
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = msr(0xC08) "U_MSR_PMON_UCLK_FIXED_CTL" from "linux-snbep";
+/// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
+pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
+
+static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_GLOBAL_STATUS", type_name: "UGlobalStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
+    description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+    ]),
+    fields: UGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and access from the guide, bits from likwid", text: "The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 << bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours." },
+    ],
+};
+
+/// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.
+///
+/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance. Fields, masks and sources: [`UCtlLayout`].
+///
+/// **Layout from Linux and the guide's text** (info): The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read.
+///
+/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved.
+pub type UCtl = Reg32<UCtlLayout>;
+
+/// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtlLayout {}
+
+impl Layout for UCtlLayout {
+    const INFO: &'static RegisterInfo = &U_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter to zero.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: chooses which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the U-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xe0a90000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x1f56ffff;
 }
 
-register! {
-    /// The U-box fixed counter: a 48-bit count of uncore clock cycles.
-    pub struct UUclkFixedCtr(u64): "U_MSR_PMON_UCLK_FIXED_CTR", MSR[1], unit "UBOX" of "xeon-e5-2600-v2", static U_UCLK_FIXED_CTR_INFO;
-    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21";
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = msr(0xC09) "U_MSR_PMON_UCLK_FIXED_CTR" from "linux-snbep";
+impl UCtl {
+    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-unit_events!([UCtl noext], [
-    EVENT_MSG_DOORBELL_RCVD = "UNC_U_EVENT_MSG.DOORBELL_RCVD" 0x42 0x08 false 0b11 "",
-    EVENT_MSG_INT_PRIO = "UNC_U_EVENT_MSG.INT_PRIO" 0x42 0x10 false 0b11 "",
-    EVENT_MSG_IPI_RCVD = "UNC_U_EVENT_MSG.IPI_RCVD" 0x42 0x04 false 0b11 "",
-    EVENT_MSG_MSI_RCVD = "UNC_U_EVENT_MSG.MSI_RCVD" 0x42 0x02 false 0b11 "",
-    EVENT_MSG_VLW_RCVD = "UNC_U_EVENT_MSG.VLW_RCVD" 0x42 0x01 false 0b11 "",
-    FILTER_MATCH_DISABLE = "UNC_U_FILTER_MATCH.DISABLE" 0x41 0x02 false 0b11 "",
-    FILTER_MATCH_ENABLE = "UNC_U_FILTER_MATCH.ENABLE" 0x41 0x01 false 0b11 "UBoxFilter[3:0]",
-    FILTER_MATCH_U2C_DISABLE = "UNC_U_FILTER_MATCH.U2C_DISABLE" 0x41 0x08 false 0b11 "",
-    FILTER_MATCH_U2C_ENABLE = "UNC_U_FILTER_MATCH.U2C_ENABLE" 0x41 0x04 false 0b11 "UBoxFilter[3:0]",
-    LOCK_CYCLES = "UNC_U_LOCK_CYCLES" 0x44 0x00 false 0b11 "",
-    PHOLD_CYCLES_ASSERT_TO_ACK = "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK" 0x45 0x01 false 0b11 "",
-    U2C_EVENTS_CMC = "UNC_U_U2C_EVENTS.CMC" 0x43 0x10 false 0b11 "",
-    U2C_EVENTS_LIVELOCK = "UNC_U_U2C_EVENTS.LIVELOCK" 0x43 0x04 false 0b11 "",
-    U2C_EVENTS_LTERROR = "UNC_U_U2C_EVENTS.LTERROR" 0x43 0x08 false 0b11 "",
-    U2C_EVENTS_MONITOR_T0 = "UNC_U_U2C_EVENTS.MONITOR_T0" 0x43 0x01 false 0b11 "",
-    U2C_EVENTS_MONITOR_T1 = "UNC_U_U2C_EVENTS.MONITOR_T1" 0x43 0x02 false 0b11 "",
-    U2C_EVENTS_OTHER = "UNC_U_U2C_EVENTS.OTHER" 0x43 0x80 false 0b11 "",
-    U2C_EVENTS_TRAP = "UNC_U_U2C_EVENTS.TRAP" 0x43 0x40 false 0b11 "",
-    U2C_EVENTS_UMC = "UNC_U_U2C_EVENTS.UMC" 0x43 0x20 false 0b11 "",
-    RACU_REQUESTS = "UNC_U_RACU_REQUESTS" 0x46 0x00 false 0b11 "",
-    CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
-]);
+/// `U_MSR_PMON_CTL{n}` of instance UBOX.
+pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0xC10, "U_MSR_PMON_CTL0"), Msr::new(0xC11, "U_MSR_PMON_CTL1")];
+
+static U_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_CTL{n}", type_name: "UCtl",
+    width: 32, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
+    description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+    ]),
+    fields: UCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the guide's text", text: "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read." },
+        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
+    ],
+};
+
+/// U-box data counter n: a 44-bit event count.
+///
+/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance. Fields, masks and sources: [`UCtrLayout`].
+///
+/// **Width** (info): Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid).
+pub type UCtr = Reg64<UCtrLayout>;
+
+/// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtrLayout {}
+
+impl Layout for UCtrLayout {
+    const INFO: &'static RegisterInfo = &U_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
+}
+
+impl UCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_CTR{n}` of instance UBOX.
+pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0xC16, "U_MSR_PMON_CTR0"), Msr::new(0xC17, "U_MSR_PMON_CTR1")];
+
+static U_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_CTR{n}", type_name: "UCtr",
+    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
+    description: "U-box data counter n: a 44-bit event count.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+    ]),
+    fields: UCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)." },
+    ],
+};
+
+/// Control of the U-box fixed counter, which counts uncore clock cycles.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields, masks and sources: [`UUclkFixedCtlLayout`].
+///
+/// **Layout from the E5-2600 table; ov_en inferred** (info): Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters.
+pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+
+/// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UUclkFixedCtlLayout {}
+
+impl Layout for UUclkFixedCtlLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Enables the uncore-clock fixed counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffafffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x500000;
+}
+
+impl UUclkFixedCtl {
+    /// `en` (bit 22, rw, reset 0x0): Enables the uncore-clock fixed counter.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw, reset 0x0): Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+}
+
+/// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0xC08, "U_MSR_PMON_UCLK_FIXED_CTL");
+
+static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTL", type_name: "UUclkFixedCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
+    description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from the E5-2600 table; ov_en inferred", text: "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters." },
+    ],
+};
+
+/// The U-box fixed counter: a 48-bit count of uncore clock cycles.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields, masks and sources: [`UUclkFixedCtrLayout`].
+///
+/// **Width** (info): Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid).
+pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+
+/// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UUclkFixedCtrLayout {}
+
+impl Layout for UUclkFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl UUclkFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0xC09, "U_MSR_PMON_UCLK_FIXED_CTR");
+
+static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v2", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTR", type_name: "UUclkFixedCtr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
+    description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
+    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_INT_PRIO: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_IPI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_MSI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_VLW_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.DISABLE`: event select 0x41, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.ENABLE`: event select 0x41, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`: event select 0x41, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`: event select 0x41, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_LOCK_CYCLES`: event select 0x44, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const LOCK_CYCLES: Event = Event(&EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event(&EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.CMC`: event select 0x43, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_CMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LIVELOCK`: event select 0x43, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LIVELOCK: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LTERROR`: event select 0x43, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LTERROR: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T0`: event select 0x43, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T0: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T1`: event select 0x43, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T1: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.OTHER`: event select 0x43, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_OTHER: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.TRAP`: event select 0x43, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_TRAP: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.UMC`: event select 0x43, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_UMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RACU_REQUESTS: Event = Event(&EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::EVENT_MSG_INT_PRIO, Event::EVENT_MSG_IPI_RCVD, Event::EVENT_MSG_MSI_RCVD, Event::EVENT_MSG_VLW_RCVD, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::LOCK_CYCLES, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_OTHER, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_UMC, Event::RACU_REQUESTS, Event::CLOCKTICKS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::EVENT_MSG_DOORBELL_RCVD.0, Event::EVENT_MSG_INT_PRIO.0, Event::EVENT_MSG_IPI_RCVD.0, Event::EVENT_MSG_MSI_RCVD.0, Event::EVENT_MSG_VLW_RCVD.0, Event::FILTER_MATCH_DISABLE.0, Event::FILTER_MATCH_ENABLE.0, Event::FILTER_MATCH_U2C_DISABLE.0, Event::FILTER_MATCH_U2C_ENABLE.0, Event::LOCK_CYCLES.0, Event::PHOLD_CYCLES_ASSERT_TO_ACK.0, Event::U2C_EVENTS_CMC.0, Event::U2C_EVENTS_LIVELOCK.0, Event::U2C_EVENTS_LTERROR.0, Event::U2C_EVENTS_MONITOR_T0.0, Event::U2C_EVENTS_MONITOR_T1.0, Event::U2C_EVENTS_OTHER.0, Event::U2C_EVENTS_TRAP.0, Event::U2C_EVENTS_UMC.0, Event::RACU_REQUESTS.0, Event::CLOCKTICKS.0];
+
+impl UCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

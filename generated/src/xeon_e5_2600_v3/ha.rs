@@ -6,375 +6,988 @@
 //!
 //! Instances: HA0, HA1.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one Home Agent: freeze, freeze enable, resets.
-    pub struct HaBoxCtl(u32): "HA{i}_PCI_PMON_BOX_CTL", PCI[1], unit "HA" of "xeon-e5-2600-v3", static HA_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "HA0": const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0F4) "HA0_PCI_PMON_BOX_CTL" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0F4) "HA1_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of one Home Agent: freeze, freeze enable, resets.
+///
+/// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks and sources: [`HaBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+
+/// The layout of [`HaBoxCtl`] (`HA{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaBoxCtlLayout {}
+
+impl Layout for HaBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl HaBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA0.
+pub const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x2F30, 18, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL");
+/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA1.
+pub const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x2F38, 18, 5, 0x0F4, "HA1_PCI_PMON_BOX_CTL");
 /// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [HA0_PCI_PMON_BOX_CTL, HA1_PCI_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `HA{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum HaCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_BOX_CTL", type_name: "HaBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_CTL", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_CTL", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: HaBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Values of `HA{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum HaCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl HaCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one Home Agent.
-    pub struct HaCtl(u32): "HA{i}_PCI_PMON_CTL{n}", PCI[4], unit "HA" of "xeon-e5-2600-v3", static HA_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: HaCtlInvert = 0x0, values HaCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "HA0": const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0D8) "HA0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0DC) "HA0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0E0) "HA0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0E4) "HA0_PCI_PMON_CTL3" from "likwid"];
-    "HA1": const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [0: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0D8) "HA1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0DC) "HA1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0E0) "HA1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0E4) "HA1_PCI_PMON_CTL3" from "likwid"];
+
+/// Control for counter n of one Home Agent.
+///
+/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`HaCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaCtl = Reg32<HaCtlLayout>;
+
+/// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaCtlLayout {}
+
+impl Layout for HaCtlLayout {
+    const INFO: &'static RegisterInfo = &HA_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: HaCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc6ffff;
 }
+
+impl HaCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `HA{i}_PCI_PMON_CTL{n}` of instance HA0.
+pub const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x2F30, 18, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x2F30, 18, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x2F30, 18, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x2F30, 18, 1, 0x0E4, "HA0_PCI_PMON_CTL3")];
+/// `HA{i}_PCI_PMON_CTL{n}` of instance HA1.
+pub const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x2F38, 18, 5, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x2F38, 18, 5, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x2F38, 18, 5, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x2F38, 18, 5, 0x0E4, "HA1_PCI_PMON_CTL3")];
 /// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [HA0_PCI_PMON_CTL, HA1_PCI_PMON_CTL];
 
-register! {
-    /// Overflow status of the counters of one Home Agent.
-    pub struct HaBoxStatus(u32): "HA{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "HA" of "xeon-e5-2600-v3", static HA_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "HA0": const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0F8) "HA0_PCI_PMON_BOX_STATUS" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0F8) "HA1_PCI_PMON_BOX_STATUS" from "likwid";
+static HA_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_CTL{n}", type_name: "HaCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one Home Agent.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_CTL0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTL3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTL3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: HaCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Overflow status of the counters of one Home Agent.
+///
+/// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks and sources: [`HaBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+
+/// The layout of [`HaBoxStatus`] (`HA{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum HaBoxStatusLayout {}
+
+impl Layout for HaBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
+
+impl HaBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "HA{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA0.
+pub const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x2F30, 18, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS");
+/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA1.
+pub const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x2F38, 18, 5, 0x0F8, "HA1_PCI_PMON_BOX_STATUS");
 /// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [HA0_PCI_PMON_BOX_STATUS, HA1_PCI_PMON_BOX_STATUS];
 
-register! {
-    /// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
-    pub struct HaCtr(u64): "HA{i}_PCI_PMON_CTR{n}", PCI[4], unit "HA" of "xeon-e5-2600-v3", static HA_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "HA0": const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0A0) "HA0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0A8) "HA0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0B0) "HA0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x0B8) "HA0_PCI_PMON_CTR3" from "likwid"];
-    "HA1": const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [0: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0A0) "HA1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0A8) "HA1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0B0) "HA1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x0B8) "HA1_PCI_PMON_CTR3" from "likwid"];
+static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_BOX_STATUS", type_name: "HaBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the counters of one Home Agent.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_STATUS", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_STATUS", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: HaBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
+///
+/// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`HaCtrLayout`].
+///
+/// **Width** (info): Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaCtr = Reg64<HaCtrLayout>;
+
+/// The layout of [`HaCtr`] (`HA{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum HaCtrLayout {}
+
+impl Layout for HaCtrLayout {
+    const INFO: &'static RegisterInfo = &HA_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl HaCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "HA{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_CTR{n}` of instance HA0.
+pub const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x2F30, 18, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x2F30, 18, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x2F30, 18, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x2F30, 18, 1, 0x0B8, "HA0_PCI_PMON_CTR3")];
+/// `HA{i}_PCI_PMON_CTR{n}` of instance HA1.
+pub const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x2F38, 18, 5, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x2F38, 18, 5, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x2F38, 18, 5, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x2F38, 18, 5, 0x0B8, "HA1_PCI_PMON_CTR3")];
 /// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [HA0_PCI_PMON_CTR, HA1_PCI_PMON_CTR];
 
-register! {
-    /// Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.
-    pub struct HaBoxAddrMatch0(u32): "HA{i}_PCI_PMON_BOX_ADDRMATCH0", PCI[1], unit "HA" of "xeon-e5-2600-v3", static HA_BOX_ADDR_MATCH0_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Offset and layout": "likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 (written for the address-match option of the Haswell-EP HA), Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40; Intel's event list names HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    /// Address bits 31:6 to match.
-    bits 31:6 rw lo_addr: u32 = 0x0 { get: lo_addr, with: with_lo_addr, try_with: try_with_lo_addr };
-    bits 5:0 rv "rsv" = 0x0;
-    "HA0": const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x040) "HA0_PCI_PMON_BOX_ADDRMATCH0" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x040) "HA1_PCI_PMON_BOX_ADDRMATCH0" from "likwid";
+static HA_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_CTR{n}", type_name: "HaCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_CTR0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "HA0_PCI_PMON_CTR3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_CTR3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: HaCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.
+///
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks and sources: [`HaBoxAddrMatch0Layout`].
+///
+/// **Offset and layout** (info): likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 (written for the address-match option of the Haswell-EP HA), Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40; Intel's event list names HA_AddrMatch0\[31:6\] for UNC_H_ADDR_OPC_MATCH events.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaBoxAddrMatch0 = Reg32<HaBoxAddrMatch0Layout>;
+
+/// The layout of [`HaBoxAddrMatch0`] (`HA{i}_PCI_PMON_BOX_ADDRMATCH0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum HaBoxAddrMatch0Layout {}
+
+impl Layout for HaBoxAddrMatch0Layout {
+    const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw, reset: 0x0, description: "Address bits 31:6 to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x3f;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffc0;
 }
+
+impl HaBoxAddrMatch0 {
+    /// `lo_addr` (bits 31:6, rw, reset 0x0): Address bits 31:6 to match.
+    #[inline] pub const fn lo_addr(self) -> u32 { get_bits(self.raw64(), 31, 6) as u32 }
+    /// This value with `lo_addr` (bits 31:6) set to `v`. Panics if `v` does not fit in 26 bits (a compile error in const context); `try_with_lo_addr` returns an error instead.
+    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 6, v as u64)) }
+    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in 26 bits.
+    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 6, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH0", "lo_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA0.
+pub const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x2F30, 18, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0");
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA1.
+pub const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x2F38, 18, 5, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0");
 /// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH0, HA1_PCI_PMON_BOX_ADDRMATCH0];
 
-register! {
-    /// High part of the address to match: address bits 45:32.
-    pub struct HaBoxAddrMatch1(u32): "HA{i}_PCI_PMON_BOX_ADDRMATCH1", PCI[1], unit "HA" of "xeon-e5-2600-v3", static HA_BOX_ADDR_MATCH1_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Offset and layout": "likwid PCI_UNC_HA_PMON_ADDRMATCH1 = 0x44, Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 = 0x44; Intel's event list names HA_AddrMatch1[13:0]; the E5-2600 guide's Table 2-38 gives the same field for the same register.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:14 rv "rsv" = 0x0;
-    /// Address bits 45:32 to match.
-    bits 13:0 rw hi_addr: u16 = 0x0 { get: hi_addr, with: with_hi_addr, try_with: try_with_hi_addr };
-    "HA0": const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x044) "HA0_PCI_PMON_BOX_ADDRMATCH1" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x044) "HA1_PCI_PMON_BOX_ADDRMATCH1" from "likwid";
+static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_BOX_ADDRMATCH0", type_name: "HaBoxAddrMatch0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxAddrMatch0Layout::RESET, reserved_mask: HaBoxAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch0Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch0Layout::WRITABLE_MASK,
+    description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x040 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x040 }, source: "likwid" },
+    ]),
+    fields: HaBoxAddrMatch0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 (written for the address-match option of the Haswell-EP HA), Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40; Intel's event list names HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// High part of the address to match: address bits 45:32.
+///
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks and sources: [`HaBoxAddrMatch1Layout`].
+///
+/// **Offset and layout** (info): likwid PCI_UNC_HA_PMON_ADDRMATCH1 = 0x44, Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 = 0x44; Intel's event list names HA_AddrMatch1\[13:0\]; the E5-2600 guide's Table 2-38 gives the same field for the same register.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaBoxAddrMatch1 = Reg32<HaBoxAddrMatch1Layout>;
+
+/// The layout of [`HaBoxAddrMatch1`] (`HA{i}_PCI_PMON_BOX_ADDRMATCH1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum HaBoxAddrMatch1Layout {}
+
+impl Layout for HaBoxAddrMatch1Layout {
+    const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw, reset: 0x0, description: "Address bits 45:32 to match.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffc000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3fff;
 }
+
+impl HaBoxAddrMatch1 {
+    /// `hi_addr` (bits 13:0, rw, reset 0x0): Address bits 45:32 to match.
+    #[inline] pub const fn hi_addr(self) -> u16 { get_bits(self.raw64(), 13, 0) as u16 }
+    /// This value with `hi_addr` (bits 13:0) set to `v`. Panics if `v` does not fit in 14 bits (a compile error in const context); `try_with_hi_addr` returns an error instead.
+    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 0, v as u64)) }
+    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in 14 bits.
+    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 0, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH1", "hi_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA0.
+pub const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x2F30, 18, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1");
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA1.
+pub const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x2F38, 18, 5, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1");
 /// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH1, HA1_PCI_PMON_BOX_ADDRMATCH1];
 
-register! {
-    /// Opcode to match for the ADDR_OPC_MATCH events.
-    pub struct HaBoxOpcodeMatch(u32): "HA{i}_PCI_PMON_BOX_OPCODEMATCH", PCI[1], unit "HA" of "xeon-e5-2600-v3", static HA_BOX_OPCODE_MATCH_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Offset and layout": "likwid PCI_UNC_HA_PMON_OPCODEMATCH = 0x48, Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH = 0x48; Intel's event list names HA_OpcodeMatch[5:0]; the E5-2600 guide's Table 2-37 has the same field.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Incoming request opcode to match.
-    bits 5:0 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    "HA0": const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = pci(device_id: 0x2F30, device: 18, function: 1, offset: 0x048) "HA0_PCI_PMON_BOX_OPCODEMATCH" from "likwid";
-    "HA1": const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = pci(device_id: 0x2F38, device: 18, function: 5, offset: 0x048) "HA1_PCI_PMON_BOX_OPCODEMATCH" from "likwid";
+static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_BOX_ADDRMATCH1", type_name: "HaBoxAddrMatch1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxAddrMatch1Layout::RESET, reserved_mask: HaBoxAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch1Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch1Layout::WRITABLE_MASK,
+    description: "High part of the address to match: address bits 45:32.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH1", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x044 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH1", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x044 }, source: "likwid" },
+    ]),
+    fields: HaBoxAddrMatch1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH1 = 0x44, Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 = 0x44; Intel's event list names HA_AddrMatch1[13:0]; the E5-2600 guide's Table 2-38 gives the same field for the same register." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Opcode to match for the ADDR_OPC_MATCH events.
+///
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks and sources: [`HaBoxOpcodeMatchLayout`].
+///
+/// **Offset and layout** (info): likwid PCI_UNC_HA_PMON_OPCODEMATCH = 0x48, Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH = 0x48; Intel's event list names HA_OpcodeMatch\[5:0\]; the E5-2600 guide's Table 2-37 has the same field.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type HaBoxOpcodeMatch = Reg32<HaBoxOpcodeMatchLayout>;
+
+/// The layout of [`HaBoxOpcodeMatch`] (`HA{i}_PCI_PMON_BOX_OPCODEMATCH`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum HaBoxOpcodeMatchLayout {}
+
+impl Layout for HaBoxOpcodeMatchLayout {
+    const INFO: &'static RegisterInfo = &HA_BOX_OPCODE_MATCH_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw, reset: 0x0, description: "Incoming request opcode to match.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
+
+impl HaBoxOpcodeMatch {
+    /// `opc` (bits 5:0, rw, reset 0x0): Incoming request opcode to match.
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    /// This value with `opc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 6 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "HA{i}_PCI_PMON_BOX_OPCODEMATCH", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA0.
+pub const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x2F30, 18, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH");
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA1.
+pub const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x2F38, 18, 5, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH");
 /// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order.
 pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [HA0_PCI_PMON_BOX_OPCODEMATCH, HA1_PCI_PMON_BOX_OPCODEMATCH];
 
-unit_events!([HaCtl noext], [
-    ADDR_OPC_MATCH_FILT = "UNC_H_ADDR_OPC_MATCH.FILT" 0x20 0x03 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_ADDR = "UNC_H_ADDR_OPC_MATCH.ADDR" 0x20 0x01 false 0b1111 "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]",
-    ADDR_OPC_MATCH_OPC = "UNC_H_ADDR_OPC_MATCH.OPC" 0x20 0x02 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_AD = "UNC_H_ADDR_OPC_MATCH.AD" 0x20 0x04 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_BL = "UNC_H_ADDR_OPC_MATCH.BL" 0x20 0x08 false 0b1111 "HA_OpcodeMatch[5:0]",
-    ADDR_OPC_MATCH_AK = "UNC_H_ADDR_OPC_MATCH.AK" 0x20 0x10 false 0b1111 "HA_OpcodeMatch[5:0]",
-    BT_CYCLES_NE = "UNC_H_BT_CYCLES_NE" 0x42 0x00 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD" 0x51 0x02 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD" 0x51 0x04 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD" 0x51 0x08 false 0b1111 "",
-    BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD = "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD" 0x51 0x10 false 0b1111 "",
-    BYPASS_IMC_TAKEN = "UNC_H_BYPASS_IMC.TAKEN" 0x14 0x01 false 0b1111 "",
-    BYPASS_IMC_NOT_TAKEN = "UNC_H_BYPASS_IMC.NOT_TAKEN" 0x14 0x02 false 0b1111 "",
-    CLOCKTICKS = "UNC_H_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    DIRECT2CORE_COUNT = "UNC_H_DIRECT2CORE_COUNT" 0x11 0x00 false 0b1111 "",
-    DIRECT2CORE_CYCLES_DISABLED = "UNC_H_DIRECT2CORE_CYCLES_DISABLED" 0x12 0x00 false 0b1111 "",
-    DIRECT2CORE_TXN_OVERRIDE = "UNC_H_DIRECT2CORE_TXN_OVERRIDE" 0x13 0x00 false 0b1111 "",
-    DIRECTORY_LAT_OPT = "UNC_H_DIRECTORY_LAT_OPT" 0x41 0x00 false 0b1111 "",
-    DIRECTORY_LOOKUP_SNP = "UNC_H_DIRECTORY_LOOKUP.SNP" 0x0c 0x01 false 0b1111 "",
-    DIRECTORY_LOOKUP_NO_SNP = "UNC_H_DIRECTORY_LOOKUP.NO_SNP" 0x0c 0x02 false 0b1111 "",
-    DIRECTORY_UPDATE_SET = "UNC_H_DIRECTORY_UPDATE.SET" 0x0d 0x01 false 0b1111 "",
-    DIRECTORY_UPDATE_CLEAR = "UNC_H_DIRECTORY_UPDATE.CLEAR" 0x0d 0x02 false 0b1111 "",
-    DIRECTORY_UPDATE_ANY = "UNC_H_DIRECTORY_UPDATE.ANY" 0x0d 0x03 false 0b1111 "",
-    HITME_HIT_READ_OR_INVITOE = "UNC_H_HITME_HIT.READ_OR_INVITOE" 0x71 0x01 false 0b1111 "",
-    HITME_HIT_WBMTOI = "UNC_H_HITME_HIT.WBMTOI" 0x71 0x02 false 0b1111 "",
-    HITME_HIT_ACKCNFLTWBI = "UNC_H_HITME_HIT.ACKCNFLTWBI" 0x71 0x04 false 0b1111 "",
-    HITME_HIT_WBMTOE_OR_S = "UNC_H_HITME_HIT.WBMTOE_OR_S" 0x71 0x08 false 0b1111 "",
-    HITME_HIT_RSPFWDI_REMOTE = "UNC_H_HITME_HIT.RSPFWDI_REMOTE" 0x71 0x10 false 0b1111 "",
-    HITME_HIT_RSPFWDI_LOCAL = "UNC_H_HITME_HIT.RSPFWDI_LOCAL" 0x71 0x20 false 0b1111 "",
-    HITME_HIT_RSPFWDS = "UNC_H_HITME_HIT.RSPFWDS" 0x71 0x40 false 0b1111 "",
-    HITME_HIT_RSP = "UNC_H_HITME_HIT.RSP" 0x71 0x80 false 0b1111 "",
-    HITME_HIT_ALLOCS = "UNC_H_HITME_HIT.ALLOCS" 0x71 0x70 false 0b1111 "",
-    HITME_HIT_EVICTS = "UNC_H_HITME_HIT.EVICTS" 0x71 0x42 false 0b1111 "",
-    HITME_HIT_INVALS = "UNC_H_HITME_HIT.INVALS" 0x71 0x26 false 0b1111 "",
-    HITME_HIT_ALL = "UNC_H_HITME_HIT.ALL" 0x71 0xff false 0b1111 "",
-    HITME_HIT_HOM = "UNC_H_HITME_HIT.HOM" 0x71 0x0f false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_READ_OR_INVITOE = "UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE" 0x72 0x01 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_WBMTOI = "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI" 0x72 0x02 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_ACKCNFLTWBI = "UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI" 0x72 0x04 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_WBMTOE_OR_S = "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S" 0x72 0x08 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE = "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE" 0x72 0x10 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL = "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL" 0x72 0x20 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_RSPFWDS = "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS" 0x72 0x40 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_RSP = "UNC_H_HITME_HIT_PV_BITS_SET.RSP" 0x72 0x80 false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_ALL = "UNC_H_HITME_HIT_PV_BITS_SET.ALL" 0x72 0xff false 0b1111 "",
-    HITME_HIT_PV_BITS_SET_HOM = "UNC_H_HITME_HIT_PV_BITS_SET.HOM" 0x72 0x0f false 0b1111 "",
-    HITME_LOOKUP_READ_OR_INVITOE = "UNC_H_HITME_LOOKUP.READ_OR_INVITOE" 0x70 0x01 false 0b1111 "",
-    HITME_LOOKUP_WBMTOI = "UNC_H_HITME_LOOKUP.WBMTOI" 0x70 0x02 false 0b1111 "",
-    HITME_LOOKUP_ACKCNFLTWBI = "UNC_H_HITME_LOOKUP.ACKCNFLTWBI" 0x70 0x04 false 0b1111 "",
-    HITME_LOOKUP_WBMTOE_OR_S = "UNC_H_HITME_LOOKUP.WBMTOE_OR_S" 0x70 0x08 false 0b1111 "",
-    HITME_LOOKUP_RSPFWDI_REMOTE = "UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE" 0x70 0x10 false 0b1111 "",
-    HITME_LOOKUP_RSPFWDI_LOCAL = "UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL" 0x70 0x20 false 0b1111 "",
-    HITME_LOOKUP_RSPFWDS = "UNC_H_HITME_LOOKUP.RSPFWDS" 0x70 0x40 false 0b1111 "",
-    HITME_LOOKUP_RSP = "UNC_H_HITME_LOOKUP.RSP" 0x70 0x80 false 0b1111 "",
-    HITME_LOOKUP_ALLOCS = "UNC_H_HITME_LOOKUP.ALLOCS" 0x70 0x70 false 0b1111 "",
-    HITME_LOOKUP_INVALS = "UNC_H_HITME_LOOKUP.INVALS" 0x70 0x26 false 0b1111 "",
-    HITME_LOOKUP_ALL = "UNC_H_HITME_LOOKUP.ALL" 0x70 0xff false 0b1111 "",
-    HITME_LOOKUP_HOM = "UNC_H_HITME_LOOKUP.HOM" 0x70 0x0f false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0" 0x22 0x01 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1" 0x22 0x02 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI0 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0" 0x22 0x04 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI1 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1" 0x22 0x08 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_AD_QPI2 = "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2" 0x22 0x10 false 0b1111 "",
-    IGR_NO_CREDIT_CYCLES_BL_QPI2 = "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2" 0x22 0x20 false 0b1111 "",
-    IMC_READS_NORMAL = "UNC_H_IMC_READS.NORMAL" 0x17 0x01 false 0b1111 "",
-    IMC_RETRY = "UNC_H_IMC_RETRY" 0x1e 0x00 false 0b1111 "",
-    IMC_WRITES_FULL = "UNC_H_IMC_WRITES.FULL" 0x1a 0x01 false 0b1111 "",
-    IMC_WRITES_PARTIAL = "UNC_H_IMC_WRITES.PARTIAL" 0x1a 0x02 false 0b1111 "",
-    IMC_WRITES_FULL_ISOCH = "UNC_H_IMC_WRITES.FULL_ISOCH" 0x1a 0x04 false 0b1111 "",
-    IMC_WRITES_PARTIAL_ISOCH = "UNC_H_IMC_WRITES.PARTIAL_ISOCH" 0x1a 0x08 false 0b1111 "",
-    IMC_WRITES_ALL = "UNC_H_IMC_WRITES.ALL" 0x1a 0x0f false 0b1111 "",
-    IOT_BACKPRESSURE_SAT = "UNC_H_IOT_BACKPRESSURE.SAT" 0x61 0x01 false 0b111 "",
-    IOT_BACKPRESSURE_HUB = "UNC_H_IOT_BACKPRESSURE.HUB" 0x61 0x02 false 0b111 "",
-    IOT_CTS_EAST_LO_CTS0 = "UNC_H_IOT_CTS_EAST_LO.CTS0" 0x64 0x01 false 0b111 "",
-    IOT_CTS_EAST_LO_CTS1 = "UNC_H_IOT_CTS_EAST_LO.CTS1" 0x64 0x02 false 0b111 "",
-    IOT_CTS_HI_CTS2 = "UNC_H_IOT_CTS_HI.CTS2" 0x65 0x01 false 0b111 "",
-    IOT_CTS_HI_CTS3 = "UNC_H_IOT_CTS_HI.CTS3" 0x65 0x02 false 0b111 "",
-    IOT_CTS_WEST_LO_CTS0 = "UNC_H_IOT_CTS_WEST_LO.CTS0" 0x62 0x01 false 0b111 "",
-    IOT_CTS_WEST_LO_CTS1 = "UNC_H_IOT_CTS_WEST_LO.CTS1" 0x62 0x02 false 0b111 "",
-    OSB_READS_LOCAL = "UNC_H_OSB.READS_LOCAL" 0x53 0x02 false 0b1111 "",
-    OSB_INVITOE_LOCAL = "UNC_H_OSB.INVITOE_LOCAL" 0x53 0x04 false 0b1111 "",
-    OSB_REMOTE = "UNC_H_OSB.REMOTE" 0x53 0x08 false 0b1111 "",
-    OSB_CANCELLED = "UNC_H_OSB.CANCELLED" 0x53 0x10 false 0b1111 "",
-    OSB_READS_LOCAL_USEFUL = "UNC_H_OSB.READS_LOCAL_USEFUL" 0x53 0x20 false 0b1111 "",
-    OSB_REMOTE_USEFUL = "UNC_H_OSB.REMOTE_USEFUL" 0x53 0x40 false 0b1111 "",
-    OSB_EDR_ALL = "UNC_H_OSB_EDR.ALL" 0x54 0x01 false 0b1111 "",
-    OSB_EDR_READS_LOCAL_I = "UNC_H_OSB_EDR.READS_LOCAL_I" 0x54 0x02 false 0b1111 "",
-    OSB_EDR_READS_REMOTE_I = "UNC_H_OSB_EDR.READS_REMOTE_I" 0x54 0x04 false 0b1111 "",
-    OSB_EDR_READS_LOCAL_S = "UNC_H_OSB_EDR.READS_LOCAL_S" 0x54 0x08 false 0b1111 "",
-    OSB_EDR_READS_REMOTE_S = "UNC_H_OSB_EDR.READS_REMOTE_S" 0x54 0x10 false 0b1111 "",
-    REQUESTS_READS = "UNC_H_REQUESTS.READS" 0x01 0x03 false 0b1111 "",
-    REQUESTS_WRITES = "UNC_H_REQUESTS.WRITES" 0x01 0x0c false 0b1111 "",
-    REQUESTS_READS_LOCAL = "UNC_H_REQUESTS.READS_LOCAL" 0x01 0x01 false 0b1111 "",
-    REQUESTS_READS_REMOTE = "UNC_H_REQUESTS.READS_REMOTE" 0x01 0x02 false 0b1111 "",
-    REQUESTS_WRITES_LOCAL = "UNC_H_REQUESTS.WRITES_LOCAL" 0x01 0x04 false 0b1111 "",
-    REQUESTS_WRITES_REMOTE = "UNC_H_REQUESTS.WRITES_REMOTE" 0x01 0x08 false 0b1111 "",
-    REQUESTS_INVITOE_LOCAL = "UNC_H_REQUESTS.INVITOE_LOCAL" 0x01 0x10 false 0b1111 "",
-    REQUESTS_INVITOE_REMOTE = "UNC_H_REQUESTS.INVITOE_REMOTE" 0x01 0x20 false 0b1111 "",
-    RING_AD_USED_CW_EVEN = "UNC_H_RING_AD_USED.CW_EVEN" 0x3e 0x01 false 0b1111 "",
-    RING_AD_USED_CW_ODD = "UNC_H_RING_AD_USED.CW_ODD" 0x3e 0x02 false 0b1111 "",
-    RING_AD_USED_CCW_EVEN = "UNC_H_RING_AD_USED.CCW_EVEN" 0x3e 0x04 false 0b1111 "",
-    RING_AD_USED_CCW_ODD = "UNC_H_RING_AD_USED.CCW_ODD" 0x3e 0x08 false 0b1111 "",
-    RING_AD_USED_CW = "UNC_H_RING_AD_USED.CW" 0x3e 0x03 false 0b1111 "",
-    RING_AD_USED_CCW = "UNC_H_RING_AD_USED.CCW" 0x3e 0x0c false 0b1111 "",
-    RING_AK_USED_CW_EVEN = "UNC_H_RING_AK_USED.CW_EVEN" 0x3f 0x01 false 0b1111 "",
-    RING_AK_USED_CW_ODD = "UNC_H_RING_AK_USED.CW_ODD" 0x3f 0x02 false 0b1111 "",
-    RING_AK_USED_CCW_EVEN = "UNC_H_RING_AK_USED.CCW_EVEN" 0x3f 0x04 false 0b1111 "",
-    RING_AK_USED_CCW_ODD = "UNC_H_RING_AK_USED.CCW_ODD" 0x3f 0x08 false 0b1111 "",
-    RING_AK_USED_CW = "UNC_H_RING_AK_USED.CW" 0x3f 0x03 false 0b1111 "",
-    RING_AK_USED_CCW = "UNC_H_RING_AK_USED.CCW" 0x3f 0x0c false 0b1111 "",
-    RING_BL_USED_CW_EVEN = "UNC_H_RING_BL_USED.CW_EVEN" 0x40 0x01 false 0b1111 "",
-    RING_BL_USED_CW_ODD = "UNC_H_RING_BL_USED.CW_ODD" 0x40 0x02 false 0b1111 "",
-    RING_BL_USED_CCW_EVEN = "UNC_H_RING_BL_USED.CCW_EVEN" 0x40 0x04 false 0b1111 "",
-    RING_BL_USED_CCW_ODD = "UNC_H_RING_BL_USED.CCW_ODD" 0x40 0x08 false 0b1111 "",
-    RING_BL_USED_CW = "UNC_H_RING_BL_USED.CW" 0x40 0x03 false 0b1111 "",
-    RING_BL_USED_CCW = "UNC_H_RING_BL_USED.CCW" 0x40 0x0c false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x15 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x15 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x15 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x15 0x08 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x16 0x01 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x16 0x02 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x16 0x04 false 0b1111 "",
-    RPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x16 0x08 false 0b1111 "",
-    SBO0_CREDITS_ACQUIRED_AD = "UNC_H_SBO0_CREDITS_ACQUIRED.AD" 0x68 0x01 false 0b1111 "",
-    SBO0_CREDITS_ACQUIRED_BL = "UNC_H_SBO0_CREDITS_ACQUIRED.BL" 0x68 0x02 false 0b1111 "",
-    SBO0_CREDIT_OCCUPANCY_AD = "UNC_H_SBO0_CREDIT_OCCUPANCY.AD" 0x6a 0x01 false 0b1111 "",
-    SBO0_CREDIT_OCCUPANCY_BL = "UNC_H_SBO0_CREDIT_OCCUPANCY.BL" 0x6a 0x02 false 0b1111 "",
-    SBO1_CREDITS_ACQUIRED_AD = "UNC_H_SBO1_CREDITS_ACQUIRED.AD" 0x69 0x01 false 0b1111 "",
-    SBO1_CREDITS_ACQUIRED_BL = "UNC_H_SBO1_CREDITS_ACQUIRED.BL" 0x69 0x02 false 0b1111 "",
-    SBO1_CREDIT_OCCUPANCY_AD = "UNC_H_SBO1_CREDIT_OCCUPANCY.AD" 0x6b 0x01 false 0b1111 "",
-    SBO1_CREDIT_OCCUPANCY_BL = "UNC_H_SBO1_CREDIT_OCCUPANCY.BL" 0x6b 0x02 false 0b1111 "",
-    SNOOPS_RSP_AFTER_DATA_LOCAL = "UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL" 0x0a 0x01 false 0b1111 "",
-    SNOOPS_RSP_AFTER_DATA_REMOTE = "UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE" 0x0a 0x02 false 0b1111 "",
-    SNOOP_CYCLES_NE_LOCAL = "UNC_H_SNOOP_CYCLES_NE.LOCAL" 0x08 0x01 false 0b1111 "",
-    SNOOP_CYCLES_NE_REMOTE = "UNC_H_SNOOP_CYCLES_NE.REMOTE" 0x08 0x02 false 0b1111 "",
-    SNOOP_CYCLES_NE_ALL = "UNC_H_SNOOP_CYCLES_NE.ALL" 0x08 0x03 false 0b1111 "",
-    SNOOP_OCCUPANCY_LOCAL = "UNC_H_SNOOP_OCCUPANCY.LOCAL" 0x09 0x01 false 0b1111 "",
-    SNOOP_OCCUPANCY_REMOTE = "UNC_H_SNOOP_OCCUPANCY.REMOTE" 0x09 0x02 false 0b1111 "",
-    SNOOP_RESP_RSPI = "UNC_H_SNOOP_RESP.RSPI" 0x21 0x01 false 0b1111 "",
-    SNOOP_RESP_RSPS = "UNC_H_SNOOP_RESP.RSPS" 0x21 0x02 false 0b1111 "",
-    SNOOP_RESP_RSPIFWD = "UNC_H_SNOOP_RESP.RSPIFWD" 0x21 0x04 false 0b1111 "",
-    SNOOP_RESP_RSPSFWD = "UNC_H_SNOOP_RESP.RSPSFWD" 0x21 0x08 false 0b1111 "",
-    SNOOP_RESP_RSP_WB = "UNC_H_SNOOP_RESP.RSP_WB" 0x21 0x10 false 0b1111 "",
-    SNOOP_RESP_RSP_FWD_WB = "UNC_H_SNOOP_RESP.RSP_FWD_WB" 0x21 0x20 false 0b1111 "",
-    SNOOP_RESP_RSPCNFLCT = "UNC_H_SNOOP_RESP.RSPCNFLCT" 0x21 0x40 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPI = "UNC_H_SNP_RESP_RECV_LOCAL.RSPI" 0x60 0x01 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPS = "UNC_H_SNP_RESP_RECV_LOCAL.RSPS" 0x60 0x02 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPIFWD = "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD" 0x60 0x04 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPSFWD = "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD" 0x60 0x08 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPXWB = "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB" 0x60 0x10 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPXFWDXWB = "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB" 0x60 0x20 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_RSPCNFLCT = "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT" 0x60 0x40 false 0b1111 "",
-    SNP_RESP_RECV_LOCAL_OTHER = "UNC_H_SNP_RESP_RECV_LOCAL.OTHER" 0x60 0x80 false 0b1111 "",
-    STALL_NO_SBO_CREDIT_SBO0_AD = "UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD" 0x6c 0x01 false 0b1111 "",
-    STALL_NO_SBO_CREDIT_SBO1_AD = "UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD" 0x6c 0x02 false 0b1111 "",
-    STALL_NO_SBO_CREDIT_SBO0_BL = "UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL" 0x6c 0x04 false 0b1111 "",
-    STALL_NO_SBO_CREDIT_SBO1_BL = "UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL" 0x6c 0x08 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION0 = "UNC_H_TAD_REQUESTS_G0.REGION0" 0x1b 0x01 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION1 = "UNC_H_TAD_REQUESTS_G0.REGION1" 0x1b 0x02 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION2 = "UNC_H_TAD_REQUESTS_G0.REGION2" 0x1b 0x04 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION3 = "UNC_H_TAD_REQUESTS_G0.REGION3" 0x1b 0x08 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION4 = "UNC_H_TAD_REQUESTS_G0.REGION4" 0x1b 0x10 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION5 = "UNC_H_TAD_REQUESTS_G0.REGION5" 0x1b 0x20 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION6 = "UNC_H_TAD_REQUESTS_G0.REGION6" 0x1b 0x40 false 0b1111 "",
-    TAD_REQUESTS_G0_REGION7 = "UNC_H_TAD_REQUESTS_G0.REGION7" 0x1b 0x80 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION8 = "UNC_H_TAD_REQUESTS_G1.REGION8" 0x1c 0x01 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION9 = "UNC_H_TAD_REQUESTS_G1.REGION9" 0x1c 0x02 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION10 = "UNC_H_TAD_REQUESTS_G1.REGION10" 0x1c 0x04 false 0b1111 "",
-    TAD_REQUESTS_G1_REGION11 = "UNC_H_TAD_REQUESTS_G1.REGION11" 0x1c 0x08 false 0b1111 "",
-    TRACKER_CYCLES_FULL_GP = "UNC_H_TRACKER_CYCLES_FULL.GP" 0x02 0x01 false 0b1111 "",
-    TRACKER_CYCLES_FULL_ALL = "UNC_H_TRACKER_CYCLES_FULL.ALL" 0x02 0x02 false 0b1111 "",
-    TRACKER_OCCUPANCY_READS_LOCAL = "UNC_H_TRACKER_OCCUPANCY.READS_LOCAL" 0x04 0x04 false 0b1111 "",
-    TRACKER_OCCUPANCY_READS_REMOTE = "UNC_H_TRACKER_OCCUPANCY.READS_REMOTE" 0x04 0x08 false 0b1111 "",
-    TRACKER_OCCUPANCY_WRITES_LOCAL = "UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL" 0x04 0x10 false 0b1111 "",
-    TRACKER_OCCUPANCY_WRITES_REMOTE = "UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE" 0x04 0x20 false 0b1111 "",
-    TRACKER_OCCUPANCY_INVITOE_LOCAL = "UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL" 0x04 0x40 false 0b1111 "",
-    TRACKER_OCCUPANCY_INVITOE_REMOTE = "UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE" 0x04 0x80 false 0b1111 "",
-    TRACKER_PENDING_OCCUPANCY_LOCAL = "UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL" 0x05 0x01 false 0b1111 "",
-    TRACKER_PENDING_OCCUPANCY_REMOTE = "UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE" 0x05 0x02 false 0b1111 "",
-    TXR_AD_HOM = "UNC_H_TxR_AD.HOM" 0x0f 0x04 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED0" 0x2a 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AD_CYCLES_FULL.SCHED1" 0x2a 0x02 false 0b1111 "",
-    TXR_AD_CYCLES_FULL_ALL = "UNC_H_TxR_AD_CYCLES_FULL.ALL" 0x2a 0x03 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED0 = "UNC_H_TxR_AD_CYCLES_NE.SCHED0" 0x29 0x01 false 0b1111 "",
-    TXR_AD_CYCLES_NE_SCHED1 = "UNC_H_TxR_AD_CYCLES_NE.SCHED1" 0x29 0x02 false 0b1111 "",
-    TXR_AD_CYCLES_NE_ALL = "UNC_H_TxR_AD_CYCLES_NE.ALL" 0x29 0x03 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED0 = "UNC_H_TxR_AD_INSERTS.SCHED0" 0x27 0x01 false 0b1111 "",
-    TXR_AD_INSERTS_SCHED1 = "UNC_H_TxR_AD_INSERTS.SCHED1" 0x27 0x02 false 0b1111 "",
-    TXR_AD_INSERTS_ALL = "UNC_H_TxR_AD_INSERTS.ALL" 0x27 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED0 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED0" 0x32 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_SCHED1 = "UNC_H_TxR_AK_CYCLES_FULL.SCHED1" 0x32 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_FULL_ALL = "UNC_H_TxR_AK_CYCLES_FULL.ALL" 0x32 0x03 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED0 = "UNC_H_TxR_AK_CYCLES_NE.SCHED0" 0x31 0x01 false 0b1111 "",
-    TXR_AK_CYCLES_NE_SCHED1 = "UNC_H_TxR_AK_CYCLES_NE.SCHED1" 0x31 0x02 false 0b1111 "",
-    TXR_AK_CYCLES_NE_ALL = "UNC_H_TxR_AK_CYCLES_NE.ALL" 0x31 0x03 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED0 = "UNC_H_TxR_AK_INSERTS.SCHED0" 0x2f 0x01 false 0b1111 "",
-    TXR_AK_INSERTS_SCHED1 = "UNC_H_TxR_AK_INSERTS.SCHED1" 0x2f 0x02 false 0b1111 "",
-    TXR_AK_INSERTS_ALL = "UNC_H_TxR_AK_INSERTS.ALL" 0x2f 0x03 false 0b1111 "",
-    TXR_BL_DRS_CACHE = "UNC_H_TxR_BL.DRS_CACHE" 0x10 0x01 false 0b1111 "",
-    TXR_BL_DRS_CORE = "UNC_H_TxR_BL.DRS_CORE" 0x10 0x02 false 0b1111 "",
-    TXR_BL_DRS_QPI = "UNC_H_TxR_BL.DRS_QPI" 0x10 0x04 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED0 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED0" 0x36 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_SCHED1 = "UNC_H_TxR_BL_CYCLES_FULL.SCHED1" 0x36 0x02 false 0b1111 "",
-    TXR_BL_CYCLES_FULL_ALL = "UNC_H_TxR_BL_CYCLES_FULL.ALL" 0x36 0x03 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED0 = "UNC_H_TxR_BL_CYCLES_NE.SCHED0" 0x35 0x01 false 0b1111 "",
-    TXR_BL_CYCLES_NE_SCHED1 = "UNC_H_TxR_BL_CYCLES_NE.SCHED1" 0x35 0x02 false 0b1111 "",
-    TXR_BL_CYCLES_NE_ALL = "UNC_H_TxR_BL_CYCLES_NE.ALL" 0x35 0x03 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED0 = "UNC_H_TxR_BL_INSERTS.SCHED0" 0x33 0x01 false 0b1111 "",
-    TXR_BL_INSERTS_SCHED1 = "UNC_H_TxR_BL_INSERTS.SCHED1" 0x33 0x02 false 0b1111 "",
-    TXR_BL_INSERTS_ALL = "UNC_H_TxR_BL_INSERTS.ALL" 0x33 0x03 false 0b1111 "",
-    TXR_STARVED_AK = "UNC_H_TxR_STARVED.AK" 0x6d 0x01 false 0b1111 "",
-    TXR_STARVED_BL = "UNC_H_TxR_STARVED.BL" 0x6d 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0" 0x18 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1" 0x18 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2" 0x18 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_REG_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3" 0x18 0x08 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0" 0x19 0x01 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1" 0x19 0x02 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2" 0x19 0x04 false 0b1111 "",
-    WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3" 0x19 0x08 false 0b1111 "",
-    TRACKER_CYCLES_NE_LOCAL = "UNC_H_TRACKER_CYCLES_NE.LOCAL" 0x03 0x01 false 0b1111 "",
-    TRACKER_CYCLES_NE_REMOTE = "UNC_H_TRACKER_CYCLES_NE.REMOTE" 0x03 0x02 false 0b1111 "",
-    TRACKER_CYCLES_NE_ALL = "UNC_H_TRACKER_CYCLES_NE.ALL" 0x03 0x03 false 0b1111 "",
-]);
+static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "HA", name: "HA{i}_PCI_PMON_BOX_OPCODEMATCH", type_name: "HaBoxOpcodeMatch",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: HaBoxOpcodeMatchLayout::RESET, reserved_mask: HaBoxOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaBoxOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaBoxOpcodeMatchLayout::WRITABLE_MASK,
+    description: "Opcode to match for the ADDR_OPC_MATCH events.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "HA0_PCI_PMON_BOX_OPCODEMATCH", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x048 }, source: "likwid" },
+        AddressInfo { name: "HA1_PCI_PMON_BOX_OPCODEMATCH", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x048 }, source: "likwid" },
+    ]),
+    fields: HaBoxOpcodeMatchLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_OPCODEMATCH = 0x48, Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH = 0x48; Intel's event list names HA_OpcodeMatch[5:0]; the E5-2600 guide's Table 2-37 has the same field." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.READ_OR_INVITOE`: event select 0x71, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.READ_OR_INVITOE", code: 0x71, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.WBMTOI`: event select 0x71, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOI", code: 0x71, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.ACKCNFLTWBI`: event select 0x71, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ACKCNFLTWBI", code: 0x71, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.WBMTOE_OR_S`: event select 0x71, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOE_OR_S", code: 0x71, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.RSPFWDI_REMOTE`: event select 0x71, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_REMOTE", code: 0x71, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.RSPFWDI_LOCAL`: event select 0x71, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_LOCAL", code: 0x71, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.RSPFWDS`: event select 0x71, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDS", code: 0x71, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.RSP`: event select 0x71, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSP", code: 0x71, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.ALLOCS`: event select 0x71, umask 0x70, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALLOCS", code: 0x71, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.EVICTS`: event select 0x71, umask 0x42, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_EVICTS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.EVICTS", code: 0x71, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.INVALS`: event select 0x71, umask 0x26, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.INVALS", code: 0x71, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.ALL`: event select 0x71, umask 0xff, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALL", code: 0x71, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT.HOM`: event select 0x71, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.HOM", code: 0x71, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE`: event select 0x72, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", code: 0x72, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI`: event select 0x72, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", code: 0x72, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI`: event select 0x72, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", code: 0x72, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S`: event select 0x72, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", code: 0x72, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE`: event select 0x72, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", code: 0x72, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL`: event select 0x72, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", code: 0x72, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS`: event select 0x72, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", code: 0x72, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSP`: event select 0x72, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSP", code: 0x72, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.ALL`: event select 0x72, umask 0xff, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ALL", code: 0x72, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_HIT_PV_BITS_SET.HOM`: event select 0x72, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.HOM", code: 0x72, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.READ_OR_INVITOE`: event select 0x70, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.READ_OR_INVITOE", code: 0x70, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.WBMTOI`: event select 0x70, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOI", code: 0x70, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.ACKCNFLTWBI`: event select 0x70, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ACKCNFLTWBI", code: 0x70, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.WBMTOE_OR_S`: event select 0x70, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOE_OR_S", code: 0x70, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE`: event select 0x70, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", code: 0x70, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL`: event select 0x70, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", code: 0x70, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.RSPFWDS`: event select 0x70, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDS", code: 0x70, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.RSP`: event select 0x70, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSP", code: 0x70, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.ALLOCS`: event select 0x70, umask 0x70, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALLOCS", code: 0x70, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.INVALS`: event select 0x70, umask 0x26, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.INVALS", code: 0x70, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.ALL`: event select 0x70, umask 0xff, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALL", code: 0x70, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_HITME_LOOKUP.HOM`: event select 0x70, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const HITME_LOOKUP_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.HOM", code: 0x70, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2`: event select 0x22, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2`: event select 0x22, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_IOT_BACKPRESSURE.SAT`: event select 0x61, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.SAT", code: 0x61, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_BACKPRESSURE.HUB`: event select 0x61, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.HUB", code: 0x61, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_EAST_LO.CTS0`: event select 0x64, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_EAST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS0", code: 0x64, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_EAST_LO.CTS1`: event select 0x64, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_EAST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS1", code: 0x64, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_HI.CTS2`: event select 0x65, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS2", code: 0x65, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_HI.CTS3`: event select 0x65, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS3", code: 0x65, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_WEST_LO.CTS0`: event select 0x62, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_WEST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS0", code: 0x62, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_IOT_CTS_WEST_LO.CTS1`: event select 0x62, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_WEST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS1", code: 0x62, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.CANCELLED`: event select 0x53, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const OSB_CANCELLED: Event = Event(&EventInfo { name: "UNC_H_OSB.CANCELLED", code: 0x53, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.READS_LOCAL_USEFUL`: event select 0x53, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const OSB_READS_LOCAL_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL_USEFUL", code: 0x53, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB.REMOTE_USEFUL`: event select 0x53, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const OSB_REMOTE_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE_USEFUL", code: 0x53, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO0_CREDITS_ACQUIRED.AD`: event select 0x68, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.AD", code: 0x68, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO0_CREDITS_ACQUIRED.BL`: event select 0x68, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.BL", code: 0x68, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x6a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.AD", code: 0x6a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x6a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.BL", code: 0x6a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO1_CREDITS_ACQUIRED.AD`: event select 0x69, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.AD", code: 0x69, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO1_CREDITS_ACQUIRED.BL`: event select 0x69, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.BL", code: 0x69, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.AD`: event select 0x6b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.AD", code: 0x6b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.BL`: event select 0x6b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.BL", code: 0x6b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL`: event select 0x0a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", code: 0x0a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE`: event select 0x0a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", code: 0x0a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_CYCLES_NE.LOCAL`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.LOCAL", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_CYCLES_NE.REMOTE`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.REMOTE", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_CYCLES_NE.ALL`: event select 0x08, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.ALL", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_OCCUPANCY.LOCAL`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.LOCAL", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_OCCUPANCY.REMOTE`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.REMOTE", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x6c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x6c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x6c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x6c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x6c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x6c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x6c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x6c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_FULL.GP`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_FULL_GP: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.GP", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_FULL.ALL`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.ALL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.READS_LOCAL`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.READS_REMOTE`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL`: event select 0x04, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE`: event select 0x04, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL`: event select 0x04, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", code: 0x04, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE`: event select 0x04, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", code: 0x04, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL`: event select 0x05, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_STARVED.AK`: event select 0x6d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.AK", code: 0x6d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TxR_STARVED.BL`: event select 0x6d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.BL", code: 0x6d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_NE.LOCAL`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.LOCAL", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_NE.REMOTE`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.REMOTE", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_H_TRACKER_CYCLES_NE.ALL`: event select 0x03, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TRACKER_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.ALL", code: 0x03, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::ADDR_OPC_MATCH_ADDR, Event::ADDR_OPC_MATCH_OPC, Event::ADDR_OPC_MATCH_AD, Event::ADDR_OPC_MATCH_BL, Event::ADDR_OPC_MATCH_AK, Event::BT_CYCLES_NE, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD, Event::BYPASS_IMC_TAKEN, Event::BYPASS_IMC_NOT_TAKEN, Event::CLOCKTICKS, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LAT_OPT, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_UPDATE_SET, Event::DIRECTORY_UPDATE_CLEAR, Event::DIRECTORY_UPDATE_ANY, Event::HITME_HIT_READ_OR_INVITOE, Event::HITME_HIT_WBMTOI, Event::HITME_HIT_ACKCNFLTWBI, Event::HITME_HIT_WBMTOE_OR_S, Event::HITME_HIT_RSPFWDI_REMOTE, Event::HITME_HIT_RSPFWDI_LOCAL, Event::HITME_HIT_RSPFWDS, Event::HITME_HIT_RSP, Event::HITME_HIT_ALLOCS, Event::HITME_HIT_EVICTS, Event::HITME_HIT_INVALS, Event::HITME_HIT_ALL, Event::HITME_HIT_HOM, Event::HITME_HIT_PV_BITS_SET_READ_OR_INVITOE, Event::HITME_HIT_PV_BITS_SET_WBMTOI, Event::HITME_HIT_PV_BITS_SET_ACKCNFLTWBI, Event::HITME_HIT_PV_BITS_SET_WBMTOE_OR_S, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL, Event::HITME_HIT_PV_BITS_SET_RSPFWDS, Event::HITME_HIT_PV_BITS_SET_RSP, Event::HITME_HIT_PV_BITS_SET_ALL, Event::HITME_HIT_PV_BITS_SET_HOM, Event::HITME_LOOKUP_READ_OR_INVITOE, Event::HITME_LOOKUP_WBMTOI, Event::HITME_LOOKUP_ACKCNFLTWBI, Event::HITME_LOOKUP_WBMTOE_OR_S, Event::HITME_LOOKUP_RSPFWDI_REMOTE, Event::HITME_LOOKUP_RSPFWDI_LOCAL, Event::HITME_LOOKUP_RSPFWDS, Event::HITME_LOOKUP_RSP, Event::HITME_LOOKUP_ALLOCS, Event::HITME_LOOKUP_INVALS, Event::HITME_LOOKUP_ALL, Event::HITME_LOOKUP_HOM, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IGR_NO_CREDIT_CYCLES_AD_QPI2, Event::IGR_NO_CREDIT_CYCLES_BL_QPI2, Event::IMC_READS_NORMAL, Event::IMC_RETRY, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL_ISOCH, Event::IMC_WRITES_ALL, Event::IOT_BACKPRESSURE_SAT, Event::IOT_BACKPRESSURE_HUB, Event::IOT_CTS_EAST_LO_CTS0, Event::IOT_CTS_EAST_LO_CTS1, Event::IOT_CTS_HI_CTS2, Event::IOT_CTS_HI_CTS3, Event::IOT_CTS_WEST_LO_CTS0, Event::IOT_CTS_WEST_LO_CTS1, Event::OSB_READS_LOCAL, Event::OSB_INVITOE_LOCAL, Event::OSB_REMOTE, Event::OSB_CANCELLED, Event::OSB_READS_LOCAL_USEFUL, Event::OSB_REMOTE_USEFUL, Event::OSB_EDR_ALL, Event::OSB_EDR_READS_LOCAL_I, Event::OSB_EDR_READS_REMOTE_I, Event::OSB_EDR_READS_LOCAL_S, Event::OSB_EDR_READS_REMOTE_S, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::SBO1_CREDITS_ACQUIRED_AD, Event::SBO1_CREDITS_ACQUIRED_BL, Event::SBO1_CREDIT_OCCUPANCY_AD, Event::SBO1_CREDIT_OCCUPANCY_BL, Event::SNOOPS_RSP_AFTER_DATA_LOCAL, Event::SNOOPS_RSP_AFTER_DATA_REMOTE, Event::SNOOP_CYCLES_NE_LOCAL, Event::SNOOP_CYCLES_NE_REMOTE, Event::SNOOP_CYCLES_NE_ALL, Event::SNOOP_OCCUPANCY_LOCAL, Event::SNOOP_OCCUPANCY_REMOTE, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPS, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_WB, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_RSPI, Event::SNP_RESP_RECV_LOCAL_RSPS, Event::SNP_RESP_RECV_LOCAL_RSPIFWD, Event::SNP_RESP_RECV_LOCAL_RSPSFWD, Event::SNP_RESP_RECV_LOCAL_RSPXWB, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_OTHER, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TRACKER_CYCLES_FULL_GP, Event::TRACKER_CYCLES_FULL_ALL, Event::TRACKER_OCCUPANCY_READS_LOCAL, Event::TRACKER_OCCUPANCY_READS_REMOTE, Event::TRACKER_OCCUPANCY_WRITES_LOCAL, Event::TRACKER_OCCUPANCY_WRITES_REMOTE, Event::TRACKER_OCCUPANCY_INVITOE_LOCAL, Event::TRACKER_OCCUPANCY_INVITOE_REMOTE, Event::TRACKER_PENDING_OCCUPANCY_LOCAL, Event::TRACKER_PENDING_OCCUPANCY_REMOTE, Event::TXR_AD_HOM, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::TRACKER_CYCLES_NE_LOCAL, Event::TRACKER_CYCLES_NE_REMOTE, Event::TRACKER_CYCLES_NE_ALL];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ADDR_OPC_MATCH_FILT.0, Event::ADDR_OPC_MATCH_ADDR.0, Event::ADDR_OPC_MATCH_OPC.0, Event::ADDR_OPC_MATCH_AD.0, Event::ADDR_OPC_MATCH_BL.0, Event::ADDR_OPC_MATCH_AK.0, Event::BT_CYCLES_NE.0, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD.0, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD.0, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD.0, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD.0, Event::BYPASS_IMC_TAKEN.0, Event::BYPASS_IMC_NOT_TAKEN.0, Event::CLOCKTICKS.0, Event::DIRECT2CORE_COUNT.0, Event::DIRECT2CORE_CYCLES_DISABLED.0, Event::DIRECT2CORE_TXN_OVERRIDE.0, Event::DIRECTORY_LAT_OPT.0, Event::DIRECTORY_LOOKUP_SNP.0, Event::DIRECTORY_LOOKUP_NO_SNP.0, Event::DIRECTORY_UPDATE_SET.0, Event::DIRECTORY_UPDATE_CLEAR.0, Event::DIRECTORY_UPDATE_ANY.0, Event::HITME_HIT_READ_OR_INVITOE.0, Event::HITME_HIT_WBMTOI.0, Event::HITME_HIT_ACKCNFLTWBI.0, Event::HITME_HIT_WBMTOE_OR_S.0, Event::HITME_HIT_RSPFWDI_REMOTE.0, Event::HITME_HIT_RSPFWDI_LOCAL.0, Event::HITME_HIT_RSPFWDS.0, Event::HITME_HIT_RSP.0, Event::HITME_HIT_ALLOCS.0, Event::HITME_HIT_EVICTS.0, Event::HITME_HIT_INVALS.0, Event::HITME_HIT_ALL.0, Event::HITME_HIT_HOM.0, Event::HITME_HIT_PV_BITS_SET_READ_OR_INVITOE.0, Event::HITME_HIT_PV_BITS_SET_WBMTOI.0, Event::HITME_HIT_PV_BITS_SET_ACKCNFLTWBI.0, Event::HITME_HIT_PV_BITS_SET_WBMTOE_OR_S.0, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE.0, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL.0, Event::HITME_HIT_PV_BITS_SET_RSPFWDS.0, Event::HITME_HIT_PV_BITS_SET_RSP.0, Event::HITME_HIT_PV_BITS_SET_ALL.0, Event::HITME_HIT_PV_BITS_SET_HOM.0, Event::HITME_LOOKUP_READ_OR_INVITOE.0, Event::HITME_LOOKUP_WBMTOI.0, Event::HITME_LOOKUP_ACKCNFLTWBI.0, Event::HITME_LOOKUP_WBMTOE_OR_S.0, Event::HITME_LOOKUP_RSPFWDI_REMOTE.0, Event::HITME_LOOKUP_RSPFWDI_LOCAL.0, Event::HITME_LOOKUP_RSPFWDS.0, Event::HITME_LOOKUP_RSP.0, Event::HITME_LOOKUP_ALLOCS.0, Event::HITME_LOOKUP_INVALS.0, Event::HITME_LOOKUP_ALL.0, Event::HITME_LOOKUP_HOM.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1.0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI2.0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI2.0, Event::IMC_READS_NORMAL.0, Event::IMC_RETRY.0, Event::IMC_WRITES_FULL.0, Event::IMC_WRITES_PARTIAL.0, Event::IMC_WRITES_FULL_ISOCH.0, Event::IMC_WRITES_PARTIAL_ISOCH.0, Event::IMC_WRITES_ALL.0, Event::IOT_BACKPRESSURE_SAT.0, Event::IOT_BACKPRESSURE_HUB.0, Event::IOT_CTS_EAST_LO_CTS0.0, Event::IOT_CTS_EAST_LO_CTS1.0, Event::IOT_CTS_HI_CTS2.0, Event::IOT_CTS_HI_CTS3.0, Event::IOT_CTS_WEST_LO_CTS0.0, Event::IOT_CTS_WEST_LO_CTS1.0, Event::OSB_READS_LOCAL.0, Event::OSB_INVITOE_LOCAL.0, Event::OSB_REMOTE.0, Event::OSB_CANCELLED.0, Event::OSB_READS_LOCAL_USEFUL.0, Event::OSB_REMOTE_USEFUL.0, Event::OSB_EDR_ALL.0, Event::OSB_EDR_READS_LOCAL_I.0, Event::OSB_EDR_READS_REMOTE_I.0, Event::OSB_EDR_READS_LOCAL_S.0, Event::OSB_EDR_READS_REMOTE_S.0, Event::REQUESTS_READS.0, Event::REQUESTS_WRITES.0, Event::REQUESTS_READS_LOCAL.0, Event::REQUESTS_READS_REMOTE.0, Event::REQUESTS_WRITES_LOCAL.0, Event::REQUESTS_WRITES_REMOTE.0, Event::REQUESTS_INVITOE_LOCAL.0, Event::REQUESTS_INVITOE_REMOTE.0, Event::RING_AD_USED_CW_EVEN.0, Event::RING_AD_USED_CW_ODD.0, Event::RING_AD_USED_CCW_EVEN.0, Event::RING_AD_USED_CCW_ODD.0, Event::RING_AD_USED_CW.0, Event::RING_AD_USED_CCW.0, Event::RING_AK_USED_CW_EVEN.0, Event::RING_AK_USED_CW_ODD.0, Event::RING_AK_USED_CCW_EVEN.0, Event::RING_AK_USED_CCW_ODD.0, Event::RING_AK_USED_CW.0, Event::RING_AK_USED_CCW.0, Event::RING_BL_USED_CW_EVEN.0, Event::RING_BL_USED_CW_ODD.0, Event::RING_BL_USED_CCW_EVEN.0, Event::RING_BL_USED_CCW_ODD.0, Event::RING_BL_USED_CW.0, Event::RING_BL_USED_CCW.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0, Event::SBO0_CREDITS_ACQUIRED_AD.0, Event::SBO0_CREDITS_ACQUIRED_BL.0, Event::SBO0_CREDIT_OCCUPANCY_AD.0, Event::SBO0_CREDIT_OCCUPANCY_BL.0, Event::SBO1_CREDITS_ACQUIRED_AD.0, Event::SBO1_CREDITS_ACQUIRED_BL.0, Event::SBO1_CREDIT_OCCUPANCY_AD.0, Event::SBO1_CREDIT_OCCUPANCY_BL.0, Event::SNOOPS_RSP_AFTER_DATA_LOCAL.0, Event::SNOOPS_RSP_AFTER_DATA_REMOTE.0, Event::SNOOP_CYCLES_NE_LOCAL.0, Event::SNOOP_CYCLES_NE_REMOTE.0, Event::SNOOP_CYCLES_NE_ALL.0, Event::SNOOP_OCCUPANCY_LOCAL.0, Event::SNOOP_OCCUPANCY_REMOTE.0, Event::SNOOP_RESP_RSPI.0, Event::SNOOP_RESP_RSPS.0, Event::SNOOP_RESP_RSPIFWD.0, Event::SNOOP_RESP_RSPSFWD.0, Event::SNOOP_RESP_RSP_WB.0, Event::SNOOP_RESP_RSP_FWD_WB.0, Event::SNOOP_RESP_RSPCNFLCT.0, Event::SNP_RESP_RECV_LOCAL_RSPI.0, Event::SNP_RESP_RECV_LOCAL_RSPS.0, Event::SNP_RESP_RECV_LOCAL_RSPIFWD.0, Event::SNP_RESP_RECV_LOCAL_RSPSFWD.0, Event::SNP_RESP_RECV_LOCAL_RSPXWB.0, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB.0, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT.0, Event::SNP_RESP_RECV_LOCAL_OTHER.0, Event::STALL_NO_SBO_CREDIT_SBO0_AD.0, Event::STALL_NO_SBO_CREDIT_SBO1_AD.0, Event::STALL_NO_SBO_CREDIT_SBO0_BL.0, Event::STALL_NO_SBO_CREDIT_SBO1_BL.0, Event::TAD_REQUESTS_G0_REGION0.0, Event::TAD_REQUESTS_G0_REGION1.0, Event::TAD_REQUESTS_G0_REGION2.0, Event::TAD_REQUESTS_G0_REGION3.0, Event::TAD_REQUESTS_G0_REGION4.0, Event::TAD_REQUESTS_G0_REGION5.0, Event::TAD_REQUESTS_G0_REGION6.0, Event::TAD_REQUESTS_G0_REGION7.0, Event::TAD_REQUESTS_G1_REGION8.0, Event::TAD_REQUESTS_G1_REGION9.0, Event::TAD_REQUESTS_G1_REGION10.0, Event::TAD_REQUESTS_G1_REGION11.0, Event::TRACKER_CYCLES_FULL_GP.0, Event::TRACKER_CYCLES_FULL_ALL.0, Event::TRACKER_OCCUPANCY_READS_LOCAL.0, Event::TRACKER_OCCUPANCY_READS_REMOTE.0, Event::TRACKER_OCCUPANCY_WRITES_LOCAL.0, Event::TRACKER_OCCUPANCY_WRITES_REMOTE.0, Event::TRACKER_OCCUPANCY_INVITOE_LOCAL.0, Event::TRACKER_OCCUPANCY_INVITOE_REMOTE.0, Event::TRACKER_PENDING_OCCUPANCY_LOCAL.0, Event::TRACKER_PENDING_OCCUPANCY_REMOTE.0, Event::TXR_AD_HOM.0, Event::TXR_AD_CYCLES_FULL_SCHED0.0, Event::TXR_AD_CYCLES_FULL_SCHED1.0, Event::TXR_AD_CYCLES_FULL_ALL.0, Event::TXR_AD_CYCLES_NE_SCHED0.0, Event::TXR_AD_CYCLES_NE_SCHED1.0, Event::TXR_AD_CYCLES_NE_ALL.0, Event::TXR_AD_INSERTS_SCHED0.0, Event::TXR_AD_INSERTS_SCHED1.0, Event::TXR_AD_INSERTS_ALL.0, Event::TXR_AK_CYCLES_FULL_SCHED0.0, Event::TXR_AK_CYCLES_FULL_SCHED1.0, Event::TXR_AK_CYCLES_FULL_ALL.0, Event::TXR_AK_CYCLES_NE_SCHED0.0, Event::TXR_AK_CYCLES_NE_SCHED1.0, Event::TXR_AK_CYCLES_NE_ALL.0, Event::TXR_AK_INSERTS_SCHED0.0, Event::TXR_AK_INSERTS_SCHED1.0, Event::TXR_AK_INSERTS_ALL.0, Event::TXR_BL_DRS_CACHE.0, Event::TXR_BL_DRS_CORE.0, Event::TXR_BL_DRS_QPI.0, Event::TXR_BL_CYCLES_FULL_SCHED0.0, Event::TXR_BL_CYCLES_FULL_SCHED1.0, Event::TXR_BL_CYCLES_FULL_ALL.0, Event::TXR_BL_CYCLES_NE_SCHED0.0, Event::TXR_BL_CYCLES_NE_SCHED1.0, Event::TXR_BL_CYCLES_NE_ALL.0, Event::TXR_BL_INSERTS_SCHED0.0, Event::TXR_BL_INSERTS_SCHED1.0, Event::TXR_BL_INSERTS_ALL.0, Event::TXR_STARVED_AK.0, Event::TXR_STARVED_BL.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2.0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3.0, Event::TRACKER_CYCLES_NE_LOCAL.0, Event::TRACKER_CYCLES_NE_REMOTE.0, Event::TRACKER_CYCLES_NE_ALL.0];
+
+impl HaCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,353 +6,1017 @@
 //!
 //! Instances: P0, P1, P2.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one QPI port: freeze, freeze enable, resets.
-    pub struct QpiBoxCtl(u32): "Q_P{i}_PCI_PMON_BOX_CTL", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    note "info" "Port 2: device and function by analogy with Broadwell-EP": "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "P0": const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0F4) "Q_P0_PCI_PMON_BOX_CTL" from "likwid";
-    "P1": const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0F4) "Q_P1_PCI_PMON_BOX_CTL" from "likwid";
-    "P2": const Q_P2_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0F4) "Q_P2_PCI_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of one QPI port: freeze, freeze enable, resets.
+///
+/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+///
+/// **Port 2: device and function by analogy with Broadwell-EP** (info): Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.
+pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+
+/// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiBoxCtlLayout {}
+
+impl Layout for QpiBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl QpiBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
+pub const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F32, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL");
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P1.
+pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F33, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL");
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P2.
+pub const Q_P2_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x2F3A, 10, 2, 0x0F4, "Q_P2_PCI_PMON_BOX_CTL");
 /// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 3] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL, Q_P2_PCI_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum QpiCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_BOX_CTL", type_name: "QpiBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one QPI port: freeze, freeze enable, resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_BOX_CTL", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_BOX_CTL", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_BOX_CTL", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0F4 }, source: "linux-snbep" },
+    ]),
+    fields: QpiBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+        NoteInfo { kind: "info", title: "Port 2: device and function by analogy with Broadwell-EP", text: "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all." },
+    ],
+};
+
+/// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum QpiCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl QpiCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one QPI port.
-    pub struct QpiCtl(u32): "Q_P{i}_PCI_PMON_CTL{n}", PCI[4], unit "QPI" of "xeon-e5-2600-v3", static QPI_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: QpiCtlInvert = 0x0, values QpiCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    /// Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.
-    bit 21 rw-v ev_sel_ext: bool = 0x0, role EventExt [] { get: ev_sel_ext, with: with_ev_sel_ext };
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "P0": const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0D8) "Q_P0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0DC) "Q_P0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0E0) "Q_P0_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0E4) "Q_P0_PCI_PMON_CTL3" from "likwid"];
-    "P1": const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0D8) "Q_P1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0DC) "Q_P1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0E0) "Q_P1_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0E4) "Q_P1_PCI_PMON_CTL3" from "likwid"];
-    "P2": const Q_P2_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [0: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0D8) "Q_P2_PCI_PMON_CTL0" from "linux-snbep", 1: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0DC) "Q_P2_PCI_PMON_CTL1" from "linux-snbep", 2: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0E0) "Q_P2_PCI_PMON_CTL2" from "linux-snbep", 3: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0E4) "Q_P2_PCI_PMON_CTL3" from "linux-snbep"];
+
+/// Control for counter n of one QPI port.
+///
+/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`QpiCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+pub type QpiCtl = Reg32<QpiCtlLayout>;
+
+/// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiCtlLayout {}
+
+impl Layout for QpiCtlLayout {
+    const INFO: &'static RegisterInfo = &QPI_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: QpiCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, reset: 0x0, description: "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.", values: &[], repeat: None, role: Some(Role::EventExt), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x190000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffe6ffff;
 }
+
+impl QpiCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.
+    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ev_sel_ext` (bit 21) set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
+pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F32, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x2F32, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x2F32, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x2F32, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P1.
+pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F33, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x2F33, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x2F33, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x2F33, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P2.
+pub const Q_P2_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x2F3A, 10, 2, 0x0D8, "Q_P2_PCI_PMON_CTL0"), PciRegister::new(0x2F3A, 10, 2, 0x0DC, "Q_P2_PCI_PMON_CTL1"), PciRegister::new(0x2F3A, 10, 2, 0x0E0, "Q_P2_PCI_PMON_CTL2"), PciRegister::new(0x2F3A, 10, 2, 0x0E4, "Q_P2_PCI_PMON_CTL3")];
 /// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 3] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL, Q_P2_PCI_PMON_CTL];
 
-register! {
-    /// Overflow status of the counters of one QPI port.
-    pub struct QpiBoxStatus(u32): "Q_P{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "P0": const Q_P0_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0F8) "Q_P0_PCI_PMON_BOX_STATUS" from "likwid";
-    "P1": const Q_P1_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0F8) "Q_P1_PCI_PMON_BOX_STATUS" from "likwid";
-    "P2": const Q_P2_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0F8) "Q_P2_PCI_PMON_BOX_STATUS" from "linux-snbep";
+static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_CTL{n}", type_name: "QpiCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one QPI port.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTL3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTL3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTL0", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0D8 }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTL1", instance: "P2", index: 1, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0DC }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTL2", instance: "P2", index: 2, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0E0 }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTL3", instance: "P2", index: 3, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0E4 }, source: "linux-snbep" },
+    ]),
+    fields: QpiCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+    ],
+};
+
+/// Overflow status of the counters of one QPI port.
+///
+/// `Q_P{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+pub type QpiBoxStatus = Reg32<QpiBoxStatusLayout>;
+
+/// The layout of [`QpiBoxStatus`] (`Q_P{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum QpiBoxStatusLayout {}
+
+impl Layout for QpiBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
+
+impl QpiBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P0.
+pub const Q_P0_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F32, 8, 2, 0x0F8, "Q_P0_PCI_PMON_BOX_STATUS");
+/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P1.
+pub const Q_P1_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F33, 9, 2, 0x0F8, "Q_P1_PCI_PMON_BOX_STATUS");
+/// `Q_P{i}_PCI_PMON_BOX_STATUS` of instance P2.
+pub const Q_P2_PCI_PMON_BOX_STATUS: PciRegister<QpiBoxStatus> = PciRegister::new(0x2F3A, 10, 2, 0x0F8, "Q_P2_PCI_PMON_BOX_STATUS");
 /// `Q_P{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
 pub const Q_P_PCI_PMON_BOX_STATUS: [PciRegister<QpiBoxStatus>; 3] = [Q_P0_PCI_PMON_BOX_STATUS, Q_P1_PCI_PMON_BOX_STATUS, Q_P2_PCI_PMON_BOX_STATUS];
 
-register! {
-    /// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
-    pub struct QpiCtr(u64): "Q_P{i}_PCI_PMON_CTR{n}", PCI[4], unit "QPI" of "xeon-e5-2600-v3", static QPI_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Linux hswep_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "P0": const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0A0) "Q_P0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0A8) "Q_P0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0B0) "Q_P0_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x2F32, device: 8, function: 2, offset: 0x0B8) "Q_P0_PCI_PMON_CTR3" from "likwid"];
-    "P1": const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0A0) "Q_P1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0A8) "Q_P1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0B0) "Q_P1_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x2F33, device: 9, function: 2, offset: 0x0B8) "Q_P1_PCI_PMON_CTR3" from "likwid"];
-    "P2": const Q_P2_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [0: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0A0) "Q_P2_PCI_PMON_CTR0" from "linux-snbep", 1: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0A8) "Q_P2_PCI_PMON_CTR1" from "linux-snbep", 2: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0B0) "Q_P2_PCI_PMON_CTR2" from "linux-snbep", 3: pci(device_id: 0x2F3A, device: 10, function: 2, offset: 0x0B8) "Q_P2_PCI_PMON_CTR3" from "linux-snbep"];
+static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_BOX_STATUS", type_name: "QpiBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the counters of one QPI port.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_BOX_STATUS", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_BOX_STATUS", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_BOX_STATUS", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0F8 }, source: "linux-snbep" },
+    ]),
+    fields: QpiBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+    ],
+};
+
+/// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
+///
+/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`QpiCtrLayout`].
+///
+/// **Width** (info): Linux hswep_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+pub type QpiCtr = Reg64<QpiCtrLayout>;
+
+/// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiCtrLayout {}
+
+impl Layout for QpiCtrLayout {
+    const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
 }
+
+impl QpiCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "Q_P{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
+pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F32, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x2F32, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x2F32, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x2F32, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P1.
+pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F33, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x2F33, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x2F33, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x2F33, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P2.
+pub const Q_P2_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x2F3A, 10, 2, 0x0A0, "Q_P2_PCI_PMON_CTR0"), PciRegister::new(0x2F3A, 10, 2, 0x0A8, "Q_P2_PCI_PMON_CTR1"), PciRegister::new(0x2F3A, 10, 2, 0x0B0, "Q_P2_PCI_PMON_CTR2"), PciRegister::new(0x2F3A, 10, 2, 0x0B8, "Q_P2_PCI_PMON_CTR3")];
 /// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 3] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR, Q_P2_PCI_PMON_CTR];
 
-register! {
-    /// Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
-    pub struct QpiPktMatch0(u32): "Q_P{i}_PCI_PMON_PKT_MATCH0", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_PKT_MATCH0_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Offsets and layout": "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    note "info" "Port 2: device and function by analogy with Broadwell-EP": "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.";
-    /// Bit 4 of the remote node id.
-    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
-    bits 30:18 rsv "rsv" = 0x0;
-    /// Destination node id.
-    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
-    /// Message class.
-    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
-    /// Opcode.
-    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    /// Virtual network.
-    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
-    bits 2:0 rsv "rsv" = 0x0;
-    "P0": const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x2F86, device: 8, function: 6, offset: 0x228) "Q_P0_PCI_PMON_PKT_MATCH0" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x2F96, device: 9, function: 6, offset: 0x228) "Q_P1_PCI_PMON_PKT_MATCH0" from "likwid";
-    "P2": const Q_P2_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = pci(device_id: 0x2F46, device: 10, function: 6, offset: 0x228) "Q_P2_PCI_PMON_PKT_MATCH0" from "linux-snbep";
+static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_CTR{n}", type_name: "QpiCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "Q_P0_PCI_PMON_CTR3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x2F32, device: 8, function: 2, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_CTR3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x2F33, device: 9, function: 2, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTR0", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0A0 }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTR1", instance: "P2", index: 1, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0A8 }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTR2", instance: "P2", index: 2, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0B0 }, source: "linux-snbep" },
+        AddressInfo { name: "Q_P2_PCI_PMON_CTR3", instance: "P2", index: 3, location: Location::Pci { device_id: 0x2F3A, device: 10, function: 2, offset: 0x0B8 }, source: "linux-snbep" },
+    ]),
+    fields: QpiCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+    ],
+};
+
+/// Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiPktMatch0Layout`].
+///
+/// **Offsets and layout** (info): Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0\[17:0\], QPIMask0\[17:0\], QPIMatch1\[19:16\] and QPIMask1\[19:16\] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+///
+/// **Port 2: device and function by analogy with Broadwell-EP** (info): Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.
+pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+
+/// The layout of [`QpiPktMatch0`] (`Q_P{i}_PCI_PMON_PKT_MATCH0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMatch0Layout {}
+
+impl Layout for QpiPktMatch0Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Bit 4 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw, reset: 0x0, description: "Destination node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw, reset: 0x0, description: "Message class.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw, reset: 0x0, description: "Opcode.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw, reset: 0x0, description: "Virtual network.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffc0007;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8003fff8;
 }
+
+impl QpiPktMatch0 {
+    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `rnid_4` (bit 31) set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
+    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `mc` (bits 12:9, rw, reset 0x0): Message class.
+    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
+    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc` (bits 8:5, rw, reset 0x0): Opcode.
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
+    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
+    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P2.
+pub const Q_P2_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x2F46, 10, 6, 0x228, "Q_P2_PCI_PMON_PKT_MATCH0");
 /// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 3] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0, Q_P2_PCI_PMON_PKT_MATCH0];
 
-register! {
-    /// Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
-    pub struct QpiPktMatch1(u32): "Q_P{i}_PCI_PMON_PKT_MATCH1", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_PKT_MATCH1_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Offsets and layout": "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    note "info" "Port 2: device and function by analogy with Broadwell-EP": "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.";
-    bits 31:20 rsv "rsv" = 0x0;
-    /// Response data state.
-    bits 19:16 rw rds: u8 = 0x0 { get: rds, with: with_rds, try_with: try_with_rds };
-    bits 15:4 rsv "rsv" = 0x0;
-    /// Bits 3:0 of the remote node id.
-    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
-    "P0": const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x2F86, device: 8, function: 6, offset: 0x22C) "Q_P0_PCI_PMON_PKT_MATCH1" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x2F96, device: 9, function: 6, offset: 0x22C) "Q_P1_PCI_PMON_PKT_MATCH1" from "likwid";
-    "P2": const Q_P2_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = pci(device_id: 0x2F46, device: 10, function: 6, offset: 0x22C) "Q_P2_PCI_PMON_PKT_MATCH1" from "linux-snbep";
+static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MATCH0", type_name: "QpiPktMatch0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
+    description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F86, device: 8, function: 6, offset: 0x228 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F96, device: 9, function: 6, offset: 0x228 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_PKT_MATCH0", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F46, device: 10, function: 6, offset: 0x228 }, source: "linux-snbep" },
+    ]),
+    fields: QpiPktMatch0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+        NoteInfo { kind: "info", title: "Port 2: device and function by analogy with Broadwell-EP", text: "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all." },
+    ],
+};
+
+/// Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiPktMatch1Layout`].
+///
+/// **Offsets and layout** (info): Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0\[17:0\], QPIMask0\[17:0\], QPIMatch1\[19:16\] and QPIMask1\[19:16\] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+///
+/// **Port 2: device and function by analogy with Broadwell-EP** (info): Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.
+pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+
+/// The layout of [`QpiPktMatch1`] (`Q_P{i}_PCI_PMON_PKT_MATCH1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMatch1Layout {}
+
+impl Layout for QpiPktMatch1Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, reset: 0x0, description: "Response data state.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Bits 3:0 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfff0fff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf000f;
 }
+
+impl QpiPktMatch1 {
+    /// `rds` (bits 19:16, rw, reset 0x0): Response data state.
+    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
+    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1");
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P2.
+pub const Q_P2_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x2F46, 10, 6, 0x22C, "Q_P2_PCI_PMON_PKT_MATCH1");
 /// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 3] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1, Q_P2_PCI_PMON_PKT_MATCH1];
 
-register! {
-    /// Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
-    pub struct QpiPktMask0(u32): "Q_P{i}_PCI_PMON_PKT_MASK0", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_PKT_MASK0_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Offsets and layout": "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    note "info" "Port 2: device and function by analogy with Broadwell-EP": "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.";
-    /// Bit 4 of the remote node id.
-    bit 31 rw rnid_4: bool = 0x0 { get: rnid_4, with: with_rnid_4 };
-    bits 30:18 rsv "rsv" = 0x0;
-    /// Destination node id.
-    bits 17:13 rw dnid: u8 = 0x0 { get: dnid, with: with_dnid, try_with: try_with_dnid };
-    /// Message class.
-    bits 12:9 rw mc: u8 = 0x0 { get: mc, with: with_mc, try_with: try_with_mc };
-    /// Opcode.
-    bits 8:5 rw opc: u8 = 0x0 { get: opc, with: with_opc, try_with: try_with_opc };
-    /// Virtual network.
-    bits 4:3 rw vnw: u8 = 0x0 { get: vnw, with: with_vnw, try_with: try_with_vnw };
-    bits 2:0 rsv "rsv" = 0x0;
-    "P0": const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x2F86, device: 8, function: 6, offset: 0x238) "Q_P0_PCI_PMON_PKT_MASK0" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x2F96, device: 9, function: 6, offset: 0x238) "Q_P1_PCI_PMON_PKT_MASK0" from "likwid";
-    "P2": const Q_P2_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = pci(device_id: 0x2F46, device: 10, function: 6, offset: 0x238) "Q_P2_PCI_PMON_PKT_MASK0" from "linux-snbep";
+static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MATCH1", type_name: "QpiPktMatch1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
+    description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F86, device: 8, function: 6, offset: 0x22C }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F96, device: 9, function: 6, offset: 0x22C }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_PKT_MATCH1", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F46, device: 10, function: 6, offset: 0x22C }, source: "linux-snbep" },
+    ]),
+    fields: QpiPktMatch1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+        NoteInfo { kind: "info", title: "Port 2: device and function by analogy with Broadwell-EP", text: "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all." },
+    ],
+};
+
+/// Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiPktMask0Layout`].
+///
+/// **Offsets and layout** (info): Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0\[17:0\], QPIMask0\[17:0\], QPIMatch1\[19:16\] and QPIMask1\[19:16\] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+///
+/// **Port 2: device and function by analogy with Broadwell-EP** (info): Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.
+pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+
+/// The layout of [`QpiPktMask0`] (`Q_P{i}_PCI_PMON_PKT_MASK0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMask0Layout {}
+
+impl Layout for QpiPktMask0Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Bit 4 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw, reset: 0x0, description: "Destination node id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw, reset: 0x0, description: "Message class.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw, reset: 0x0, description: "Opcode.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw, reset: 0x0, description: "Virtual network.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7ffc0007;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x8003fff8;
 }
+
+impl QpiPktMask0 {
+    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `rnid_4` (bit 31) set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
+    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `mc` (bits 12:9, rw, reset 0x0): Message class.
+    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
+    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc` (bits 8:5, rw, reset 0x0): Opcode.
+    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
+    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
+    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0");
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0");
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P2.
+pub const Q_P2_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x2F46, 10, 6, 0x238, "Q_P2_PCI_PMON_PKT_MASK0");
 /// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 3] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0, Q_P2_PCI_PMON_PKT_MASK0];
 
-register! {
-    /// Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
-    pub struct QpiPktMask1(u32): "Q_P{i}_PCI_PMON_PKT_MASK1", PCI[1], unit "QPI" of "xeon-e5-2600-v3", static QPI_PKT_MASK1_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Offsets and layout": "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.";
-    note "info" "Device ids, devices and functions": "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.";
-    note "info" "Port 2: device and function by analogy with Broadwell-EP": "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.";
-    bits 31:20 rsv "rsv" = 0x0;
-    /// Response data state.
-    bits 19:16 rw rds: u8 = 0x0 { get: rds, with: with_rds, try_with: try_with_rds };
-    bits 15:4 rsv "rsv" = 0x0;
-    /// Bits 3:0 of the remote node id.
-    bits 3:0 rw rnid_3_0: u8 = 0x0 { get: rnid_3_0, with: with_rnid_3_0, try_with: try_with_rnid_3_0 };
-    "P0": const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x2F86, device: 8, function: 6, offset: 0x23C) "Q_P0_PCI_PMON_PKT_MASK1" from "likwid";
-    "P1": const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x2F96, device: 9, function: 6, offset: 0x23C) "Q_P1_PCI_PMON_PKT_MASK1" from "likwid";
-    "P2": const Q_P2_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = pci(device_id: 0x2F46, device: 10, function: 6, offset: 0x23C) "Q_P2_PCI_PMON_PKT_MASK1" from "linux-snbep";
+static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MASK0", type_name: "QpiPktMask0",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
+    description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F86, device: 8, function: 6, offset: 0x238 }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F96, device: 9, function: 6, offset: 0x238 }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_PKT_MASK0", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F46, device: 10, function: 6, offset: 0x238 }, source: "linux-snbep" },
+    ]),
+    fields: QpiPktMask0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+        NoteInfo { kind: "info", title: "Port 2: device and function by analogy with Broadwell-EP", text: "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all." },
+    ],
+};
+
+/// Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.
+///
+/// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`QpiPktMask1Layout`].
+///
+/// **Offsets and layout** (info): Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0\[17:0\], QPIMask0\[17:0\], QPIMatch1\[19:16\] and QPIMask1\[19:16\] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled.
+///
+/// **Device ids, devices and functions** (info): Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them.
+///
+/// **Port 2: device and function by analogy with Broadwell-EP** (info): Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all.
+pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+
+/// The layout of [`QpiPktMask1`] (`Q_P{i}_PCI_PMON_PKT_MASK1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum QpiPktMask1Layout {}
+
+impl Layout for QpiPktMask1Layout {
+    const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, reset: 0x0, description: "Response data state.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Bits 3:0 of the remote node id.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfff0fff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf000f;
 }
+
+impl QpiPktMask1 {
+    /// `rds` (bits 19:16, rw, reset 0x0): Response data state.
+    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
+    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.
+pub const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1");
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P1.
+pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1");
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P2.
+pub const Q_P2_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x2F46, 10, 6, 0x23C, "Q_P2_PCI_PMON_PKT_MASK1");
 /// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
 pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 3] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1, Q_P2_PCI_PMON_PKT_MASK1];
 
-unit_events!([QpiCtl ext], [
-    CLOCKTICKS = "UNC_Q_CLOCKTICKS" 0x14 0x00 false 0b1111 "",
-    CTO_COUNT = "UNC_Q_CTO_COUNT" 0x38 0x00 true 0b1111 "QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]",
-    DIRECT2CORE_SUCCESS_RBT_HIT = "UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT" 0x13 0x01 false 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS" 0x13 0x02 false 0b1111 "",
-    DIRECT2CORE_FAILURE_RBT_HIT = "UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT" 0x13 0x04 false 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS_RBT = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT" 0x13 0x08 false 0b1111 "",
-    DIRECT2CORE_FAILURE_MISS = "UNC_Q_DIRECT2CORE.FAILURE_MISS" 0x13 0x10 false 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS_MISS = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS" 0x13 0x20 false 0b1111 "",
-    DIRECT2CORE_FAILURE_RBT_MISS = "UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS" 0x13 0x40 false 0b1111 "",
-    DIRECT2CORE_FAILURE_CREDITS_RBT_MISS = "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS" 0x13 0x80 false 0b1111 "",
-    L1_POWER_CYCLES = "UNC_Q_L1_POWER_CYCLES" 0x12 0x00 false 0b1111 "",
-    RXL0P_POWER_CYCLES = "UNC_Q_RxL0P_POWER_CYCLES" 0x10 0x00 false 0b1111 "",
-    RXL0_POWER_CYCLES = "UNC_Q_RxL0_POWER_CYCLES" 0x0f 0x00 false 0b1111 "",
-    RXL_BYPASSED = "UNC_Q_RxL_BYPASSED" 0x09 0x00 false 0b1111 "",
-    RXL_CRC_ERRORS_LINK_INIT = "UNC_Q_RxL_CRC_ERRORS.LINK_INIT" 0x03 0x01 false 0b1111 "",
-    RXL_CRC_ERRORS_NORMAL_OP = "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP" 0x03 0x02 false 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_DRS = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS" 0x1e 0x01 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NCB = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB" 0x1e 0x02 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NCS = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS" 0x1e 0x04 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_HOM = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM" 0x1e 0x08 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_SNP = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP" 0x1e 0x10 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN0_NDR = "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR" 0x1e 0x20 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_DRS = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS" 0x39 0x01 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_NCB = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB" 0x39 0x02 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_NCS = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS" 0x39 0x04 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_HOM = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM" 0x39 0x08 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_SNP = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP" 0x39 0x10 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VN1_NDR = "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR" 0x39 0x20 true 0b1111 "",
-    RXL_CREDITS_CONSUMED_VNA = "UNC_Q_RxL_CREDITS_CONSUMED_VNA" 0x1d 0x00 true 0b1111 "",
-    RXL_CYCLES_NE = "UNC_Q_RxL_CYCLES_NE" 0x0a 0x00 false 0b1111 "",
-    RXL_CYCLES_NE_DRS_VN0 = "UNC_Q_RxL_CYCLES_NE_DRS.VN0" 0x0f 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_DRS_VN1 = "UNC_Q_RxL_CYCLES_NE_DRS.VN1" 0x0f 0x02 true 0b1111 "",
-    RXL_CYCLES_NE_HOM_VN0 = "UNC_Q_RxL_CYCLES_NE_HOM.VN0" 0x12 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_HOM_VN1 = "UNC_Q_RxL_CYCLES_NE_HOM.VN1" 0x12 0x02 true 0b1111 "",
-    RXL_CYCLES_NE_NCB_VN0 = "UNC_Q_RxL_CYCLES_NE_NCB.VN0" 0x10 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_NCB_VN1 = "UNC_Q_RxL_CYCLES_NE_NCB.VN1" 0x10 0x02 true 0b1111 "",
-    RXL_CYCLES_NE_NCS_VN0 = "UNC_Q_RxL_CYCLES_NE_NCS.VN0" 0x11 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_NCS_VN1 = "UNC_Q_RxL_CYCLES_NE_NCS.VN1" 0x11 0x02 true 0b1111 "",
-    RXL_CYCLES_NE_NDR_VN0 = "UNC_Q_RxL_CYCLES_NE_NDR.VN0" 0x14 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_NDR_VN1 = "UNC_Q_RxL_CYCLES_NE_NDR.VN1" 0x14 0x02 true 0b1111 "",
-    RXL_CYCLES_NE_SNP_VN0 = "UNC_Q_RxL_CYCLES_NE_SNP.VN0" 0x13 0x01 true 0b1111 "",
-    RXL_CYCLES_NE_SNP_VN1 = "UNC_Q_RxL_CYCLES_NE_SNP.VN1" 0x13 0x02 true 0b1111 "",
-    RXL_FLITS_G0_IDLE = "UNC_Q_RxL_FLITS_G0.IDLE" 0x01 0x01 false 0b1111 "",
-    RXL_FLITS_G1_SNP = "UNC_Q_RxL_FLITS_G1.SNP" 0x02 0x01 true 0b1111 "",
-    RXL_FLITS_G1_HOM_REQ = "UNC_Q_RxL_FLITS_G1.HOM_REQ" 0x02 0x02 true 0b1111 "",
-    RXL_FLITS_G1_HOM_NONREQ = "UNC_Q_RxL_FLITS_G1.HOM_NONREQ" 0x02 0x04 true 0b1111 "",
-    RXL_FLITS_G1_HOM = "UNC_Q_RxL_FLITS_G1.HOM" 0x02 0x06 true 0b1111 "",
-    RXL_FLITS_G1_DRS_DATA = "UNC_Q_RxL_FLITS_G1.DRS_DATA" 0x02 0x08 true 0b1111 "",
-    RXL_FLITS_G1_DRS_NONDATA = "UNC_Q_RxL_FLITS_G1.DRS_NONDATA" 0x02 0x10 true 0b1111 "",
-    RXL_FLITS_G1_DRS = "UNC_Q_RxL_FLITS_G1.DRS" 0x02 0x18 true 0b1111 "",
-    RXL_FLITS_G2_NDR_AD = "UNC_Q_RxL_FLITS_G2.NDR_AD" 0x03 0x01 true 0b1111 "",
-    RXL_FLITS_G2_NDR_AK = "UNC_Q_RxL_FLITS_G2.NDR_AK" 0x03 0x02 true 0b1111 "",
-    RXL_FLITS_G2_NCB_DATA = "UNC_Q_RxL_FLITS_G2.NCB_DATA" 0x03 0x04 true 0b1111 "",
-    RXL_FLITS_G2_NCB_NONDATA = "UNC_Q_RxL_FLITS_G2.NCB_NONDATA" 0x03 0x08 true 0b1111 "",
-    RXL_FLITS_G2_NCB = "UNC_Q_RxL_FLITS_G2.NCB" 0x03 0x0c true 0b1111 "",
-    RXL_FLITS_G2_NCS = "UNC_Q_RxL_FLITS_G2.NCS" 0x03 0x10 true 0b1111 "",
-    RXL_INSERTS = "UNC_Q_RxL_INSERTS" 0x08 0x00 false 0b1111 "",
-    RXL_INSERTS_DRS_VN0 = "UNC_Q_RxL_INSERTS_DRS.VN0" 0x09 0x01 true 0b1111 "",
-    RXL_INSERTS_DRS_VN1 = "UNC_Q_RxL_INSERTS_DRS.VN1" 0x09 0x02 true 0b1111 "",
-    RXL_INSERTS_HOM_VN0 = "UNC_Q_RxL_INSERTS_HOM.VN0" 0x0c 0x01 true 0b1111 "",
-    RXL_INSERTS_HOM_VN1 = "UNC_Q_RxL_INSERTS_HOM.VN1" 0x0c 0x02 true 0b1111 "",
-    RXL_INSERTS_NCB_VN0 = "UNC_Q_RxL_INSERTS_NCB.VN0" 0x0a 0x01 true 0b1111 "",
-    RXL_INSERTS_NCB_VN1 = "UNC_Q_RxL_INSERTS_NCB.VN1" 0x0a 0x02 true 0b1111 "",
-    RXL_INSERTS_NCS_VN0 = "UNC_Q_RxL_INSERTS_NCS.VN0" 0x0b 0x01 true 0b1111 "",
-    RXL_INSERTS_NCS_VN1 = "UNC_Q_RxL_INSERTS_NCS.VN1" 0x0b 0x02 true 0b1111 "",
-    RXL_INSERTS_NDR_VN0 = "UNC_Q_RxL_INSERTS_NDR.VN0" 0x0e 0x01 true 0b1111 "",
-    RXL_INSERTS_NDR_VN1 = "UNC_Q_RxL_INSERTS_NDR.VN1" 0x0e 0x02 true 0b1111 "",
-    RXL_INSERTS_SNP_VN0 = "UNC_Q_RxL_INSERTS_SNP.VN0" 0x0d 0x01 true 0b1111 "",
-    RXL_INSERTS_SNP_VN1 = "UNC_Q_RxL_INSERTS_SNP.VN1" 0x0d 0x02 true 0b1111 "",
-    RXL_OCCUPANCY = "UNC_Q_RxL_OCCUPANCY" 0x0b 0x00 false 0b1111 "",
-    RXL_OCCUPANCY_DRS_VN0 = "UNC_Q_RxL_OCCUPANCY_DRS.VN0" 0x15 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_DRS_VN1 = "UNC_Q_RxL_OCCUPANCY_DRS.VN1" 0x15 0x02 true 0b1111 "",
-    RXL_OCCUPANCY_HOM_VN0 = "UNC_Q_RxL_OCCUPANCY_HOM.VN0" 0x18 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_HOM_VN1 = "UNC_Q_RxL_OCCUPANCY_HOM.VN1" 0x18 0x02 true 0b1111 "",
-    RXL_OCCUPANCY_NCB_VN0 = "UNC_Q_RxL_OCCUPANCY_NCB.VN0" 0x16 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_NCB_VN1 = "UNC_Q_RxL_OCCUPANCY_NCB.VN1" 0x16 0x02 true 0b1111 "",
-    RXL_OCCUPANCY_NCS_VN0 = "UNC_Q_RxL_OCCUPANCY_NCS.VN0" 0x17 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_NCS_VN1 = "UNC_Q_RxL_OCCUPANCY_NCS.VN1" 0x17 0x02 true 0b1111 "",
-    RXL_OCCUPANCY_NDR_VN0 = "UNC_Q_RxL_OCCUPANCY_NDR.VN0" 0x1a 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_NDR_VN1 = "UNC_Q_RxL_OCCUPANCY_NDR.VN1" 0x1a 0x02 true 0b1111 "",
-    RXL_OCCUPANCY_SNP_VN0 = "UNC_Q_RxL_OCCUPANCY_SNP.VN0" 0x19 0x01 true 0b1111 "",
-    RXL_OCCUPANCY_SNP_VN1 = "UNC_Q_RxL_OCCUPANCY_SNP.VN1" 0x19 0x02 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_DRS = "UNC_Q_RxL_STALLS_VN0.BGF_DRS" 0x35 0x01 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_NCB = "UNC_Q_RxL_STALLS_VN0.BGF_NCB" 0x35 0x02 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_NCS = "UNC_Q_RxL_STALLS_VN0.BGF_NCS" 0x35 0x04 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_HOM = "UNC_Q_RxL_STALLS_VN0.BGF_HOM" 0x35 0x08 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_SNP = "UNC_Q_RxL_STALLS_VN0.BGF_SNP" 0x35 0x10 true 0b1111 "",
-    RXL_STALLS_VN0_BGF_NDR = "UNC_Q_RxL_STALLS_VN0.BGF_NDR" 0x35 0x20 true 0b1111 "",
-    RXL_STALLS_VN0_EGRESS_CREDITS = "UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS" 0x35 0x40 true 0b1111 "",
-    RXL_STALLS_VN0_GV = "UNC_Q_RxL_STALLS_VN0.GV" 0x35 0x80 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_DRS = "UNC_Q_RxL_STALLS_VN1.BGF_DRS" 0x3a 0x01 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_NCB = "UNC_Q_RxL_STALLS_VN1.BGF_NCB" 0x3a 0x02 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_NCS = "UNC_Q_RxL_STALLS_VN1.BGF_NCS" 0x3a 0x04 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_HOM = "UNC_Q_RxL_STALLS_VN1.BGF_HOM" 0x3a 0x08 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_SNP = "UNC_Q_RxL_STALLS_VN1.BGF_SNP" 0x3a 0x10 true 0b1111 "",
-    RXL_STALLS_VN1_BGF_NDR = "UNC_Q_RxL_STALLS_VN1.BGF_NDR" 0x3a 0x20 true 0b1111 "",
-    TXL0P_POWER_CYCLES = "UNC_Q_TxL0P_POWER_CYCLES" 0x0d 0x00 false 0b1111 "",
-    TXL0_POWER_CYCLES = "UNC_Q_TxL0_POWER_CYCLES" 0x0c 0x00 false 0b1111 "",
-    TXL_BYPASSED = "UNC_Q_TxL_BYPASSED" 0x05 0x00 false 0b1111 "",
-    TXL_CRC_NO_CREDITS_FULL = "UNC_Q_TxL_CRC_NO_CREDITS.FULL" 0x02 0x01 false 0b1111 "",
-    TXL_CRC_NO_CREDITS_ALMOST_FULL = "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL" 0x02 0x02 false 0b1111 "",
-    TXL_CYCLES_NE = "UNC_Q_TxL_CYCLES_NE" 0x06 0x00 false 0b1111 "",
-    TXL_FLITS_G0_DATA = "UNC_Q_TxL_FLITS_G0.DATA" 0x00 0x02 false 0b1111 "",
-    TXL_FLITS_G0_NON_DATA = "UNC_Q_TxL_FLITS_G0.NON_DATA" 0x00 0x04 false 0b1111 "",
-    TXL_FLITS_G1_SNP = "UNC_Q_TxL_FLITS_G1.SNP" 0x00 0x01 true 0b1111 "",
-    TXL_FLITS_G1_HOM_REQ = "UNC_Q_TxL_FLITS_G1.HOM_REQ" 0x00 0x02 true 0b1111 "",
-    TXL_FLITS_G1_HOM_NONREQ = "UNC_Q_TxL_FLITS_G1.HOM_NONREQ" 0x00 0x04 true 0b1111 "",
-    TXL_FLITS_G1_HOM = "UNC_Q_TxL_FLITS_G1.HOM" 0x00 0x06 true 0b1111 "",
-    TXL_FLITS_G1_DRS_DATA = "UNC_Q_TxL_FLITS_G1.DRS_DATA" 0x00 0x08 true 0b1111 "",
-    TXL_FLITS_G1_DRS_NONDATA = "UNC_Q_TxL_FLITS_G1.DRS_NONDATA" 0x00 0x10 true 0b1111 "",
-    TXL_FLITS_G1_DRS = "UNC_Q_TxL_FLITS_G1.DRS" 0x00 0x18 true 0b1111 "",
-    TXL_FLITS_G2_NDR_AD = "UNC_Q_TxL_FLITS_G2.NDR_AD" 0x01 0x01 true 0b1111 "",
-    TXL_FLITS_G2_NDR_AK = "UNC_Q_TxL_FLITS_G2.NDR_AK" 0x01 0x02 true 0b1111 "",
-    TXL_FLITS_G2_NCB_DATA = "UNC_Q_TxL_FLITS_G2.NCB_DATA" 0x01 0x04 true 0b1111 "",
-    TXL_FLITS_G2_NCB_NONDATA = "UNC_Q_TxL_FLITS_G2.NCB_NONDATA" 0x01 0x08 true 0b1111 "",
-    TXL_FLITS_G2_NCB = "UNC_Q_TxL_FLITS_G2.NCB" 0x01 0x0c true 0b1111 "",
-    TXL_FLITS_G2_NCS = "UNC_Q_TxL_FLITS_G2.NCS" 0x01 0x10 true 0b1111 "",
-    TXL_INSERTS = "UNC_Q_TxL_INSERTS" 0x04 0x00 false 0b1111 "",
-    TXL_OCCUPANCY = "UNC_Q_TxL_OCCUPANCY" 0x07 0x00 false 0b1111 "",
-    TXR_AD_HOM_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0" 0x26 0x01 true 0b1111 "",
-    TXR_AD_HOM_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1" 0x26 0x02 true 0b1111 "",
-    TXR_AD_HOM_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0" 0x22 0x01 true 0b1111 "",
-    TXR_AD_HOM_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1" 0x22 0x02 true 0b1111 "",
-    TXR_AD_NDR_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0" 0x28 0x01 true 0b1111 "",
-    TXR_AD_NDR_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1" 0x28 0x02 true 0b1111 "",
-    TXR_AD_NDR_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0" 0x24 0x01 true 0b1111 "",
-    TXR_AD_NDR_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1" 0x24 0x02 true 0b1111 "",
-    TXR_AD_SNP_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0" 0x27 0x01 true 0b1111 "",
-    TXR_AD_SNP_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1" 0x27 0x02 true 0b1111 "",
-    TXR_AD_SNP_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0" 0x23 0x01 true 0b1111 "",
-    TXR_AD_SNP_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1" 0x23 0x02 true 0b1111 "",
-    TXR_AK_NDR_CREDIT_ACQUIRED = "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED" 0x29 0x00 true 0b1111 "",
-    TXR_AK_NDR_CREDIT_OCCUPANCY = "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY" 0x25 0x00 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0" 0x2a 0x01 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1" 0x2a 0x02 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR = "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR" 0x2a 0x04 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0" 0x1f 0x01 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1" 0x1f 0x02 true 0b1111 "",
-    TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR = "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR" 0x1f 0x04 true 0b1111 "",
-    TXR_BL_NCB_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0" 0x2b 0x01 true 0b1111 "",
-    TXR_BL_NCB_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1" 0x2b 0x02 true 0b1111 "",
-    TXR_BL_NCB_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0" 0x20 0x01 true 0b1111 "",
-    TXR_BL_NCB_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1" 0x20 0x02 true 0b1111 "",
-    TXR_BL_NCS_CREDIT_ACQUIRED_VN0 = "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0" 0x2c 0x01 true 0b1111 "",
-    TXR_BL_NCS_CREDIT_ACQUIRED_VN1 = "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1" 0x2c 0x02 true 0b1111 "",
-    TXR_BL_NCS_CREDIT_OCCUPANCY_VN0 = "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0" 0x21 0x01 true 0b1111 "",
-    TXR_BL_NCS_CREDIT_OCCUPANCY_VN1 = "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1" 0x21 0x02 true 0b1111 "",
-    VNA_CREDIT_RETURNS = "UNC_Q_VNA_CREDIT_RETURNS" 0x1c 0x00 true 0b1111 "",
-    VNA_CREDIT_RETURN_OCCUPANCY = "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY" 0x1b 0x00 true 0b1111 "",
-]);
+static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "QPI", name: "Q_P{i}_PCI_PMON_PKT_MASK1", type_name: "QpiPktMask1",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
+    description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x2F86, device: 8, function: 6, offset: 0x23C }, source: "likwid" },
+        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x2F96, device: 9, function: 6, offset: 0x23C }, source: "likwid" },
+        AddressInfo { name: "Q_P2_PCI_PMON_PKT_MASK1", instance: "P2", index: 0, location: Location::Pci { device_id: 0x2F46, device: 10, function: 6, offset: 0x23C }, source: "linux-snbep" },
+    ]),
+    fields: QpiPktMask1Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux hswep_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-hsx where it lists them." },
+        NoteInfo { kind: "info", title: "Port 2: device and function by analogy with Broadwell-EP", text: "Linux lists the Haswell-EP port 2 link-layer device 0x2F3A (hswep_uncore_pci_ids, three QPI boxes) but no port-2 filter device; likwid lists only ports 0 and 1 for Haswell-EP. For Broadwell-EP both Linux (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) give port 2. Every other Haswell-EP uncore device id equals the Broadwell-EP one with 0x2F for 0x6F, at the same device and function, so port 2 is taken as device 10 function 2 (0x2F3A) and its filter as device 10 function 6 (0x2F46). These three values are an inference, not a statement of any source; parts with two QPI links do not have port 2 at all." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_Q_CLOCKTICKS`: event select 0x14, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_CTO_COUNT`: event select 0x38, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CTO_COUNT: Event = Event(&EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]" });
+    /// `UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`: event select 0x13, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_MISS`: event select 0x13, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_MISS", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS`: event select 0x13, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS`: event select 0x13, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS`: event select 0x13, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_L1_POWER_CYCLES`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const L1_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_L1_POWER_CYCLES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL0P_POWER_CYCLES`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0P_POWER_CYCLES", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL0_POWER_CYCLES`: event select 0x0f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0_POWER_CYCLES", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_BYPASSED`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_RxL_BYPASSED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.LINK_INIT", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`: event select 0x1e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", code: 0x1e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`: event select 0x1e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", code: 0x1e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`: event select 0x1e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", code: 0x1e, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`: event select 0x1e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", code: 0x1e, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`: event select 0x1e, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", code: 0x1e, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`: event select 0x1e, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", code: 0x1e, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS`: event select 0x39, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", code: 0x39, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB`: event select 0x39, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", code: 0x39, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS`: event select 0x39, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", code: 0x39, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM`: event select 0x39, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", code: 0x39, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP`: event select 0x39, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", code: 0x39, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR`: event select 0x39, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", code: 0x39, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`: event select 0x1d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VNA", code: 0x1d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN0`: event select 0x0f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN0", code: 0x0f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN1`: event select 0x0f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN1", code: 0x0f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN0`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN0", code: 0x12, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN1`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN1", code: 0x12, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN0`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN0", code: 0x10, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN1`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN1", code: 0x10, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN0`: event select 0x11, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN0", code: 0x11, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN1`: event select 0x11, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN1", code: 0x11, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN0`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN0", code: 0x14, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN1`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN1", code: 0x14, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN0`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN0", code: 0x13, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN1`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN1", code: 0x13, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G0.IDLE`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G0_IDLE: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.IDLE", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.SNP`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.SNP", code: 0x02, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_REQ", code: 0x02, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_NONREQ", code: 0x02, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.HOM`: event select 0x02, umask 0x06, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM", code: 0x02, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_DATA", code: 0x02, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_NONDATA", code: 0x02, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G1.DRS`: event select 0x02, umask 0x18, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS", code: 0x02, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AD", code: 0x03, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AK", code: 0x03, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_DATA", code: 0x03, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_NONDATA", code: 0x03, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCB`: event select 0x03, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB", code: 0x03, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_FLITS_G2.NCS`: event select 0x03, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCS", code: 0x03, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS`: event select 0x08, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_DRS.VN0`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN0", code: 0x09, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_DRS.VN1`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN1", code: 0x09, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_HOM.VN0`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN0", code: 0x0c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_HOM.VN1`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN1", code: 0x0c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCB.VN0`: event select 0x0a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN0", code: 0x0a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCB.VN1`: event select 0x0a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN1", code: 0x0a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCS.VN0`: event select 0x0b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN0", code: 0x0b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NCS.VN1`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN1", code: 0x0b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NDR.VN0`: event select 0x0e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN0", code: 0x0e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_NDR.VN1`: event select 0x0e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN1", code: 0x0e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_SNP.VN0`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN0", code: 0x0d, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_INSERTS_SNP.VN1`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_INSERTS_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN1", code: 0x0d, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN0", code: 0x15, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN1", code: 0x15, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN0", code: 0x18, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN1", code: 0x18, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN0", code: 0x16, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN1", code: 0x16, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN0`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN0", code: 0x17, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN1`: event select 0x17, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN1", code: 0x17, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN0`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN0", code: 0x1a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN1`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN1", code: 0x1a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN0", code: 0x19, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN1", code: 0x19, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_DRS`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_DRS", code: 0x35, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCB`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCB", code: 0x35, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCS`: event select 0x35, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCS", code: 0x35, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_HOM`: event select 0x35, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_HOM", code: 0x35, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_SNP`: event select 0x35, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_SNP", code: 0x35, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.BGF_NDR`: event select 0x35, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NDR", code: 0x35, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS`: event select 0x35, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", code: 0x35, umask: 0x40, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN0.GV`: event select 0x35, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN0_GV: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.GV", code: 0x35, umask: 0x80, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_DRS`: event select 0x3a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_DRS", code: 0x3a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCB`: event select 0x3a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCB", code: 0x3a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCS`: event select 0x3a, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCS", code: 0x3a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_HOM`: event select 0x3a, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_HOM", code: 0x3a, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_SNP`: event select 0x3a, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_SNP", code: 0x3a, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_RxL_STALLS_VN1.BGF_NDR`: event select 0x3a, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NDR", code: 0x3a, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL0P_POWER_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0P_POWER_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL0_POWER_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0_POWER_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_BYPASSED`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_TxL_BYPASSED", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.FULL", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_CYCLES_NE`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_TxL_CYCLES_NE", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G0.DATA`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G0_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.DATA", code: 0x00, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G0_NON_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.NON_DATA", code: 0x00, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.SNP`: event select 0x00, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.SNP", code: 0x00, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_REQ", code: 0x00, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_NONREQ", code: 0x00, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.HOM`: event select 0x00, umask 0x06, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM", code: 0x00, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`: event select 0x00, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_DATA", code: 0x00, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`: event select 0x00, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_NONDATA", code: 0x00, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G1.DRS`: event select 0x00, umask 0x18, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS", code: 0x00, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AD", code: 0x01, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AK", code: 0x01, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_DATA", code: 0x01, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_NONDATA", code: 0x01, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCB`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB", code: 0x01, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_FLITS_G2.NCS`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCS", code: 0x01, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_INSERTS`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_TxL_INSERTS", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxL_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxL_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0`: event select 0x26, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", code: 0x26, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1`: event select 0x26, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", code: 0x26, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", code: 0x22, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", code: 0x22, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", code: 0x28, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", code: 0x28, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0`: event select 0x24, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", code: 0x24, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1`: event select 0x24, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", code: 0x24, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", code: 0x27, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", code: 0x27, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0`: event select 0x23, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", code: 0x23, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1`: event select 0x23, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", code: 0x23, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED`: event select 0x29, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", code: 0x29, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", code: 0x25, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", code: 0x2a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", code: 0x2a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR`: event select 0x2a, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", code: 0x2a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0`: event select 0x1f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", code: 0x1f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1`: event select 0x1f, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", code: 0x1f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR`: event select 0x1f, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", code: 0x1f, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0`: event select 0x2b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", code: 0x2b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1`: event select 0x2b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", code: 0x2b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", code: 0x20, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", code: 0x20, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0`: event select 0x2c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", code: 0x2c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1`: event select 0x2c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", code: 0x2c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", code: 0x21, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", code: 0x21, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_VNA_CREDIT_RETURNS`: event select 0x1c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VNA_CREDIT_RETURNS: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURNS", code: 0x1c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`: event select 0x1b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x1b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CTO_COUNT, Event::DIRECT2CORE_SUCCESS_RBT_HIT, Event::DIRECT2CORE_FAILURE_CREDITS, Event::DIRECT2CORE_FAILURE_RBT_HIT, Event::DIRECT2CORE_FAILURE_CREDITS_RBT, Event::DIRECT2CORE_FAILURE_MISS, Event::DIRECT2CORE_FAILURE_CREDITS_MISS, Event::DIRECT2CORE_FAILURE_RBT_MISS, Event::DIRECT2CORE_FAILURE_CREDITS_RBT_MISS, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL0_POWER_CYCLES, Event::RXL_BYPASSED, Event::RXL_CRC_ERRORS_LINK_INIT, Event::RXL_CRC_ERRORS_NORMAL_OP, Event::RXL_CREDITS_CONSUMED_VN0_DRS, Event::RXL_CREDITS_CONSUMED_VN0_NCB, Event::RXL_CREDITS_CONSUMED_VN0_NCS, Event::RXL_CREDITS_CONSUMED_VN0_HOM, Event::RXL_CREDITS_CONSUMED_VN0_SNP, Event::RXL_CREDITS_CONSUMED_VN0_NDR, Event::RXL_CREDITS_CONSUMED_VN1_DRS, Event::RXL_CREDITS_CONSUMED_VN1_NCB, Event::RXL_CREDITS_CONSUMED_VN1_NCS, Event::RXL_CREDITS_CONSUMED_VN1_HOM, Event::RXL_CREDITS_CONSUMED_VN1_SNP, Event::RXL_CREDITS_CONSUMED_VN1_NDR, Event::RXL_CREDITS_CONSUMED_VNA, Event::RXL_CYCLES_NE, Event::RXL_CYCLES_NE_DRS_VN0, Event::RXL_CYCLES_NE_DRS_VN1, Event::RXL_CYCLES_NE_HOM_VN0, Event::RXL_CYCLES_NE_HOM_VN1, Event::RXL_CYCLES_NE_NCB_VN0, Event::RXL_CYCLES_NE_NCB_VN1, Event::RXL_CYCLES_NE_NCS_VN0, Event::RXL_CYCLES_NE_NCS_VN1, Event::RXL_CYCLES_NE_NDR_VN0, Event::RXL_CYCLES_NE_NDR_VN1, Event::RXL_CYCLES_NE_SNP_VN0, Event::RXL_CYCLES_NE_SNP_VN1, Event::RXL_FLITS_G0_IDLE, Event::RXL_FLITS_G1_SNP, Event::RXL_FLITS_G1_HOM_REQ, Event::RXL_FLITS_G1_HOM_NONREQ, Event::RXL_FLITS_G1_HOM, Event::RXL_FLITS_G1_DRS_DATA, Event::RXL_FLITS_G1_DRS_NONDATA, Event::RXL_FLITS_G1_DRS, Event::RXL_FLITS_G2_NDR_AD, Event::RXL_FLITS_G2_NDR_AK, Event::RXL_FLITS_G2_NCB_DATA, Event::RXL_FLITS_G2_NCB_NONDATA, Event::RXL_FLITS_G2_NCB, Event::RXL_FLITS_G2_NCS, Event::RXL_INSERTS, Event::RXL_INSERTS_DRS_VN0, Event::RXL_INSERTS_DRS_VN1, Event::RXL_INSERTS_HOM_VN0, Event::RXL_INSERTS_HOM_VN1, Event::RXL_INSERTS_NCB_VN0, Event::RXL_INSERTS_NCB_VN1, Event::RXL_INSERTS_NCS_VN0, Event::RXL_INSERTS_NCS_VN1, Event::RXL_INSERTS_NDR_VN0, Event::RXL_INSERTS_NDR_VN1, Event::RXL_INSERTS_SNP_VN0, Event::RXL_INSERTS_SNP_VN1, Event::RXL_OCCUPANCY, Event::RXL_OCCUPANCY_DRS_VN0, Event::RXL_OCCUPANCY_DRS_VN1, Event::RXL_OCCUPANCY_HOM_VN0, Event::RXL_OCCUPANCY_HOM_VN1, Event::RXL_OCCUPANCY_NCB_VN0, Event::RXL_OCCUPANCY_NCB_VN1, Event::RXL_OCCUPANCY_NCS_VN0, Event::RXL_OCCUPANCY_NCS_VN1, Event::RXL_OCCUPANCY_NDR_VN0, Event::RXL_OCCUPANCY_NDR_VN1, Event::RXL_OCCUPANCY_SNP_VN0, Event::RXL_OCCUPANCY_SNP_VN1, Event::RXL_STALLS_VN0_BGF_DRS, Event::RXL_STALLS_VN0_BGF_NCB, Event::RXL_STALLS_VN0_BGF_NCS, Event::RXL_STALLS_VN0_BGF_HOM, Event::RXL_STALLS_VN0_BGF_SNP, Event::RXL_STALLS_VN0_BGF_NDR, Event::RXL_STALLS_VN0_EGRESS_CREDITS, Event::RXL_STALLS_VN0_GV, Event::RXL_STALLS_VN1_BGF_DRS, Event::RXL_STALLS_VN1_BGF_NCB, Event::RXL_STALLS_VN1_BGF_NCS, Event::RXL_STALLS_VN1_BGF_HOM, Event::RXL_STALLS_VN1_BGF_SNP, Event::RXL_STALLS_VN1_BGF_NDR, Event::TXL0P_POWER_CYCLES, Event::TXL0_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_CRC_NO_CREDITS_FULL, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL, Event::TXL_CYCLES_NE, Event::TXL_FLITS_G0_DATA, Event::TXL_FLITS_G0_NON_DATA, Event::TXL_FLITS_G1_SNP, Event::TXL_FLITS_G1_HOM_REQ, Event::TXL_FLITS_G1_HOM_NONREQ, Event::TXL_FLITS_G1_HOM, Event::TXL_FLITS_G1_DRS_DATA, Event::TXL_FLITS_G1_DRS_NONDATA, Event::TXL_FLITS_G1_DRS, Event::TXL_FLITS_G2_NDR_AD, Event::TXL_FLITS_G2_NDR_AK, Event::TXL_FLITS_G2_NCB_DATA, Event::TXL_FLITS_G2_NCB_NONDATA, Event::TXL_FLITS_G2_NCB, Event::TXL_FLITS_G2_NCS, Event::TXL_INSERTS, Event::TXL_OCCUPANCY, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN0, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN1, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN1, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN0, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN1, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN1, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN0, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN1, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN1, Event::TXR_AK_NDR_CREDIT_ACQUIRED, Event::TXR_AK_NDR_CREDIT_OCCUPANCY, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN0, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN1, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN1, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN0, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN1, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN1, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN0, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN1, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN1, Event::VNA_CREDIT_RETURNS, Event::VNA_CREDIT_RETURN_OCCUPANCY];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::CTO_COUNT.0, Event::DIRECT2CORE_SUCCESS_RBT_HIT.0, Event::DIRECT2CORE_FAILURE_CREDITS.0, Event::DIRECT2CORE_FAILURE_RBT_HIT.0, Event::DIRECT2CORE_FAILURE_CREDITS_RBT.0, Event::DIRECT2CORE_FAILURE_MISS.0, Event::DIRECT2CORE_FAILURE_CREDITS_MISS.0, Event::DIRECT2CORE_FAILURE_RBT_MISS.0, Event::DIRECT2CORE_FAILURE_CREDITS_RBT_MISS.0, Event::L1_POWER_CYCLES.0, Event::RXL0P_POWER_CYCLES.0, Event::RXL0_POWER_CYCLES.0, Event::RXL_BYPASSED.0, Event::RXL_CRC_ERRORS_LINK_INIT.0, Event::RXL_CRC_ERRORS_NORMAL_OP.0, Event::RXL_CREDITS_CONSUMED_VN0_DRS.0, Event::RXL_CREDITS_CONSUMED_VN0_NCB.0, Event::RXL_CREDITS_CONSUMED_VN0_NCS.0, Event::RXL_CREDITS_CONSUMED_VN0_HOM.0, Event::RXL_CREDITS_CONSUMED_VN0_SNP.0, Event::RXL_CREDITS_CONSUMED_VN0_NDR.0, Event::RXL_CREDITS_CONSUMED_VN1_DRS.0, Event::RXL_CREDITS_CONSUMED_VN1_NCB.0, Event::RXL_CREDITS_CONSUMED_VN1_NCS.0, Event::RXL_CREDITS_CONSUMED_VN1_HOM.0, Event::RXL_CREDITS_CONSUMED_VN1_SNP.0, Event::RXL_CREDITS_CONSUMED_VN1_NDR.0, Event::RXL_CREDITS_CONSUMED_VNA.0, Event::RXL_CYCLES_NE.0, Event::RXL_CYCLES_NE_DRS_VN0.0, Event::RXL_CYCLES_NE_DRS_VN1.0, Event::RXL_CYCLES_NE_HOM_VN0.0, Event::RXL_CYCLES_NE_HOM_VN1.0, Event::RXL_CYCLES_NE_NCB_VN0.0, Event::RXL_CYCLES_NE_NCB_VN1.0, Event::RXL_CYCLES_NE_NCS_VN0.0, Event::RXL_CYCLES_NE_NCS_VN1.0, Event::RXL_CYCLES_NE_NDR_VN0.0, Event::RXL_CYCLES_NE_NDR_VN1.0, Event::RXL_CYCLES_NE_SNP_VN0.0, Event::RXL_CYCLES_NE_SNP_VN1.0, Event::RXL_FLITS_G0_IDLE.0, Event::RXL_FLITS_G1_SNP.0, Event::RXL_FLITS_G1_HOM_REQ.0, Event::RXL_FLITS_G1_HOM_NONREQ.0, Event::RXL_FLITS_G1_HOM.0, Event::RXL_FLITS_G1_DRS_DATA.0, Event::RXL_FLITS_G1_DRS_NONDATA.0, Event::RXL_FLITS_G1_DRS.0, Event::RXL_FLITS_G2_NDR_AD.0, Event::RXL_FLITS_G2_NDR_AK.0, Event::RXL_FLITS_G2_NCB_DATA.0, Event::RXL_FLITS_G2_NCB_NONDATA.0, Event::RXL_FLITS_G2_NCB.0, Event::RXL_FLITS_G2_NCS.0, Event::RXL_INSERTS.0, Event::RXL_INSERTS_DRS_VN0.0, Event::RXL_INSERTS_DRS_VN1.0, Event::RXL_INSERTS_HOM_VN0.0, Event::RXL_INSERTS_HOM_VN1.0, Event::RXL_INSERTS_NCB_VN0.0, Event::RXL_INSERTS_NCB_VN1.0, Event::RXL_INSERTS_NCS_VN0.0, Event::RXL_INSERTS_NCS_VN1.0, Event::RXL_INSERTS_NDR_VN0.0, Event::RXL_INSERTS_NDR_VN1.0, Event::RXL_INSERTS_SNP_VN0.0, Event::RXL_INSERTS_SNP_VN1.0, Event::RXL_OCCUPANCY.0, Event::RXL_OCCUPANCY_DRS_VN0.0, Event::RXL_OCCUPANCY_DRS_VN1.0, Event::RXL_OCCUPANCY_HOM_VN0.0, Event::RXL_OCCUPANCY_HOM_VN1.0, Event::RXL_OCCUPANCY_NCB_VN0.0, Event::RXL_OCCUPANCY_NCB_VN1.0, Event::RXL_OCCUPANCY_NCS_VN0.0, Event::RXL_OCCUPANCY_NCS_VN1.0, Event::RXL_OCCUPANCY_NDR_VN0.0, Event::RXL_OCCUPANCY_NDR_VN1.0, Event::RXL_OCCUPANCY_SNP_VN0.0, Event::RXL_OCCUPANCY_SNP_VN1.0, Event::RXL_STALLS_VN0_BGF_DRS.0, Event::RXL_STALLS_VN0_BGF_NCB.0, Event::RXL_STALLS_VN0_BGF_NCS.0, Event::RXL_STALLS_VN0_BGF_HOM.0, Event::RXL_STALLS_VN0_BGF_SNP.0, Event::RXL_STALLS_VN0_BGF_NDR.0, Event::RXL_STALLS_VN0_EGRESS_CREDITS.0, Event::RXL_STALLS_VN0_GV.0, Event::RXL_STALLS_VN1_BGF_DRS.0, Event::RXL_STALLS_VN1_BGF_NCB.0, Event::RXL_STALLS_VN1_BGF_NCS.0, Event::RXL_STALLS_VN1_BGF_HOM.0, Event::RXL_STALLS_VN1_BGF_SNP.0, Event::RXL_STALLS_VN1_BGF_NDR.0, Event::TXL0P_POWER_CYCLES.0, Event::TXL0_POWER_CYCLES.0, Event::TXL_BYPASSED.0, Event::TXL_CRC_NO_CREDITS_FULL.0, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL.0, Event::TXL_CYCLES_NE.0, Event::TXL_FLITS_G0_DATA.0, Event::TXL_FLITS_G0_NON_DATA.0, Event::TXL_FLITS_G1_SNP.0, Event::TXL_FLITS_G1_HOM_REQ.0, Event::TXL_FLITS_G1_HOM_NONREQ.0, Event::TXL_FLITS_G1_HOM.0, Event::TXL_FLITS_G1_DRS_DATA.0, Event::TXL_FLITS_G1_DRS_NONDATA.0, Event::TXL_FLITS_G1_DRS.0, Event::TXL_FLITS_G2_NDR_AD.0, Event::TXL_FLITS_G2_NDR_AK.0, Event::TXL_FLITS_G2_NCB_DATA.0, Event::TXL_FLITS_G2_NCB_NONDATA.0, Event::TXL_FLITS_G2_NCB.0, Event::TXL_FLITS_G2_NCS.0, Event::TXL_INSERTS.0, Event::TXL_OCCUPANCY.0, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN0.0, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN1.0, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN0.0, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN1.0, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN0.0, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN1.0, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN0.0, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN1.0, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN0.0, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN1.0, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN0.0, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN1.0, Event::TXR_AK_NDR_CREDIT_ACQUIRED.0, Event::TXR_AK_NDR_CREDIT_OCCUPANCY.0, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN0.0, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN1.0, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR.0, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN0.0, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN1.0, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR.0, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN0.0, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN1.0, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN0.0, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN1.0, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN0.0, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN1.0, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN0.0, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN1.0, Event::VNA_CREDIT_RETURNS.0, Event::VNA_CREDIT_RETURN_OCCUPANCY.0];
+
+impl QpiCtl {
+    /// This value set to count `event`: its event select, umask and extension bit.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask).with_ev_sel_ext(event.0.ext_sel)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,153 +6,452 @@
 //!
 //! Instances: R2PCIE.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
-    pub struct R2pcieBoxCtl(u32): "R2_PCI_PMON_BOX_CTL", PCI[1], unit "R2PCIE" of "xeon-e5-2600-v3", static R2PCIE_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "R2PCIE": const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0F4) "R2_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
+///
+/// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks and sources: [`R2pcieBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+
+/// The layout of [`R2pcieBoxCtl`] (`R2_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieBoxCtlLayout {}
+
+impl Layout for R2pcieBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
 
-field_enum! {
-    /// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum R2pcieCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+impl R2pcieBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `R2_PCI_PMON_BOX_CTL` of instance R2PCIE.
+pub const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = PciRegister::new(0x2F34, 16, 1, 0x0F4, "R2_PCI_PMON_BOX_CTL");
+
+static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: "R2_PCI_PMON_BOX_CTL", type_name: "R2pcieBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one R2PCIe box: freeze, freeze enable, resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_BOX_CTL", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: R2pcieBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum R2pcieCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl R2pcieCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one R2PCIe box.
-    pub struct R2pcieCtl(u32): "R2_PCI_PMON_CTL{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600-v3", static R2PCIE_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: R2pcieCtlInvert = 0x0, values R2pcieCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "R2PCIE": const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [0: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0D8) "R2_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0DC) "R2_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0E0) "R2_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0E4) "R2_PCI_PMON_CTL3" from "likwid"];
+
+/// Control for counter n of one R2PCIe box.
+///
+/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`R2pcieCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+
+/// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieCtlLayout {}
+
+impl Layout for R2pcieCtlLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: R2pcieCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc6ffff;
 }
 
-register! {
-    /// Overflow status of the counters of one R2PCIe box.
-    pub struct R2pcieBoxStatus(u32): "R2_PCI_PMON_BOX_STATUS", PCI[1], unit "R2PCIE" of "xeon-e5-2600-v3", static R2PCIE_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "R2PCIE": const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0F8) "R2_PCI_PMON_BOX_STATUS" from "likwid";
+impl R2pcieCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> R2pcieCtlInvert { R2pcieCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: R2pcieCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
-    pub struct R2pcieCtr(u64): "R2_PCI_PMON_CTR{n}", PCI[4], unit "R2PCIE" of "xeon-e5-2600-v3", static R2PCIE_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44).";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "R2PCIE": const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [0: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0A0) "R2_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0A8) "R2_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0B0) "R2_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x2F34, device: 16, function: 1, offset: 0x0B8) "R2_PCI_PMON_CTR3" from "likwid"];
+/// `R2_PCI_PMON_CTL{n}` of instance R2PCIE.
+pub const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [PciRegister::new(0x2F34, 16, 1, 0x0D8, "R2_PCI_PMON_CTL0"), PciRegister::new(0x2F34, 16, 1, 0x0DC, "R2_PCI_PMON_CTL1"), PciRegister::new(0x2F34, 16, 1, 0x0E0, "R2_PCI_PMON_CTL2"), PciRegister::new(0x2F34, 16, 1, 0x0E4, "R2_PCI_PMON_CTL3")];
+
+static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: "R2_PCI_PMON_CTL{n}", type_name: "R2pcieCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one R2PCIe box.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_CTL0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTL3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: R2pcieCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Overflow status of the counters of one R2PCIe box.
+///
+/// `R2_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks and sources: [`R2pcieBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R2pcieBoxStatus = Reg32<R2pcieBoxStatusLayout>;
+
+/// The layout of [`R2pcieBoxStatus`] (`R2_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum R2pcieBoxStatusLayout {}
+
+impl Layout for R2pcieBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-unit_events!([R2pcieCtl noext], [
-    CLOCKTICKS = "UNC_R2_CLOCKTICKS" 0x01 0x00 false 0b1111 "",
-    IIO_CREDIT_PRQ_QPI0 = "UNC_R2_IIO_CREDIT.PRQ_QPI0" 0x2d 0x01 false 0b11 "",
-    IIO_CREDIT_PRQ_QPI1 = "UNC_R2_IIO_CREDIT.PRQ_QPI1" 0x2d 0x02 false 0b11 "",
-    IIO_CREDIT_ISOCH_QPI0 = "UNC_R2_IIO_CREDIT.ISOCH_QPI0" 0x2d 0x04 false 0b11 "",
-    IIO_CREDIT_ISOCH_QPI1 = "UNC_R2_IIO_CREDIT.ISOCH_QPI1" 0x2d 0x08 false 0b11 "",
-    IIO_CREDITS_ACQUIRED_DRS = "UNC_R2_IIO_CREDITS_ACQUIRED.DRS" 0x33 0x08 false 0b11 "",
-    IIO_CREDITS_ACQUIRED_NCB = "UNC_R2_IIO_CREDITS_ACQUIRED.NCB" 0x33 0x10 false 0b11 "",
-    IIO_CREDITS_ACQUIRED_NCS = "UNC_R2_IIO_CREDITS_ACQUIRED.NCS" 0x33 0x20 false 0b11 "",
-    IIO_CREDITS_USED_DRS = "UNC_R2_IIO_CREDITS_USED.DRS" 0x32 0x08 false 0b11 "",
-    IIO_CREDITS_USED_NCB = "UNC_R2_IIO_CREDITS_USED.NCB" 0x32 0x10 false 0b11 "",
-    IIO_CREDITS_USED_NCS = "UNC_R2_IIO_CREDITS_USED.NCS" 0x32 0x20 false 0b11 "",
-    RING_AD_USED_CW_EVEN = "UNC_R2_RING_AD_USED.CW_EVEN" 0x07 0x01 false 0b1111 "",
-    RING_AD_USED_CW_ODD = "UNC_R2_RING_AD_USED.CW_ODD" 0x07 0x02 false 0b1111 "",
-    RING_AD_USED_CCW_EVEN = "UNC_R2_RING_AD_USED.CCW_EVEN" 0x07 0x04 false 0b1111 "",
-    RING_AD_USED_CCW_ODD = "UNC_R2_RING_AD_USED.CCW_ODD" 0x07 0x08 false 0b1111 "",
-    RING_AD_USED_CW = "UNC_R2_RING_AD_USED.CW" 0x07 0x03 false 0b1111 "",
-    RING_AD_USED_CCW = "UNC_R2_RING_AD_USED.CCW" 0x07 0x0c false 0b1111 "",
-    RING_AK_BOUNCES_UP = "UNC_R2_RING_AK_BOUNCES.UP" 0x12 0x01 false 0b1111 "",
-    RING_AK_BOUNCES_DN = "UNC_R2_RING_AK_BOUNCES.DN" 0x12 0x02 false 0b1111 "",
-    RING_AK_USED_CW_EVEN = "UNC_R2_RING_AK_USED.CW_EVEN" 0x08 0x01 false 0b1111 "",
-    RING_AK_USED_CW_ODD = "UNC_R2_RING_AK_USED.CW_ODD" 0x08 0x02 false 0b1111 "",
-    RING_AK_USED_CCW_EVEN = "UNC_R2_RING_AK_USED.CCW_EVEN" 0x08 0x04 false 0b1111 "",
-    RING_AK_USED_CCW_ODD = "UNC_R2_RING_AK_USED.CCW_ODD" 0x08 0x08 false 0b1111 "",
-    RING_AK_USED_CW = "UNC_R2_RING_AK_USED.CW" 0x08 0x03 false 0b1111 "",
-    RING_AK_USED_CCW = "UNC_R2_RING_AK_USED.CCW" 0x08 0x0c false 0b1111 "",
-    RING_BL_USED_CW_EVEN = "UNC_R2_RING_BL_USED.CW_EVEN" 0x09 0x01 false 0b1111 "",
-    RING_BL_USED_CW_ODD = "UNC_R2_RING_BL_USED.CW_ODD" 0x09 0x02 false 0b1111 "",
-    RING_BL_USED_CCW_EVEN = "UNC_R2_RING_BL_USED.CCW_EVEN" 0x09 0x04 false 0b1111 "",
-    RING_BL_USED_CCW_ODD = "UNC_R2_RING_BL_USED.CCW_ODD" 0x09 0x08 false 0b1111 "",
-    RING_BL_USED_CW = "UNC_R2_RING_BL_USED.CW" 0x09 0x03 false 0b1111 "",
-    RING_BL_USED_CCW = "UNC_R2_RING_BL_USED.CCW" 0x09 0x0c false 0b1111 "",
-    RING_IV_USED_CW = "UNC_R2_RING_IV_USED.CW" 0x0a 0x03 false 0b1111 "",
-    RING_IV_USED_CCW = "UNC_R2_RING_IV_USED.CCW" 0x0a 0x0c false 0b1111 "",
-    RING_IV_USED_ANY = "UNC_R2_RING_IV_USED.ANY" 0x0a 0x0f false 0b1111 "",
-    RXR_CYCLES_NE_NCB = "UNC_R2_RxR_CYCLES_NE.NCB" 0x10 0x10 false 0b11 "",
-    RXR_CYCLES_NE_NCS = "UNC_R2_RxR_CYCLES_NE.NCS" 0x10 0x20 false 0b11 "",
-    RXR_INSERTS_NCB = "UNC_R2_RxR_INSERTS.NCB" 0x11 0x10 false 0b11 "",
-    RXR_INSERTS_NCS = "UNC_R2_RxR_INSERTS.NCS" 0x11 0x20 false 0b11 "",
-    RXR_OCCUPANCY_DRS = "UNC_R2_RxR_OCCUPANCY.DRS" 0x13 0x08 false 0b1 "",
-    SBO0_CREDITS_ACQUIRED_AD = "UNC_R2_SBO0_CREDITS_ACQUIRED.AD" 0x28 0x01 false 0b11 "",
-    SBO0_CREDITS_ACQUIRED_BL = "UNC_R2_SBO0_CREDITS_ACQUIRED.BL" 0x28 0x02 false 0b11 "",
-    SBO0_CREDIT_OCCUPANCY_AD = "UNC_R2_SBO0_CREDIT_OCCUPANCY.AD" 0x2a 0x01 false 0b1 "",
-    SBO0_CREDIT_OCCUPANCY_BL = "UNC_R2_SBO0_CREDIT_OCCUPANCY.BL" 0x2a 0x02 false 0b1 "",
-    STALL_NO_SBO_CREDIT_SBO0_AD = "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD" 0x2c 0x01 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO1_AD = "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD" 0x2c 0x02 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO0_BL = "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL" 0x2c 0x04 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO1_BL = "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL" 0x2c 0x08 false 0b11 "",
-    TXR_CYCLES_FULL_AD = "UNC_R2_TxR_CYCLES_FULL.AD" 0x25 0x01 false 0b1 "",
-    TXR_CYCLES_FULL_AK = "UNC_R2_TxR_CYCLES_FULL.AK" 0x25 0x02 false 0b1 "",
-    TXR_CYCLES_FULL_BL = "UNC_R2_TxR_CYCLES_FULL.BL" 0x25 0x04 false 0b1 "",
-    TXR_CYCLES_NE_AD = "UNC_R2_TxR_CYCLES_NE.AD" 0x23 0x01 false 0b1 "",
-    TXR_CYCLES_NE_AK = "UNC_R2_TxR_CYCLES_NE.AK" 0x23 0x02 false 0b1 "",
-    TXR_CYCLES_NE_BL = "UNC_R2_TxR_CYCLES_NE.BL" 0x23 0x04 false 0b1 "",
-    TXR_NACK_CW_DN_AD = "UNC_R2_TxR_NACK_CW.DN_AD" 0x26 0x01 false 0b11 "",
-    TXR_NACK_CW_DN_BL = "UNC_R2_TxR_NACK_CW.DN_BL" 0x26 0x02 false 0b11 "",
-    TXR_NACK_CW_DN_AK = "UNC_R2_TxR_NACK_CW.DN_AK" 0x26 0x04 false 0b11 "",
-    TXR_NACK_CW_UP_AD = "UNC_R2_TxR_NACK_CW.UP_AD" 0x26 0x08 false 0b11 "",
-    TXR_NACK_CW_UP_BL = "UNC_R2_TxR_NACK_CW.UP_BL" 0x26 0x10 false 0b11 "",
-    TXR_NACK_CW_UP_AK = "UNC_R2_TxR_NACK_CW.UP_AK" 0x26 0x20 false 0b11 "",
-]);
+impl R2pcieBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "R2_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `R2_PCI_PMON_BOX_STATUS` of instance R2PCIE.
+pub const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = PciRegister::new(0x2F34, 16, 1, 0x0F8, "R2_PCI_PMON_BOX_STATUS");
+
+static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: "R2_PCI_PMON_BOX_STATUS", type_name: "R2pcieBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R2pcieBoxStatusLayout::RESET, reserved_mask: R2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: R2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: R2pcieBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the counters of one R2PCIe box.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_BOX_STATUS", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: R2pcieBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
+///
+/// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`R2pcieCtrLayout`].
+///
+/// **Width** (info): Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44).
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+
+/// The layout of [`R2pcieCtr`] (`R2_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R2pcieCtrLayout {}
+
+impl Layout for R2pcieCtrLayout {
+    const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl R2pcieCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "R2_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `R2_PCI_PMON_CTR{n}` of instance R2PCIE.
+pub const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [PciRegister::new(0x2F34, 16, 1, 0x0A0, "R2_PCI_PMON_CTR0"), PciRegister::new(0x2F34, 16, 1, 0x0A8, "R2_PCI_PMON_CTR1"), PciRegister::new(0x2F34, 16, 1, 0x0B0, "R2_PCI_PMON_CTR2"), PciRegister::new(0x2F34, 16, 1, 0x0B8, "R2_PCI_PMON_CTR3")];
+
+static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: "R2_PCI_PMON_CTR{n}", type_name: "R2pcieCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R2_PCI_PMON_CTR0", instance: "R2PCIE", index: 0, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR1", instance: "R2PCIE", index: 1, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR2", instance: "R2PCIE", index: 2, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "R2_PCI_PMON_CTR3", instance: "R2PCIE", index: 3, location: Location::Pci { device_id: 0x2F34, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: R2pcieCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44)." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_IIO_CREDIT.PRQ_QPI0`: event select 0x2d, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDIT_PRQ_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDIT.PRQ_QPI1`: event select 0x2d, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDIT_PRQ_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI0`: event select 0x2d, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI0", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI1`: event select 0x2d, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI1", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_BOUNCES.UP`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_BOUNCES_UP: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.UP", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_BOUNCES.DN`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_BOUNCES_DN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.DN", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.BL`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x2a, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x2a, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x2c, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x2c, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x2c, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x2c, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.DN_AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_DN_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.DN_BL`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_DN_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.DN_AK`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_DN_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.UP_AD`: event select 0x26, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_UP_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.UP_BL`: event select 0x26, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_UP_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R2_TxR_NACK_CW.UP_AK`: event select 0x26, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_CW_UP_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDIT_PRQ_QPI0, Event::IIO_CREDIT_PRQ_QPI1, Event::IIO_CREDIT_ISOCH_QPI0, Event::IIO_CREDIT_ISOCH_QPI1, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_BOUNCES_UP, Event::RING_AK_BOUNCES_DN, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_CW, Event::RING_IV_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACK_CW_DN_AD, Event::TXR_NACK_CW_DN_BL, Event::TXR_NACK_CW_DN_AK, Event::TXR_NACK_CW_UP_AD, Event::TXR_NACK_CW_UP_BL, Event::TXR_NACK_CW_UP_AK];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::IIO_CREDIT_PRQ_QPI0.0, Event::IIO_CREDIT_PRQ_QPI1.0, Event::IIO_CREDIT_ISOCH_QPI0.0, Event::IIO_CREDIT_ISOCH_QPI1.0, Event::IIO_CREDITS_ACQUIRED_DRS.0, Event::IIO_CREDITS_ACQUIRED_NCB.0, Event::IIO_CREDITS_ACQUIRED_NCS.0, Event::IIO_CREDITS_USED_DRS.0, Event::IIO_CREDITS_USED_NCB.0, Event::IIO_CREDITS_USED_NCS.0, Event::RING_AD_USED_CW_EVEN.0, Event::RING_AD_USED_CW_ODD.0, Event::RING_AD_USED_CCW_EVEN.0, Event::RING_AD_USED_CCW_ODD.0, Event::RING_AD_USED_CW.0, Event::RING_AD_USED_CCW.0, Event::RING_AK_BOUNCES_UP.0, Event::RING_AK_BOUNCES_DN.0, Event::RING_AK_USED_CW_EVEN.0, Event::RING_AK_USED_CW_ODD.0, Event::RING_AK_USED_CCW_EVEN.0, Event::RING_AK_USED_CCW_ODD.0, Event::RING_AK_USED_CW.0, Event::RING_AK_USED_CCW.0, Event::RING_BL_USED_CW_EVEN.0, Event::RING_BL_USED_CW_ODD.0, Event::RING_BL_USED_CCW_EVEN.0, Event::RING_BL_USED_CCW_ODD.0, Event::RING_BL_USED_CW.0, Event::RING_BL_USED_CCW.0, Event::RING_IV_USED_CW.0, Event::RING_IV_USED_CCW.0, Event::RING_IV_USED_ANY.0, Event::RXR_CYCLES_NE_NCB.0, Event::RXR_CYCLES_NE_NCS.0, Event::RXR_INSERTS_NCB.0, Event::RXR_INSERTS_NCS.0, Event::RXR_OCCUPANCY_DRS.0, Event::SBO0_CREDITS_ACQUIRED_AD.0, Event::SBO0_CREDITS_ACQUIRED_BL.0, Event::SBO0_CREDIT_OCCUPANCY_AD.0, Event::SBO0_CREDIT_OCCUPANCY_BL.0, Event::STALL_NO_SBO_CREDIT_SBO0_AD.0, Event::STALL_NO_SBO_CREDIT_SBO1_AD.0, Event::STALL_NO_SBO_CREDIT_SBO0_BL.0, Event::STALL_NO_SBO_CREDIT_SBO1_BL.0, Event::TXR_CYCLES_FULL_AD.0, Event::TXR_CYCLES_FULL_AK.0, Event::TXR_CYCLES_FULL_BL.0, Event::TXR_CYCLES_NE_AD.0, Event::TXR_CYCLES_NE_AK.0, Event::TXR_CYCLES_NE_BL.0, Event::TXR_NACK_CW_DN_AD.0, Event::TXR_NACK_CW_DN_BL.0, Event::TXR_NACK_CW_DN_AK.0, Event::TXR_NACK_CW_UP_AD.0, Event::TXR_NACK_CW_UP_BL.0, Event::TXR_NACK_CW_UP_AK.0];
+
+impl R2pcieCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,257 +6,666 @@
 //!
 //! Instances: L0, L1, L2.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
-    pub struct R3qpiBoxCtl(u32): "R3_L{i}_PCI_PMON_BOX_CTL", PCI[1], unit "R3QPI" of "xeon-e5-2600-v3", static R3QPI_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "L0": const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0F4) "R3_L0_PCI_PMON_BOX_CTL" from "likwid";
-    "L1": const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0F4) "R3_L1_PCI_PMON_BOX_CTL" from "likwid";
-    "L2": const R3_L2_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0F4) "R3_L2_PCI_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
+///
+/// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`R3qpiBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+
+/// The layout of [`R3qpiBoxCtl`] (`R3_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R3qpiBoxCtlLayout {}
+
+impl Layout for R3qpiBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl R3qpiBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L0.
+pub const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x2F36, 11, 1, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL");
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L1.
+pub const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x2F37, 11, 2, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL");
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L2.
+pub const R3_L2_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x2F3E, 11, 5, 0x0F4, "R3_L2_PCI_PMON_BOX_CTL");
 /// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
 pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [R3_L0_PCI_PMON_BOX_CTL, R3_L1_PCI_PMON_BOX_CTL, R3_L2_PCI_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `R3_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum R3qpiCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R3QPI", name: "R3_L{i}_PCI_PMON_BOX_CTL", type_name: "R3qpiBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one R3QPI link: freeze, freeze enable, resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R3_L0_PCI_PMON_BOX_CTL", instance: "L0", index: 0, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_BOX_CTL", instance: "L1", index: 0, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo { name: "R3_L2_PCI_PMON_BOX_CTL", instance: "L2", index: 0, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0F4 }, source: "linux-snbep" },
+    ]),
+    fields: R3qpiBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Values of `R3_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum R3qpiCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl R3qpiCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one R3QPI link.
-    pub struct R3qpiCtl(u32): "R3_L{i}_PCI_PMON_CTL{n}", PCI[3], unit "R3QPI" of "xeon-e5-2600-v3", static R3QPI_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: R3qpiCtlInvert = 0x0, values R3qpiCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "L0": const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [0: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0D8) "R3_L0_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0DC) "R3_L0_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0E0) "R3_L0_PCI_PMON_CTL2" from "likwid"];
-    "L1": const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [0: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0D8) "R3_L1_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0DC) "R3_L1_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0E0) "R3_L1_PCI_PMON_CTL2" from "likwid"];
-    "L2": const R3_L2_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [0: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0D8) "R3_L2_PCI_PMON_CTL0" from "linux-snbep", 1: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0DC) "R3_L2_PCI_PMON_CTL1" from "linux-snbep", 2: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0E0) "R3_L2_PCI_PMON_CTL2" from "linux-snbep"];
+
+/// Control for counter n of one R3QPI link.
+///
+/// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v3), 3 per instance. Fields, masks and sources: [`R3qpiCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+
+/// The layout of [`R3qpiCtl`] (`R3_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R3qpiCtlLayout {}
+
+impl Layout for R3qpiCtlLayout {
+    const INFO: &'static RegisterInfo = &R3QPI_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: R3qpiCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc6ffff;
 }
+
+impl R3qpiCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> R3qpiCtlInvert { R3qpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: R3qpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L0.
+pub const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x2F36, 11, 1, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x2F36, 11, 1, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x2F36, 11, 1, 0x0E0, "R3_L0_PCI_PMON_CTL2")];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L1.
+pub const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x2F37, 11, 2, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x2F37, 11, 2, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x2F37, 11, 2, 0x0E0, "R3_L1_PCI_PMON_CTL2")];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L2.
+pub const R3_L2_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x2F3E, 11, 5, 0x0D8, "R3_L2_PCI_PMON_CTL0"), PciRegister::new(0x2F3E, 11, 5, 0x0DC, "R3_L2_PCI_PMON_CTL1"), PciRegister::new(0x2F3E, 11, 5, 0x0E0, "R3_L2_PCI_PMON_CTL2")];
 /// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
 pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [R3_L0_PCI_PMON_CTL, R3_L1_PCI_PMON_CTL, R3_L2_PCI_PMON_CTL];
 
-register! {
-    /// Overflow status of the counters of one R3QPI link.
-    pub struct R3qpiBoxStatus(u32): "R3_L{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "R3QPI" of "xeon-e5-2600-v3", static R3QPI_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 31:3 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 2:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2] { get: ov, with: with_ov, try_with: try_with_ov };
-    "L0": const R3_L0_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0F8) "R3_L0_PCI_PMON_BOX_STATUS" from "likwid";
-    "L1": const R3_L1_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0F8) "R3_L1_PCI_PMON_BOX_STATUS" from "likwid";
-    "L2": const R3_L2_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0F8) "R3_L2_PCI_PMON_BOX_STATUS" from "linux-snbep";
+static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R3QPI", name: "R3_L{i}_PCI_PMON_CTL{n}", type_name: "R3qpiCtl",
+    width: 32, space: Space::Pci, count: 3, count_cpuid: None,
+    reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one R3QPI link.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R3_L0_PCI_PMON_CTL0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "R3_L0_PCI_PMON_CTL1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "R3_L0_PCI_PMON_CTL2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTL0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTL1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTL2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTL0", instance: "L2", index: 0, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0D8 }, source: "linux-snbep" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTL1", instance: "L2", index: 1, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0DC }, source: "linux-snbep" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTL2", instance: "L2", index: 2, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0E0 }, source: "linux-snbep" },
+    ]),
+    fields: R3qpiCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Overflow status of the counters of one R3QPI link.
+///
+/// `R3_L{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v3). Fields, masks and sources: [`R3qpiBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R3qpiBoxStatus = Reg32<R3qpiBoxStatusLayout>;
+
+/// The layout of [`R3qpiBoxStatus`] (`R3_L{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum R3qpiBoxStatusLayout {}
+
+impl Layout for R3qpiBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &R3QPI_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 2, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff8;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x7;
 }
+
+impl R3qpiBoxStatus {
+    /// `ov` (bits 2:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// This value with `ov` (bits 2:0) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 3 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 2, 0, v as u64, "R3_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L0.
+pub const R3_L0_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x2F36, 11, 1, 0x0F8, "R3_L0_PCI_PMON_BOX_STATUS");
+/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L1.
+pub const R3_L1_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x2F37, 11, 2, 0x0F8, "R3_L1_PCI_PMON_BOX_STATUS");
+/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L2.
+pub const R3_L2_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x2F3E, 11, 5, 0x0F8, "R3_L2_PCI_PMON_BOX_STATUS");
 /// `R3_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
 pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [R3_L0_PCI_PMON_BOX_STATUS, R3_L1_PCI_PMON_BOX_STATUS, R3_L2_PCI_PMON_BOX_STATUS];
 
-register! {
-    /// Data counter n of one R3QPI link: a 44-bit count, read as two 32-bit halves (low half at the lower offset).
-    pub struct R3qpiCtr(u64): "R3_L{i}_PCI_PMON_CTR{n}", PCI[3], unit "R3QPI" of "xeon-e5-2600-v3", static R3QPI_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Linux hswep_uncore_r3qpi: three counters, perf_ctr_bits = 44; likwid 44. (Broadwell-EP's are 48 in Linux.)";
-    note "info" "Device ids, devices and functions": "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "L0": const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [0: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0A0) "R3_L0_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0A8) "R3_L0_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F36, device: 11, function: 1, offset: 0x0B0) "R3_L0_PCI_PMON_CTR2" from "likwid"];
-    "L1": const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [0: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0A0) "R3_L1_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0A8) "R3_L1_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x2F37, device: 11, function: 2, offset: 0x0B0) "R3_L1_PCI_PMON_CTR2" from "likwid"];
-    "L2": const R3_L2_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [0: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0A0) "R3_L2_PCI_PMON_CTR0" from "linux-snbep", 1: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0A8) "R3_L2_PCI_PMON_CTR1" from "linux-snbep", 2: pci(device_id: 0x2F3E, device: 11, function: 5, offset: 0x0B0) "R3_L2_PCI_PMON_CTR2" from "linux-snbep"];
+static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R3QPI", name: "R3_L{i}_PCI_PMON_BOX_STATUS", type_name: "R3qpiBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the counters of one R3QPI link.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R3_L0_PCI_PMON_BOX_STATUS", instance: "L0", index: 0, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_BOX_STATUS", instance: "L1", index: 0, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo { name: "R3_L2_PCI_PMON_BOX_STATUS", instance: "L2", index: 0, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0F8 }, source: "linux-snbep" },
+    ]),
+    fields: R3qpiBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// Data counter n of one R3QPI link: a 44-bit count, read as two 32-bit halves (low half at the lower offset).
+///
+/// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600-v3), 3 per instance. Fields, masks and sources: [`R3qpiCtrLayout`].
+///
+/// **Width** (info): Linux hswep_uncore_r3qpi: three counters, perf_ctr_bits = 44; likwid 44. (Broadwell-EP's are 48 in Linux.)
+///
+/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
+pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+
+/// The layout of [`R3qpiCtr`] (`R3_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum R3qpiCtrLayout {}
+
+impl Layout for R3qpiCtrLayout {
+    const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
 }
+
+impl R3qpiCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "R3_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L0.
+pub const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x2F36, 11, 1, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x2F36, 11, 1, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x2F36, 11, 1, 0x0B0, "R3_L0_PCI_PMON_CTR2")];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L1.
+pub const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x2F37, 11, 2, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x2F37, 11, 2, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x2F37, 11, 2, 0x0B0, "R3_L1_PCI_PMON_CTR2")];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L2.
+pub const R3_L2_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x2F3E, 11, 5, 0x0A0, "R3_L2_PCI_PMON_CTR0"), PciRegister::new(0x2F3E, 11, 5, 0x0A8, "R3_L2_PCI_PMON_CTR1"), PciRegister::new(0x2F3E, 11, 5, 0x0B0, "R3_L2_PCI_PMON_CTR2")];
 /// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
 pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [R3_L0_PCI_PMON_CTR, R3_L1_PCI_PMON_CTR, R3_L2_PCI_PMON_CTR];
 
-unit_events!([R3qpiCtl noext], [
-    CLOCKTICKS = "UNC_R3_CLOCKTICKS" 0x01 0x00 false 0b111 "",
-    C_HI_AD_CREDITS_EMPTY_CBO8 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8" 0x1f 0x01 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO9 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9" 0x1f 0x02 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO10 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10" 0x1f 0x04 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO11 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11" 0x1f 0x08 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO12 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12" 0x1f 0x10 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO13 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13" 0x1f 0x20 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO14_16 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16" 0x1f 0x40 false 0b11 "",
-    C_HI_AD_CREDITS_EMPTY_CBO_15_17 = "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17" 0x1f 0x80 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO0 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0" 0x22 0x01 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO1 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1" 0x22 0x02 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO2 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2" 0x22 0x04 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO3 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3" 0x22 0x08 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO4 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4" 0x22 0x10 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO5 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5" 0x22 0x20 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO6 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6" 0x22 0x40 false 0b11 "",
-    C_LO_AD_CREDITS_EMPTY_CBO7 = "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7" 0x22 0x80 false 0b11 "",
-    HA_R2_BL_CREDITS_EMPTY_HA0 = "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0" 0x2d 0x01 false 0b11 "",
-    HA_R2_BL_CREDITS_EMPTY_HA1 = "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1" 0x2d 0x02 false 0b11 "",
-    HA_R2_BL_CREDITS_EMPTY_R2_NCB = "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB" 0x2d 0x04 false 0b11 "",
-    HA_R2_BL_CREDITS_EMPTY_R2_NCS = "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS" 0x2d 0x08 false 0b11 "",
-    IOT_BACKPRESSURE_SAT = "UNC_R3_IOT_BACKPRESSURE.SAT" 0x0b 0x01 false 0b111 "",
-    IOT_BACKPRESSURE_HUB = "UNC_R3_IOT_BACKPRESSURE.HUB" 0x0b 0x02 false 0b111 "",
-    IOT_CTS_HI_CTS2 = "UNC_R3_IOT_CTS_HI.CTS2" 0x0d 0x01 false 0b111 "",
-    IOT_CTS_HI_CTS3 = "UNC_R3_IOT_CTS_HI.CTS3" 0x0d 0x02 false 0b111 "",
-    IOT_CTS_LO_CTS0 = "UNC_R3_IOT_CTS_LO.CTS0" 0x0c 0x01 false 0b111 "",
-    IOT_CTS_LO_CTS1 = "UNC_R3_IOT_CTS_LO.CTS1" 0x0c 0x02 false 0b111 "",
-    QPI0_AD_CREDITS_EMPTY_VNA = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA" 0x20 0x01 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN0_HOM = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM" 0x20 0x02 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN0_SNP = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP" 0x20 0x04 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN0_NDR = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR" 0x20 0x08 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN1_HOM = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM" 0x20 0x10 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN1_SNP = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP" 0x20 0x20 false 0b11 "",
-    QPI0_AD_CREDITS_EMPTY_VN1_NDR = "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR" 0x20 0x40 false 0b11 "",
-    QPI0_BL_CREDITS_EMPTY_VNA = "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA" 0x21 0x01 false 0b11 "",
-    QPI0_BL_CREDITS_EMPTY_VN1_HOM = "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM" 0x21 0x10 false 0b11 "",
-    QPI0_BL_CREDITS_EMPTY_VN1_SNP = "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP" 0x21 0x20 false 0b11 "",
-    QPI0_BL_CREDITS_EMPTY_VN1_NDR = "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR" 0x21 0x40 false 0b11 "",
-    QPI1_AD_CREDITS_EMPTY_VNA = "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA" 0x2e 0x01 false 0b11 "",
-    QPI1_AD_CREDITS_EMPTY_VN1_HOM = "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM" 0x2e 0x10 false 0b11 "",
-    QPI1_AD_CREDITS_EMPTY_VN1_SNP = "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP" 0x2e 0x20 false 0b11 "",
-    QPI1_AD_CREDITS_EMPTY_VN1_NDR = "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR" 0x2e 0x40 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VNA = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA" 0x2f 0x01 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN0_HOM = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM" 0x2f 0x02 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN0_SNP = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP" 0x2f 0x04 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN0_NDR = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR" 0x2f 0x08 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN1_HOM = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM" 0x2f 0x10 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN1_SNP = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP" 0x2f 0x20 false 0b11 "",
-    QPI1_BL_CREDITS_EMPTY_VN1_NDR = "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR" 0x2f 0x40 false 0b11 "",
-    RING_AD_USED_CW_EVEN = "UNC_R3_RING_AD_USED.CW_EVEN" 0x07 0x01 false 0b111 "",
-    RING_AD_USED_CW_ODD = "UNC_R3_RING_AD_USED.CW_ODD" 0x07 0x02 false 0b111 "",
-    RING_AD_USED_CCW_EVEN = "UNC_R3_RING_AD_USED.CCW_EVEN" 0x07 0x04 false 0b111 "",
-    RING_AD_USED_CCW_ODD = "UNC_R3_RING_AD_USED.CCW_ODD" 0x07 0x08 false 0b111 "",
-    RING_AD_USED_CW = "UNC_R3_RING_AD_USED.CW" 0x07 0x03 false 0b111 "",
-    RING_AD_USED_CCW = "UNC_R3_RING_AD_USED.CCW" 0x07 0x0c false 0b111 "",
-    RING_AK_USED_CW_EVEN = "UNC_R3_RING_AK_USED.CW_EVEN" 0x08 0x01 false 0b111 "",
-    RING_AK_USED_CW_ODD = "UNC_R3_RING_AK_USED.CW_ODD" 0x08 0x02 false 0b111 "",
-    RING_AK_USED_CCW_EVEN = "UNC_R3_RING_AK_USED.CCW_EVEN" 0x08 0x04 false 0b111 "",
-    RING_AK_USED_CCW_ODD = "UNC_R3_RING_AK_USED.CCW_ODD" 0x08 0x08 false 0b111 "",
-    RING_AK_USED_CW = "UNC_R3_RING_AK_USED.CW" 0x08 0x03 false 0b111 "",
-    RING_AK_USED_CCW = "UNC_R3_RING_AK_USED.CCW" 0x08 0x0c false 0b111 "",
-    RING_BL_USED_CW_EVEN = "UNC_R3_RING_BL_USED.CW_EVEN" 0x09 0x01 false 0b111 "",
-    RING_BL_USED_CW_ODD = "UNC_R3_RING_BL_USED.CW_ODD" 0x09 0x02 false 0b111 "",
-    RING_BL_USED_CCW_EVEN = "UNC_R3_RING_BL_USED.CCW_EVEN" 0x09 0x04 false 0b111 "",
-    RING_BL_USED_CCW_ODD = "UNC_R3_RING_BL_USED.CCW_ODD" 0x09 0x08 false 0b111 "",
-    RING_BL_USED_CW = "UNC_R3_RING_BL_USED.CW" 0x09 0x03 false 0b111 "",
-    RING_BL_USED_CCW = "UNC_R3_RING_BL_USED.CCW" 0x09 0x0c false 0b111 "",
-    RING_IV_USED_CW = "UNC_R3_RING_IV_USED.CW" 0x0a 0x03 false 0b111 "",
-    RING_IV_USED_ANY = "UNC_R3_RING_IV_USED.ANY" 0x0a 0x0f false 0b111 "",
-    RING_SINK_STARVED_AK = "UNC_R3_RING_SINK_STARVED.AK" 0x0e 0x02 false 0b111 "",
-    RXR_CYCLES_NE_HOM = "UNC_R3_RxR_CYCLES_NE.HOM" 0x10 0x01 false 0b11 "",
-    RXR_CYCLES_NE_SNP = "UNC_R3_RxR_CYCLES_NE.SNP" 0x10 0x02 false 0b11 "",
-    RXR_CYCLES_NE_NDR = "UNC_R3_RxR_CYCLES_NE.NDR" 0x10 0x04 false 0b11 "",
-    RXR_CYCLES_NE_VN1_HOM = "UNC_R3_RxR_CYCLES_NE_VN1.HOM" 0x14 0x01 false 0b11 "",
-    RXR_CYCLES_NE_VN1_SNP = "UNC_R3_RxR_CYCLES_NE_VN1.SNP" 0x14 0x02 false 0b11 "",
-    RXR_CYCLES_NE_VN1_NDR = "UNC_R3_RxR_CYCLES_NE_VN1.NDR" 0x14 0x04 false 0b11 "",
-    RXR_CYCLES_NE_VN1_DRS = "UNC_R3_RxR_CYCLES_NE_VN1.DRS" 0x14 0x08 false 0b11 "",
-    RXR_CYCLES_NE_VN1_NCB = "UNC_R3_RxR_CYCLES_NE_VN1.NCB" 0x14 0x10 false 0b11 "",
-    RXR_CYCLES_NE_VN1_NCS = "UNC_R3_RxR_CYCLES_NE_VN1.NCS" 0x14 0x20 false 0b11 "",
-    RXR_INSERTS_HOM = "UNC_R3_RxR_INSERTS.HOM" 0x11 0x01 false 0b11 "",
-    RXR_INSERTS_SNP = "UNC_R3_RxR_INSERTS.SNP" 0x11 0x02 false 0b11 "",
-    RXR_INSERTS_NDR = "UNC_R3_RxR_INSERTS.NDR" 0x11 0x04 false 0b11 "",
-    RXR_INSERTS_DRS = "UNC_R3_RxR_INSERTS.DRS" 0x11 0x08 false 0b11 "",
-    RXR_INSERTS_NCB = "UNC_R3_RxR_INSERTS.NCB" 0x11 0x10 false 0b11 "",
-    RXR_INSERTS_NCS = "UNC_R3_RxR_INSERTS.NCS" 0x11 0x20 false 0b11 "",
-    RXR_INSERTS_VN1_HOM = "UNC_R3_RxR_INSERTS_VN1.HOM" 0x15 0x01 false 0b11 "",
-    RXR_INSERTS_VN1_SNP = "UNC_R3_RxR_INSERTS_VN1.SNP" 0x15 0x02 false 0b11 "",
-    RXR_INSERTS_VN1_NDR = "UNC_R3_RxR_INSERTS_VN1.NDR" 0x15 0x04 false 0b11 "",
-    RXR_INSERTS_VN1_DRS = "UNC_R3_RxR_INSERTS_VN1.DRS" 0x15 0x08 false 0b11 "",
-    RXR_INSERTS_VN1_NCB = "UNC_R3_RxR_INSERTS_VN1.NCB" 0x15 0x10 false 0b11 "",
-    RXR_INSERTS_VN1_NCS = "UNC_R3_RxR_INSERTS_VN1.NCS" 0x15 0x20 false 0b11 "",
-    RXR_OCCUPANCY_VN1_HOM = "UNC_R3_RxR_OCCUPANCY_VN1.HOM" 0x13 0x01 false 0b1 "",
-    RXR_OCCUPANCY_VN1_SNP = "UNC_R3_RxR_OCCUPANCY_VN1.SNP" 0x13 0x02 false 0b1 "",
-    RXR_OCCUPANCY_VN1_NDR = "UNC_R3_RxR_OCCUPANCY_VN1.NDR" 0x13 0x04 false 0b1 "",
-    RXR_OCCUPANCY_VN1_DRS = "UNC_R3_RxR_OCCUPANCY_VN1.DRS" 0x13 0x08 false 0b1 "",
-    RXR_OCCUPANCY_VN1_NCB = "UNC_R3_RxR_OCCUPANCY_VN1.NCB" 0x13 0x10 false 0b1 "",
-    RXR_OCCUPANCY_VN1_NCS = "UNC_R3_RxR_OCCUPANCY_VN1.NCS" 0x13 0x20 false 0b1 "",
-    SBO0_CREDITS_ACQUIRED_AD = "UNC_R3_SBO0_CREDITS_ACQUIRED.AD" 0x28 0x01 false 0b11 "",
-    SBO0_CREDITS_ACQUIRED_BL = "UNC_R3_SBO0_CREDITS_ACQUIRED.BL" 0x28 0x02 false 0b11 "",
-    SBO0_CREDIT_OCCUPANCY_AD = "UNC_R3_SBO0_CREDIT_OCCUPANCY.AD" 0x2a 0x01 false 0b1 "",
-    SBO0_CREDIT_OCCUPANCY_BL = "UNC_R3_SBO0_CREDIT_OCCUPANCY.BL" 0x2a 0x02 false 0b1 "",
-    SBO1_CREDITS_ACQUIRED_AD = "UNC_R3_SBO1_CREDITS_ACQUIRED.AD" 0x29 0x01 false 0b11 "",
-    SBO1_CREDITS_ACQUIRED_BL = "UNC_R3_SBO1_CREDITS_ACQUIRED.BL" 0x29 0x02 false 0b11 "",
-    SBO1_CREDIT_OCCUPANCY_AD = "UNC_R3_SBO1_CREDIT_OCCUPANCY.AD" 0x2b 0x01 false 0b1 "",
-    SBO1_CREDIT_OCCUPANCY_BL = "UNC_R3_SBO1_CREDIT_OCCUPANCY.BL" 0x2b 0x02 false 0b1 "",
-    STALL_NO_SBO_CREDIT_SBO0_AD = "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD" 0x2c 0x01 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO1_AD = "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD" 0x2c 0x02 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO0_BL = "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL" 0x2c 0x04 false 0b11 "",
-    STALL_NO_SBO_CREDIT_SBO1_BL = "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL" 0x2c 0x08 false 0b11 "",
-    TXR_NACK_DN_AD = "UNC_R3_TxR_NACK.DN_AD" 0x26 0x01 false 0b11 "",
-    TXR_NACK_DN_BL = "UNC_R3_TxR_NACK.DN_BL" 0x26 0x02 false 0b11 "",
-    TXR_NACK_DN_AK = "UNC_R3_TxR_NACK.DN_AK" 0x26 0x04 false 0b11 "",
-    TXR_NACK_UP_AD = "UNC_R3_TxR_NACK.UP_AD" 0x26 0x08 false 0b11 "",
-    TXR_NACK_UP_BL = "UNC_R3_TxR_NACK.UP_BL" 0x26 0x10 false 0b11 "",
-    TXR_NACK_UP_AK = "UNC_R3_TxR_NACK.UP_AK" 0x26 0x20 false 0b11 "",
-    VN0_CREDITS_REJECT_HOM = "UNC_R3_VN0_CREDITS_REJECT.HOM" 0x37 0x01 false 0b11 "",
-    VN0_CREDITS_REJECT_SNP = "UNC_R3_VN0_CREDITS_REJECT.SNP" 0x37 0x02 false 0b11 "",
-    VN0_CREDITS_REJECT_NDR = "UNC_R3_VN0_CREDITS_REJECT.NDR" 0x37 0x04 false 0b11 "",
-    VN0_CREDITS_REJECT_DRS = "UNC_R3_VN0_CREDITS_REJECT.DRS" 0x37 0x08 false 0b11 "",
-    VN0_CREDITS_REJECT_NCB = "UNC_R3_VN0_CREDITS_REJECT.NCB" 0x37 0x10 false 0b11 "",
-    VN0_CREDITS_REJECT_NCS = "UNC_R3_VN0_CREDITS_REJECT.NCS" 0x37 0x20 false 0b11 "",
-    VN0_CREDITS_USED_HOM = "UNC_R3_VN0_CREDITS_USED.HOM" 0x36 0x01 false 0b11 "",
-    VN0_CREDITS_USED_SNP = "UNC_R3_VN0_CREDITS_USED.SNP" 0x36 0x02 false 0b11 "",
-    VN0_CREDITS_USED_NDR = "UNC_R3_VN0_CREDITS_USED.NDR" 0x36 0x04 false 0b11 "",
-    VN0_CREDITS_USED_DRS = "UNC_R3_VN0_CREDITS_USED.DRS" 0x36 0x08 false 0b11 "",
-    VN0_CREDITS_USED_NCB = "UNC_R3_VN0_CREDITS_USED.NCB" 0x36 0x10 false 0b11 "",
-    VN0_CREDITS_USED_NCS = "UNC_R3_VN0_CREDITS_USED.NCS" 0x36 0x20 false 0b11 "",
-    VN1_CREDITS_REJECT_HOM = "UNC_R3_VN1_CREDITS_REJECT.HOM" 0x39 0x01 false 0b11 "",
-    VN1_CREDITS_REJECT_SNP = "UNC_R3_VN1_CREDITS_REJECT.SNP" 0x39 0x02 false 0b11 "",
-    VN1_CREDITS_REJECT_NDR = "UNC_R3_VN1_CREDITS_REJECT.NDR" 0x39 0x04 false 0b11 "",
-    VN1_CREDITS_REJECT_DRS = "UNC_R3_VN1_CREDITS_REJECT.DRS" 0x39 0x08 false 0b11 "",
-    VN1_CREDITS_REJECT_NCB = "UNC_R3_VN1_CREDITS_REJECT.NCB" 0x39 0x10 false 0b11 "",
-    VN1_CREDITS_REJECT_NCS = "UNC_R3_VN1_CREDITS_REJECT.NCS" 0x39 0x20 false 0b11 "",
-    VN1_CREDITS_USED_HOM = "UNC_R3_VN1_CREDITS_USED.HOM" 0x38 0x01 false 0b11 "",
-    VN1_CREDITS_USED_SNP = "UNC_R3_VN1_CREDITS_USED.SNP" 0x38 0x02 false 0b11 "",
-    VN1_CREDITS_USED_NDR = "UNC_R3_VN1_CREDITS_USED.NDR" 0x38 0x04 false 0b11 "",
-    VN1_CREDITS_USED_DRS = "UNC_R3_VN1_CREDITS_USED.DRS" 0x38 0x08 false 0b11 "",
-    VN1_CREDITS_USED_NCB = "UNC_R3_VN1_CREDITS_USED.NCB" 0x38 0x10 false 0b11 "",
-    VN1_CREDITS_USED_NCS = "UNC_R3_VN1_CREDITS_USED.NCS" 0x38 0x20 false 0b11 "",
-    VNA_CREDITS_ACQUIRED_AD = "UNC_R3_VNA_CREDITS_ACQUIRED.AD" 0x33 0x01 false 0b11 "",
-    VNA_CREDITS_ACQUIRED_BL = "UNC_R3_VNA_CREDITS_ACQUIRED.BL" 0x33 0x04 false 0b11 "",
-    VNA_CREDITS_REJECT_HOM = "UNC_R3_VNA_CREDITS_REJECT.HOM" 0x34 0x01 false 0b11 "",
-    VNA_CREDITS_REJECT_SNP = "UNC_R3_VNA_CREDITS_REJECT.SNP" 0x34 0x02 false 0b11 "",
-    VNA_CREDITS_REJECT_NDR = "UNC_R3_VNA_CREDITS_REJECT.NDR" 0x34 0x04 false 0b11 "",
-    VNA_CREDITS_REJECT_DRS = "UNC_R3_VNA_CREDITS_REJECT.DRS" 0x34 0x08 false 0b11 "",
-    VNA_CREDITS_REJECT_NCB = "UNC_R3_VNA_CREDITS_REJECT.NCB" 0x34 0x10 false 0b11 "",
-    VNA_CREDITS_REJECT_NCS = "UNC_R3_VNA_CREDITS_REJECT.NCS" 0x34 0x20 false 0b11 "",
-]);
+static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "R3QPI", name: "R3_L{i}_PCI_PMON_CTR{n}", type_name: "R3qpiCtr",
+    width: 64, space: Space::Pci, count: 3, count_cpuid: None,
+    reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one R3QPI link: a 44-bit count, read as two 32-bit halves (low half at the lower offset).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "R3_L0_PCI_PMON_CTR0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "R3_L0_PCI_PMON_CTR1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "R3_L0_PCI_PMON_CTR2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x2F36, device: 11, function: 1, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTR0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTR1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "R3_L1_PCI_PMON_CTR2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x2F37, device: 11, function: 2, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTR0", instance: "L2", index: 0, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0A0 }, source: "linux-snbep" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTR1", instance: "L2", index: 1, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0A8 }, source: "linux-snbep" },
+        AddressInfo { name: "R3_L2_PCI_PMON_CTR2", instance: "L2", index: 2, location: Location::Pci { device_id: 0x2F3E, device: 11, function: 5, offset: 0x0B0 }, source: "linux-snbep" },
+    ]),
+    fields: R3qpiCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_r3qpi: three counters, perf_ctr_bits = 44; likwid 44. (Broadwell-EP's are 48 in Linux.)" },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Link 2 (0x2F3E): Linux lists it; likwid's Haswell-EP table does not, and device 11 function 5 is taken from Broadwell-EP (likwid 0b.5 for 0x6F3E), by the same analogy as QPI port 2. Parts with two QPI links have no link 2. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`: event select 0x1f, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`: event select 0x1f, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`: event select 0x1f, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x1f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`: event select 0x1f, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x1f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`: event select 0x1f, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`: event select 0x1f, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x1f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16`: event select 0x1f, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO14_16: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16", code: 0x1f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17`: event select 0x1f, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const C_HI_AD_CREDITS_EMPTY_CBO_15_17: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17", code: 0x1f, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`: event select 0x22, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`: event select 0x22, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`: event select 0x22, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`: event select 0x22, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`: event select 0x22, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`: event select 0x22, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`: event select 0x22, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`: event select 0x22, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`: event select 0x2d, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`: event select 0x2d, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`: event select 0x2d, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`: event select 0x2d, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_IOT_BACKPRESSURE.SAT`: event select 0x0b, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.SAT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_IOT_BACKPRESSURE.HUB`: event select 0x0b, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.HUB", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_IOT_CTS_HI.CTS2`: event select 0x0d, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS2", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_IOT_CTS_HI.CTS3`: event select 0x0d, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS3", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_IOT_CTS_LO.CTS0`: event select 0x0c, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_LO_CTS0: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS0", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_IOT_CTS_LO.CTS1`: event select 0x0c, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const IOT_CTS_LO_CTS1: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS1", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`: event select 0x20, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x20, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x20, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x20, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x20, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x20, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x20, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x20, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`: event select 0x21, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x21, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x21, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x21, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`: event select 0x2e, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x2e, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x2e, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x2e, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`: event select 0x2f, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2f, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2f, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2f, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2f, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2f, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2f, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CW`: event select 0x07, umask 0x03, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AD_USED.CCW`: event select 0x07, umask 0x0c, counters 0b111 (bit n: counter n).
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CW`: event select 0x08, umask 0x03, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_AK_USED.CCW`: event select 0x08, umask 0x0c, counters 0b111 (bit n: counter n).
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CW`: event select 0x09, umask 0x03, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_BL_USED.CCW`: event select 0x09, umask 0x0c, counters 0b111 (bit n: counter n).
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_IV_USED.CW`: event select 0x0a, umask 0x03, counters 0b111 (bit n: counter n).
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b111 (bit n: counter n).
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RING_SINK_STARVED.AK`: event select 0x0e, umask 0x02, counters 0b111 (bit n: counter n).
+    pub const RING_SINK_STARVED_AK: Event = Event(&EventInfo { name: "UNC_R3_RING_SINK_STARVED.AK", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.HOM`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.HOM", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.SNP`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.SNP", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.NDR`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NDR", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.DRS`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.DRS", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.NCB`: event select 0x14, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCB", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_CYCLES_NE_VN1.NCS`: event select 0x14, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_CYCLES_NE_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCS", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.HOM`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.HOM", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.SNP`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.SNP", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.NDR`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NDR", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.DRS`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.DRS", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.NCB`: event select 0x15, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCB", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_INSERTS_VN1.NCS`: event select 0x15, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const RXR_INSERTS_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCS", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.HOM`: event select 0x13, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.SNP`: event select 0x13, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.NDR`: event select 0x13, umask 0x04, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.NCB`: event select 0x13, umask 0x10, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_RxR_OCCUPANCY_VN1.NCS`: event select 0x13, umask 0x20, counters 0b1 (bit n: counter n).
+    pub const RXR_OCCUPANCY_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_SBO0_CREDITS_ACQUIRED.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_SBO0_CREDITS_ACQUIRED.BL`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x2a, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x2a, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_SBO1_CREDITS_ACQUIRED.AD`: event select 0x29, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.AD", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_SBO1_CREDITS_ACQUIRED.BL`: event select 0x29, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.BL", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.AD`: event select 0x2b, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.AD", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.BL`: event select 0x2b, umask 0x02, counters 0b1 (bit n: counter n).
+    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.BL", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x2c, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x2c, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x2c, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x2c, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.DN_AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_DN_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.DN_BL`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_DN_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.DN_AK`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_DN_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.UP_AD`: event select 0x26, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_UP_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.UP_BL`: event select 0x26, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_UP_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_TxR_NACK.UP_AK`: event select 0x26, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const TXR_NACK_UP_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.HOM`: event select 0x39, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.SNP`: event select 0x39, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.NDR`: event select 0x39, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.DRS`: event select 0x39, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.NCB`: event select 0x39, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_REJECT.NCS`: event select 0x39, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.HOM`: event select 0x38, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.SNP`: event select 0x38, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.NDR`: event select 0x38, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.DRS`: event select 0x38, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.NCB`: event select 0x38, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VN1_CREDITS_USED.NCS`: event select 0x38, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const VN1_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`: event select 0x33, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`: event select 0x33, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::C_HI_AD_CREDITS_EMPTY_CBO8, Event::C_HI_AD_CREDITS_EMPTY_CBO9, Event::C_HI_AD_CREDITS_EMPTY_CBO10, Event::C_HI_AD_CREDITS_EMPTY_CBO11, Event::C_HI_AD_CREDITS_EMPTY_CBO12, Event::C_HI_AD_CREDITS_EMPTY_CBO13, Event::C_HI_AD_CREDITS_EMPTY_CBO14_16, Event::C_HI_AD_CREDITS_EMPTY_CBO_15_17, Event::C_LO_AD_CREDITS_EMPTY_CBO0, Event::C_LO_AD_CREDITS_EMPTY_CBO1, Event::C_LO_AD_CREDITS_EMPTY_CBO2, Event::C_LO_AD_CREDITS_EMPTY_CBO3, Event::C_LO_AD_CREDITS_EMPTY_CBO4, Event::C_LO_AD_CREDITS_EMPTY_CBO5, Event::C_LO_AD_CREDITS_EMPTY_CBO6, Event::C_LO_AD_CREDITS_EMPTY_CBO7, Event::HA_R2_BL_CREDITS_EMPTY_HA0, Event::HA_R2_BL_CREDITS_EMPTY_HA1, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCB, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCS, Event::IOT_BACKPRESSURE_SAT, Event::IOT_BACKPRESSURE_HUB, Event::IOT_CTS_HI_CTS2, Event::IOT_CTS_HI_CTS3, Event::IOT_CTS_LO_CTS0, Event::IOT_CTS_LO_CTS1, Event::QPI0_AD_CREDITS_EMPTY_VNA, Event::QPI0_AD_CREDITS_EMPTY_VN0_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN0_SNP, Event::QPI0_AD_CREDITS_EMPTY_VN0_NDR, Event::QPI0_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI0_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI0_BL_CREDITS_EMPTY_VNA, Event::QPI0_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI0_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI0_BL_CREDITS_EMPTY_VN1_NDR, Event::QPI1_AD_CREDITS_EMPTY_VNA, Event::QPI1_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI1_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI1_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI1_BL_CREDITS_EMPTY_VNA, Event::QPI1_BL_CREDITS_EMPTY_VN0_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN0_SNP, Event::QPI1_BL_CREDITS_EMPTY_VN0_NDR, Event::QPI1_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI1_BL_CREDITS_EMPTY_VN1_NDR, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_CW, Event::RING_IV_USED_ANY, Event::RING_SINK_STARVED_AK, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_SNP, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_VN1_HOM, Event::RXR_CYCLES_NE_VN1_SNP, Event::RXR_CYCLES_NE_VN1_NDR, Event::RXR_CYCLES_NE_VN1_DRS, Event::RXR_CYCLES_NE_VN1_NCB, Event::RXR_CYCLES_NE_VN1_NCS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_SNP, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_VN1_HOM, Event::RXR_INSERTS_VN1_SNP, Event::RXR_INSERTS_VN1_NDR, Event::RXR_INSERTS_VN1_DRS, Event::RXR_INSERTS_VN1_NCB, Event::RXR_INSERTS_VN1_NCS, Event::RXR_OCCUPANCY_VN1_HOM, Event::RXR_OCCUPANCY_VN1_SNP, Event::RXR_OCCUPANCY_VN1_NDR, Event::RXR_OCCUPANCY_VN1_DRS, Event::RXR_OCCUPANCY_VN1_NCB, Event::RXR_OCCUPANCY_VN1_NCS, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::SBO1_CREDITS_ACQUIRED_AD, Event::SBO1_CREDITS_ACQUIRED_BL, Event::SBO1_CREDIT_OCCUPANCY_AD, Event::SBO1_CREDIT_OCCUPANCY_BL, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TXR_NACK_DN_AD, Event::TXR_NACK_DN_BL, Event::TXR_NACK_DN_AK, Event::TXR_NACK_UP_AD, Event::TXR_NACK_UP_BL, Event::TXR_NACK_UP_AK, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_SNP, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN1_CREDITS_REJECT_HOM, Event::VN1_CREDITS_REJECT_SNP, Event::VN1_CREDITS_REJECT_NDR, Event::VN1_CREDITS_REJECT_DRS, Event::VN1_CREDITS_REJECT_NCB, Event::VN1_CREDITS_REJECT_NCS, Event::VN1_CREDITS_USED_HOM, Event::VN1_CREDITS_USED_SNP, Event::VN1_CREDITS_USED_NDR, Event::VN1_CREDITS_USED_DRS, Event::VN1_CREDITS_USED_NCB, Event::VN1_CREDITS_USED_NCS, Event::VNA_CREDITS_ACQUIRED_AD, Event::VNA_CREDITS_ACQUIRED_BL, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::C_HI_AD_CREDITS_EMPTY_CBO8.0, Event::C_HI_AD_CREDITS_EMPTY_CBO9.0, Event::C_HI_AD_CREDITS_EMPTY_CBO10.0, Event::C_HI_AD_CREDITS_EMPTY_CBO11.0, Event::C_HI_AD_CREDITS_EMPTY_CBO12.0, Event::C_HI_AD_CREDITS_EMPTY_CBO13.0, Event::C_HI_AD_CREDITS_EMPTY_CBO14_16.0, Event::C_HI_AD_CREDITS_EMPTY_CBO_15_17.0, Event::C_LO_AD_CREDITS_EMPTY_CBO0.0, Event::C_LO_AD_CREDITS_EMPTY_CBO1.0, Event::C_LO_AD_CREDITS_EMPTY_CBO2.0, Event::C_LO_AD_CREDITS_EMPTY_CBO3.0, Event::C_LO_AD_CREDITS_EMPTY_CBO4.0, Event::C_LO_AD_CREDITS_EMPTY_CBO5.0, Event::C_LO_AD_CREDITS_EMPTY_CBO6.0, Event::C_LO_AD_CREDITS_EMPTY_CBO7.0, Event::HA_R2_BL_CREDITS_EMPTY_HA0.0, Event::HA_R2_BL_CREDITS_EMPTY_HA1.0, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCB.0, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCS.0, Event::IOT_BACKPRESSURE_SAT.0, Event::IOT_BACKPRESSURE_HUB.0, Event::IOT_CTS_HI_CTS2.0, Event::IOT_CTS_HI_CTS3.0, Event::IOT_CTS_LO_CTS0.0, Event::IOT_CTS_LO_CTS1.0, Event::QPI0_AD_CREDITS_EMPTY_VNA.0, Event::QPI0_AD_CREDITS_EMPTY_VN0_HOM.0, Event::QPI0_AD_CREDITS_EMPTY_VN0_SNP.0, Event::QPI0_AD_CREDITS_EMPTY_VN0_NDR.0, Event::QPI0_AD_CREDITS_EMPTY_VN1_HOM.0, Event::QPI0_AD_CREDITS_EMPTY_VN1_SNP.0, Event::QPI0_AD_CREDITS_EMPTY_VN1_NDR.0, Event::QPI0_BL_CREDITS_EMPTY_VNA.0, Event::QPI0_BL_CREDITS_EMPTY_VN1_HOM.0, Event::QPI0_BL_CREDITS_EMPTY_VN1_SNP.0, Event::QPI0_BL_CREDITS_EMPTY_VN1_NDR.0, Event::QPI1_AD_CREDITS_EMPTY_VNA.0, Event::QPI1_AD_CREDITS_EMPTY_VN1_HOM.0, Event::QPI1_AD_CREDITS_EMPTY_VN1_SNP.0, Event::QPI1_AD_CREDITS_EMPTY_VN1_NDR.0, Event::QPI1_BL_CREDITS_EMPTY_VNA.0, Event::QPI1_BL_CREDITS_EMPTY_VN0_HOM.0, Event::QPI1_BL_CREDITS_EMPTY_VN0_SNP.0, Event::QPI1_BL_CREDITS_EMPTY_VN0_NDR.0, Event::QPI1_BL_CREDITS_EMPTY_VN1_HOM.0, Event::QPI1_BL_CREDITS_EMPTY_VN1_SNP.0, Event::QPI1_BL_CREDITS_EMPTY_VN1_NDR.0, Event::RING_AD_USED_CW_EVEN.0, Event::RING_AD_USED_CW_ODD.0, Event::RING_AD_USED_CCW_EVEN.0, Event::RING_AD_USED_CCW_ODD.0, Event::RING_AD_USED_CW.0, Event::RING_AD_USED_CCW.0, Event::RING_AK_USED_CW_EVEN.0, Event::RING_AK_USED_CW_ODD.0, Event::RING_AK_USED_CCW_EVEN.0, Event::RING_AK_USED_CCW_ODD.0, Event::RING_AK_USED_CW.0, Event::RING_AK_USED_CCW.0, Event::RING_BL_USED_CW_EVEN.0, Event::RING_BL_USED_CW_ODD.0, Event::RING_BL_USED_CCW_EVEN.0, Event::RING_BL_USED_CCW_ODD.0, Event::RING_BL_USED_CW.0, Event::RING_BL_USED_CCW.0, Event::RING_IV_USED_CW.0, Event::RING_IV_USED_ANY.0, Event::RING_SINK_STARVED_AK.0, Event::RXR_CYCLES_NE_HOM.0, Event::RXR_CYCLES_NE_SNP.0, Event::RXR_CYCLES_NE_NDR.0, Event::RXR_CYCLES_NE_VN1_HOM.0, Event::RXR_CYCLES_NE_VN1_SNP.0, Event::RXR_CYCLES_NE_VN1_NDR.0, Event::RXR_CYCLES_NE_VN1_DRS.0, Event::RXR_CYCLES_NE_VN1_NCB.0, Event::RXR_CYCLES_NE_VN1_NCS.0, Event::RXR_INSERTS_HOM.0, Event::RXR_INSERTS_SNP.0, Event::RXR_INSERTS_NDR.0, Event::RXR_INSERTS_DRS.0, Event::RXR_INSERTS_NCB.0, Event::RXR_INSERTS_NCS.0, Event::RXR_INSERTS_VN1_HOM.0, Event::RXR_INSERTS_VN1_SNP.0, Event::RXR_INSERTS_VN1_NDR.0, Event::RXR_INSERTS_VN1_DRS.0, Event::RXR_INSERTS_VN1_NCB.0, Event::RXR_INSERTS_VN1_NCS.0, Event::RXR_OCCUPANCY_VN1_HOM.0, Event::RXR_OCCUPANCY_VN1_SNP.0, Event::RXR_OCCUPANCY_VN1_NDR.0, Event::RXR_OCCUPANCY_VN1_DRS.0, Event::RXR_OCCUPANCY_VN1_NCB.0, Event::RXR_OCCUPANCY_VN1_NCS.0, Event::SBO0_CREDITS_ACQUIRED_AD.0, Event::SBO0_CREDITS_ACQUIRED_BL.0, Event::SBO0_CREDIT_OCCUPANCY_AD.0, Event::SBO0_CREDIT_OCCUPANCY_BL.0, Event::SBO1_CREDITS_ACQUIRED_AD.0, Event::SBO1_CREDITS_ACQUIRED_BL.0, Event::SBO1_CREDIT_OCCUPANCY_AD.0, Event::SBO1_CREDIT_OCCUPANCY_BL.0, Event::STALL_NO_SBO_CREDIT_SBO0_AD.0, Event::STALL_NO_SBO_CREDIT_SBO1_AD.0, Event::STALL_NO_SBO_CREDIT_SBO0_BL.0, Event::STALL_NO_SBO_CREDIT_SBO1_BL.0, Event::TXR_NACK_DN_AD.0, Event::TXR_NACK_DN_BL.0, Event::TXR_NACK_DN_AK.0, Event::TXR_NACK_UP_AD.0, Event::TXR_NACK_UP_BL.0, Event::TXR_NACK_UP_AK.0, Event::VN0_CREDITS_REJECT_HOM.0, Event::VN0_CREDITS_REJECT_SNP.0, Event::VN0_CREDITS_REJECT_NDR.0, Event::VN0_CREDITS_REJECT_DRS.0, Event::VN0_CREDITS_REJECT_NCB.0, Event::VN0_CREDITS_REJECT_NCS.0, Event::VN0_CREDITS_USED_HOM.0, Event::VN0_CREDITS_USED_SNP.0, Event::VN0_CREDITS_USED_NDR.0, Event::VN0_CREDITS_USED_DRS.0, Event::VN0_CREDITS_USED_NCB.0, Event::VN0_CREDITS_USED_NCS.0, Event::VN1_CREDITS_REJECT_HOM.0, Event::VN1_CREDITS_REJECT_SNP.0, Event::VN1_CREDITS_REJECT_NDR.0, Event::VN1_CREDITS_REJECT_DRS.0, Event::VN1_CREDITS_REJECT_NCB.0, Event::VN1_CREDITS_REJECT_NCS.0, Event::VN1_CREDITS_USED_HOM.0, Event::VN1_CREDITS_USED_SNP.0, Event::VN1_CREDITS_USED_NDR.0, Event::VN1_CREDITS_USED_DRS.0, Event::VN1_CREDITS_USED_NCB.0, Event::VN1_CREDITS_USED_NCS.0, Event::VNA_CREDITS_ACQUIRED_AD.0, Event::VNA_CREDITS_ACQUIRED_BL.0, Event::VNA_CREDITS_REJECT_HOM.0, Event::VNA_CREDITS_REJECT_SNP.0, Event::VNA_CREDITS_REJECT_NDR.0, Event::VNA_CREDITS_REJECT_DRS.0, Event::VNA_CREDITS_REJECT_NCB.0, Event::VNA_CREDITS_REJECT_NCS.0];
+
+impl R3qpiCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,194 +6,558 @@
 //!
 //! Instances: S0, S1, S2, S3.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one S-box: freeze, freeze enable and resets.
-    pub struct SboxBoxCtl(u32): "S{i}_MSR_PMON_BOX_CTL", MSR[1], unit "SBOX" of "xeon-e5-2600-v3", static SBOX_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Write the initial bits one at a time": "Linux writes the S-box box control bit by bit when it initialises the box (hswep_uncore_sbox_msr_init_box: \"to avoid spurious #GPs\"), setting rst_ctrl, then rst_ctrs, then frz_en.";
-    note "info" "Addresses": "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "S0": const S0_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = msr(0x720) "S0_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "S1": const S1_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = msr(0x72A) "S1_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "S2": const S2_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = msr(0x734) "S2_MSR_PMON_BOX_CTL" from "linux-snbep";
-    "S3": const S3_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = msr(0x73E) "S3_MSR_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of one S-box: freeze, freeze enable and resets.
+///
+/// `S{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`SboxBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Write the initial bits one at a time** (info): Linux writes the S-box box control bit by bit when it initialises the box (hswep_uncore_sbox_msr_init_box: "to avoid spurious #GPs"), setting rst_ctrl, then rst_ctrs, then frz_en.
+///
+/// **Addresses** (info): S-box i's block starts at MSR 0x720 + 0xA\*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA\*i.
+pub type SboxBoxCtl = Reg32<SboxBoxCtlLayout>;
+
+/// The layout of [`SboxBoxCtl`] (`S{i}_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum SboxBoxCtlLayout {}
+
+impl Layout for SboxBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &SBOX_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
+
+impl SboxBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `S{i}_MSR_PMON_BOX_CTL` of instance S0.
+pub const S0_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x720, "S0_MSR_PMON_BOX_CTL");
+/// `S{i}_MSR_PMON_BOX_CTL` of instance S1.
+pub const S1_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x72A, "S1_MSR_PMON_BOX_CTL");
+/// `S{i}_MSR_PMON_BOX_CTL` of instance S2.
+pub const S2_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x734, "S2_MSR_PMON_BOX_CTL");
+/// `S{i}_MSR_PMON_BOX_CTL` of instance S3.
+pub const S3_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x73E, "S3_MSR_PMON_BOX_CTL");
 /// `S{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
 pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [S0_MSR_PMON_BOX_CTL, S1_MSR_PMON_BOX_CTL, S2_MSR_PMON_BOX_CTL, S3_MSR_PMON_BOX_CTL];
 
-field_enum! {
-    /// Values of `S{i}_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum SboxCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "SBOX", name: "S{i}_MSR_PMON_BOX_CTL", type_name: "SboxBoxCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: SboxBoxCtlLayout::RESET, reserved_mask: SboxBoxCtlLayout::RESERVED_MASK, ignored_mask: SboxBoxCtlLayout::IGNORED_MASK, writable_mask: SboxBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one S-box: freeze, freeze enable and resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "S0_MSR_PMON_BOX_CTL", instance: "S0", index: 0, location: Location::Msr(0x720), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_BOX_CTL", instance: "S1", index: 0, location: Location::Msr(0x72A), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_BOX_CTL", instance: "S2", index: 0, location: Location::Msr(0x734), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_BOX_CTL", instance: "S3", index: 0, location: Location::Msr(0x73E), source: "linux-snbep" },
+    ]),
+    fields: SboxBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Write the initial bits one at a time", text: "Linux writes the S-box box control bit by bit when it initialises the box (hswep_uncore_sbox_msr_init_box: \"to avoid spurious #GPs\"), setting rst_ctrl, then rst_ctrs, then frz_en." },
+        NoteInfo { kind: "info", title: "Addresses", text: "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i." },
+    ],
+};
+
+/// Values of `S{i}_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum SboxCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl SboxCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one S-box.
-    pub struct SboxCtl(u32): "S{i}_MSR_PMON_CTL{n}", MSR[4], unit "SBOX" of "xeon-e5-2600-v3", static SBOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known.";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: SboxCtlInvert = 0x0, values SboxCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    /// Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id.
-    bit 19 rw-v tid_en: bool = 0x0 { get: tid_en, with: with_tid_en };
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "S0": const S0_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [0: msr(0x721) "S0_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x722) "S0_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0x723) "S0_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0x724) "S0_MSR_PMON_CTL3" from "linux-snbep"];
-    "S1": const S1_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [0: msr(0x72B) "S1_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x72C) "S1_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0x72D) "S1_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0x72E) "S1_MSR_PMON_CTL3" from "linux-snbep"];
-    "S2": const S2_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [0: msr(0x735) "S2_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x736) "S2_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0x737) "S2_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0x738) "S2_MSR_PMON_CTL3" from "linux-snbep"];
-    "S3": const S3_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [0: msr(0x73F) "S3_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x740) "S3_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0x741) "S3_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0x742) "S3_MSR_PMON_CTL3" from "linux-snbep"];
+
+/// Control for counter n of one S-box.
+///
+/// `S{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`SboxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known.
+pub type SboxCtl = Reg32<SboxCtlLayout>;
+
+/// The layout of [`SboxCtl`] (`S{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum SboxCtlLayout {}
+
+impl Layout for SboxCtlLayout {
+    const INFO: &'static RegisterInfo = &SBOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: SboxCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV, reset: 0x0, description: "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x310000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffceffff;
 }
+
+impl SboxCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> SboxCtlInvert { SboxCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: SboxCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id.
+    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// This value with `tid_en` (bit 19) set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `S{i}_MSR_PMON_CTL{n}` of instance S0.
+pub const S0_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x721, "S0_MSR_PMON_CTL0"), Msr::new(0x722, "S0_MSR_PMON_CTL1"), Msr::new(0x723, "S0_MSR_PMON_CTL2"), Msr::new(0x724, "S0_MSR_PMON_CTL3")];
+/// `S{i}_MSR_PMON_CTL{n}` of instance S1.
+pub const S1_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x72B, "S1_MSR_PMON_CTL0"), Msr::new(0x72C, "S1_MSR_PMON_CTL1"), Msr::new(0x72D, "S1_MSR_PMON_CTL2"), Msr::new(0x72E, "S1_MSR_PMON_CTL3")];
+/// `S{i}_MSR_PMON_CTL{n}` of instance S2.
+pub const S2_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x735, "S2_MSR_PMON_CTL0"), Msr::new(0x736, "S2_MSR_PMON_CTL1"), Msr::new(0x737, "S2_MSR_PMON_CTL2"), Msr::new(0x738, "S2_MSR_PMON_CTL3")];
+/// `S{i}_MSR_PMON_CTL{n}` of instance S3.
+pub const S3_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x73F, "S3_MSR_PMON_CTL0"), Msr::new(0x740, "S3_MSR_PMON_CTL1"), Msr::new(0x741, "S3_MSR_PMON_CTL2"), Msr::new(0x742, "S3_MSR_PMON_CTL3")];
 /// `S{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
 pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [S0_MSR_PMON_CTL, S1_MSR_PMON_CTL, S2_MSR_PMON_CTL, S3_MSR_PMON_CTL];
 
-register! {
-    /// Overflow status of the four counters of one S-box.
-    pub struct SboxBoxStatus(u32): "S{i}_MSR_PMON_BOX_STATUS", MSR[1], unit "SBOX" of "xeon-e5-2600-v3", static SBOX_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Addresses": "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "S0": const S0_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = msr(0x725) "S0_MSR_PMON_BOX_STATUS" from "linux-snbep";
-    "S1": const S1_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = msr(0x72F) "S1_MSR_PMON_BOX_STATUS" from "linux-snbep";
-    "S2": const S2_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = msr(0x739) "S2_MSR_PMON_BOX_STATUS" from "linux-snbep";
-    "S3": const S3_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = msr(0x743) "S3_MSR_PMON_BOX_STATUS" from "linux-snbep";
+static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "SBOX", name: "S{i}_MSR_PMON_CTL{n}", type_name: "SboxCtl",
+    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: SboxCtlLayout::RESET, reserved_mask: SboxCtlLayout::RESERVED_MASK, ignored_mask: SboxCtlLayout::IGNORED_MASK, writable_mask: SboxCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one S-box.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "S0_MSR_PMON_CTL0", instance: "S0", index: 0, location: Location::Msr(0x721), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTL1", instance: "S0", index: 1, location: Location::Msr(0x722), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTL2", instance: "S0", index: 2, location: Location::Msr(0x723), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTL3", instance: "S0", index: 3, location: Location::Msr(0x724), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTL0", instance: "S1", index: 0, location: Location::Msr(0x72B), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTL1", instance: "S1", index: 1, location: Location::Msr(0x72C), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTL2", instance: "S1", index: 2, location: Location::Msr(0x72D), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTL3", instance: "S1", index: 3, location: Location::Msr(0x72E), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTL0", instance: "S2", index: 0, location: Location::Msr(0x735), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTL1", instance: "S2", index: 1, location: Location::Msr(0x736), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTL2", instance: "S2", index: 2, location: Location::Msr(0x737), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTL3", instance: "S2", index: 3, location: Location::Msr(0x738), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTL0", instance: "S3", index: 0, location: Location::Msr(0x73F), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTL1", instance: "S3", index: 1, location: Location::Msr(0x740), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTL2", instance: "S3", index: 2, location: Location::Msr(0x741), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTL3", instance: "S3", index: 3, location: Location::Msr(0x742), source: "linux-snbep" },
+    ]),
+    fields: SboxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known." },
+    ],
+};
+
+/// Overflow status of the four counters of one S-box.
+///
+/// `S{i}_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`SboxBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Addresses** (info): S-box i's block starts at MSR 0x720 + 0xA\*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA\*i.
+pub type SboxBoxStatus = Reg32<SboxBoxStatusLayout>;
+
+/// The layout of [`SboxBoxStatus`] (`S{i}_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum SboxBoxStatusLayout {}
+
+impl Layout for SboxBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &SBOX_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
+
+impl SboxBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `S{i}_MSR_PMON_BOX_STATUS` of instance S0.
+pub const S0_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x725, "S0_MSR_PMON_BOX_STATUS");
+/// `S{i}_MSR_PMON_BOX_STATUS` of instance S1.
+pub const S1_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x72F, "S1_MSR_PMON_BOX_STATUS");
+/// `S{i}_MSR_PMON_BOX_STATUS` of instance S2.
+pub const S2_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x739, "S2_MSR_PMON_BOX_STATUS");
+/// `S{i}_MSR_PMON_BOX_STATUS` of instance S3.
+pub const S3_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x743, "S3_MSR_PMON_BOX_STATUS");
 /// `S{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
 pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [S0_MSR_PMON_BOX_STATUS, S1_MSR_PMON_BOX_STATUS, S2_MSR_PMON_BOX_STATUS, S3_MSR_PMON_BOX_STATUS];
 
-register! {
-    /// Data counter n of one S-box: a 44-bit event count.
-    pub struct SboxCtr(u64): "S{i}_MSR_PMON_CTR{n}", MSR[4], unit "SBOX" of "xeon-e5-2600-v3", static SBOX_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Linux says 44 bits, likwid 48": "Linux hswep_uncore_sbox sets perf_ctr_bits = 44; likwid gives the S-boxes 48 bits. We follow Linux for Haswell-EP (the kernel sets 48 for the same registers on Broadwell-EP, bdx_uncore_sbox, so the value is deliberate per model).";
-    note "info" "Addresses": "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i.";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "S0": const S0_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [0: msr(0x726) "S0_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x727) "S0_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0x728) "S0_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0x729) "S0_MSR_PMON_CTR3" from "linux-snbep"];
-    "S1": const S1_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [0: msr(0x730) "S1_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x731) "S1_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0x732) "S1_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0x733) "S1_MSR_PMON_CTR3" from "linux-snbep"];
-    "S2": const S2_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [0: msr(0x73A) "S2_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x73B) "S2_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0x73C) "S2_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0x73D) "S2_MSR_PMON_CTR3" from "linux-snbep"];
-    "S3": const S3_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [0: msr(0x744) "S3_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x745) "S3_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0x746) "S3_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0x747) "S3_MSR_PMON_CTR3" from "linux-snbep"];
+static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "SBOX", name: "S{i}_MSR_PMON_BOX_STATUS", type_name: "SboxBoxStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: SboxBoxStatusLayout::RESET, reserved_mask: SboxBoxStatusLayout::RESERVED_MASK, ignored_mask: SboxBoxStatusLayout::IGNORED_MASK, writable_mask: SboxBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the four counters of one S-box.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "S0_MSR_PMON_BOX_STATUS", instance: "S0", index: 0, location: Location::Msr(0x725), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_BOX_STATUS", instance: "S1", index: 0, location: Location::Msr(0x72F), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_BOX_STATUS", instance: "S2", index: 0, location: Location::Msr(0x739), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_BOX_STATUS", instance: "S3", index: 0, location: Location::Msr(0x743), source: "linux-snbep" },
+    ]),
+    fields: SboxBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Addresses", text: "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i." },
+    ],
+};
+
+/// Data counter n of one S-box: a 44-bit event count.
+///
+/// `S{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the SBOX unit (xeon-e5-2600-v3), 4 per instance. Fields, masks and sources: [`SboxCtrLayout`].
+///
+/// **Linux says 44 bits, likwid 48** (source-conflict): Linux hswep_uncore_sbox sets perf_ctr_bits = 44; likwid gives the S-boxes 48 bits. We follow Linux for Haswell-EP (the kernel sets 48 for the same registers on Broadwell-EP, bdx_uncore_sbox, so the value is deliberate per model).
+///
+/// **Addresses** (info): S-box i's block starts at MSR 0x720 + 0xA\*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA\*i.
+pub type SboxCtr = Reg64<SboxCtrLayout>;
+
+/// The layout of [`SboxCtr`] (`S{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum SboxCtrLayout {}
+
+impl Layout for SboxCtrLayout {
+    const INFO: &'static RegisterInfo = &SBOX_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
 }
+
+impl SboxCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "S{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `S{i}_MSR_PMON_CTR{n}` of instance S0.
+pub const S0_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x726, "S0_MSR_PMON_CTR0"), Msr::new(0x727, "S0_MSR_PMON_CTR1"), Msr::new(0x728, "S0_MSR_PMON_CTR2"), Msr::new(0x729, "S0_MSR_PMON_CTR3")];
+/// `S{i}_MSR_PMON_CTR{n}` of instance S1.
+pub const S1_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x730, "S1_MSR_PMON_CTR0"), Msr::new(0x731, "S1_MSR_PMON_CTR1"), Msr::new(0x732, "S1_MSR_PMON_CTR2"), Msr::new(0x733, "S1_MSR_PMON_CTR3")];
+/// `S{i}_MSR_PMON_CTR{n}` of instance S2.
+pub const S2_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x73A, "S2_MSR_PMON_CTR0"), Msr::new(0x73B, "S2_MSR_PMON_CTR1"), Msr::new(0x73C, "S2_MSR_PMON_CTR2"), Msr::new(0x73D, "S2_MSR_PMON_CTR3")];
+/// `S{i}_MSR_PMON_CTR{n}` of instance S3.
+pub const S3_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x744, "S3_MSR_PMON_CTR0"), Msr::new(0x745, "S3_MSR_PMON_CTR1"), Msr::new(0x746, "S3_MSR_PMON_CTR2"), Msr::new(0x747, "S3_MSR_PMON_CTR3")];
 /// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
 pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR, S2_MSR_PMON_CTR, S3_MSR_PMON_CTR];
 
-unit_events!([SboxCtl noext], [
-    BOUNCE_CONTROL = "UNC_S_BOUNCE_CONTROL" 0x0a 0x00 false 0b1111 "",
-    CLOCKTICKS = "UNC_S_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    FAST_ASSERTED = "UNC_S_FAST_ASSERTED" 0x09 0x00 false 0b1111 "",
-    RING_AD_USED_UP_EVEN = "UNC_S_RING_AD_USED.UP_EVEN" 0x1b 0x01 false 0b1111 "",
-    RING_AD_USED_UP_ODD = "UNC_S_RING_AD_USED.UP_ODD" 0x1b 0x02 false 0b1111 "",
-    RING_AD_USED_DOWN_EVEN = "UNC_S_RING_AD_USED.DOWN_EVEN" 0x1b 0x04 false 0b1111 "",
-    RING_AD_USED_DOWN_ODD = "UNC_S_RING_AD_USED.DOWN_ODD" 0x1b 0x08 false 0b1111 "",
-    RING_AD_USED_UP = "UNC_S_RING_AD_USED.UP" 0x1b 0x03 false 0b1111 "",
-    RING_AD_USED_DOWN = "UNC_S_RING_AD_USED.DOWN" 0x1b 0x0c false 0b1111 "",
-    RING_AK_USED_UP_EVEN = "UNC_S_RING_AK_USED.UP_EVEN" 0x1c 0x01 false 0b1111 "",
-    RING_AK_USED_UP_ODD = "UNC_S_RING_AK_USED.UP_ODD" 0x1c 0x02 false 0b1111 "",
-    RING_AK_USED_DOWN_EVEN = "UNC_S_RING_AK_USED.DOWN_EVEN" 0x1c 0x04 false 0b1111 "",
-    RING_AK_USED_DOWN_ODD = "UNC_S_RING_AK_USED.DOWN_ODD" 0x1c 0x08 false 0b1111 "",
-    RING_AK_USED_UP = "UNC_S_RING_AK_USED.UP" 0x1c 0x03 false 0b1111 "",
-    RING_AK_USED_DOWN = "UNC_S_RING_AK_USED.DOWN" 0x1c 0x0c false 0b1111 "",
-    RING_BL_USED_UP_EVEN = "UNC_S_RING_BL_USED.UP_EVEN" 0x1d 0x01 false 0b1111 "",
-    RING_BL_USED_UP_ODD = "UNC_S_RING_BL_USED.UP_ODD" 0x1d 0x02 false 0b1111 "",
-    RING_BL_USED_DOWN_EVEN = "UNC_S_RING_BL_USED.DOWN_EVEN" 0x1d 0x04 false 0b1111 "",
-    RING_BL_USED_DOWN_ODD = "UNC_S_RING_BL_USED.DOWN_ODD" 0x1d 0x08 false 0b1111 "",
-    RING_BL_USED_UP = "UNC_S_RING_BL_USED.UP" 0x1d 0x03 false 0b1111 "",
-    RING_BL_USED_DOWN = "UNC_S_RING_BL_USED.DOWN" 0x1d 0x0c false 0b1111 "",
-    RING_BOUNCES_AD_CACHE = "UNC_S_RING_BOUNCES.AD_CACHE" 0x05 0x01 false 0b1111 "",
-    RING_BOUNCES_AK_CORE = "UNC_S_RING_BOUNCES.AK_CORE" 0x05 0x02 false 0b1111 "",
-    RING_BOUNCES_BL_CORE = "UNC_S_RING_BOUNCES.BL_CORE" 0x05 0x04 false 0b1111 "",
-    RING_BOUNCES_IV_CORE = "UNC_S_RING_BOUNCES.IV_CORE" 0x05 0x08 false 0b1111 "",
-    RING_IV_USED_UP = "UNC_S_RING_IV_USED.UP" 0x1e 0x03 false 0b1111 "",
-    RING_IV_USED_DN = "UNC_S_RING_IV_USED.DN" 0x1e 0x0c false 0b1111 "",
-    RING_SINK_STARVED_AD_CACHE = "UNC_S_RING_SINK_STARVED.AD_CACHE" 0x06 0x01 false 0b1111 "",
-    RING_SINK_STARVED_AK_CORE = "UNC_S_RING_SINK_STARVED.AK_CORE" 0x06 0x02 false 0b1111 "",
-    RING_SINK_STARVED_BL_CORE = "UNC_S_RING_SINK_STARVED.BL_CORE" 0x06 0x04 false 0b1111 "",
-    RING_SINK_STARVED_IV_CORE = "UNC_S_RING_SINK_STARVED.IV_CORE" 0x06 0x08 false 0b1111 "",
-    RXR_BUSY_STARVED_AD_CRD = "UNC_S_RxR_BUSY_STARVED.AD_CRD" 0x15 0x01 false 0b1111 "",
-    RXR_BUSY_STARVED_AD_BNC = "UNC_S_RxR_BUSY_STARVED.AD_BNC" 0x15 0x02 false 0b1111 "",
-    RXR_BUSY_STARVED_BL_CRD = "UNC_S_RxR_BUSY_STARVED.BL_CRD" 0x15 0x04 false 0b1111 "",
-    RXR_BUSY_STARVED_BL_BNC = "UNC_S_RxR_BUSY_STARVED.BL_BNC" 0x15 0x08 false 0b1111 "",
-    RXR_BYPASS_AD_CRD = "UNC_S_RxR_BYPASS.AD_CRD" 0x12 0x01 false 0b1111 "",
-    RXR_BYPASS_AD_BNC = "UNC_S_RxR_BYPASS.AD_BNC" 0x12 0x02 false 0b1111 "",
-    RXR_BYPASS_BL_CRD = "UNC_S_RxR_BYPASS.BL_CRD" 0x12 0x04 false 0b1111 "",
-    RXR_BYPASS_BL_BNC = "UNC_S_RxR_BYPASS.BL_BNC" 0x12 0x08 false 0b1111 "",
-    RXR_BYPASS_AK = "UNC_S_RxR_BYPASS.AK" 0x12 0x10 false 0b1111 "",
-    RXR_BYPASS_IV = "UNC_S_RxR_BYPASS.IV" 0x12 0x20 false 0b1111 "",
-    RXR_CRD_STARVED_AD_CRD = "UNC_S_RxR_CRD_STARVED.AD_CRD" 0x14 0x01 false 0b1111 "",
-    RXR_CRD_STARVED_AD_BNC = "UNC_S_RxR_CRD_STARVED.AD_BNC" 0x14 0x02 false 0b1111 "",
-    RXR_CRD_STARVED_BL_CRD = "UNC_S_RxR_CRD_STARVED.BL_CRD" 0x14 0x04 false 0b1111 "",
-    RXR_CRD_STARVED_BL_BNC = "UNC_S_RxR_CRD_STARVED.BL_BNC" 0x14 0x08 false 0b1111 "",
-    RXR_CRD_STARVED_AK = "UNC_S_RxR_CRD_STARVED.AK" 0x14 0x10 false 0b1111 "",
-    RXR_CRD_STARVED_IV = "UNC_S_RxR_CRD_STARVED.IV" 0x14 0x20 false 0b1111 "",
-    RXR_CRD_STARVED_IFV = "UNC_S_RxR_CRD_STARVED.IFV" 0x14 0x40 false 0b1111 "",
-    RXR_INSERTS_AD_CRD = "UNC_S_RxR_INSERTS.AD_CRD" 0x13 0x01 false 0b1111 "",
-    RXR_INSERTS_AD_BNC = "UNC_S_RxR_INSERTS.AD_BNC" 0x13 0x02 false 0b1111 "",
-    RXR_INSERTS_BL_CRD = "UNC_S_RxR_INSERTS.BL_CRD" 0x13 0x04 false 0b1111 "",
-    RXR_INSERTS_BL_BNC = "UNC_S_RxR_INSERTS.BL_BNC" 0x13 0x08 false 0b1111 "",
-    RXR_INSERTS_AK = "UNC_S_RxR_INSERTS.AK" 0x13 0x10 false 0b1111 "",
-    RXR_INSERTS_IV = "UNC_S_RxR_INSERTS.IV" 0x13 0x20 false 0b1111 "",
-    RXR_OCCUPANCY_AD_CRD = "UNC_S_RxR_OCCUPANCY.AD_CRD" 0x11 0x01 false 0b1111 "",
-    RXR_OCCUPANCY_AD_BNC = "UNC_S_RxR_OCCUPANCY.AD_BNC" 0x11 0x02 false 0b1111 "",
-    RXR_OCCUPANCY_BL_CRD = "UNC_S_RxR_OCCUPANCY.BL_CRD" 0x11 0x04 false 0b1111 "",
-    RXR_OCCUPANCY_BL_BNC = "UNC_S_RxR_OCCUPANCY.BL_BNC" 0x11 0x08 false 0b1111 "",
-    RXR_OCCUPANCY_AK = "UNC_S_RxR_OCCUPANCY.AK" 0x11 0x10 false 0b1111 "",
-    RXR_OCCUPANCY_IV = "UNC_S_RxR_OCCUPANCY.IV" 0x11 0x20 false 0b1111 "",
-    TXR_ADS_USED_AD = "UNC_S_TxR_ADS_USED.AD" 0x04 0x01 false 0b1111 "",
-    TXR_ADS_USED_AK = "UNC_S_TxR_ADS_USED.AK" 0x04 0x02 false 0b1111 "",
-    TXR_ADS_USED_BL = "UNC_S_TxR_ADS_USED.BL" 0x04 0x04 false 0b1111 "",
-    TXR_INSERTS_AD_CRD = "UNC_S_TxR_INSERTS.AD_CRD" 0x02 0x01 false 0b1111 "",
-    TXR_INSERTS_AD_BNC = "UNC_S_TxR_INSERTS.AD_BNC" 0x02 0x02 false 0b1111 "",
-    TXR_INSERTS_BL_CRD = "UNC_S_TxR_INSERTS.BL_CRD" 0x02 0x04 false 0b1111 "",
-    TXR_INSERTS_BL_BNC = "UNC_S_TxR_INSERTS.BL_BNC" 0x02 0x08 false 0b1111 "",
-    TXR_INSERTS_AK = "UNC_S_TxR_INSERTS.AK" 0x02 0x10 false 0b1111 "",
-    TXR_INSERTS_IV = "UNC_S_TxR_INSERTS.IV" 0x02 0x20 false 0b1111 "",
-    TXR_OCCUPANCY_AD_CRD = "UNC_S_TxR_OCCUPANCY.AD_CRD" 0x01 0x01 false 0b1111 "",
-    TXR_OCCUPANCY_AD_BNC = "UNC_S_TxR_OCCUPANCY.AD_BNC" 0x01 0x02 false 0b1111 "",
-    TXR_OCCUPANCY_BL_CRD = "UNC_S_TxR_OCCUPANCY.BL_CRD" 0x01 0x04 false 0b1111 "",
-    TXR_OCCUPANCY_BL_BNC = "UNC_S_TxR_OCCUPANCY.BL_BNC" 0x01 0x08 false 0b1111 "",
-    TXR_OCCUPANCY_AK = "UNC_S_TxR_OCCUPANCY.AK" 0x01 0x10 false 0b1111 "",
-    TXR_OCCUPANCY_IV = "UNC_S_TxR_OCCUPANCY.IV" 0x01 0x20 false 0b1111 "",
-    TXR_STARVED_AD = "UNC_S_TxR_STARVED.AD" 0x03 0x01 false 0b1111 "",
-    TXR_STARVED_AK = "UNC_S_TxR_STARVED.AK" 0x03 0x02 false 0b1111 "",
-    TXR_STARVED_BL = "UNC_S_TxR_STARVED.BL" 0x03 0x04 false 0b1111 "",
-    TXR_STARVED_IV = "UNC_S_TxR_STARVED.IV" 0x03 0x08 false 0b1111 "",
-]);
+static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "SBOX", name: "S{i}_MSR_PMON_CTR{n}", type_name: "SboxCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: SboxCtrLayout::RESET, reserved_mask: SboxCtrLayout::RESERVED_MASK, ignored_mask: SboxCtrLayout::IGNORED_MASK, writable_mask: SboxCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one S-box: a 44-bit event count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "S0_MSR_PMON_CTR0", instance: "S0", index: 0, location: Location::Msr(0x726), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTR1", instance: "S0", index: 1, location: Location::Msr(0x727), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTR2", instance: "S0", index: 2, location: Location::Msr(0x728), source: "linux-snbep" },
+        AddressInfo { name: "S0_MSR_PMON_CTR3", instance: "S0", index: 3, location: Location::Msr(0x729), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTR0", instance: "S1", index: 0, location: Location::Msr(0x730), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTR1", instance: "S1", index: 1, location: Location::Msr(0x731), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTR2", instance: "S1", index: 2, location: Location::Msr(0x732), source: "linux-snbep" },
+        AddressInfo { name: "S1_MSR_PMON_CTR3", instance: "S1", index: 3, location: Location::Msr(0x733), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTR0", instance: "S2", index: 0, location: Location::Msr(0x73A), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTR1", instance: "S2", index: 1, location: Location::Msr(0x73B), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTR2", instance: "S2", index: 2, location: Location::Msr(0x73C), source: "linux-snbep" },
+        AddressInfo { name: "S2_MSR_PMON_CTR3", instance: "S2", index: 3, location: Location::Msr(0x73D), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTR0", instance: "S3", index: 0, location: Location::Msr(0x744), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTR1", instance: "S3", index: 1, location: Location::Msr(0x745), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTR2", instance: "S3", index: 2, location: Location::Msr(0x746), source: "linux-snbep" },
+        AddressInfo { name: "S3_MSR_PMON_CTR3", instance: "S3", index: 3, location: Location::Msr(0x747), source: "linux-snbep" },
+    ]),
+    fields: SboxCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Linux says 44 bits, likwid 48", text: "Linux hswep_uncore_sbox sets perf_ctr_bits = 44; likwid gives the S-boxes 48 bits. We follow Linux for Haswell-EP (the kernel sets 48 for the same registers on Broadwell-EP, bdx_uncore_sbox, so the value is deliberate per model)." },
+        NoteInfo { kind: "info", title: "Addresses", text: "S-box i's block starts at MSR 0x720 + 0xA*i: Linux HSWEP_S0_MSR_PMON_BOX_CTL = 0x720, CTL0 = 0x721, CTR0 = 0x726, HSWEP_SBOX_MSR_OFFSET = 0xa, four boxes (also used for BDX); likwid MSR_UNC_V3_S0..S3 agree and add BOX_STATUS = 0x725 + 0xA*i." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_S_BOUNCE_CONTROL`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const BOUNCE_CONTROL: Event = Event(&EventInfo { name: "UNC_S_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_S_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_FAST_ASSERTED`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FAST_ASSERTED: Event = Event(&EventInfo { name: "UNC_S_FAST_ASSERTED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.UP`: event select 0x1b, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP", code: 0x1b, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AD_USED.DOWN`: event select 0x1b, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AD_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.UP`: event select 0x1c, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP", code: 0x1c, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_AK_USED.DOWN`: event select 0x1c, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_AK_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.UP`: event select 0x1d, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP", code: 0x1d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BL_USED.DOWN`: event select 0x1d, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_BL_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BOUNCES.AD_CACHE`: event select 0x05, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_BOUNCES_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AD_CACHE", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_IV_USED.UP`: event select 0x1e, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.UP", code: 0x1e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_IV_USED.DN`: event select 0x1e, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const RING_IV_USED_DN: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BUSY_STARVED.AD_CRD`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_CRD", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BUSY_STARVED.AD_BNC`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_BNC", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BUSY_STARVED.BL_CRD`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_CRD", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BUSY_STARVED.BL_BNC`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_BNC", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.AD_CRD`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_CRD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.AD_BNC`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_BNC", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.BL_CRD`: event select 0x12, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_CRD", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.BL_BNC`: event select 0x12, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_BNC", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.AK`: event select 0x12, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AK", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_BYPASS.IV`: event select 0x12, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXR_BYPASS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.IV", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.AD_CRD`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_CRD", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.AD_BNC`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_BNC", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.BL_CRD`: event select 0x14, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_CRD", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.BL_BNC`: event select 0x14, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_BNC", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.AK`: event select 0x14, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AK", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.IV`: event select 0x14, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IV", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_CRD_STARVED.IFV`: event select 0x14, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const RXR_CRD_STARVED_IFV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IFV", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.AD_CRD`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_CRD", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.AD_BNC`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_BNC", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.BL_CRD`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_CRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.BL_BNC`: event select 0x13, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_BNC", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.AK`: event select 0x13, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AK", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_INSERTS.IV`: event select 0x13, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.IV", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.AD_CRD`: event select 0x11, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_CRD", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.AD_BNC`: event select 0x11, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_BNC", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.BL_CRD`: event select 0x11, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_CRD", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.BL_BNC`: event select 0x11, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_BNC", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.AK`: event select 0x11, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AK", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_RxR_OCCUPANCY.IV`: event select 0x11, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.IV", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_ADS_USED.AD`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_ADS_USED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_ADS_USED.AK`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_ADS_USED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_ADS_USED.BL`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_ADS_USED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.AD_CRD`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_CRD", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.AD_BNC`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_BNC", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.BL_CRD`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_CRD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.BL_BNC`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_BNC", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.AK`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AK", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_INSERTS.IV`: event select 0x02, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.IV", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.AD_CRD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_CRD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.AD_BNC`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_BNC", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.BL_CRD`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_CRD", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.BL_BNC`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_BNC", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.AK`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AK", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_OCCUPANCY.IV`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.IV", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_STARVED.AD`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AD", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_S_TxR_STARVED.IV`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXR_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.IV", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::BOUNCE_CONTROL, Event::CLOCKTICKS, Event::FAST_ASSERTED, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP, Event::RING_AD_USED_DOWN, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP, Event::RING_AK_USED_DOWN, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP, Event::RING_BL_USED_DOWN, Event::RING_BOUNCES_AD_CACHE, Event::RING_BOUNCES_AK_CORE, Event::RING_BOUNCES_BL_CORE, Event::RING_BOUNCES_IV_CORE, Event::RING_IV_USED_UP, Event::RING_IV_USED_DN, Event::RING_SINK_STARVED_AD_CACHE, Event::RING_SINK_STARVED_AK_CORE, Event::RING_SINK_STARVED_BL_CORE, Event::RING_SINK_STARVED_IV_CORE, Event::RXR_BUSY_STARVED_AD_CRD, Event::RXR_BUSY_STARVED_AD_BNC, Event::RXR_BUSY_STARVED_BL_CRD, Event::RXR_BUSY_STARVED_BL_BNC, Event::RXR_BYPASS_AD_CRD, Event::RXR_BYPASS_AD_BNC, Event::RXR_BYPASS_BL_CRD, Event::RXR_BYPASS_BL_BNC, Event::RXR_BYPASS_AK, Event::RXR_BYPASS_IV, Event::RXR_CRD_STARVED_AD_CRD, Event::RXR_CRD_STARVED_AD_BNC, Event::RXR_CRD_STARVED_BL_CRD, Event::RXR_CRD_STARVED_BL_BNC, Event::RXR_CRD_STARVED_AK, Event::RXR_CRD_STARVED_IV, Event::RXR_CRD_STARVED_IFV, Event::RXR_INSERTS_AD_CRD, Event::RXR_INSERTS_AD_BNC, Event::RXR_INSERTS_BL_CRD, Event::RXR_INSERTS_BL_BNC, Event::RXR_INSERTS_AK, Event::RXR_INSERTS_IV, Event::RXR_OCCUPANCY_AD_CRD, Event::RXR_OCCUPANCY_AD_BNC, Event::RXR_OCCUPANCY_BL_CRD, Event::RXR_OCCUPANCY_BL_BNC, Event::RXR_OCCUPANCY_AK, Event::RXR_OCCUPANCY_IV, Event::TXR_ADS_USED_AD, Event::TXR_ADS_USED_AK, Event::TXR_ADS_USED_BL, Event::TXR_INSERTS_AD_CRD, Event::TXR_INSERTS_AD_BNC, Event::TXR_INSERTS_BL_CRD, Event::TXR_INSERTS_BL_BNC, Event::TXR_INSERTS_AK, Event::TXR_INSERTS_IV, Event::TXR_OCCUPANCY_AD_CRD, Event::TXR_OCCUPANCY_AD_BNC, Event::TXR_OCCUPANCY_BL_CRD, Event::TXR_OCCUPANCY_BL_BNC, Event::TXR_OCCUPANCY_AK, Event::TXR_OCCUPANCY_IV, Event::TXR_STARVED_AD, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL, Event::TXR_STARVED_IV];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::BOUNCE_CONTROL.0, Event::CLOCKTICKS.0, Event::FAST_ASSERTED.0, Event::RING_AD_USED_UP_EVEN.0, Event::RING_AD_USED_UP_ODD.0, Event::RING_AD_USED_DOWN_EVEN.0, Event::RING_AD_USED_DOWN_ODD.0, Event::RING_AD_USED_UP.0, Event::RING_AD_USED_DOWN.0, Event::RING_AK_USED_UP_EVEN.0, Event::RING_AK_USED_UP_ODD.0, Event::RING_AK_USED_DOWN_EVEN.0, Event::RING_AK_USED_DOWN_ODD.0, Event::RING_AK_USED_UP.0, Event::RING_AK_USED_DOWN.0, Event::RING_BL_USED_UP_EVEN.0, Event::RING_BL_USED_UP_ODD.0, Event::RING_BL_USED_DOWN_EVEN.0, Event::RING_BL_USED_DOWN_ODD.0, Event::RING_BL_USED_UP.0, Event::RING_BL_USED_DOWN.0, Event::RING_BOUNCES_AD_CACHE.0, Event::RING_BOUNCES_AK_CORE.0, Event::RING_BOUNCES_BL_CORE.0, Event::RING_BOUNCES_IV_CORE.0, Event::RING_IV_USED_UP.0, Event::RING_IV_USED_DN.0, Event::RING_SINK_STARVED_AD_CACHE.0, Event::RING_SINK_STARVED_AK_CORE.0, Event::RING_SINK_STARVED_BL_CORE.0, Event::RING_SINK_STARVED_IV_CORE.0, Event::RXR_BUSY_STARVED_AD_CRD.0, Event::RXR_BUSY_STARVED_AD_BNC.0, Event::RXR_BUSY_STARVED_BL_CRD.0, Event::RXR_BUSY_STARVED_BL_BNC.0, Event::RXR_BYPASS_AD_CRD.0, Event::RXR_BYPASS_AD_BNC.0, Event::RXR_BYPASS_BL_CRD.0, Event::RXR_BYPASS_BL_BNC.0, Event::RXR_BYPASS_AK.0, Event::RXR_BYPASS_IV.0, Event::RXR_CRD_STARVED_AD_CRD.0, Event::RXR_CRD_STARVED_AD_BNC.0, Event::RXR_CRD_STARVED_BL_CRD.0, Event::RXR_CRD_STARVED_BL_BNC.0, Event::RXR_CRD_STARVED_AK.0, Event::RXR_CRD_STARVED_IV.0, Event::RXR_CRD_STARVED_IFV.0, Event::RXR_INSERTS_AD_CRD.0, Event::RXR_INSERTS_AD_BNC.0, Event::RXR_INSERTS_BL_CRD.0, Event::RXR_INSERTS_BL_BNC.0, Event::RXR_INSERTS_AK.0, Event::RXR_INSERTS_IV.0, Event::RXR_OCCUPANCY_AD_CRD.0, Event::RXR_OCCUPANCY_AD_BNC.0, Event::RXR_OCCUPANCY_BL_CRD.0, Event::RXR_OCCUPANCY_BL_BNC.0, Event::RXR_OCCUPANCY_AK.0, Event::RXR_OCCUPANCY_IV.0, Event::TXR_ADS_USED_AD.0, Event::TXR_ADS_USED_AK.0, Event::TXR_ADS_USED_BL.0, Event::TXR_INSERTS_AD_CRD.0, Event::TXR_INSERTS_AD_BNC.0, Event::TXR_INSERTS_BL_CRD.0, Event::TXR_INSERTS_BL_BNC.0, Event::TXR_INSERTS_AK.0, Event::TXR_INSERTS_IV.0, Event::TXR_OCCUPANCY_AD_CRD.0, Event::TXR_OCCUPANCY_AD_BNC.0, Event::TXR_OCCUPANCY_BL_CRD.0, Event::TXR_OCCUPANCY_BL_BNC.0, Event::TXR_OCCUPANCY_AK.0, Event::TXR_OCCUPANCY_IV.0, Event::TXR_STARVED_AD.0, Event::TXR_STARVED_AK.0, Event::TXR_STARVED_BL.0, Event::TXR_STARVED_IV.0];
+
+impl SboxCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

@@ -6,211 +6,738 @@
 //!
 //! Instances: UBOX.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.
-    pub struct UGlobalCtl(u32): "U_MSR_PMON_GLOBAL_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_GLOBAL_CTL_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address and the two bits from likwid; the rest unknown": "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 << 31 to it and unfreezes it by writing 1 << 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them.";
-    note "source-conflict" "How software freezes: likwid and Linux write frz_all, PCM writes 0": "likwid freezes the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0x700, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow likwid: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.";
-    /// Freeze all: writing 1 freezes every uncore box that has frz_en set.
-    bit 31 wo frz_all: bool = 0x0, role GlobalFreeze [] { with: with_frz_all };
-    bit 30 rv "rsv" = 0x0;
-    /// Unfreeze all: writing 1 lets the frozen boxes count again.
-    bit 29 wo unfrz_all: bool = 0x0, role GlobalUnfreeze [] { with: with_unfrz_all };
-    bits 28:0 rv "rsv" = 0x0;
-    "UBOX": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0x700) "U_MSR_PMON_GLOBAL_CTL" from "likwid";
+/// Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.
+///
+/// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UGlobalCtlLayout`].
+///
+/// **Address and the two bits from likwid; the rest unknown** (info): likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 \<\< 31 to it and unfreezes it by writing 1 \<\< 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them.
+///
+/// **How software freezes: likwid and Linux write frz_all, PCM writes 0** (source-conflict): likwid freezes the uncore by writing 1 \<\< 31. PCM unfreezes the uncore of this processor by writing 1 \<\< 29 (unfrz_all) to 0x700, as the others do, but "freezes" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) \<\< 29), which sets no command bit. We follow likwid: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.
+pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+
+/// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum UGlobalCtlLayout {}
+
+impl Layout for UGlobalCtlLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, reset: 0x0, description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", values: &[], repeat: None, role: Some(Role::GlobalFreeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, reset: 0x0, description: "Unfreeze all: writing 1 lets the frozen boxes count again.", values: &[], repeat: None, role: Some(Role::GlobalUnfreeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 28, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x5fffffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xa0000000;
 }
 
-register! {
-    /// Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.
-    pub struct UGlobalStatus(u32): "U_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_GLOBAL_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Bits from likwid's overflow handling; the rest unknown": "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701 and, for these processors, gives each box the bit it tests and clears here (writing 1 << bit) when a counter of the box wraps: U-box fixed counter 0, U-box 1, PCU 2, HA0 21, HA1 22, iMC channels 0-3 23, channels 4-7 24, QPI port 0 25, port 1 26, R3QPI link 0 27, link 1 28, R2PCIe 29 (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h). It gives no bit for the C-boxes and S-boxes (-1) and 34, outside the register, for the IRP, and none for QPI port 2 or R3QPI link 2. Those boxes' bits are not known from the sources read; bits 20:3 and 31:30 are recorded as reserved.";
-    note "info" "Width": "likwid reads and writes this MSR as 64 bits but uses only bits 29:0; it is modelled as a 32-bit register like the other U-box controls.";
-    bits 31:30 rv "rsv" = 0x0;
-    /// Set when a counter of the R2PCIe box overflows; write 1 to clear.
-    bit 29 rw1c ov_r2pcie: bool = 0x0 { get: ov_r2pcie, with: with_ov_r2pcie };
-    /// Set when a counter of R3QPI link 1 overflows; write 1 to clear.
-    bit 28 rw1c ov_r3qpi1: bool = 0x0 { get: ov_r3qpi1, with: with_ov_r3qpi1 };
-    /// Set when a counter of R3QPI link 0 overflows; write 1 to clear.
-    bit 27 rw1c ov_r3qpi0: bool = 0x0 { get: ov_r3qpi0, with: with_ov_r3qpi0 };
-    /// Set when a counter of QPI port 1 overflows; write 1 to clear.
-    bit 26 rw1c ov_qpi1: bool = 0x0 { get: ov_qpi1, with: with_ov_qpi1 };
-    /// Set when a counter of QPI port 0 overflows; write 1 to clear.
-    bit 25 rw1c ov_qpi0: bool = 0x0 { get: ov_qpi0, with: with_ov_qpi0 };
-    /// Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear.
-    bit 24 rw1c ov_imc1: bool = 0x0 { get: ov_imc1, with: with_ov_imc1 };
-    /// Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear.
-    bit 23 rw1c ov_imc0: bool = 0x0 { get: ov_imc0, with: with_ov_imc0 };
-    /// Set when a counter of home agent 1 overflows; write 1 to clear.
-    bit 22 rw1c ov_ha1: bool = 0x0 { get: ov_ha1, with: with_ov_ha1 };
-    /// Set when a counter of home agent 0 overflows; write 1 to clear.
-    bit 21 rw1c ov_ha0: bool = 0x0 { get: ov_ha0, with: with_ov_ha0 };
-    bits 20:3 rv "rsv" = 0x0;
-    /// Set when a PCU counter overflows; write 1 to clear.
-    bit 2 rw1c ov_pcu: bool = 0x0 { get: ov_pcu, with: with_ov_pcu };
-    /// Set when a general U-box counter overflows; write 1 to clear.
-    bit 1 rw1c ov_u: bool = 0x0 { get: ov_u, with: with_ov_u };
-    /// Set when the U-box UCLK fixed counter overflows; write 1 to clear.
-    bit 0 rw1c ov_u_fixed: bool = 0x0 { get: ov_u_fixed, with: with_ov_u_fixed };
-    "UBOX": const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = msr(0x701) "U_MSR_PMON_GLOBAL_STATUS" from "likwid";
+impl UGlobalCtl {
+    /// This value with `frz_all` (bit 31) set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// This value with `unfrz_all` (bit 29) set to `v`.
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
 }
 
-register! {
-    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.
-    pub struct UUclkFixedCtl(u32): "U_MSR_PMON_UCLK_FIXED_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_UCLK_FIXED_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Address and layout": "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4).";
-    bits 31:23 rv "rsv" = 0x0;
-    /// Enables the UCLK fixed counter.
-    bit 22 rw en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:20 rsv "rsv" = 0x0;
-    bits 19:0 rv "rsv" = 0x0;
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = msr(0x703) "U_MSR_PMON_UCLK_FIXED_CTL" from "linux-snbep";
+/// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
+pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
+
+static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_GLOBAL_CTL", type_name: "UGlobalCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
+    description: "Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x700), source: "likwid" },
+    ]),
+    fields: UGlobalCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and the two bits from likwid; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 << 31 to it and unfreezes it by writing 1 << 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them." },
+        NoteInfo { kind: "source-conflict", title: "How software freezes: likwid and Linux write frz_all, PCM writes 0", text: "likwid freezes the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0x700, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow likwid: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only." },
+    ],
+};
+
+/// Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.
+///
+/// `U_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UGlobalStatusLayout`].
+///
+/// **Bits from likwid's overflow handling; the rest unknown** (info): likwid defines MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701 and, for these processors, gives each box the bit it tests and clears here (writing 1 \<\< bit) when a counter of the box wraps: U-box fixed counter 0, U-box 1, PCU 2, HA0 21, HA1 22, iMC channels 0-3 23, channels 4-7 24, QPI port 0 25, port 1 26, R3QPI link 0 27, link 1 28, R2PCIe 29 (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h). It gives no bit for the C-boxes and S-boxes (-1) and 34, outside the register, for the IRP, and none for QPI port 2 or R3QPI link 2. Those boxes' bits are not known from the sources read; bits 20:3 and 31:30 are recorded as reserved.
+///
+/// **Width** (info): likwid reads and writes this MSR as 64 bits but uses only bits 29:0; it is modelled as a 32-bit register like the other U-box controls.
+pub type UGlobalStatus = Reg32<UGlobalStatusLayout>;
+
+/// The layout of [`UGlobalStatus`] (`U_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum UGlobalStatusLayout {}
+
+impl Layout for UGlobalStatusLayout {
+    const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r2pcie", ident: "ov_r2pcie", lsb: 29, msb: 29, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the R2PCIe box overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r3qpi1", ident: "ov_r3qpi1", lsb: 28, msb: 28, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of R3QPI link 1 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_r3qpi0", ident: "ov_r3qpi0", lsb: 27, msb: 27, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of R3QPI link 0 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_qpi1", ident: "ov_qpi1", lsb: 26, msb: 26, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of QPI port 1 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_qpi0", ident: "ov_qpi0", lsb: 25, msb: 25, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of QPI port 0 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 24, msb: 24, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 23, msb: 23, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_ha1", ident: "ov_ha1", lsb: 22, msb: 22, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of home agent 1 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_ha0", ident: "ov_ha0", lsb: 21, msb: 21, access: Access::Rw1c, reset: 0x0, description: "Set when a counter of home agent 0 overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 20, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c, reset: 0x0, description: "Set when a PCU counter overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c, reset: 0x0, description: "Set when a general U-box counter overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c, reset: 0x0, description: "Set when the U-box UCLK fixed counter overflows; write 1 to clear.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xc01ffff8;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3fe00007;
 }
 
-register! {
-    /// The U-box fixed counter: advances once per uncore clock while enabled.
-    pub struct UUclkFixedCtr(u64): "U_MSR_PMON_UCLK_FIXED_CTR", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_UCLK_FIXED_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Address and width": "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = msr(0x704) "U_MSR_PMON_UCLK_FIXED_CTR" from "linux-snbep";
+impl UGlobalStatus {
+    /// `ov_r2pcie` (bit 29, rw1c, reset 0x0): Set when a counter of the R2PCIe box overflows; write 1 to clear.
+    #[inline] pub const fn ov_r2pcie(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
+    /// This value with `ov_r2pcie` (bit 29) set to `v`.
+    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
+    /// `ov_r3qpi1` (bit 28, rw1c, reset 0x0): Set when a counter of R3QPI link 1 overflows; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi1(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
+    /// This value with `ov_r3qpi1` (bit 28) set to `v`.
+    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
+    /// `ov_r3qpi0` (bit 27, rw1c, reset 0x0): Set when a counter of R3QPI link 0 overflows; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi0(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
+    /// This value with `ov_r3qpi0` (bit 27) set to `v`.
+    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
+    /// `ov_qpi1` (bit 26, rw1c, reset 0x0): Set when a counter of QPI port 1 overflows; write 1 to clear.
+    #[inline] pub const fn ov_qpi1(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
+    /// This value with `ov_qpi1` (bit 26) set to `v`.
+    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
+    /// `ov_qpi0` (bit 25, rw1c, reset 0x0): Set when a counter of QPI port 0 overflows; write 1 to clear.
+    #[inline] pub const fn ov_qpi0(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
+    /// This value with `ov_qpi0` (bit 25) set to `v`.
+    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
+    /// `ov_imc1` (bit 24, rw1c, reset 0x0): Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear.
+    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
+    /// This value with `ov_imc1` (bit 24) set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
+    /// `ov_imc0` (bit 23, rw1c, reset 0x0): Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear.
+    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
+    /// This value with `ov_imc0` (bit 23) set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
+    /// `ov_ha1` (bit 22, rw1c, reset 0x0): Set when a counter of home agent 1 overflows; write 1 to clear.
+    #[inline] pub const fn ov_ha1(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `ov_ha1` (bit 22) set to `v`.
+    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_ha0` (bit 21, rw1c, reset 0x0): Set when a counter of home agent 0 overflows; write 1 to clear.
+    #[inline] pub const fn ov_ha0(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
+    /// This value with `ov_ha0` (bit 21) set to `v`.
+    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
+    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a PCU counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
+    /// This value with `ov_pcu` (bit 2) set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a general U-box counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
+    /// This value with `ov_u` (bit 1) set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when the U-box UCLK fixed counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `ov_u_fixed` (bit 0) set to `v`.
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-field_enum! {
-    /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum UCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+/// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
+pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0x701, "U_MSR_PMON_GLOBAL_STATUS");
+
+static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_GLOBAL_STATUS", type_name: "UGlobalStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
+    description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x701), source: "likwid" },
+    ]),
+    fields: UGlobalStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits from likwid's overflow handling; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701 and, for these processors, gives each box the bit it tests and clears here (writing 1 << bit) when a counter of the box wraps: U-box fixed counter 0, U-box 1, PCU 2, HA0 21, HA1 22, iMC channels 0-3 23, channels 4-7 24, QPI port 0 25, port 1 26, R3QPI link 0 27, link 1 28, R2PCIe 29 (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h). It gives no bit for the C-boxes and S-boxes (-1) and 34, outside the register, for the IRP, and none for QPI port 2 or R3QPI link 2. Those boxes' bits are not known from the sources read; bits 20:3 and 31:30 are recorded as reserved." },
+        NoteInfo { kind: "info", title: "Width", text: "likwid reads and writes this MSR as 64 bits but uses only bits 29:0; it is modelled as a 32-bit register like the other U-box controls." },
+    ],
+};
+
+/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UUclkFixedCtlLayout`].
+///
+/// **Address and layout** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4).
+pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+
+/// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UUclkFixedCtlLayout {}
+
+impl Layout for UUclkFixedCtlLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Enables the UCLK fixed counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffbfffff;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x400000;
+}
+
+impl UUclkFixedCtl {
+    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+}
+
+/// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
+
+static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTL", type_name: "UUclkFixedCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
+    description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x703), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and layout", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)." },
+    ],
+};
+
+/// The U-box fixed counter: advances once per uncore clock while enabled.
+///
+/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UUclkFixedCtrLayout`].
+///
+/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width.
+pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+
+/// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UUclkFixedCtrLayout {}
+
+impl Layout for UUclkFixedCtrLayout {
+    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl UUclkFixedCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
+pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
+
+static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_UCLK_FIXED_CTR", type_name: "UUclkFixedCtr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
+    description: "The U-box fixed counter: advances once per uncore clock while enabled.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x704), source: "linux-snbep" },
+    ]),
+    fields: UUclkFixedCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width." },
+    ],
+};
+
+/// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum UCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl UCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.
-    pub struct UCtl(u32): "U_MSR_PMON_CTL{n}", MSR[2], unit "UBOX" of "xeon-e5-2600-v3", static U_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706.";
-    bits 31:29 rv "rsv" = 0x0;
-    /// Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.
-    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: UCtlInvert = 0x0, values UCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "UBOX": const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [0: msr(0x705) "U_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x706) "U_MSR_PMON_CTL1" from "linux-snbep"];
+
+/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.
+///
+/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance. Fields, masks and sources: [`UCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706.
+pub type UCtl = Reg32<UCtlLayout>;
+
+/// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtlLayout {}
+
+impl Layout for UCtlLayout {
+    const INFO: &'static RegisterInfo = &U_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, reset: 0x0, description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: UCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xe0390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x1fc6ffff;
 }
 
-register! {
-    /// Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.
-    pub struct UBoxFilter(u32): "U_MSR_PMON_BOX_FILTER", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_BOX_FILTER_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Linux and Intel's event list disagree on the filter's bits": "Linux defines HSWEP_U_MSR_PMON_FILTER = 0x707 with a thread-id bit 0 (HSWEP_U_MSR_PMON_BOX_FILTER_TID) and a 5-bit core id at 5:1 (_CID), and writes only those bits; Intel's event list marks UNC_U_FILTER_MATCH.* with UBoxFilter[3:0]. We follow Linux, the only source that says what the bits mean: both readings cover the bits the events use, and the narrower Intel range is recorded here. Bits above 5 are covered by no source and recorded as reserved.";
-    bits 31:6 rv "rsv" = 0x0;
-    /// Core id to match.
-    bits 5:1 rw cid: u8 = 0x0 { get: cid, with: with_cid, try_with: try_with_cid };
-    /// Thread id (within the core) to match.
-    bit 0 rw tid: bool = 0x0 { get: tid, with: with_tid };
-    "UBOX": const U_MSR_PMON_BOX_FILTER: Msr<UBoxFilter> = msr(0x707) "U_MSR_PMON_BOX_FILTER" from "linux-snbep";
+impl UCtl {
+    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Overflow status of the two general U-box counters.
-    pub struct UBoxStatus(u32): "U_MSR_PMON_BOX_STATUS", MSR[1], unit "UBOX" of "xeon-e5-2600-v3", static U_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    bits 31:2 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 1:0 rw1c ov: u8 = 0x0 { get: ov, with: with_ov, try_with: try_with_ov };
-    "UBOX": const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = msr(0x708) "U_MSR_PMON_BOX_STATUS" from "likwid";
+/// `U_MSR_PMON_CTL{n}` of instance UBOX.
+pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
+
+static U_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_CTL{n}", type_name: "UCtl",
+    width: 32, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
+    description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x705), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x706), source: "linux-snbep" },
+    ]),
+    fields: UCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706." },
+    ],
+};
+
+/// Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.
+///
+/// `U_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UBoxFilterLayout`].
+///
+/// **Linux and Intel's event list disagree on the filter's bits** (source-conflict): Linux defines HSWEP_U_MSR_PMON_FILTER = 0x707 with a thread-id bit 0 (HSWEP_U_MSR_PMON_BOX_FILTER_TID) and a 5-bit core id at 5:1 (_CID), and writes only those bits; Intel's event list marks UNC_U_FILTER_MATCH.\* with UBoxFilter\[3:0\]. We follow Linux, the only source that says what the bits mean: both readings cover the bits the events use, and the narrower Intel range is recorded here. Bits above 5 are covered by no source and recorded as reserved.
+pub type UBoxFilter = Reg32<UBoxFilterLayout>;
+
+/// The layout of [`UBoxFilter`] (`U_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UBoxFilterLayout {}
+
+impl Layout for UBoxFilterLayout {
+    const INFO: &'static RegisterInfo = &U_BOX_FILTER_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "cid", ident: "cid", lsb: 1, msb: 5, access: Access::Rw, reset: 0x0, description: "Core id to match.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Thread id (within the core) to match.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3f;
 }
 
-register! {
-    /// U-box data counter n: a 44-bit event count.
-    pub struct UCtr(u64): "U_MSR_PMON_CTR{n}", MSR[2], unit "UBOX" of "xeon-e5-2600-v3", static U_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "source-conflict" "Linux says 44 bits, likwid 48": "Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits.";
-    note "info" "Addresses": "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A.";
-    bits 63:44 rv "rsv" = 0x0;
-    /// The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 43:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "UBOX": const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [0: msr(0x709) "U_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x70A) "U_MSR_PMON_CTR1" from "linux-snbep"];
+impl UBoxFilter {
+    /// `cid` (bits 5:1, rw, reset 0x0): Core id to match.
+    #[inline] pub const fn cid(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
+    /// This value with `cid` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_cid` returns an error instead.
+    #[inline] pub const fn with_cid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
+    /// This value with `cid` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_cid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "U_MSR_PMON_BOX_FILTER", "cid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `tid` (bit 0, rw, reset 0x0): Thread id (within the core) to match.
+    #[inline] pub const fn tid(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `tid` (bit 0) set to `v`.
+    #[inline] pub const fn with_tid(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
 }
 
-register! {
-    /// Node id of this socket, in the U-box PCI function (device 0x2F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.
-    pub struct UCpuNodeId(u32): "U_PCI_CPUNODEID", PCI[1], unit "UBOX" of "xeon-e5-2600-v3", static U_CPU_NODE_ID_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Device id and offset from Linux; device and function from a device listing": "Linux hswep_uncore_pci_init calls snbep_pci2phy_map_init(0x2f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-hsx), which shows [8086:2f1e] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder.";
-    bits 31:3 rv "rsv" = 0x0;
-    /// Node id of this socket, set by firmware.
-    bits 2:0 ro local_node_id: u8 = 0x0 { get: local_node_id };
-    "UBOX": const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = pci(device_id: 0x2F1E, device: 16, function: 5, offset: 0x040) "U_PCI_CPUNODEID" from "lspci-hsx";
+/// `U_MSR_PMON_BOX_FILTER` of instance UBOX.
+pub const U_MSR_PMON_BOX_FILTER: Msr<UBoxFilter> = Msr::new(0x707, "U_MSR_PMON_BOX_FILTER");
+
+static U_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_BOX_FILTER", type_name: "UBoxFilter",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UBoxFilterLayout::RESET, reserved_mask: UBoxFilterLayout::RESERVED_MASK, ignored_mask: UBoxFilterLayout::IGNORED_MASK, writable_mask: UBoxFilterLayout::WRITABLE_MASK,
+    description: "Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_BOX_FILTER", instance: "UBOX", index: 0, location: Location::Msr(0x707), source: "linux-snbep" },
+    ]),
+    fields: UBoxFilterLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Linux and Intel's event list disagree on the filter's bits", text: "Linux defines HSWEP_U_MSR_PMON_FILTER = 0x707 with a thread-id bit 0 (HSWEP_U_MSR_PMON_BOX_FILTER_TID) and a 5-bit core id at 5:1 (_CID), and writes only those bits; Intel's event list marks UNC_U_FILTER_MATCH.* with UBoxFilter[3:0]. We follow Linux, the only source that says what the bits mean: both readings cover the bits the events use, and the narrower Intel range is recorded here. Bits above 5 are covered by no source and recorded as reserved." },
+    ],
+};
+
+/// Overflow status of the two general U-box counters.
+///
+/// `U_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+pub type UBoxStatus = Reg32<UBoxStatusLayout>;
+
+/// The layout of [`UBoxStatus`] (`U_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum UBoxStatusLayout {}
+
+impl Layout for UBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffffc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3;
 }
 
-register! {
-    /// Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.
-    pub struct UGidNidMap(u32): "U_PCI_GIDNIDMAP", PCI[1], unit "UBOX" of "xeon-e5-2600-v3", static U_GID_NID_MAP_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Fields from Linux": "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID.";
-    bits 31:24 rv "rsv" = 0x0;
-    /// Node id of the socket whose group id is 7.
-    bits 23:21 ro node_id7: u8 = 0x0 { get: node_id7 };
-    /// Node id of the socket whose group id is 6.
-    bits 20:18 ro node_id6: u8 = 0x0 { get: node_id6 };
-    /// Node id of the socket whose group id is 5.
-    bits 17:15 ro node_id5: u8 = 0x0 { get: node_id5 };
-    /// Node id of the socket whose group id is 4.
-    bits 14:12 ro node_id4: u8 = 0x0 { get: node_id4 };
-    /// Node id of the socket whose group id is 3.
-    bits 11:9 ro node_id3: u8 = 0x0 { get: node_id3 };
-    /// Node id of the socket whose group id is 2.
-    bits 8:6 ro node_id2: u8 = 0x0 { get: node_id2 };
-    /// Node id of the socket whose group id is 1.
-    bits 5:3 ro node_id1: u8 = 0x0 { get: node_id1 };
-    /// Node id of the socket whose group id is 0.
-    bits 2:0 ro node_id0: u8 = 0x0 { get: node_id0 };
-    "UBOX": const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = pci(device_id: 0x2F1E, device: 16, function: 5, offset: 0x054) "U_PCI_GIDNIDMAP" from "lspci-hsx";
+impl UBoxStatus {
+    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
+    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "U_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-unit_events!([UCtl noext], [
-    EVENT_MSG_DOORBELL_RCVD = "UNC_U_EVENT_MSG.DOORBELL_RCVD" 0x42 0x08 false 0b11 "",
-    FILTER_MATCH_ENABLE = "UNC_U_FILTER_MATCH.ENABLE" 0x41 0x01 false 0b11 "UBoxFilter[3:0]",
-    FILTER_MATCH_DISABLE = "UNC_U_FILTER_MATCH.DISABLE" 0x41 0x02 false 0b11 "",
-    FILTER_MATCH_U2C_ENABLE = "UNC_U_FILTER_MATCH.U2C_ENABLE" 0x41 0x04 false 0b11 "UBoxFilter[3:0]",
-    FILTER_MATCH_U2C_DISABLE = "UNC_U_FILTER_MATCH.U2C_DISABLE" 0x41 0x08 false 0b11 "",
-    PHOLD_CYCLES_ASSERT_TO_ACK = "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK" 0x45 0x01 false 0b11 "",
-    RACU_REQUESTS = "UNC_U_RACU_REQUESTS" 0x46 0x00 false 0b11 "",
-    U2C_EVENTS_MONITOR_T0 = "UNC_U_U2C_EVENTS.MONITOR_T0" 0x43 0x01 false 0b11 "",
-    U2C_EVENTS_MONITOR_T1 = "UNC_U_U2C_EVENTS.MONITOR_T1" 0x43 0x02 false 0b11 "",
-    U2C_EVENTS_LIVELOCK = "UNC_U_U2C_EVENTS.LIVELOCK" 0x43 0x04 false 0b11 "",
-    U2C_EVENTS_LTERROR = "UNC_U_U2C_EVENTS.LTERROR" 0x43 0x08 false 0b11 "",
-    U2C_EVENTS_CMC = "UNC_U_U2C_EVENTS.CMC" 0x43 0x10 false 0b11 "",
-    U2C_EVENTS_UMC = "UNC_U_U2C_EVENTS.UMC" 0x43 0x20 false 0b11 "",
-    U2C_EVENTS_TRAP = "UNC_U_U2C_EVENTS.TRAP" 0x43 0x40 false 0b11 "",
-    U2C_EVENTS_OTHER = "UNC_U_U2C_EVENTS.OTHER" 0x43 0x80 false 0b11 "",
-    CLOCKTICKS = "UNC_U_CLOCKTICKS" 0x00 0x00 false 0b11 "",
-]);
+/// `U_MSR_PMON_BOX_STATUS` of instance UBOX.
+pub const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = Msr::new(0x708, "U_MSR_PMON_BOX_STATUS");
+
+static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_BOX_STATUS", type_name: "UBoxStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the two general U-box counters.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_BOX_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x708), source: "likwid" },
+    ]),
+    fields: UBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+    ],
+};
+
+/// U-box data counter n: a 44-bit event count.
+///
+/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance. Fields, masks and sources: [`UCtrLayout`].
+///
+/// **Linux says 44 bits, likwid 48** (source-conflict): Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits.
+///
+/// **Addresses** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A.
+pub type UCtr = Reg64<UCtrLayout>;
+
+/// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCtrLayout {}
+
+impl Layout for UCtrLayout {
+    const INFO: &'static RegisterInfo = &U_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, reset: 0x0, description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffff00000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xfffffffffff;
+}
+
+impl UCtr {
+    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
+    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `U_MSR_PMON_CTR{n}` of instance UBOX.
+pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
+
+static U_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_MSR_PMON_CTR{n}", type_name: "UCtr",
+    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
+    description: "U-box data counter n: a 44-bit event count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x709), source: "linux-snbep" },
+        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x70A), source: "linux-snbep" },
+    ]),
+    fields: UCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "source-conflict", title: "Linux says 44 bits, likwid 48", text: "Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits." },
+        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A." },
+    ],
+};
+
+/// Node id of this socket, in the U-box PCI function (device 0x2F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.
+///
+/// `U_PCI_CPUNODEID`: 32-bit PCI register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UCpuNodeIdLayout`].
+///
+/// **Device id and offset from Linux; device and function from a device listing** (info): Linux hswep_uncore_pci_init calls snbep_pci2phy_map_init(0x2f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-hsx), which shows \[8086:2f1e\] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder.
+pub type UCpuNodeId = Reg32<UCpuNodeIdLayout>;
+
+/// The layout of [`UCpuNodeId`] (`U_PCI_CPUNODEID`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCpuNodeIdLayout {}
+
+impl Layout for UCpuNodeIdLayout {
+    const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro, reset: 0x0, description: "Node id of this socket, set by firmware.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff8;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl UCpuNodeId {
+    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_CPUNODEID` of instance UBOX.
+pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x2F1E, 16, 5, 0x040, "U_PCI_CPUNODEID");
+
+static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_PCI_CPUNODEID", type_name: "UCpuNodeId",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
+    description: "Node id of this socket, in the U-box PCI function (device 0x2F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2F1E, device: 16, function: 5, offset: 0x040 }, source: "lspci-hsx" },
+    ]),
+    fields: UCpuNodeIdLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux hswep_uncore_pci_init calls snbep_pci2phy_map_init(0x2f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-hsx), which shows [8086:2f1e] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
+/// Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.
+///
+/// `U_PCI_GIDNIDMAP`: 32-bit PCI register of the UBOX unit (xeon-e5-2600-v3). Fields, masks and sources: [`UGidNidMapLayout`].
+///
+/// **Fields from Linux** (info): snbep_pci2phy_map_init() compares (value \>\> 3\*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID.
+pub type UGidNidMap = Reg32<UGidNidMapLayout>;
+
+/// The layout of [`UGidNidMap`] (`U_PCI_GIDNIDMAP`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UGidNidMapLayout {}
+
+impl Layout for UGidNidMapLayout {
+    const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 7.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 6.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 5.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 4.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 3.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 2.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 1.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro, reset: 0x0, description: "Node id of the socket whose group id is 0.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xff000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+}
+
+impl UGidNidMap {
+    /// `node_id7` (bits 23:21, ro, reset 0x0): Node id of the socket whose group id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
+    /// `node_id6` (bits 20:18, ro, reset 0x0): Node id of the socket whose group id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
+    /// `node_id5` (bits 17:15, ro, reset 0x0): Node id of the socket whose group id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
+    /// `node_id4` (bits 14:12, ro, reset 0x0): Node id of the socket whose group id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
+    /// `node_id3` (bits 11:9, ro, reset 0x0): Node id of the socket whose group id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
+    /// `node_id2` (bits 8:6, ro, reset 0x0): Node id of the socket whose group id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
+    /// `node_id1` (bits 5:3, ro, reset 0x0): Node id of the socket whose group id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
+    /// `node_id0` (bits 2:0, ro, reset 0x0): Node id of the socket whose group id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_GIDNIDMAP` of instance UBOX.
+pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x2F1E, 16, 5, 0x054, "U_PCI_GIDNIDMAP");
+
+static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v3", unit: "UBOX", name: "U_PCI_GIDNIDMAP", type_name: "UGidNidMap",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
+    description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2F1E, device: 16, function: 5, offset: 0x054 }, source: "lspci-hsx" },
+    ]),
+    fields: UGidNidMapLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.ENABLE`: event select 0x41, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_FILTER_MATCH.DISABLE`: event select 0x41, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`: event select 0x41, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`: event select 0x41, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const FILTER_MATCH_U2C_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event(&EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RACU_REQUESTS: Event = Event(&EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T0`: event select 0x43, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T0: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.MONITOR_T1`: event select 0x43, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_MONITOR_T1: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LIVELOCK`: event select 0x43, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LIVELOCK: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.LTERROR`: event select 0x43, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_LTERROR: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.CMC`: event select 0x43, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_CMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.UMC`: event select 0x43, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_UMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.TRAP`: event select 0x43, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_TRAP: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_U2C_EVENTS.OTHER`: event select 0x43, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const U2C_EVENTS_OTHER: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_U_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::RACU_REQUESTS, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_UMC, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_OTHER, Event::CLOCKTICKS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::EVENT_MSG_DOORBELL_RCVD.0, Event::FILTER_MATCH_ENABLE.0, Event::FILTER_MATCH_DISABLE.0, Event::FILTER_MATCH_U2C_ENABLE.0, Event::FILTER_MATCH_U2C_DISABLE.0, Event::PHOLD_CYCLES_ASSERT_TO_ACK.0, Event::RACU_REQUESTS.0, Event::U2C_EVENTS_MONITOR_T0.0, Event::U2C_EVENTS_MONITOR_T1.0, Event::U2C_EVENTS_LIVELOCK.0, Event::U2C_EVENTS_LTERROR.0, Event::U2C_EVENTS_CMC.0, Event::U2C_EVENTS_UMC.0, Event::U2C_EVENTS_TRAP.0, Event::U2C_EVENTS_OTHER.0, Event::CLOCKTICKS.0];
+
+impl UCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

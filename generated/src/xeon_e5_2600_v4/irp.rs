@@ -6,151 +6,449 @@
 //!
 //! Instances: IRP.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of one IRP box: freeze, freeze enable, resets.
-    pub struct IrpBoxCtl(u32): "IRP_PCI_PMON_BOX_CTL", PCI[1], unit "IRP" of "xeon-e5-2600-v4", static IRP_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Device, function and counter offsets": "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "IRP": const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0F4) "IRP_PCI_PMON_BOX_CTL" from "likwid";
+/// Box-wide control of one IRP box: freeze, freeze enable, resets.
+///
+/// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4). Fields, masks and sources: [`IrpBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).
+pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+
+/// The layout of [`IrpBoxCtl`] (`IRP_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpBoxCtlLayout {}
+
+impl Layout for IrpBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
 
-field_enum! {
-    /// Values of `IRP_PCI_PMON_CTL{n}.invert` (bit 23).
-    pub enum IrpCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+impl IrpBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `IRP_PCI_PMON_BOX_CTL` of instance IRP.
+pub const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = PciRegister::new(0x6F39, 5, 6, 0x0F4, "IRP_PCI_PMON_BOX_CTL");
+
+static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "IRP", name: "IRP_PCI_PMON_BOX_CTL", type_name: "IrpBoxCtl",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of one IRP box: freeze, freeze enable, resets.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_BOX_CTL", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0F4 }, source: "likwid" },
+    ]),
+    fields: IrpBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
+    ],
+};
+
+/// Values of `IRP_PCI_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum IrpCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl IrpCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-register! {
-    /// Control for counter n of one IRP box.
-    pub struct IrpCtl(u32): "IRP_PCI_PMON_CTL{n}", PCI[4], unit "IRP" of "xeon-e5-2600-v4", static IRP_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read": "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.";
-    note "info" "Device, function and counter offsets": "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
-    /// Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
-    bits 31:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh };
-    /// Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
-    bit 23 rw-v invert: IrpCtlInvert = 0x0, values IrpCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter: it counts while this bit is 1 and the box is not frozen.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bit 21 rsv "rsv" = 0x0;
-    bit 20 rsv "rsv" = 0x0;
-    bit 19 rv "rsv" = 0x0;
-    /// Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired data counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Unit mask: which sub-events of the selected event are counted.
-    bits 15:8 rw-v umask: u8 = 0x0, role Umask [] { get: umask, with: with_umask };
-    /// Event select: the code of the event to count.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "IRP": const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [0: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0D8) "IRP_PCI_PMON_CTL0" from "likwid", 1: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0DC) "IRP_PCI_PMON_CTL1" from "likwid", 2: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0E0) "IRP_PCI_PMON_CTL2" from "likwid", 3: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0E4) "IRP_PCI_PMON_CTL3" from "likwid"];
+
+/// Control for counter n of one IRP box.
+///
+/// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance. Fields, masks and sources: [`IrpCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice.
+///
+/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).
+pub type IrpCtl = Reg32<IrpCtlLayout>;
+
+/// The layout of [`IrpCtl`] (`IRP_PCI_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpCtlLayout {}
+
+impl Layout for IrpCtlLayout {
+    const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, reset: 0x0, description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", values: IrpCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired data counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, reset: 0x0, description: "Unit mask: which sub-events of the selected event are counted.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select: the code of the event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x390000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffc6ffff;
 }
 
-register! {
-    /// Overflow status of the counters of one IRP box.
-    pub struct IrpBoxStatus(u32): "IRP_PCI_PMON_BOX_STATUS", PCI[1], unit "IRP" of "xeon-e5-2600-v4", static IRP_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    note "info" "Device, function and counter offsets": "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "IRP": const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0F8) "IRP_PCI_PMON_BOX_STATUS" from "likwid";
+impl IrpCtl {
+    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `thresh` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.
+    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the box is not frozen.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are counted.
+    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `umask` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
-    pub struct IrpCtr(u64): "IRP_PCI_PMON_CTR{n}", PCI[4], unit "IRP" of "xeon-e5-2600-v4", static IRP_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Width": "Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48.";
-    note "info" "Device, function and counter offsets": "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).";
-    note "source-conflict" "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0": "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n).";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "IRP": const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [0: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0A0) "IRP_PCI_PMON_CTR0" from "likwid", 1: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0A8) "IRP_PCI_PMON_CTR1" from "likwid", 2: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0B0) "IRP_PCI_PMON_CTR2" from "likwid", 3: pci(device_id: 0x6F39, device: 5, function: 6, offset: 0x0B8) "IRP_PCI_PMON_CTR3" from "likwid"];
+/// `IRP_PCI_PMON_CTL{n}` of instance IRP.
+pub const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [PciRegister::new(0x6F39, 5, 6, 0x0D8, "IRP_PCI_PMON_CTL0"), PciRegister::new(0x6F39, 5, 6, 0x0DC, "IRP_PCI_PMON_CTL1"), PciRegister::new(0x6F39, 5, 6, 0x0E0, "IRP_PCI_PMON_CTL2"), PciRegister::new(0x6F39, 5, 6, 0x0E4, "IRP_PCI_PMON_CTL3")];
+
+static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "IRP", name: "IRP_PCI_PMON_CTL{n}", type_name: "IrpCtl",
+    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
+    description: "Control for counter n of one IRP box.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_CTL0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0D8 }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0DC }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTL3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0E4 }, source: "likwid" },
+    ]),
+    fields: IrpCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
+        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
+    ],
+};
+
+/// Overflow status of the counters of one IRP box.
+///
+/// `IRP_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4). Fields, masks and sources: [`IrpBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+///
+/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).
+pub type IrpBoxStatus = Reg32<IrpBoxStatusLayout>;
+
+/// The layout of [`IrpBoxStatus`] (`IRP_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum IrpBoxStatusLayout {}
+
+impl Layout for IrpBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-unit_events!([IrpCtl noext], [
-    CACHE_TOTAL_OCCUPANCY_ANY = "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY" 0x12 0x01 false 0b11 "",
-    CACHE_TOTAL_OCCUPANCY_SOURCE = "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE" 0x12 0x02 false 0b11 "",
-    CLOCKTICKS = "UNC_I_CLOCKTICKS" 0x00 0x00 false 0b11 "",
-    COHERENT_OPS_PCIRDCUR = "UNC_I_COHERENT_OPS.PCIRDCUR" 0x13 0x01 false 0b11 "",
-    COHERENT_OPS_CRD = "UNC_I_COHERENT_OPS.CRD" 0x13 0x02 false 0b11 "",
-    COHERENT_OPS_DRD = "UNC_I_COHERENT_OPS.DRD" 0x13 0x04 false 0b11 "",
-    COHERENT_OPS_RFO = "UNC_I_COHERENT_OPS.RFO" 0x13 0x08 false 0b11 "",
-    COHERENT_OPS_PCITOM = "UNC_I_COHERENT_OPS.PCITOM" 0x13 0x10 false 0b11 "",
-    COHERENT_OPS_PCIDCAHINT = "UNC_I_COHERENT_OPS.PCIDCAHINT" 0x13 0x20 false 0b11 "",
-    COHERENT_OPS_WBMTOI = "UNC_I_COHERENT_OPS.WBMTOI" 0x13 0x40 false 0b11 "",
-    COHERENT_OPS_CLFLUSH = "UNC_I_COHERENT_OPS.CLFLUSH" 0x13 0x80 false 0b11 "",
-    MISC0_FAST_REQ = "UNC_I_MISC0.FAST_REQ" 0x14 0x01 false 0b11 "",
-    MISC0_FAST_REJ = "UNC_I_MISC0.FAST_REJ" 0x14 0x02 false 0b11 "",
-    MISC0_2ND_RD_INSERT = "UNC_I_MISC0.2ND_RD_INSERT" 0x14 0x04 false 0b11 "",
-    MISC0_2ND_WR_INSERT = "UNC_I_MISC0.2ND_WR_INSERT" 0x14 0x08 false 0b11 "",
-    MISC0_2ND_ATOMIC_INSERT = "UNC_I_MISC0.2ND_ATOMIC_INSERT" 0x14 0x10 false 0b11 "",
-    MISC0_FAST_XFER = "UNC_I_MISC0.FAST_XFER" 0x14 0x20 false 0b11 "",
-    MISC0_PF_ACK_HINT = "UNC_I_MISC0.PF_ACK_HINT" 0x14 0x40 false 0b11 "",
-    MISC0_PF_TIMEOUT = "UNC_I_MISC0.PF_TIMEOUT" 0x14 0x80 false 0b11 "",
-    MISC1_SLOW_I = "UNC_I_MISC1.SLOW_I" 0x15 0x01 false 0b11 "",
-    MISC1_SLOW_S = "UNC_I_MISC1.SLOW_S" 0x15 0x02 false 0b11 "",
-    MISC1_SLOW_E = "UNC_I_MISC1.SLOW_E" 0x15 0x04 false 0b11 "",
-    MISC1_SLOW_M = "UNC_I_MISC1.SLOW_M" 0x15 0x08 false 0b11 "",
-    MISC1_LOST_FWD = "UNC_I_MISC1.LOST_FWD" 0x15 0x10 false 0b11 "",
-    MISC1_SEC_RCVD_INVLD = "UNC_I_MISC1.SEC_RCVD_INVLD" 0x15 0x20 false 0b11 "",
-    MISC1_SEC_RCVD_VLD = "UNC_I_MISC1.SEC_RCVD_VLD" 0x15 0x40 false 0b11 "",
-    MISC1_DATA_THROTTLE = "UNC_I_MISC1.DATA_THROTTLE" 0x15 0x80 false 0b11 "",
-    RXR_AK_INSERTS = "UNC_I_RxR_AK_INSERTS" 0x0a 0x00 false 0b11 "",
-    RXR_BL_DRS_CYCLES_FULL = "UNC_I_RxR_BL_DRS_CYCLES_FULL" 0x04 0x00 false 0b11 "",
-    RXR_BL_DRS_INSERTS = "UNC_I_RxR_BL_DRS_INSERTS" 0x01 0x00 false 0b11 "",
-    RXR_BL_DRS_OCCUPANCY = "UNC_I_RxR_BL_DRS_OCCUPANCY" 0x07 0x00 false 0b11 "",
-    RXR_BL_NCB_CYCLES_FULL = "UNC_I_RxR_BL_NCB_CYCLES_FULL" 0x05 0x00 false 0b11 "",
-    RXR_BL_NCB_INSERTS = "UNC_I_RxR_BL_NCB_INSERTS" 0x02 0x00 false 0b11 "",
-    RXR_BL_NCB_OCCUPANCY = "UNC_I_RxR_BL_NCB_OCCUPANCY" 0x08 0x00 false 0b11 "",
-    RXR_BL_NCS_CYCLES_FULL = "UNC_I_RxR_BL_NCS_CYCLES_FULL" 0x06 0x00 false 0b11 "",
-    RXR_BL_NCS_INSERTS = "UNC_I_RxR_BL_NCS_INSERTS" 0x03 0x00 false 0b11 "",
-    RXR_BL_NCS_OCCUPANCY = "UNC_I_RxR_BL_NCS_OCCUPANCY" 0x09 0x00 false 0b11 "",
-    SNOOP_RESP_MISS = "UNC_I_SNOOP_RESP.MISS" 0x17 0x01 false 0b11 "",
-    SNOOP_RESP_HIT_I = "UNC_I_SNOOP_RESP.HIT_I" 0x17 0x02 false 0b11 "",
-    SNOOP_RESP_HIT_ES = "UNC_I_SNOOP_RESP.HIT_ES" 0x17 0x04 false 0b11 "",
-    SNOOP_RESP_HIT_M = "UNC_I_SNOOP_RESP.HIT_M" 0x17 0x08 false 0b11 "",
-    SNOOP_RESP_SNPCODE = "UNC_I_SNOOP_RESP.SNPCODE" 0x17 0x10 false 0b11 "",
-    SNOOP_RESP_SNPDATA = "UNC_I_SNOOP_RESP.SNPDATA" 0x17 0x20 false 0b11 "",
-    SNOOP_RESP_SNPINV = "UNC_I_SNOOP_RESP.SNPINV" 0x17 0x40 false 0b11 "",
-    TRANSACTIONS_READS = "UNC_I_TRANSACTIONS.READS" 0x16 0x01 false 0b11 "",
-    TRANSACTIONS_WRITES = "UNC_I_TRANSACTIONS.WRITES" 0x16 0x02 false 0b11 "",
-    TRANSACTIONS_RD_PREF = "UNC_I_TRANSACTIONS.RD_PREF" 0x16 0x04 false 0b11 "",
-    TRANSACTIONS_WR_PREF = "UNC_I_TRANSACTIONS.WR_PREF" 0x16 0x08 false 0b11 "",
-    TRANSACTIONS_ATOMIC = "UNC_I_TRANSACTIONS.ATOMIC" 0x16 0x10 false 0b11 "",
-    TRANSACTIONS_OTHER = "UNC_I_TRANSACTIONS.OTHER" 0x16 0x20 false 0b11 "",
-    TRANSACTIONS_ORDERINGQ = "UNC_I_TRANSACTIONS.ORDERINGQ" 0x16 0x40 false 0b11 "IRPFilter[4:0]",
-    TXR_AD_STALL_CREDIT_CYCLES = "UNC_I_TxR_AD_STALL_CREDIT_CYCLES" 0x18 0x00 false 0b11 "",
-    TXR_BL_STALL_CREDIT_CYCLES = "UNC_I_TxR_BL_STALL_CREDIT_CYCLES" 0x19 0x00 false 0b11 "",
-    TXR_DATA_INSERTS_NCB = "UNC_I_TxR_DATA_INSERTS_NCB" 0x0e 0x00 false 0b11 "",
-    TXR_DATA_INSERTS_NCS = "UNC_I_TxR_DATA_INSERTS_NCS" 0x0f 0x00 false 0b11 "",
-    TXR_REQUEST_OCCUPANCY = "UNC_I_TxR_REQUEST_OCCUPANCY" 0x0d 0x00 false 0b11 "",
-]);
+impl IrpBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "IRP_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `IRP_PCI_PMON_BOX_STATUS` of instance IRP.
+pub const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = PciRegister::new(0x6F39, 5, 6, 0x0F8, "IRP_PCI_PMON_BOX_STATUS");
+
+static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "IRP", name: "IRP_PCI_PMON_BOX_STATUS", type_name: "IrpBoxStatus",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the counters of one IRP box.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_BOX_STATUS", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0F8 }, source: "likwid" },
+    ]),
+    fields: IrpBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
+    ],
+};
+
+/// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).
+///
+/// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance. Fields, masks and sources: [`IrpCtrLayout`].
+///
+/// **Width** (info): Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48.
+///
+/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL).
+///
+/// **Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0** (source-conflict): Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n).
+pub type IrpCtr = Reg64<IrpCtrLayout>;
+
+/// The layout of [`IrpCtr`] (`IRP_PCI_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum IrpCtrLayout {}
+
+impl Layout for IrpCtrLayout {
+    const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl IrpCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `IRP_PCI_PMON_CTR{n}` of instance IRP.
+pub const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [PciRegister::new(0x6F39, 5, 6, 0x0A0, "IRP_PCI_PMON_CTR0"), PciRegister::new(0x6F39, 5, 6, 0x0A8, "IRP_PCI_PMON_CTR1"), PciRegister::new(0x6F39, 5, 6, 0x0B0, "IRP_PCI_PMON_CTR2"), PciRegister::new(0x6F39, 5, 6, 0x0B8, "IRP_PCI_PMON_CTR3")];
+
+static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "IRP", name: "IRP_PCI_PMON_CTR{n}", type_name: "IrpCtr",
+    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
+    reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
+    description: "Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IRP_PCI_PMON_CTR0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0A0 }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0A8 }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo { name: "IRP_PCI_PMON_CTR3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x6F39, device: 5, function: 6, offset: 0x0B8 }, source: "likwid" },
+    ]),
+    fields: IrpCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48." },
+        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
+        NoteInfo { kind: "source-conflict", title: "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0", text: "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.PCIRDCUR`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_PCIRDCUR: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIRDCUR", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.CRD`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_CRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CRD", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.DRD`: event select 0x13, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_DRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.DRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.RFO`: event select 0x13, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_RFO: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x13, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_PCITOM: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.PCIDCAHINT`: event select 0x13, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_PCIDCAHINT: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIDCAHINT", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.WBMTOI`: event select 0x13, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_WBMTOI: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_COHERENT_OPS.CLFLUSH`: event select 0x13, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_CLFLUSH: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.FAST_REQ`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const MISC0_FAST_REQ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.FAST_REJ`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const MISC0_FAST_REJ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const MISC0_2ND_RD_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const MISC0_2ND_WR_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x14, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.FAST_XFER`: event select 0x14, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const MISC0_FAST_XFER: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x14, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const MISC0_PF_ACK_HINT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC0.PF_TIMEOUT`: event select 0x14, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const MISC0_PF_TIMEOUT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_TIMEOUT", code: 0x14, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SLOW_I`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const MISC1_SLOW_I: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SLOW_S`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const MISC1_SLOW_S: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SLOW_E`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const MISC1_SLOW_E: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SLOW_M`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const MISC1_SLOW_M: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.LOST_FWD`: event select 0x15, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const MISC1_LOST_FWD: Event = Event(&EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x15, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x15, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const MISC1_SEC_RCVD_VLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x15, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_MISC1.DATA_THROTTLE`: event select 0x15, umask 0x80, counters 0b11 (bit n: counter n).
+    pub const MISC1_DATA_THROTTLE: Event = Event(&EventInfo { name: "UNC_I_MISC1.DATA_THROTTLE", code: 0x15, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.MISS`: event select 0x17, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_MISS: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x17, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_HIT_I: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x17, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_HIT_ES: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x17, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x17, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_HIT_M: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x17, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x17, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_SNPCODE: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x17, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x17, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_SNPDATA: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x17, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x17, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const SNOOP_RESP_SNPINV: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.READS`: event select 0x16, umask 0x01, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x16, umask 0x02, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.RD_PREF`: event select 0x16, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_RD_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREF", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x16, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_WR_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.ATOMIC`: event select 0x16, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_ATOMIC: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x16, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.OTHER`: event select 0x16, umask 0x20, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_OTHER: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x16, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x16, umask 0x40, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x16, umask: 0x40, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]" });
+    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::COHERENT_OPS_PCIRDCUR, Event::COHERENT_OPS_CRD, Event::COHERENT_OPS_DRD, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_PCIDCAHINT, Event::COHERENT_OPS_WBMTOI, Event::COHERENT_OPS_CLFLUSH, Event::MISC0_FAST_REQ, Event::MISC0_FAST_REJ, Event::MISC0_2ND_RD_INSERT, Event::MISC0_2ND_WR_INSERT, Event::MISC0_2ND_ATOMIC_INSERT, Event::MISC0_FAST_XFER, Event::MISC0_PF_ACK_HINT, Event::MISC0_PF_TIMEOUT, Event::MISC1_SLOW_I, Event::MISC1_SLOW_S, Event::MISC1_SLOW_E, Event::MISC1_SLOW_M, Event::MISC1_LOST_FWD, Event::MISC1_SEC_RCVD_INVLD, Event::MISC1_SEC_RCVD_VLD, Event::MISC1_DATA_THROTTLE, Event::RXR_AK_INSERTS, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::SNOOP_RESP_MISS, Event::SNOOP_RESP_HIT_I, Event::SNOOP_RESP_HIT_ES, Event::SNOOP_RESP_HIT_M, Event::SNOOP_RESP_SNPCODE, Event::SNOOP_RESP_SNPDATA, Event::SNOOP_RESP_SNPINV, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TRANSACTIONS_RD_PREF, Event::TRANSACTIONS_WR_PREF, Event::TRANSACTIONS_ATOMIC, Event::TRANSACTIONS_OTHER, Event::TRANSACTIONS_ORDERINGQ, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CACHE_TOTAL_OCCUPANCY_ANY.0, Event::CACHE_TOTAL_OCCUPANCY_SOURCE.0, Event::CLOCKTICKS.0, Event::COHERENT_OPS_PCIRDCUR.0, Event::COHERENT_OPS_CRD.0, Event::COHERENT_OPS_DRD.0, Event::COHERENT_OPS_RFO.0, Event::COHERENT_OPS_PCITOM.0, Event::COHERENT_OPS_PCIDCAHINT.0, Event::COHERENT_OPS_WBMTOI.0, Event::COHERENT_OPS_CLFLUSH.0, Event::MISC0_FAST_REQ.0, Event::MISC0_FAST_REJ.0, Event::MISC0_2ND_RD_INSERT.0, Event::MISC0_2ND_WR_INSERT.0, Event::MISC0_2ND_ATOMIC_INSERT.0, Event::MISC0_FAST_XFER.0, Event::MISC0_PF_ACK_HINT.0, Event::MISC0_PF_TIMEOUT.0, Event::MISC1_SLOW_I.0, Event::MISC1_SLOW_S.0, Event::MISC1_SLOW_E.0, Event::MISC1_SLOW_M.0, Event::MISC1_LOST_FWD.0, Event::MISC1_SEC_RCVD_INVLD.0, Event::MISC1_SEC_RCVD_VLD.0, Event::MISC1_DATA_THROTTLE.0, Event::RXR_AK_INSERTS.0, Event::RXR_BL_DRS_CYCLES_FULL.0, Event::RXR_BL_DRS_INSERTS.0, Event::RXR_BL_DRS_OCCUPANCY.0, Event::RXR_BL_NCB_CYCLES_FULL.0, Event::RXR_BL_NCB_INSERTS.0, Event::RXR_BL_NCB_OCCUPANCY.0, Event::RXR_BL_NCS_CYCLES_FULL.0, Event::RXR_BL_NCS_INSERTS.0, Event::RXR_BL_NCS_OCCUPANCY.0, Event::SNOOP_RESP_MISS.0, Event::SNOOP_RESP_HIT_I.0, Event::SNOOP_RESP_HIT_ES.0, Event::SNOOP_RESP_HIT_M.0, Event::SNOOP_RESP_SNPCODE.0, Event::SNOOP_RESP_SNPDATA.0, Event::SNOOP_RESP_SNPINV.0, Event::TRANSACTIONS_READS.0, Event::TRANSACTIONS_WRITES.0, Event::TRANSACTIONS_RD_PREF.0, Event::TRANSACTIONS_WR_PREF.0, Event::TRANSACTIONS_ATOMIC.0, Event::TRANSACTIONS_OTHER.0, Event::TRANSACTIONS_ORDERINGQ.0, Event::TXR_AD_STALL_CREDIT_CYCLES.0, Event::TXR_BL_STALL_CREDIT_CYCLES.0, Event::TXR_DATA_INSERTS_NCB.0, Event::TXR_DATA_INSERTS_NCS.0, Event::TXR_REQUEST_OCCUPANCY.0];
+
+impl IrpCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

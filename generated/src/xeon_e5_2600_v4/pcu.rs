@@ -6,201 +6,647 @@
 //!
 //! Instances: PCU.
 //!
-//! Each layout is declared with `register!` (see `support.rs`): one line per field, its
-//! bits, access, Rust name, value type and reset value, then its accessors; one line per
-//! instance with its addresses and their sources.
+//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
+//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
+//! instance, and the metadata static. What every register shares is in `support.rs`.
 use crate::support::*;
+#[allow(unused_imports)]
+use crate::structure::Role;
 
-register! {
-    /// Box-wide control of the PCU counters.
-    pub struct PcuBoxCtl(u32): "PCU_MSR_PMON_BOX_CTL", MSR[1], unit "PCU" of "xeon-e5-2600-v4", static PCU_BOX_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read": "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.";
-    note "info" "Address": "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710.";
-    bits 31:18 rv "rsv" = 0x0;
-    bit 17 rsv "rsv" = 0x0;
-    /// Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.
-    bit 16 wo frz_en: bool = 0x0, role FreezeEnable [] { with: with_frz_en };
-    bits 15:9 rv "rsv" = 0x0;
-    /// Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.
-    bit 8 wo frz: bool = 0x0, role Freeze [] { with: with_frz };
-    bits 7:2 rv "rsv" = 0x0;
-    /// Reset counters: writing 1 clears every data counter of the box to zero.
-    bit 1 wo rst_ctrs: bool = 0x0, role ResetCounters [] { with: with_rst_ctrs };
-    /// Reset control: writing 1 clears every counter control register of the box to zero.
-    bit 0 wo rst_ctrl: bool = 0x0, role ResetControls [] { with: with_rst_ctrl };
-    "PCU": const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = msr(0x710) "PCU_MSR_PMON_BOX_CTL" from "linux-snbep";
+/// Box-wide control of the PCU counters.
+///
+/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources: [`PcuBoxCtlLayout`].
+///
+/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
+///
+/// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710.
+pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+
+/// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuBoxCtlLayout {}
+
+impl Layout for PcuBoxCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, reset: 0x0, description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", values: &[], repeat: None, role: Some(Role::FreezeEnable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, reset: 0x0, description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", values: &[], repeat: None, role: Some(Role::Freeze), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, reset: 0x0, description: "Reset counters: writing 1 clears every data counter of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetCounters), counters: &[] },
+        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, reset: 0x0, description: "Reset control: writing 1 clears every counter control register of the box to zero.", values: &[], repeat: None, role: Some(Role::ResetControls), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffefefc;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x10103;
 }
 
-field_enum! {
-    /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
-    pub enum PcuCtlOccInvert {
-        /// count when the occupancy is >= thresh
-        Ge = 0 "ge",
-        /// count when the occupancy is < thresh
-        Lt = 1 "lt",
+impl PcuBoxCtl {
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
+    /// This value with `frz` (bit 8) set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
+    /// This value with `rst_ctrs` (bit 1) set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// This value with `rst_ctrl` (bit 0) set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
+pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0x710, "PCU_MSR_PMON_BOX_CTL");
+
+static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_PMON_BOX_CTL", type_name: "PcuBoxCtl",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
+    description: "Box-wide control of the PCU counters.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0x710), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
+        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710." },
+    ],
+};
+
+/// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PcuCtlOccInvert {
+    /// count when the occupancy is >= thresh
+    Ge = 0,
+    /// count when the occupancy is < thresh
+    Lt = 1,
+}
+
+impl PcuCtlOccInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the occupancy is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the occupancy is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
-field_enum! {
-    /// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
-    pub enum PcuCtlInvert {
-        /// count when the increment is >= thresh
-        Ge = 0 "ge",
-        /// count when the increment is < thresh
-        Lt = 1 "lt",
+
+/// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PcuCtlInvert {
+    /// count when the increment is >= thresh
+    Ge = 0,
+    /// count when the increment is < thresh
+    Lt = 1,
+}
+
+impl PcuCtlInvert {
+    /// The values with their names and meanings, for tools.
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
+        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Ge, _ => Self::Lt }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
     }
 }
+
 /// Named values of `PCU_MSR_PMON_CTL{n}.occ_sel`.
 const PCU_CTL_OCC_SEL_VALUES: &[ValueInfo] = &[
-    ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" },
-    ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" },
-    ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" },
+        ValueInfo { value: 1, name: "cores_c0", description: "number of cores in C0" },
+        ValueInfo { value: 2, name: "cores_c3", description: "number of cores in C3" },
+        ValueInfo { value: 3, name: "cores_c6", description: "number of cores in C6" },
 ];
-register! {
-    /// Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.
-    pub struct PcuCtl(u32): "PCU_MSR_PMON_CTL{n}", MSR[4], unit "PCU" of "xeon-e5-2600-v4", static PCU_CTL_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux; the v3/v4 guide was not read": "Linux uses SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK for this PCU (hswep_uncore_pcu, also on BDX): ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31, enable 22, and reset 17 from the shared snbep control bits. Bits 21:19 are covered by no source for this PCU and are reserved (the E5-2600 PCU's ev_sel_ext at bit 21 is not used: every PCU event in Intel's lists for these processors has ExtSel 0). Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field. On Broadwell-EP Linux forbids counter 0 for events with ev_sel bit 7 set, the \"Use Occupancy\" bit (bdx_uncore_pcu_constraints: EVENT_CONSTRAINT(0x80, 0xe, 0x80)), a restriction Haswell-EP does not have in Linux.";
-    note "info" "Addresses": "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714.";
-    /// Edge detect on the occupancy counter selected by occ_sel.
-    bit 31 rw-v occ_edge_det: bool = 0x0 { get: occ_edge_det, with: with_occ_edge_det };
-    /// Inverts the occupancy threshold comparison.
-    bit 30 rw-v occ_invert: PcuCtlOccInvert = 0x0, values PcuCtlOccInvert::VALUES { get: occ_invert, with: with_occ_invert };
-    bit 29 rsv "rsv" = 0x0;
-    /// Threshold (5 bits) for the increment or occupancy comparison.
-    bits 28:24 rw-v thresh: u8 = 0x0, role Threshold [] { get: thresh, with: with_thresh, try_with: try_with_thresh };
-    /// Sense of the threshold comparison.
-    bit 23 rw-v invert: PcuCtlInvert = 0x0, values PcuCtlInvert::VALUES, role Invert [] { get: invert, with: with_invert };
-    /// Enables this counter.
-    bit 22 rw-v en: bool = 0x0, role Enable [] { get: en, with: with_en };
-    bits 21:19 rsv "rsv" = 0x0;
-    /// Edge detect.
-    bit 18 rw-v edge_det: bool = 0x0, role Edge [] { get: edge_det, with: with_edge_det };
-    /// Reset: writing 1 clears the paired counter.
-    bit 17 wo rst: bool = 0x0, role Reset [] { with: with_rst };
-    bit 16 rsv "rsv" = 0x0;
-    /// Occupancy counter to use for occupancy events.
-    bits 15:14 rw-v occ_sel: u8 = 0x0, values PCU_CTL_OCC_SEL_VALUES { get: occ_sel, with: with_occ_sel, try_with: try_with_occ_sel };
-    bits 13:8 rsv "rsv" = 0x0;
-    /// Event select.
-    bits 7:0 rw-v ev_sel: u8 = 0x0, role Event [] { get: ev_sel, with: with_ev_sel };
-    "PCU": const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [0: msr(0x711) "PCU_MSR_PMON_CTL0" from "linux-snbep", 1: msr(0x712) "PCU_MSR_PMON_CTL1" from "linux-snbep", 2: msr(0x713) "PCU_MSR_PMON_CTL2" from "linux-snbep", 3: msr(0x714) "PCU_MSR_PMON_CTL3" from "linux-snbep"];
+
+/// Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.
+///
+/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4), 4 per instance. Fields, masks and sources: [`PcuCtlLayout`].
+///
+/// **Layout from Linux; the v3/v4 guide was not read** (info): Linux uses SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK for this PCU (hswep_uncore_pcu, also on BDX): ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31, enable 22, and reset 17 from the shared snbep control bits. Bits 21:19 are covered by no source for this PCU and are reserved (the E5-2600 PCU's ev_sel_ext at bit 21 is not used: every PCU event in Intel's lists for these processors has ExtSel 0). Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field. On Broadwell-EP Linux forbids counter 0 for events with ev_sel bit 7 set, the "Use Occupancy" bit (bdx_uncore_pcu_constraints: EVENT_CONSTRAINT(0x80, 0xe, 0x80)), a restriction Haswell-EP does not have in Linux.
+///
+/// **Addresses** (info): Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714.
+pub type PcuCtl = Reg32<PcuCtlLayout>;
+
+/// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtlLayout {}
+
+impl Layout for PcuCtlLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV, reset: 0x0, description: "Edge detect on the occupancy counter selected by occ_sel.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, reset: 0x0, description: "Inverts the occupancy threshold comparison.", values: PcuCtlOccInvert::VALUES, repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, reset: 0x0, description: "Threshold (5 bits) for the increment or occupancy comparison.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, reset: 0x0, description: "Sense of the threshold comparison.", values: PcuCtlInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, reset: 0x0, description: "Enables this counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, reset: 0x0, description: "Edge detect.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
+        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, reset: 0x0, description: "Reset: writing 1 clears the paired counter.", values: &[], repeat: None, role: Some(Role::Reset), counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, reset: 0x0, description: "Occupancy counter to use for occupancy events.", values: PCU_CTL_OCC_SEL_VALUES, repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Event select.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x20393f00;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xdfc6c0ff;
 }
 
-register! {
-    /// Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.
-    pub struct PcuBoxFilter(u32): "PCU_MSR_PMON_BOX_FILTER", MSR[1], unit "PCU" of "xeon-e5-2600-v4", static PCU_BOX_FILTER_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Layout from Linux and Intel's event list": "Linux hswep_pcu_hw_config takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; Intel's Haswell-EP event list names PCUFilter[7:0], [15:8], [23:16] and [31:24] for the four band events. The 100 MHz unit is the E5-2600 guide's (section 2.6.3.3); no source read restates it for this processor.";
-    /// Band 3 (event 0xE) frequency, in 100 MHz units.
-    bits 31:24 rw filt31_24: u8 = 0x0 { get: filt31_24, with: with_filt31_24 };
-    /// Band 2 (event 0xD) frequency.
-    bits 23:16 rw filt23_16: u8 = 0x0 { get: filt23_16, with: with_filt23_16 };
-    /// Band 1 (event 0xC) frequency.
-    bits 15:8 rw filt15_8: u8 = 0x0 { get: filt15_8, with: with_filt15_8 };
-    /// Band 0 (event 0xB) frequency.
-    bits 7:0 rw filt7_0: u8 = 0x0 { get: filt7_0, with: with_filt7_0 };
-    "PCU": const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = msr(0x715) "PCU_MSR_PMON_BOX_FILTER" from "linux-snbep";
+impl PcuCtl {
+    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect on the occupancy counter selected by occ_sel.
+    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `occ_edge_det` (bit 31) set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `occ_invert` (bit 30, rw-v, reset 0x0): Inverts the occupancy threshold comparison.
+    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(get_bits(self.raw64(), 30, 30) as u8) }
+    /// This value with `occ_invert` (bit 30) set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v.bits() as u64)) }
+    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits) for the increment or occupancy comparison.
+    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
+    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
+    /// This value with `invert` (bit 23) set to `v`.
+    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
+    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
+    /// This value with `en` (bit 22) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect.
+    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
+    /// This value with `edge_det` (bit 18) set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
+    /// This value with `rst` (bit 17) set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
+    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy counter to use for occupancy events.
+    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
+    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `ev_sel` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Overflow status of the four PCU counters.
-    pub struct PcuBoxStatus(u32): "PCU_MSR_PMON_BOX_STATUS", MSR[1], unit "PCU" of "xeon-e5-2600-v4", static PCU_BOX_STATUS_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Box status from likwid; the v3/v4 guide was not read": "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.";
-    bits 31:4 rv "rsv" = 0x0;
-    /// Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
-    "PCU": const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = msr(0x716) "PCU_MSR_PMON_BOX_STATUS" from "likwid";
+/// `PCU_MSR_PMON_CTL{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0x711, "PCU_MSR_PMON_CTL0"), Msr::new(0x712, "PCU_MSR_PMON_CTL1"), Msr::new(0x713, "PCU_MSR_PMON_CTL2"), Msr::new(0x714, "PCU_MSR_PMON_CTL3")];
+
+static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_PMON_CTL{n}", type_name: "PcuCtl",
+    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
+    description: "Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0x711), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0x712), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0x713), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0x714), source: "linux-snbep" },
+    ]),
+    fields: PcuCtlLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux; the v3/v4 guide was not read", text: "Linux uses SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK for this PCU (hswep_uncore_pcu, also on BDX): ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31, enable 22, and reset 17 from the shared snbep control bits. Bits 21:19 are covered by no source for this PCU and are reserved (the E5-2600 PCU's ev_sel_ext at bit 21 is not used: every PCU event in Intel's lists for these processors has ExtSel 0). Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field. On Broadwell-EP Linux forbids counter 0 for events with ev_sel bit 7 set, the \"Use Occupancy\" bit (bdx_uncore_pcu_constraints: EVENT_CONSTRAINT(0x80, 0xe, 0x80)), a restriction Haswell-EP does not have in Linux." },
+        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714." },
+    ],
+};
+
+/// Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.
+///
+/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources: [`PcuBoxFilterLayout`].
+///
+/// **Layout from Linux and Intel's event list** (info): Linux hswep_pcu_hw_config takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; Intel's Haswell-EP event list names PCUFilter\[7:0\], \[15:8\], \[23:16\] and \[31:24\] for the four band events. The 100 MHz unit is the E5-2600 guide's (section 2.6.3.3); no source read restates it for this processor.
+pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+
+/// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuBoxFilterLayout {}
+
+impl Layout for PcuBoxFilterLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Band 3 (event 0xE) frequency, in 100 MHz units.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::Rw, reset: 0x0, description: "Band 2 (event 0xD) frequency.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Band 1 (event 0xC) frequency.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Band 0 (event 0xB) frequency.", values: &[], repeat: None, role: None, counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
 }
 
-register! {
-    /// PCU data counter n: a 48-bit count.
-    pub struct PcuCtr(u64): "PCU_MSR_PMON_CTR{n}", MSR[4], unit "PCU" of "xeon-e5-2600-v4", static PCU_CTR_INFO;
-    source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    note "info" "Address and width": "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits.";
-    bits 63:48 rv "rsv" = 0x0;
-    /// The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
-    bits 47:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count, try_with: try_with_event_count };
-    "PCU": const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [0: msr(0x717) "PCU_MSR_PMON_CTR0" from "linux-snbep", 1: msr(0x718) "PCU_MSR_PMON_CTR1" from "linux-snbep", 2: msr(0x719) "PCU_MSR_PMON_CTR2" from "linux-snbep", 3: msr(0x71A) "PCU_MSR_PMON_CTR3" from "linux-snbep"];
+impl PcuBoxFilter {
+    /// `filt31_24` (bits 31:24, rw, reset 0x0): Band 3 (event 0xE) frequency, in 100 MHz units.
+    #[inline] pub const fn filt31_24(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `filt31_24` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `filt23_16` (bits 23:16, rw, reset 0x0): Band 2 (event 0xD) frequency.
+    #[inline] pub const fn filt23_16(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
+    /// This value with `filt23_16` (bits 23:16) set to `v`.
+    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
+    /// `filt15_8` (bits 15:8, rw, reset 0x0): Band 1 (event 0xC) frequency.
+    #[inline] pub const fn filt15_8(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `filt15_8` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `filt7_0` (bits 7:0, rw, reset 0x0): Band 0 (event 0xB) frequency.
+    #[inline] pub const fn filt7_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `filt7_0` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
 }
 
-register! {
-    /// Free-running count of the time cores of this socket spend in C6; no control.
-    pub struct PcuCoreC6Ctr(u64): "PCU_MSR_CORE_C6_CTR", MSR[1], unit "PCU" of "xeon-e5-2600-v4", static PCU_CORE_C6_CTR_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address": "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).";
-    /// Residency in C6, counted by hardware.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = msr(0x3FD) "PCU_MSR_CORE_C6_CTR" from "likwid";
+/// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
+pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0x715, "PCU_MSR_PMON_BOX_FILTER");
+
+static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_PMON_BOX_FILTER", type_name: "PcuBoxFilter",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
+    description: "Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0x715), source: "linux-snbep" },
+    ]),
+    fields: PcuBoxFilterLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout from Linux and Intel's event list", text: "Linux hswep_pcu_hw_config takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; Intel's Haswell-EP event list names PCUFilter[7:0], [15:8], [23:16] and [31:24] for the four band events. The 100 MHz unit is the E5-2600 guide's (section 2.6.3.3); no source read restates it for this processor." },
+    ],
+};
+
+/// Overflow status of the four PCU counters.
+///
+/// `PCU_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources: [`PcuBoxStatusLayout`].
+///
+/// **Box status from likwid; the v3/v4 guide was not read** (info): likwid names this register (MSR_UNC_V3_\*_PMON_BOX_STATUS / PCI_UNC_\*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 \<\< n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register.
+pub type PcuBoxStatus = Reg32<PcuBoxStatusLayout>;
+
+/// The layout of [`PcuBoxStatus`] (`PCU_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuBoxStatusLayout {}
+
+impl Layout for PcuBoxStatusLayout {
+    const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, reset: 0x0, description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
 }
 
-register! {
-    /// Free-running count of the time cores of this socket spend in C3; no control.
-    pub struct PcuCoreC3Ctr(u64): "PCU_MSR_CORE_C3_CTR", MSR[1], unit "PCU" of "xeon-e5-2600-v4", static PCU_CORE_C3_CTR_INFO;
-    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "Address": "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR).";
-    /// Residency in C3, counted by hardware.
-    bits 63:0 rw-v event_count: u64 = 0x0, role Count [] { get: event_count, with: with_event_count };
-    "PCU": const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = msr(0x3FC) "PCU_MSR_CORE_C3_CTR" from "likwid";
+impl PcuBoxStatus {
+    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "PCU_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
 }
 
-unit_events!([PcuCtl noext_noumask], [
-    CLOCKTICKS = "UNC_P_CLOCKTICKS" 0x00 0x00 false 0b1111 "",
-    CORE0_TRANSITION_CYCLES = "UNC_P_CORE0_TRANSITION_CYCLES" 0x60 0x00 false 0b1111 "",
-    CORE10_TRANSITION_CYCLES = "UNC_P_CORE10_TRANSITION_CYCLES" 0x6a 0x00 false 0b1111 "",
-    CORE11_TRANSITION_CYCLES = "UNC_P_CORE11_TRANSITION_CYCLES" 0x6b 0x00 false 0b1111 "",
-    CORE12_TRANSITION_CYCLES = "UNC_P_CORE12_TRANSITION_CYCLES" 0x6c 0x00 false 0b1111 "",
-    CORE13_TRANSITION_CYCLES = "UNC_P_CORE13_TRANSITION_CYCLES" 0x6d 0x00 false 0b1111 "",
-    CORE14_TRANSITION_CYCLES = "UNC_P_CORE14_TRANSITION_CYCLES" 0x6e 0x00 false 0b1111 "",
-    CORE15_TRANSITION_CYCLES = "UNC_P_CORE15_TRANSITION_CYCLES" 0x6f 0x00 false 0b1111 "",
-    CORE16_TRANSITION_CYCLES = "UNC_P_CORE16_TRANSITION_CYCLES" 0x70 0x00 false 0b1111 "",
-    CORE17_TRANSITION_CYCLES = "UNC_P_CORE17_TRANSITION_CYCLES" 0x71 0x00 false 0b1111 "",
-    CORE1_TRANSITION_CYCLES = "UNC_P_CORE1_TRANSITION_CYCLES" 0x61 0x00 false 0b1111 "",
-    CORE2_TRANSITION_CYCLES = "UNC_P_CORE2_TRANSITION_CYCLES" 0x62 0x00 false 0b1111 "",
-    CORE3_TRANSITION_CYCLES = "UNC_P_CORE3_TRANSITION_CYCLES" 0x63 0x00 false 0b1111 "",
-    CORE4_TRANSITION_CYCLES = "UNC_P_CORE4_TRANSITION_CYCLES" 0x64 0x00 false 0b1111 "",
-    CORE5_TRANSITION_CYCLES = "UNC_P_CORE5_TRANSITION_CYCLES" 0x65 0x00 false 0b1111 "",
-    CORE6_TRANSITION_CYCLES = "UNC_P_CORE6_TRANSITION_CYCLES" 0x66 0x00 false 0b1111 "",
-    CORE7_TRANSITION_CYCLES = "UNC_P_CORE7_TRANSITION_CYCLES" 0x67 0x00 false 0b1111 "",
-    CORE8_TRANSITION_CYCLES = "UNC_P_CORE8_TRANSITION_CYCLES" 0x68 0x00 false 0b1111 "",
-    CORE9_TRANSITION_CYCLES = "UNC_P_CORE9_TRANSITION_CYCLES" 0x69 0x00 false 0b1111 "",
-    DEMOTIONS_CORE0 = "UNC_P_DEMOTIONS_CORE0" 0x30 0x00 false 0b1111 "",
-    DEMOTIONS_CORE1 = "UNC_P_DEMOTIONS_CORE1" 0x31 0x00 false 0b1111 "",
-    DEMOTIONS_CORE10 = "UNC_P_DEMOTIONS_CORE10" 0x3a 0x00 false 0b1111 "",
-    DEMOTIONS_CORE11 = "UNC_P_DEMOTIONS_CORE11" 0x3b 0x00 false 0b1111 "",
-    DEMOTIONS_CORE12 = "UNC_P_DEMOTIONS_CORE12" 0x3c 0x00 false 0b1111 "",
-    DEMOTIONS_CORE13 = "UNC_P_DEMOTIONS_CORE13" 0x3d 0x00 false 0b1111 "",
-    DEMOTIONS_CORE14 = "UNC_P_DEMOTIONS_CORE14" 0x3e 0x00 false 0b1111 "",
-    DEMOTIONS_CORE15 = "UNC_P_DEMOTIONS_CORE15" 0x3f 0x00 false 0b1111 "",
-    DEMOTIONS_CORE16 = "UNC_P_DEMOTIONS_CORE16" 0x40 0x00 false 0b1111 "",
-    DEMOTIONS_CORE17 = "UNC_P_DEMOTIONS_CORE17" 0x41 0x00 false 0b1111 "",
-    DEMOTIONS_CORE2 = "UNC_P_DEMOTIONS_CORE2" 0x32 0x00 false 0b1111 "",
-    DEMOTIONS_CORE3 = "UNC_P_DEMOTIONS_CORE3" 0x33 0x00 false 0b1111 "",
-    DEMOTIONS_CORE4 = "UNC_P_DEMOTIONS_CORE4" 0x34 0x00 false 0b1111 "",
-    DEMOTIONS_CORE5 = "UNC_P_DEMOTIONS_CORE5" 0x35 0x00 false 0b1111 "",
-    DEMOTIONS_CORE6 = "UNC_P_DEMOTIONS_CORE6" 0x36 0x00 false 0b1111 "",
-    DEMOTIONS_CORE7 = "UNC_P_DEMOTIONS_CORE7" 0x37 0x00 false 0b1111 "",
-    DEMOTIONS_CORE8 = "UNC_P_DEMOTIONS_CORE8" 0x38 0x00 false 0b1111 "",
-    DEMOTIONS_CORE9 = "UNC_P_DEMOTIONS_CORE9" 0x39 0x00 false 0b1111 "",
-    FREQ_MAX_LIMIT_THERMAL_CYCLES = "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES" 0x04 0x00 false 0b1111 "",
-    FREQ_MAX_OS_CYCLES = "UNC_P_FREQ_MAX_OS_CYCLES" 0x06 0x00 false 0b1111 "",
-    FREQ_MAX_POWER_CYCLES = "UNC_P_FREQ_MAX_POWER_CYCLES" 0x05 0x00 false 0b1111 "",
-    FREQ_MIN_IO_P_CYCLES = "UNC_P_FREQ_MIN_IO_P_CYCLES" 0x73 0x00 false 0b1111 "",
-    FREQ_TRANS_CYCLES = "UNC_P_FREQ_TRANS_CYCLES" 0x74 0x00 false 0b1111 "",
-    MEMORY_PHASE_SHEDDING_CYCLES = "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES" 0x2f 0x00 false 0b1111 "",
-    PROCHOT_EXTERNAL_CYCLES = "UNC_P_PROCHOT_EXTERNAL_CYCLES" 0x0a 0x00 false 0b1111 "",
-    PROCHOT_INTERNAL_CYCLES = "UNC_P_PROCHOT_INTERNAL_CYCLES" 0x09 0x00 false 0b1111 "",
-    TOTAL_TRANSITION_CYCLES = "UNC_P_TOTAL_TRANSITION_CYCLES" 0x72 0x00 false 0b1111 "",
-    UFS_TRANSITIONS_RING_GV = "UNC_P_UFS_TRANSITIONS_RING_GV" 0x79 0x00 false 0b1111 "",
-    VR_HOT_CYCLES = "UNC_P_VR_HOT_CYCLES" 0x42 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C0_CYCLES = "UNC_P_PKG_RESIDENCY_C0_CYCLES" 0x2a 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C2E_CYCLES = "UNC_P_PKG_RESIDENCY_C2E_CYCLES" 0x2b 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C3_CYCLES = "UNC_P_PKG_RESIDENCY_C3_CYCLES" 0x2c 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C6_CYCLES = "UNC_P_PKG_RESIDENCY_C6_CYCLES" 0x2d 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C7_CYCLES = "UNC_P_PKG_RESIDENCY_C7_CYCLES" 0x2e 0x00 false 0b1111 "",
-    PKG_RESIDENCY_C1E_CYCLES = "UNC_P_PKG_RESIDENCY_C1E_CYCLES" 0x4e 0x00 false 0b1111 "",
-]);
+/// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
+pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0x716, "PCU_MSR_PMON_BOX_STATUS");
+
+static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_PMON_BOX_STATUS", type_name: "PcuBoxStatus",
+    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
+    description: "Overflow status of the four PCU counters.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0x716), source: "likwid" },
+    ]),
+    fields: PcuBoxStatusLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
+    ],
+};
+
+/// PCU data counter n: a 48-bit count.
+///
+/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4), 4 per instance. Fields, masks and sources: [`PcuCtrLayout`].
+///
+/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits.
+pub type PcuCtr = Reg64<PcuCtrLayout>;
+
+/// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCtrLayout {}
+
+impl Layout for PcuCtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffff;
+}
+
+impl PcuCtr {
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PCU_MSR_PMON_CTR{n}` of instance PCU.
+pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0x717, "PCU_MSR_PMON_CTR0"), Msr::new(0x718, "PCU_MSR_PMON_CTR1"), Msr::new(0x719, "PCU_MSR_PMON_CTR2"), Msr::new(0x71A, "PCU_MSR_PMON_CTR3")];
+
+static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_PMON_CTR{n}", type_name: "PcuCtr",
+    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
+    reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
+    description: "PCU data counter n: a 48-bit count.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0x717), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0x718), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0x719), source: "linux-snbep" },
+        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0x71A), source: "linux-snbep" },
+    ]),
+    fields: PcuCtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits." },
+    ],
+};
+
+/// Free-running count of the time cores of this socket spend in C6; no control.
+///
+/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources: [`PcuCoreC6CtrLayout`].
+///
+/// **Address** (info): likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).
+pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+
+/// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuCoreC6CtrLayout {}
+
+impl Layout for PcuCoreC6CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C6_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Residency in C6, counted by hardware.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC6Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Residency in C6, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C6_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
+
+static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_CORE_C6_CTR", type_name: "PcuCoreC6Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
+    description: "Free-running count of the time cores of this socket spend in C6; no control.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+    ]),
+    fields: PcuCoreC6CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)." },
+    ],
+};
+
+/// Free-running count of the time cores of this socket spend in C3; no control.
+///
+/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources: [`PcuCoreC3CtrLayout`].
+///
+/// **Address** (info): likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR).
+pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+
+/// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
+///
+/// Sources:
+/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
+pub enum PcuCoreC3CtrLayout {}
+
+impl Layout for PcuCoreC3CtrLayout {
+    const INFO: &'static RegisterInfo = &PCU_CORE_C3_CTR_INFO;
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, reset: 0x0, description: "Residency in C3, counted by hardware.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
+    ];
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+}
+
+impl PcuCoreC3Ctr {
+    /// `event_count` (bits 63:0, rw-v, reset 0x0): Residency in C3, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `event_count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `PCU_MSR_CORE_C3_CTR` of instance PCU.
+pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
+
+static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: "PCU_MSR_CORE_C3_CTR", type_name: "PcuCoreC3Ctr",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
+    description: "Free-running count of the time cores of this socket spend in C3; no control.",
+    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+    ]),
+    fields: PcuCoreC3CtrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)." },
+    ],
+};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE10_TRANSITION_CYCLES`: event select 0x6a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE10_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE10_TRANSITION_CYCLES", code: 0x6a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE11_TRANSITION_CYCLES`: event select 0x6b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE11_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE11_TRANSITION_CYCLES", code: 0x6b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE12_TRANSITION_CYCLES`: event select 0x6c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE12_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE12_TRANSITION_CYCLES", code: 0x6c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE13_TRANSITION_CYCLES`: event select 0x6d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE13_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE13_TRANSITION_CYCLES", code: 0x6d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE14_TRANSITION_CYCLES`: event select 0x6e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE14_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE14_TRANSITION_CYCLES", code: 0x6e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE15_TRANSITION_CYCLES`: event select 0x6f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE15_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE15_TRANSITION_CYCLES", code: 0x6f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE16_TRANSITION_CYCLES`: event select 0x70, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE16_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE16_TRANSITION_CYCLES", code: 0x70, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE17_TRANSITION_CYCLES`: event select 0x71, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE17_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE17_TRANSITION_CYCLES", code: 0x71, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x61, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x61, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x62, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x62, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x63, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x63, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x64, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x64, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x65, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x65, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x66, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x66, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x67, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x67, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE8_TRANSITION_CYCLES`: event select 0x68, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE8_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE8_TRANSITION_CYCLES", code: 0x68, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_CORE9_TRANSITION_CYCLES`: event select 0x69, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CORE9_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE9_TRANSITION_CYCLES", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE0`: event select 0x30, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x30, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE1`: event select 0x31, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE10`: event select 0x3a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE10: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE10", code: 0x3a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE11`: event select 0x3b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE11: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE11", code: 0x3b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE12`: event select 0x3c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE12: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE12", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE13`: event select 0x3d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE13: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE13", code: 0x3d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE14`: event select 0x3e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE14: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE14", code: 0x3e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE15`: event select 0x3f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE15: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE15", code: 0x3f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE16`: event select 0x40, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE16: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE16", code: 0x40, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE17`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE17: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE17", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE2`: event select 0x32, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE3`: event select 0x33, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE4`: event select 0x34, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE5`: event select 0x35, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE6`: event select 0x36, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE7`: event select 0x37, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x37, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE8`: event select 0x38, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE8: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE8", code: 0x38, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_DEMOTIONS_CORE9`: event select 0x39, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DEMOTIONS_CORE9: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE9", code: 0x39, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_UFS_TRANSITIONS_RING_GV`: event select 0x79, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const UFS_TRANSITIONS_RING_GV: Event = Event(&EventInfo { name: "UNC_P_UFS_TRANSITIONS_RING_GV", code: 0x79, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C7_CYCLES`: event select 0x2e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C7_CYCLES", code: 0x2e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    /// `UNC_P_PKG_RESIDENCY_C1E_CYCLES`: event select 0x4e, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C1E_CYCLES", code: 0x4e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE10_TRANSITION_CYCLES, Event::CORE11_TRANSITION_CYCLES, Event::CORE12_TRANSITION_CYCLES, Event::CORE13_TRANSITION_CYCLES, Event::CORE14_TRANSITION_CYCLES, Event::CORE15_TRANSITION_CYCLES, Event::CORE16_TRANSITION_CYCLES, Event::CORE17_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::CORE8_TRANSITION_CYCLES, Event::CORE9_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE10, Event::DEMOTIONS_CORE11, Event::DEMOTIONS_CORE12, Event::DEMOTIONS_CORE13, Event::DEMOTIONS_CORE14, Event::DEMOTIONS_CORE15, Event::DEMOTIONS_CORE16, Event::DEMOTIONS_CORE17, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::DEMOTIONS_CORE8, Event::DEMOTIONS_CORE9, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::UFS_TRANSITIONS_RING_GV, Event::VR_HOT_CYCLES, Event::PKG_RESIDENCY_C0_CYCLES, Event::PKG_RESIDENCY_C2E_CYCLES, Event::PKG_RESIDENCY_C3_CYCLES, Event::PKG_RESIDENCY_C6_CYCLES, Event::PKG_RESIDENCY_C7_CYCLES, Event::PKG_RESIDENCY_C1E_CYCLES];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::CORE0_TRANSITION_CYCLES.0, Event::CORE10_TRANSITION_CYCLES.0, Event::CORE11_TRANSITION_CYCLES.0, Event::CORE12_TRANSITION_CYCLES.0, Event::CORE13_TRANSITION_CYCLES.0, Event::CORE14_TRANSITION_CYCLES.0, Event::CORE15_TRANSITION_CYCLES.0, Event::CORE16_TRANSITION_CYCLES.0, Event::CORE17_TRANSITION_CYCLES.0, Event::CORE1_TRANSITION_CYCLES.0, Event::CORE2_TRANSITION_CYCLES.0, Event::CORE3_TRANSITION_CYCLES.0, Event::CORE4_TRANSITION_CYCLES.0, Event::CORE5_TRANSITION_CYCLES.0, Event::CORE6_TRANSITION_CYCLES.0, Event::CORE7_TRANSITION_CYCLES.0, Event::CORE8_TRANSITION_CYCLES.0, Event::CORE9_TRANSITION_CYCLES.0, Event::DEMOTIONS_CORE0.0, Event::DEMOTIONS_CORE1.0, Event::DEMOTIONS_CORE10.0, Event::DEMOTIONS_CORE11.0, Event::DEMOTIONS_CORE12.0, Event::DEMOTIONS_CORE13.0, Event::DEMOTIONS_CORE14.0, Event::DEMOTIONS_CORE15.0, Event::DEMOTIONS_CORE16.0, Event::DEMOTIONS_CORE17.0, Event::DEMOTIONS_CORE2.0, Event::DEMOTIONS_CORE3.0, Event::DEMOTIONS_CORE4.0, Event::DEMOTIONS_CORE5.0, Event::DEMOTIONS_CORE6.0, Event::DEMOTIONS_CORE7.0, Event::DEMOTIONS_CORE8.0, Event::DEMOTIONS_CORE9.0, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES.0, Event::FREQ_MAX_OS_CYCLES.0, Event::FREQ_MAX_POWER_CYCLES.0, Event::FREQ_MIN_IO_P_CYCLES.0, Event::FREQ_TRANS_CYCLES.0, Event::MEMORY_PHASE_SHEDDING_CYCLES.0, Event::PROCHOT_EXTERNAL_CYCLES.0, Event::PROCHOT_INTERNAL_CYCLES.0, Event::TOTAL_TRANSITION_CYCLES.0, Event::UFS_TRANSITIONS_RING_GV.0, Event::VR_HOT_CYCLES.0, Event::PKG_RESIDENCY_C0_CYCLES.0, Event::PKG_RESIDENCY_C2E_CYCLES.0, Event::PKG_RESIDENCY_C3_CYCLES.0, Event::PKG_RESIDENCY_C6_CYCLES.0, Event::PKG_RESIDENCY_C7_CYCLES.0, Event::PKG_RESIDENCY_C1E_CYCLES.0];
+
+impl PcuCtl {
+    /// This value set to count `event`: its event select (this box has no unit mask).
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code)
+    }
+}
 
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {

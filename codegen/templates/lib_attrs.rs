@@ -13,3 +13,8 @@ pub use support::*;
 #[rustfmt::skip]
 pub mod structure;
 pub use structure::*;
+
+#[macro_use]
+#[rustfmt::skip]
+pub mod core_events;
+pub use core_events::{CoreEvent, CoreEventsInfo};

@@ -85,6 +85,11 @@ pub use support::*;
 pub mod structure;
 pub use structure::*;
 
+#[macro_use]
+#[rustfmt::skip]
+pub mod core_events;
+pub use core_events::{CoreEvent, CoreEventsInfo};
+
 #[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
 pub mod xeon_7500;

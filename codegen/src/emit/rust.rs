@@ -499,7 +499,10 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
-    let events = if unit.events.is_empty() {
+    let events = if super::core_events::is_core_unit(unit) {
+        super::core_events::unit_events_text(unit, &mut out);
+        "EVENT_INFOS"
+    } else if unit.events.is_empty() {
         "&[]"
     } else {
         events_text(unit, &mut out);
@@ -569,10 +572,21 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .map(|c| str_lit(c));
     let doc_attrs = inner_docs(&doc);
     let global = super::structure::processor_global_ref(proc);
+    // The processor's own core event list (`core.rs`), if it has one.
+    let core_mods: Vec<proc_macro2::Ident> = proc
+        .core_events
+        .iter()
+        .map(|_| format_ident!("core"))
+        .collect();
+    let core_events = match &proc.core_events {
+        Some(_) => quote!(Some(&core::EVENTS)),
+        None => quote!(None),
+    };
     quote! {
         #doc_attrs
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
+        #(#[rustfmt::skip] pub mod #core_mods;)*
         pub mod pmu;
 
         /// Metadata of this processor and all its units.
@@ -585,6 +599,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
+            core_events: #core_events,
         };
     }
 }

@@ -292,14 +292,14 @@ register! {
     "CPU": const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = msr(0x392) "IA32_PERF_GLOBAL_INUSE" from "linux-msr-index";
 }
 
-unit_events!([Ia32PerfEvtSel noext], [
-    UNHALTED_CORE_CYCLES = "UNHALTED_CORE_CYCLES" 0x3c 0x00 false 0b11111111 "",
-    INSTRUCTION_RETIRED = "INSTRUCTION_RETIRED" 0xc0 0x00 false 0b11111111 "",
-    UNHALTED_REFERENCE_CYCLES = "UNHALTED_REFERENCE_CYCLES" 0x3c 0x01 false 0b11111111 "",
-    LLC_REFERENCE = "LLC_REFERENCE" 0x2e 0x4f false 0b11111111 "",
-    LLC_MISSES = "LLC_MISSES" 0x2e 0x41 false 0b11111111 "",
-    BRANCH_INSTRUCTION_RETIRED = "BRANCH_INSTRUCTION_RETIRED" 0xc4 0x00 false 0b11111111 "",
-    BRANCH_MISSES_RETIRED = "BRANCH_MISSES_RETIRED" 0xc5 0x00 false 0b11111111 "",
+core_events!([Ia32PerfEvtSel { with_ev_sel, with_umask, with_cmask, with_inv, with_edge, with_any_thread }], [
+    UNHALTED_CORE_CYCLES = "UNHALTED_CORE_CYCLES" 0x3c 0x00 0b11111111 0 false false false,
+    INSTRUCTION_RETIRED = "INSTRUCTION_RETIRED" 0xc0 0x00 0b11111111 0 false false false,
+    UNHALTED_REFERENCE_CYCLES = "UNHALTED_REFERENCE_CYCLES" 0x3c 0x01 0b11111111 0 false false false,
+    LLC_REFERENCE = "LLC_REFERENCE" 0x2e 0x4f 0b11111111 0 false false false,
+    LLC_MISSES = "LLC_MISSES" 0x2e 0x41 0b11111111 0 false false false,
+    BRANCH_INSTRUCTION_RETIRED = "BRANCH_INSTRUCTION_RETIRED" 0xc4 0x00 0b11111111 0 false false false,
+    BRANCH_MISSES_RETIRED = "BRANCH_MISSES_RETIRED" 0xc5 0x00 0b11111111 0 false false false,
 ]);
 
 /// Metadata of this unit and its registers.

@@ -368,18 +368,28 @@ pub fn plan(
     }
 
     // Each processor's event list is its own source when processors.xml declares one
-    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id.
+    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id. Core
+    // lists cite `intel-perfmon-core` where it is declared.
+    let declared = |id: &str| spec.public_sources.iter().any(|s| s.id == id);
     let specific = format!("intel-perfmon-{processor}");
-    let source = if spec.public_sources.iter().any(|s| s.id == specific) {
+    let uncore_source = if declared(&specific) {
         specific
     } else {
         "intel-perfmon".to_string()
+    };
+    let source_of = |unit: &str| {
+        if unit == CORE_UNIT && declared("intel-perfmon-core") {
+            "intel-perfmon-core".to_string()
+        } else {
+            uncore_source.clone()
+        }
     };
     let mut plan = Plan {
         report,
         files: Vec::new(),
     };
     for (module, (name, dir, lines)) in &files {
+        let source = source_of(name);
         let content = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")

@@ -128,6 +128,51 @@ mod tests {
     use pmu_regs::{CounterKind, PROCESSORS};
     use pmu_runtime::boxes::Boxes;
 
+    /// `event=NAME` of a processor's core list carries the counter mask, invert and
+    /// any-thread bits into the selection, and the counter's control value programs them.
+    #[test]
+    fn a_core_event_by_name_carries_its_settings_into_the_control() {
+        let arch = PROCESSORS.iter().find(|p| p.id == "architectural").unwrap();
+        let boxes = Boxes::of(arch);
+        let c = boxes.boxes[0]
+            .counters
+            .iter()
+            .find(|c| c.info.kind == CounterKind::General)
+            .unwrap();
+        let info = c.control.unwrap().info;
+        let sel = parse(
+            info,
+            "event=UOPS_ISSUED.CORE_STALL_CYCLES",
+            Some("xeon-e5-2600"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (
+                sel.ev_sel,
+                sel.umask,
+                sel.thresh,
+                sel.invert,
+                sel.edge_detect,
+                sel.any_thread
+            ),
+            (0x0e, Some(1), Some(1), Some(true), None, Some(true))
+        );
+        let raw =
+            pmu_runtime::sampling::counting::Counting::<pmu_runtime::sim::Sim>::control_value(
+                c, &sel,
+            )
+            .unwrap();
+        // cmask 1, inv, en, any, os, usr, umask 1, event 0x0e.
+        assert_eq!(raw, 0x01e3_010e);
+        // Without the processor the name is refused, naming who has it.
+        let e = parse(info, "event=UOPS_ISSUED.CORE_STALL_CYCLES", None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is a core event of xeon-7500, xeon-e5-2600"),
+            "{e}"
+        );
+    }
+
     /// Every general counter control of every box of every processor reads each word by the
     /// role its field plays, whatever the guide calls the field; a word whose role the
     /// control lacks is refused naming it.

@@ -289,12 +289,15 @@ pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Failu
         })
 }
 
+/// One event list `list --events` shows: (processor, unit, events).
+type EventList = (&'static str, &'static str, &'static [&'static EventInfo]);
+
 /// The event lists `list --events` shows: (processor, unit, events), every unit's own and
 /// every processor's own core list (for the unit of its core PMU), in the model's order.
 fn selected_event_lists(
     processor: Option<&str>,
     unit: Option<&str>,
-) -> Result<Vec<(&'static str, &'static str, &'static [&'static EventInfo])>, Failure> {
+) -> Result<Vec<EventList>, Failure> {
     let mut lists = Vec::new();
     for p in PROCESSORS
         .iter()

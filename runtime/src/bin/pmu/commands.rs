@@ -383,7 +383,17 @@ pub fn list_events(
         header.push("DESCRIPTION");
     }
     let mut t = Table::new(&header);
-    for (_, unit, events) in &lists {
+    for (pid, unit, events) in &lists {
+        // A processor's own core list reads as `xeon-e5-2600:CORE`: the unit is another
+        // processor's (the architectural one), and the lists share names.
+        let shown = if PROCESSORS
+            .iter()
+            .any(|p| p.id == *pid && p.units.iter().any(|u| u.name == *unit))
+        {
+            unit.to_string()
+        } else {
+            format!("{pid}:{unit}")
+        };
         for e in events.iter() {
             let counters: Vec<String> = (0..32)
                 .filter(|n| e.can_count_on(*n))
@@ -396,7 +406,7 @@ pub fn list_events(
             };
             let mut row = vec![
                 e.name.into(),
-                unit.to_string(),
+                shown.clone(),
                 code,
                 format!("{:#04x}", e.umask),
                 counters.join(","),

@@ -131,9 +131,15 @@ fn every_route_reaches_the_global_status() {
                         assert!(pmu.box_bit(Role::Overflow, c.number).is_some(), "{what}");
                         continue;
                     }
-                    let route = pmu
-                        .route(instance, c.number)
-                        .unwrap_or_else(|| panic!("{what}: no route"));
+                    let Some(route) = pmu.route(instance, c.number) else {
+                        // A route the spec declares unknown (no source gives the global
+                        // bit): the walk finds the overflow in the box's own status.
+                        assert!(
+                            pmu.box_bit(Role::Overflow, c.number).is_some(),
+                            "{what}: no route and no box status"
+                        );
+                        continue;
+                    };
                     let last = route.hops.last().unwrap();
                     assert!(std::ptr::eq(last.bit.register, global.status), "{what}");
                     for hop in route.hops {
@@ -237,8 +243,18 @@ fn e5_2600_boxes_have_box_controls_fixed_counters_and_filters() {
 #[test]
 fn e5_2600_v3_v4_boxes_report_overflow_in_their_box_status() {
     use pmu_regs::{xeon_e5_2600_v3 as hsx, xeon_e5_2600_v4 as bdx, Access, Location};
-    // No global level is known for these processors, so no routes: a walk reads each box.
-    assert!(hsx::PROCESSOR.global.is_none() && bdx::PROCESSOR.global.is_none());
+    // The global level is a freeze signal (write-only freeze and unfreeze commands, likwid).
+    for p in [&hsx::PROCESSOR, &bdx::PROCESSOR] {
+        let g = p.global.unwrap();
+        assert!(g.freeze_signal().is_some() && g.pmi_freeze().is_none());
+        assert_eq!(g.status.name, "U_MSR_PMON_GLOBAL_STATUS");
+    }
+    // likwid gives each home agent a global status bit; none for the C-boxes, whose routes
+    // are declared unknown, so a walk finds their overflows in the box status.
+    let ha = hsx::ha::UNIT.pmu.unwrap();
+    let hop = ha.route("HA1", 0).unwrap().hops[0];
+    assert_eq!((hop.bit.field.name, hop.bit.field.lsb), ("ov_ha1", 22));
+    assert_eq!(hop.clear.unwrap().field.name, "ov_ha1");
     let cbo = hsx::cbox::UNIT.pmu.unwrap();
     assert_eq!(hsx::cbox::UNIT.instances.len(), 18);
     assert_eq!(bdx::cbox::UNIT.instances.len(), 24);
@@ -376,4 +392,44 @@ fn role_traits_program_counters_without_field_names() {
     assert_eq!(ctl.bits(), 1 << 4);
     assert_eq!(ctl.role_value(Role::CounterEnable, 12), Some(1));
     assert_eq!(ctl.role_value(Role::CounterEnable, 3), None);
+}
+
+#[test]
+fn the_register_walks_add_what_the_sources_give() {
+    use pmu_regs::{xeon_7500::mbox, xeon_e5_2600_v2 as ivt, Register};
+    // Xeon 7500 guide walk: the M-box timestamp unit (p. 2-101), at likwid's addresses; no
+    // source gives its bits, so none can be set.
+    assert_eq!(mbox::M0_MSR_PMU_TIMESTAMP.address(), 0xCA4);
+    assert_eq!(mbox::M1_MSR_PMU_TIMESTAMP.address(), 0xCE4);
+    assert_eq!(mbox::MPmuTimestamp::RESERVED_MASK, u64::MAX);
+    // E5-2600 v2 against PCM: QPI port 2 is device 24, function 2 (device 10 is the PCU's).
+    let p2 = ivt::qpi::Q_P2_PCI_PMON_BOX_CTL;
+    assert_eq!(
+        (p2.device_id(), p2.device(), p2.function()),
+        (0x0E3A, 24, 2)
+    );
+    // E5-2600 v2 global status: the guide's address, likwid's bits, one per box, rw1c.
+    let status = ivt::ubox::UGlobalStatus::INFO;
+    assert_eq!(ivt::ubox::U_MSR_PMON_GLOBAL_STATUS.address(), 0xC01);
+    for (name, lsb) in [
+        ("ov_u_fixed", 0),
+        ("ov_u", 1),
+        ("ov_pcu", 2),
+        ("ov_c0", 3),
+        ("ov_c14", 17),
+        ("ov_ha0", 18),
+        ("ov_imc1", 21),
+        ("ov_qpi1", 23),
+        ("ov_r3qpi0", 24),
+        ("ov_r2pcie", 26),
+    ] {
+        let f = status.field(name).unwrap();
+        assert_eq!((f.lsb, f.access), (lsb, pmu_regs::Access::Rw1c), "{name}");
+    }
+    let global = ivt::PROCESSOR.global.unwrap();
+    assert_eq!(
+        global.freeze_signal().map(|(f, u)| (f.lsb, u.lsb)),
+        Some((31, 29))
+    );
+    assert_eq!(global.field(Role::PmiSelect).map(|f| f.width()), Some(15));
 }

@@ -94,10 +94,15 @@ error_cases!(
     pmu_bitmap_without_counters,
     pmu_general_counter_without_event,
     pmu_route_clear_not_w1c,
+    pmu_route_clear_rw1c_other_bit,
+    pmu_route_unknown_and_routed,
+    pmu_route_unknown_with_bits,
     pmu_shared_control_without_counters,
     pmu_free_running_with_control,
     pmu_global_in_several_instances,
     pmu_perf_uncovered,
+    pmu_perf_unknown_driver,
+    pmu_perf_format_misfit,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -154,4 +159,12 @@ fn duplicate_cpuid() {
 #[test]
 fn bad_cpuid() {
     insta::assert_snapshot!(processors_diagnostics("bad_cpuid"));
+}
+
+/// A perf driver's format that does not parse as the kernel writes it, maps onto nothing
+/// without saying why, onto two things, or onto an unknown role; a name given twice; an
+/// undeclared source.
+#[test]
+fn bad_perf_driver() {
+    insta::assert_snapshot!(processors_diagnostics("bad_perf_driver"));
 }

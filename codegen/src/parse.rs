@@ -30,6 +30,46 @@ pub struct RawProcessors {
     pub processor: Vec<RawProcessor>,
     #[serde(default)]
     pub source: Vec<RawPublicSource>,
+    #[serde(default, rename = "perf-driver")]
+    pub perf_driver: Vec<RawPerfDriver>,
+}
+
+/// `<perf-driver>`: a Linux perf driver's format for a kind of box.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPerfDriver {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@module")]
+    pub module: String,
+    #[serde(rename = "@group")]
+    pub group: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(default)]
+    pub format: Vec<RawPerfFormat>,
+}
+
+/// `<format>`: one `format/*` file and what it maps onto (or, as text, why nothing).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPerfFormat {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@config")]
+    pub config: String,
+    #[serde(rename = "@role")]
+    pub role: Option<String>,
+    #[serde(rename = "@field")]
+    pub field: Option<String>,
+    #[serde(rename = "@register")]
+    pub register: Option<String>,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 #[derive(Debug, Deserialize)]

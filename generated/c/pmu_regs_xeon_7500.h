@@ -832,6 +832,29 @@ static inline uint32_t pmu_xeon_7500_m_msr_perf_global_status_ov_set(uint32_t re
 static inline uint32_t pmu_xeon_7500_m_msr_perf_global_ovf_ctl_clr_ov_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_7500_M_MSR_PERF_GLOBAL_OVF_CTL_CLR_OV_MASK, PMU_XEON_7500_M_MSR_PERF_GLOBAL_OVF_CTL_CLR_OV_SHIFT, value); }
 
 /*
+ * M{i}_MSR_PMU_TIMESTAMP: The M-box timestamp unit: a 16-bit count of M-box clock ticks that
+ * runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not
+ * known from any public source, so every bit is recorded as reserved: the register can be read
+ * raw, and safe code never writes it.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101.
+ * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
+ *
+ * Note (info): Found in the walk of the guide; layout unknown.
+ * The notes in full: generated/docs/xeon_7500/mbox.md.
+ */
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_WIDTH 64
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_COUNT 1
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_RESET 0x0000000000000000ULL
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_RESERVED_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_XEON_7500_M_MSR_PMU_TIMESTAMP_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_XEON_7500_M0_MSR_PMU_TIMESTAMP 0xCA4U
+#define PMU_XEON_7500_M1_MSR_PMU_TIMESTAMP 0xCE4U
+
+/*
  * M{i}_MSR_PMU_CNT_CTL{n}: Control for M-box counter n. The primary event is chosen with
  * inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are
  * refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and
@@ -1285,7 +1308,8 @@ static inline uint64_t pmu_xeon_7500_m_msr_pmu_pld_pld_cfg_set(uint64_t reg, uin
  *
  * 64-bit MSR.
  *
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
  * Source: Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80.
  *
@@ -1702,7 +1726,8 @@ static inline uint64_t pmu_xeon_7500_r_msr_pmon_ctr_event_count_set(uint64_t reg
  * 64-bit MSR, 8 per instance ({n} = 0..7).
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): One 32-bit field: the guide's IPERF table was not readable.
  * Note (info): Addresses.
@@ -1743,7 +1768,8 @@ static inline uint64_t pmu_xeon_7500_r_msr_port_iperf_cfg0_iperf_cfg_set(uint64_
  * 64-bit MSR, 8 per instance ({n} = 0..7).
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_nhmex.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): One 32-bit field: the guide's IPERF table was not readable.
  * Note (source-conflict): The SDM list numbers these ports 8-15.

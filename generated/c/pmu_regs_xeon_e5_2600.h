@@ -4031,7 +4031,8 @@ static inline uint32_t pmu_xeon_e5_2600_q_p_pci_pmon_pkt_mask1_rnid_3_0_set(uint
  * 32-bit register in PCI configuration space.
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): Guide table not available; layout from Linux, PCM and the E5 box-control
  * pattern.
@@ -4456,7 +4457,8 @@ static inline uint64_t pmu_xeon_e5_2600_r2_pci_pmon_ctr_event_count_set(uint64_t
  * 32-bit register in PCI configuration space.
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): Guide table not available; layout from Linux, PCM and the E5 box-control
  * pattern.

@@ -1424,7 +1424,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_ha_pci_pmon_box_ctl_rst_ctrl_set(uint
  * Source: Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring
  * Reference Manual (329468-002), Table 2-39, p. 56.
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * The notes in full: generated/docs/xeon_e5_2600_v2/ha.md.
  */
 #define PMU_XEON_E5_2600_V2_HA_PCI_PMON_BOX_STATUS_WIDTH 32
@@ -1443,7 +1443,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_ha_pci_pmon_box_ctl_rst_ctrl_set(uint
 #define PMU_XEON_E5_2600_V2_HA1_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
+ * ov (bits 3:0, rw1c, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -2892,7 +2892,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_mc_ch_pci_pmon_box_ctl_rst_ctrl_set(u
  * Source: Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring
  * Reference Manual (329468-002), Table 2-73, p. 79.
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * The notes in full: generated/docs/xeon_e5_2600_v2/imc.md.
  */
 #define PMU_XEON_E5_2600_V2_MC_CH_PCI_PMON_BOX_STATUS_WIDTH 32
@@ -2935,7 +2935,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_mc_ch_pci_pmon_box_ctl_rst_ctrl_set(u
 #define PMU_XEON_E5_2600_V2_MC_CH7_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 4:0, rw-v, role overflow of counters 0,1,2,3,4): Overflow bits, one per counter of
+ * ov (bits 4:0, rw1c, role overflow of counters 0,1,2,3,4): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -3346,7 +3346,8 @@ static inline uint64_t pmu_xeon_e5_2600_v2_mc_ch_pci_pmon_ctr_event_count_set(ui
  * 32-bit register in PCI configuration space.
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
- * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h.
+ * Source: Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and
+ * types.h.
  *
  * Note (info): Layout from the v1 guide, Linux and PCM; ov_en inferred.
  * The notes in full: generated/docs/xeon_e5_2600_v2/imc.md.
@@ -4571,7 +4572,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_irp_pci_pmon_box_ctl_rst_ctrl_set(uin
  * Source: Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2,
  * section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy).
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * Note (info): Layout not read from the guide.
  * The notes in full: generated/docs/xeon_e5_2600_v2/irp.md.
  */
@@ -4587,7 +4588,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_irp_pci_pmon_box_ctl_rst_ctrl_set(uin
 #define PMU_XEON_E5_2600_V2_IRP_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
+ * ov (bits 3:0, rw1c, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -5042,7 +5043,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_pcu_msr_pmon_box_ctl_rst_ctrl_set(uin
  * Reference Manual (329468-002), Table 2-120, p. 111.
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * Note (info): Address from likwid; layout inferred.
  * The notes in full: generated/docs/xeon_e5_2600_v2/pcu.md.
  */
@@ -5055,7 +5056,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_pcu_msr_pmon_box_ctl_rst_ctrl_set(uin
 #define PMU_XEON_E5_2600_V2_PCU_MSR_PMON_BOX_STATUS 0xC35U
 
 /*
- * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
+ * ov (bits 3:0, rw1c, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -5718,6 +5719,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_set(u
  * Note (source-conflict): Bits 17:16: reserved-write-1 in the guide, enables in the datasheet,
  * 0 in Linux.
  * Note (info): Devices and functions.
+ * Note (source-conflict): Port 2's device: PCM 24, likwid 10.
  * The notes in full: generated/docs/xeon_e5_2600_v2/qpi.md.
  */
 #define PMU_XEON_E5_2600_V2_Q_P_PCI_PMON_BOX_CTL_WIDTH 32
@@ -5735,7 +5737,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_set(u
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_CTL_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_CTL_OFFSET 0xF4U
 
@@ -5801,7 +5803,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_box_ctl_rst_ctrl_set(uin
  * Source: Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2,
  * section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy).
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * Note (info): Layout not read from the guide.
  * The notes in full: generated/docs/xeon_e5_2600_v2/qpi.md.
  */
@@ -5820,12 +5822,12 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_box_ctl_rst_ctrl_set(uin
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_STATUS_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
+ * ov (bits 3:0, rw1c, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -5887,19 +5889,19 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_box_status_ov_set(uint32
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTL3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTL3_OFFSET 0xE4U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL0_OFFSET 0xD8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL1_OFFSET 0xDCU
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL2_OFFSET 0xE0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTL3_OFFSET 0xE4U
 #define PMU_XEON_E5_2600_V2_Q_P0_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
@@ -6040,19 +6042,19 @@ static inline uint32_t pmu_xeon_e5_2600_v2_q_p_pci_pmon_ctl_ev_sel_set(uint32_t 
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTR3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P1_PCI_PMON_CTR3_OFFSET 0xB8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR0_OFFSET 0xA0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR1_OFFSET 0xA8U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR2_OFFSET 0xB0U
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE_ID 0x0E3AU
-#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE 10
+#define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_DEVICE 24
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_FUNCTION 2
 #define PMU_XEON_E5_2600_V2_Q_P2_PCI_PMON_CTR3_OFFSET 0xB8U
 #define PMU_XEON_E5_2600_V2_Q_P0_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
@@ -7408,7 +7410,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_r2_pci_pmon_box_ctl_rst_ctrl_set(uint
  * Source: Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2,
  * section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy).
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * Note (info): Layout not read from the guide.
  * The notes in full: generated/docs/xeon_e5_2600_v2/r2pcie.md.
  */
@@ -7424,7 +7426,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_r2_pci_pmon_box_ctl_rst_ctrl_set(uint
 #define PMU_XEON_E5_2600_V2_R2_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 3:0, rw-v, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
+ * ov (bits 3:0, rw1c, role overflow of counters 0,1,2,3): Overflow bits, one per counter of
  * the box: hardware sets a bit when the counter overflows with ov_en set in its control;
  * writing 1 to a bit clears it (RW1C in the guide).
  */
@@ -8004,7 +8006,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_r3_l_pci_pmon_box_ctl_rst_ctrl_set(ui
  * Source: Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2,
  * section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy).
  *
- * Note (info): RW1C modelled as rw-v.
+ * Note (info): RW1C.
  * Note (info): Layout not read from the guide.
  * The notes in full: generated/docs/xeon_e5_2600_v2/r3qpi.md.
  */
@@ -8028,7 +8030,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_r3_l_pci_pmon_box_ctl_rst_ctrl_set(ui
 #define PMU_XEON_E5_2600_V2_R3_L2_PCI_PMON_BOX_STATUS_OFFSET 0xF8U
 
 /*
- * ov (bits 2:0, rw-v, role overflow of counters 0,1,2): Overflow bits, one per counter of the
+ * ov (bits 2:0, rw1c, role overflow of counters 0,1,2): Overflow bits, one per counter of the
  * box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1
  * to a bit clears it (RW1C in the guide).
  */
@@ -8899,6 +8901,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_r3_l_pci_pmon_ctr_event_count_set(uin
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Address and bits.
+ * Note (source-conflict): How software freezes: likwid and Linux write frz_all, PCM writes 0.
  * The notes in full: generated/docs/xeon_e5_2600_v2/ubox.md.
  */
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WIDTH 32
@@ -8909,7 +8912,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_r3_l_pci_pmon_ctr_event_count_set(uin
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WRITABLE_MASK 0xE0007FFFU
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL 0xC00U
 
-/* frz_all (bit 31, wo): Freeze all: writing 1 stops every uncore counter. */
+/* frz_all (bit 31, wo, role global-freeze): Freeze all: writing 1 stops every uncore counter. */
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_SHIFT 31
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_WIDTH 1
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_MASK 0x80000000U
@@ -8927,7 +8930,10 @@ static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_frz_all_set(uin
 static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_wk_on_pmi_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WK_ON_PMI_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WK_ON_PMI_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_wk_on_pmi_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WK_ON_PMI_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_WK_ON_PMI_SHIFT, value); }
 
-/* unfrz_all (bit 29, wo): Unfreeze all: writing 1 lets every uncore counter count again. */
+/*
+ * unfrz_all (bit 29, wo, role global-unfreeze): Unfreeze all: writing 1 lets every uncore
+ * counter count again.
+ */
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_SHIFT 29
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_WIDTH 1
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_MASK 0x20000000U
@@ -8935,8 +8941,8 @@ static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_wk_on_pmi_set(u
 static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_unfrz_all_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_SHIFT, value); }
 
 /*
- * pmi_core_sel (bits 14:0, rw): One bit per core: the cores that receive a PMI when an uncore
- * counter overflows (all zero: no PMI).
+ * pmi_core_sel (bits 14:0, rw, role pmi-select): One bit per core: the cores that receive a
+ * PMI when an uncore counter overflows (all zero: no PMI).
  */
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT 0
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_WIDTH 15
@@ -8944,6 +8950,324 @@ static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_unfrz_all_set(u
 #define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_MAX 0x00007FFFU
 static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_pmi_core_sel_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT); }
 static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_ctl_pmi_core_sel_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_CTL_PMI_CORE_SEL_SHIFT, value); }
+
+/*
+ * U_MSR_PMON_GLOBAL_STATUS: Uncore-wide overflow summary: each box that reports a counter
+ * overflow to the U-box sets its bit here; writing 1 to a bit clears it.
+ *
+ * 32-bit MSR.
+ *
+ * Source: Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring
+ * Reference Manual (329468-002), section 2.1.5.1, p. 18.
+ * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
+ *
+ * Note (info): Address and access from the guide, bits from likwid.
+ * The notes in full: generated/docs/xeon_e5_2600_v2/ubox.md.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_WIDTH 32
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_COUNT 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_RESET 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_RESERVED_MASK 0xF8000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_IGNORED_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_WRITABLE_MASK 0x07FFFFFFU
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS 0xC01U
+
+/*
+ * ov_r2pcie (bit 26, rw1c): Set when a counter of the R2PCIe box overflows with its overflow
+ * enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_SHIFT 26
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_MASK 0x04000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r2pcie_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r2pcie_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R2PCIE_SHIFT, value); }
+
+/*
+ * ov_r3qpi1 (bit 25, rw1c): Set when a counter of R3QPI link 1 overflows with its overflow
+ * enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_SHIFT 25
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_MASK 0x02000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r3qpi1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r3qpi1_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI1_SHIFT, value); }
+
+/*
+ * ov_r3qpi0 (bit 24, rw1c): Set when a counter of R3QPI link 0 overflows with its overflow
+ * enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_SHIFT 24
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_MASK 0x01000000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r3qpi0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_r3qpi0_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_R3QPI0_SHIFT, value); }
+
+/*
+ * ov_qpi1 (bit 23, rw1c): Set when a counter of QPI port 1 overflows with its overflow enable
+ * set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_SHIFT 23
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_MASK 0x00800000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_qpi1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_qpi1_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI1_SHIFT, value); }
+
+/*
+ * ov_qpi0 (bit 22, rw1c): Set when a counter of QPI port 0 overflows with its overflow enable
+ * set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_SHIFT 22
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_MASK 0x00400000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_qpi0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_qpi0_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_QPI0_SHIFT, value); }
+
+/*
+ * ov_imc1 (bit 21, rw1c): Set when a counter of a channel of memory controller 1 (CH4-CH7)
+ * overflows with its overflow enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_SHIFT 21
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_MASK 0x00200000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_imc1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_imc1_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC1_SHIFT, value); }
+
+/*
+ * ov_imc0 (bit 20, rw1c): Set when a counter of a channel of memory controller 0 (CH0-CH3)
+ * overflows with its overflow enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_SHIFT 20
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_MASK 0x00100000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_imc0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_imc0_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_IMC0_SHIFT, value); }
+
+/*
+ * ov_ha1 (bit 19, rw1c): Set when a counter of home agent 1 overflows with its overflow enable
+ * set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_SHIFT 19
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_MASK 0x00080000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_ha1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_ha1_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA1_SHIFT, value); }
+
+/*
+ * ov_ha0 (bit 18, rw1c): Set when a counter of home agent 0 overflows with its overflow enable
+ * set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_SHIFT 18
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_MASK 0x00040000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_ha0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_ha0_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_HA0_SHIFT, value); }
+
+/*
+ * ov_c14 (bit 17, rw1c): Set when a counter of CBo 14 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_SHIFT 17
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_MASK 0x00020000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c14_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c14_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C14_SHIFT, value); }
+
+/*
+ * ov_c13 (bit 16, rw1c): Set when a counter of CBo 13 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_SHIFT 16
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_MASK 0x00010000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c13_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c13_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C13_SHIFT, value); }
+
+/*
+ * ov_c12 (bit 15, rw1c): Set when a counter of CBo 12 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_SHIFT 15
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_MASK 0x00008000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c12_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c12_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C12_SHIFT, value); }
+
+/*
+ * ov_c11 (bit 14, rw1c): Set when a counter of CBo 11 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_SHIFT 14
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_MASK 0x00004000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c11_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c11_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C11_SHIFT, value); }
+
+/*
+ * ov_c10 (bit 13, rw1c): Set when a counter of CBo 10 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_SHIFT 13
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_MASK 0x00002000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c10_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c10_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C10_SHIFT, value); }
+
+/*
+ * ov_c9 (bit 12, rw1c): Set when a counter of CBo 9 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_SHIFT 12
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_MASK 0x00001000U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c9_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c9_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C9_SHIFT, value); }
+
+/*
+ * ov_c8 (bit 11, rw1c): Set when a counter of CBo 8 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_SHIFT 11
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_MASK 0x00000800U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c8_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c8_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C8_SHIFT, value); }
+
+/*
+ * ov_c7 (bit 10, rw1c): Set when a counter of CBo 7 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_SHIFT 10
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_MASK 0x00000400U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c7_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c7_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C7_SHIFT, value); }
+
+/*
+ * ov_c6 (bit 9, rw1c): Set when a counter of CBo 6 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_SHIFT 9
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_MASK 0x00000200U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c6_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c6_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C6_SHIFT, value); }
+
+/*
+ * ov_c5 (bit 8, rw1c): Set when a counter of CBo 5 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_SHIFT 8
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_MASK 0x00000100U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c5_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c5_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C5_SHIFT, value); }
+
+/*
+ * ov_c4 (bit 7, rw1c): Set when a counter of CBo 4 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_SHIFT 7
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_MASK 0x00000080U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c4_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c4_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C4_SHIFT, value); }
+
+/*
+ * ov_c3 (bit 6, rw1c): Set when a counter of CBo 3 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_SHIFT 6
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_MASK 0x00000040U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c3_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c3_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C3_SHIFT, value); }
+
+/*
+ * ov_c2 (bit 5, rw1c): Set when a counter of CBo 2 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_SHIFT 5
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_MASK 0x00000020U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c2_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c2_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C2_SHIFT, value); }
+
+/*
+ * ov_c1 (bit 4, rw1c): Set when a counter of CBo 1 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_SHIFT 4
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_MASK 0x00000010U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c1_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C1_SHIFT, value); }
+
+/*
+ * ov_c0 (bit 3, rw1c): Set when a counter of CBo 0 overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_SHIFT 3
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_MASK 0x00000008U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_c0_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_C0_SHIFT, value); }
+
+/*
+ * ov_pcu (bit 2, rw1c): Set when a counter of the PCU overflows with its overflow enable set;
+ * write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_SHIFT 2
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_MASK 0x00000004U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_pcu_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_pcu_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_PCU_SHIFT, value); }
+
+/*
+ * ov_u (bit 1, rw1c): Set when a counter of a general U-box counter overflows with its
+ * overflow enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_SHIFT 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_MASK 0x00000002U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_u_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_u_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_SHIFT, value); }
+
+/*
+ * ov_u_fixed (bit 0, rw1c): Set when a counter of the U-box UCLK fixed counter overflows with
+ * its overflow enable set; write 1 to clear.
+ */
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_SHIFT 0
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_WIDTH 1
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_MASK 0x00000001U
+#define PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_MAX 0x00000001U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_u_fixed_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_SHIFT); }
+static inline uint32_t pmu_xeon_e5_2600_v2_u_msr_pmon_global_status_ov_u_fixed_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED_SHIFT, value); }
 
 /*
  * U_MSR_PMON_CTL{n}: Control for U-box counter n: event and sub-event select, enable, overflow

@@ -10240,6 +10240,7 @@ static inline uint64_t pmu_xeon_e5_2600_v4_s_msr_pmon_ctr_event_count_set(uint64
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
  * Note (info): Address and the two bits from likwid; the rest unknown.
+ * Note (source-conflict): How software freezes: likwid and Linux write frz_all, PCM writes 0.
  * The notes in full: generated/docs/xeon_e5_2600_v4/ubox.md.
  */
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_WIDTH 32
@@ -10250,14 +10251,20 @@ static inline uint64_t pmu_xeon_e5_2600_v4_s_msr_pmon_ctr_event_count_set(uint64
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_WRITABLE_MASK 0xA0000000U
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL 0x700U
 
-/* frz_all (bit 31, wo): Freeze all: writing 1 freezes every uncore box that has frz_en set. */
+/*
+ * frz_all (bit 31, wo, role global-freeze): Freeze all: writing 1 freezes every uncore box
+ * that has frz_en set.
+ */
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_SHIFT 31
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_WIDTH 1
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_MASK 0x80000000U
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_MAX 0x00000001U
 static inline uint32_t pmu_xeon_e5_2600_v4_u_msr_pmon_global_ctl_frz_all_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_MASK, PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_FRZ_ALL_SHIFT, value); }
 
-/* unfrz_all (bit 29, wo): Unfreeze all: writing 1 lets the frozen boxes count again. */
+/*
+ * unfrz_all (bit 29, wo, role global-unfreeze): Unfreeze all: writing 1 lets the frozen boxes
+ * count again.
+ */
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_SHIFT 29
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_WIDTH 1
 #define PMU_XEON_E5_2600_V4_U_MSR_PMON_GLOBAL_CTL_UNFRZ_ALL_MASK 0x20000000U

@@ -85,6 +85,10 @@ pub enum Role {
     FreezeOnPmi,
     /// Global control: which cores receive the PMI.
     PmiSelect,
+    /// Global control: write 1 to freeze every box whose [`Role::FreezeEnable`] is set.
+    GlobalFreeze,
+    /// Global control: write 1 to lift a freeze, written or raised by an overflow.
+    GlobalUnfreeze,
 }
 
 /// Whether a box is per socket (uncore) or per logical CPU (core PMU).
@@ -283,6 +287,42 @@ pub struct PerfInfo {
     pub counters: &'static [u32],
     /// The public source of the name (a `processors.xml` source id).
     pub source: &'static str,
+    /// The driver that registers it, and its format.
+    pub driver: &'static PerfDriverInfo,
+}
+
+/// A Linux perf driver's format for a kind of box: the `format/*` files its PMUs have.
+#[derive(Debug)]
+pub struct PerfDriverInfo {
+    /// The spec's identifier (`snbep-generic`).
+    pub id: &'static str,
+    /// The kernel module or driver that registers the PMUs (`intel_uncore`).
+    pub module: &'static str,
+    /// The driver's attribute list the formats come from (`snbep_uncore_formats_attr`).
+    pub group: &'static str,
+    /// The public source (a `processors.xml` source id).
+    pub source: &'static str,
+    /// That source's title (`Linux kernel, arch/x86/events/intel/uncore_snbep.c`).
+    pub source_title: &'static str,
+    /// Its format fields, in the driver's order.
+    pub formats: &'static [PerfFormatInfo],
+}
+
+/// One `format/<name>` file of a driver, and what of the spec it sets.
+#[derive(Debug)]
+pub struct PerfFormatInfo {
+    /// The file name (`event`, `filter_tid`).
+    pub name: &'static str,
+    /// Its contents as the kernel writes them (`config:0-7,21`).
+    pub config: &'static str,
+    /// The counter control's field playing this role, if it maps onto one.
+    pub role: Option<Role>,
+    /// The counter control's field of this name, if it maps onto one.
+    pub field: Option<&'static str>,
+    /// The box register (a filter) it programs, if it maps onto one.
+    pub register: Option<&'static str>,
+    /// Why it maps onto nothing the spec describes, if it does not.
+    pub unmapped: Option<&'static str>,
 }
 
 /// A box-level bit of one counter: the register, its field, and the bits for the counter.
@@ -352,6 +392,15 @@ impl GlobalInfo {
     /// returned `global-enable` field.
     pub fn pmi_freeze(&self) -> Option<(&'static FieldInfo, &'static FieldInfo)> {
         Some((self.field(Role::FreezeOnPmi)?, self.field(Role::GlobalEnable)?))
+    }
+
+    /// The freeze-signal model (Xeon E5 v2 and later): an overflow of a counter whose
+    /// overflow enable is set raises the freeze signal, which stops every box whose
+    /// [`Role::FreezeEnable`] is set; the returned `global-freeze` field raises it by software
+    /// and the `global-unfreeze` field lifts it. Both are write-only pulses: the freeze state
+    /// cannot be read back.
+    pub fn freeze_signal(&self) -> Option<(&'static FieldInfo, &'static FieldInfo)> {
+        Some((self.field(Role::GlobalFreeze)?, self.field(Role::GlobalUnfreeze)?))
     }
 }
 

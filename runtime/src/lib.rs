@@ -15,6 +15,7 @@
 //!   freeze, resets and packet filters; architectural counters.
 //! - [`boxes`]: every box of a processor, from the structure its spec declares.
 //! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
+//!   [`sim_perf`]: a kernel perf driver over the simulator, behind the same syscall trait.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
 //!   it a register instance lives (`--cpu`, `--socket`, `--device`).
@@ -56,6 +57,7 @@ pub mod pci;
 pub mod perf;
 pub mod sampling;
 pub mod sim;
+pub mod sim_perf;
 pub mod topology;
 
 pub use access::{

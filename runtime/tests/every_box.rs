@@ -1,6 +1,7 @@
 //! Every box of every processor in the spec, driven only by the structure the spec declares:
-//! each can be programmed, counted on the simulator and put back; each whose structure has
-//! an overflow route can be sampled, and the others are refused saying why. Prints the
+//! each can be programmed, counted on the simulator and put back; each whose structure lets
+//! an overflow be signalled, freeze the uncore and be found can be sampled, and the others
+//! are refused saying why. Prints the
 //! coverage figures the README gives (`cargo test -p pmu-runtime --test every_box --
 //! --nocapture`).
 
@@ -146,7 +147,16 @@ fn every_box_with_an_overflow_route_samples_and_the_others_are_refused_saying_wh
                 counters: vec![(counter, EventSelect::event(0x01), 20)],
                 pmi_core: 0,
             };
-            let samples = c.route.is_some() && c.control_bits(Role::OverflowEnable).is_some();
+            // A counter samples when its overflow can be signalled, the global level freezes
+            // on it (a PMI clears the enable, or the freeze signal stops boxes that let it),
+            // and the walk can find it (a route above the box, or the box's own status).
+            let freezes = boxes.global.as_ref().is_some_and(|g| {
+                g.info.pmi_freeze().is_some()
+                    || (g.info.freeze_signal().is_some()
+                        && b.box_field(Role::FreezeEnable).is_some())
+            });
+            let found = c.route.is_some() || b.box_bit(Role::Overflow, c.number()).is_some();
+            let samples = freezes && found && c.control_bits(Role::OverflowEnable).is_some();
             match uncore.arm(&plan) {
                 Ok(mut s) => {
                     assert!(samples, "{}:{} armed without a route", p.id, b.instance);
@@ -174,7 +184,8 @@ fn every_box_with_an_overflow_route_samples_and_the_others_are_refused_saying_wh
                     let msg = e.to_string();
                     assert!(
                         msg.contains("overflow (PMI) enable")
-                            || msg.contains("global freeze on PMI"),
+                            || msg.contains("global freeze on PMI")
+                            || msg.contains("box freeze enable"),
                         "{msg}"
                     );
                 }

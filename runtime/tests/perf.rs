@@ -1,6 +1,6 @@
 //! The perf backend: the real `perf_event_open` path against the PMUs this machine has (the
-//! `msr` PMU and the software PMU), and every uncore box of both processors against sysfs
-//! trees the tests build, with format files written as the Linux drivers write them.
+//! `msr` PMU and the software PMU), and every box of every processor against sysfs trees the
+//! tests build, with format files written as the Linux drivers write them.
 
 use std::fs;
 use std::sync::atomic::AtomicBool;
@@ -9,9 +9,12 @@ use std::time::Duration;
 use pmu_regs::{RegisterInfo, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::perf::counting::BoxGroup;
-use pmu_runtime::perf::encode::from_terms;
+use pmu_runtime::perf::encode::{from_terms, to_control};
 use pmu_runtime::perf::session::{box_event, Session};
 use pmu_runtime::perf::{EventSources, PerfError, PerfNames, SpecNames};
+
+#[path = "support/kernel_pmus.rs"]
+mod kernel_pmus;
 
 const MSR_DRIVER: &str = "the msr PMU (Linux arch/x86/events/msr.c)";
 
@@ -142,162 +145,16 @@ fn an_absent_pmu_names_its_driver_and_the_raw_backend() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Uncore PMUs against built trees. The formats below are copied from the Linux drivers'
-// DEFINE_UNCORE_FORMAT_ATTR lines (uncore_nhmex.c, uncore_snbep.c) and core.c's
-// PMU_FORMAT_ATTR lines, independently of the runtime's own table.
+// Uncore PMUs against built trees, with the formats copied from the Linux drivers
+// (support/kernel_pmus.rs), independently of the spec's copy.
 
-const NHMEX_U: &[(&str, &str)] = &[("event", "config:0-7"), ("edge", "config:18")];
-const NHMEX_C: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-31"),
-];
-const NHMEX_B: &[(&str, &str)] = &[
-    ("event", "config:1-5"),
-    ("counter", "config:6-7"),
-    ("match", "config1:0-63"),
-    ("mask", "config2:0-63"),
-];
-const NHMEX_S: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-31"),
-    ("match", "config1:0-63"),
-    ("mask", "config2:0-63"),
-];
-const NHMEX_M: &[(&str, &str)] = &[
-    ("count_mode", "config:2-3"),
-    ("storage_mode", "config:4-5"),
-    ("wrap_mode", "config:6"),
-    ("flag_mode", "config:7"),
-    ("inc_sel", "config:9-13"),
-    ("set_flag_sel", "config:19-21"),
-    ("filter_cfg_en", "config2:63"),
-    ("filter_match", "config2:0-33"),
-    ("filter_mask", "config2:34-61"),
-    ("dsp", "config1:0-31"),
-    ("pld", "config1:32-63"),
-];
-const NHMEX_R: &[(&str, &str)] = &[
-    ("event", "config:1-5"),
-    ("xbr_mm_cfg", "config:32-63"),
-    ("xbr_match", "config1:0-63"),
-    ("xbr_mask", "config2:0-63"),
-    ("qlx_cfg", "config1:0-15"),
-    ("iperf_cfg", "config1:0-31"),
-];
-const SNBEP: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-31"),
-];
-const SNBEP_U: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-28"),
-];
-const SNBEP_C: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("tid_en", "config:19"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-31"),
-    ("filter_tid", "config1:0-4"),
-    ("filter_nid", "config1:10-17"),
-    ("filter_state", "config1:18-22"),
-    ("filter_opc", "config1:23-31"),
-];
-const SNBEP_PCU: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("occ_sel", "config:14-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-28"),
-    ("occ_invert", "config:30"),
-    ("occ_edge", "config:14-51"),
-    ("filter_band0", "config1:0-7"),
-];
-const SNBEP_Q: &[(&str, &str)] = &[
-    ("event", "config:0-7,21"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("inv", "config:23"),
-    ("thresh", "config:24-31"),
-    ("match_rds", "config1:48-51"),
-    ("match0", "config1:0-31"),
-    ("mask_rds", "config2:48-51"),
-    ("mask0", "config2:0-31"),
-];
-const CPU: &[(&str, &str)] = &[
-    ("event", "config:0-7"),
-    ("umask", "config:8-15"),
-    ("edge", "config:18"),
-    ("pc", "config:19"),
-    ("any", "config:21"),
-    ("inv", "config:23"),
-    ("cmask", "config:24-31"),
-];
+use kernel_pmus::kernel_pmus;
 
-/// (PMU name, format) for every PMU of both processors' drivers.
-fn kernel_pmus(processor: &str) -> Vec<(String, &'static [(&'static str, &'static str)])> {
-    let mut v: Vec<(String, &[(&str, &str)])> = Vec::new();
-    type Formats = &'static [(&'static str, &'static str)];
-    fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
-        (0..n).map(move |i| (format!("{base}_{i}"), f))
-    }
-    match processor {
-        "xeon-7500" => {
-            v.push(("uncore_ubox".into(), NHMEX_U));
-            v.push(("uncore_wbox".into(), NHMEX_C));
-            v.extend(idx("uncore_cbox", 10, NHMEX_C));
-            v.extend(idx("uncore_bbox", 2, NHMEX_B));
-            v.extend(idx("uncore_sbox", 2, NHMEX_S));
-            v.extend(idx("uncore_mbox", 2, NHMEX_M));
-            v.extend(idx("uncore_rbox", 2, NHMEX_R));
-        }
-        "xeon-e5-2600" => {
-            v.push(("uncore_ubox".into(), SNBEP_U));
-            v.extend(idx("uncore_cbox", 8, SNBEP_C));
-            v.push(("uncore_ha".into(), SNBEP));
-            v.extend(idx("uncore_imc", 4, SNBEP));
-            v.push(("uncore_pcu".into(), SNBEP_PCU));
-            v.extend(idx("uncore_qpi", 2, SNBEP_Q));
-            v.push(("uncore_r2pcie".into(), SNBEP));
-            v.extend(idx("uncore_r3qpi", 2, SNBEP));
-        }
-        _ => v.push(("cpu".into(), CPU)),
-    }
-    v
-}
-
-/// A sysfs tree of `processor`'s PMUs on a two-socket machine (CPUs 0 and 8).
+/// A sysfs tree of `processor`'s PMUs (and the core PMU) on a two-socket machine (CPUs 0
+/// and 8).
 fn tree(processor: &str) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    for (i, (name, formats)) in kernel_pmus(processor).into_iter().enumerate() {
-        let d = root.path().join(&name);
-        fs::create_dir_all(d.join("format")).unwrap();
-        fs::write(d.join("type"), format!("{}\n", 20 + i)).unwrap();
-        for (f, spec) in formats {
-            fs::write(d.join("format").join(f), format!("{spec}\n")).unwrap();
-        }
-        if name != "cpu" {
-            fs::write(d.join("cpumask"), "0,8\n").unwrap();
-        }
-        if name.starts_with("uncore_imc") {
-            fs::create_dir_all(d.join("events")).unwrap();
-            fs::write(d.join("events/clockticks"), "event=0xff,umask=0x00\n").unwrap();
-            fs::write(d.join("events/cas_count_read.unit"), "MiB\n").unwrap();
-        }
-    }
+    kernel_pmus::write_tree(root.path(), processor, "0,8");
     root
 }
 
@@ -336,21 +193,10 @@ fn setting(info: &'static RegisterInfo, counter: u32) -> u64 {
     codec::encode(info, info.reset, &pairs).unwrap()
 }
 
-/// The processors whose spec names the kernel's perf PMUs (`<perf>` in their units' `<pmu>`):
-/// the Xeon 7500, the E5-2600 and the architectural PMU. The E5-2600 v2/v3/v4 units do not
-/// name theirs yet, so perf cannot reach them and these checks leave them out.
-fn with_perf_names() -> impl Iterator<Item = &'static &'static pmu_regs::ProcessorInfo> {
-    PROCESSORS.iter().filter(|p| {
-        p.units
-            .iter()
-            .any(|u| u.pmu.is_some_and(|m| !m.perf.is_empty()))
-    })
-}
-
 #[test]
-fn every_box_of_both_processors_encodes_to_a_string_the_sysfs_tree_accepts() {
+fn every_box_of_every_processor_encodes_to_a_string_the_sysfs_tree_accepts() {
     let mut checked = 0;
-    for p in with_perf_names() {
+    for p in PROCESSORS {
         let root = tree(p.id);
         let sources = EventSources::with_root(root.path());
         for u in p.units {
@@ -386,7 +232,49 @@ fn every_box_of_both_processors_encodes_to_a_string_the_sysfs_tree_accepts() {
             }
         }
     }
-    assert!(checked > 150, "only {checked} counters checked");
+    assert!(checked > 690, "only {checked} counters checked");
+}
+
+#[test]
+fn every_event_decodes_back_to_its_control_as_a_driver_reads_it() {
+    // What sim_perf's driver does with a config: through the tree's format files back to
+    // the control value, without the bits perf sets itself and the privilege bits.
+    let mut checked = 0;
+    for p in PROCESSORS {
+        let root = tree(p.id);
+        let sources = EventSources::with_root(root.path());
+        for u in p.units {
+            for info in controls(u) {
+                let own = ["en", "rst", "pmi_en", "int", "usr", "os"]
+                    .iter()
+                    .filter_map(|f| info.field(f))
+                    .fold(0, |m, f| m | f.mask());
+                for addr in info.known_addresses() {
+                    let raw = setting(info, addr.index);
+                    let (pmu, ev, _) =
+                        box_event(&sources, &SpecNames, info, addr.instance, addr.index, raw)
+                            .unwrap();
+                    let back = to_control(info, &ev.config, &pmu.name, &pmu.formats)
+                        .unwrap_or_else(|e| panic!("{}: {ev}: {e}", addr.name));
+                    assert_eq!(
+                        back,
+                        (raw & !own) | (info.reset & own),
+                        "{}: {ev}",
+                        addr.name
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 690, "only {checked} controls checked");
+    // A config bit no field of the control takes is refused, as a driver's event mask would.
+    let root = tree("xeon-e5-2600");
+    let s = EventSources::with_root(root.path());
+    let ha = pmu_runtime::lookup::find("HA_PCI_PMON_CTL0").unwrap().info;
+    let pmu = s.pmu("uncore_ha", "").unwrap();
+    let e = to_control(ha, &[1 << 40, 0, 0], &pmu.name, &pmu.formats).unwrap_err();
+    assert!(e.to_string().contains("config:0x10000000000"), "{e}");
 }
 
 #[test]
@@ -531,7 +419,7 @@ fn the_r_box_halves_and_the_b_box_counter_select() {
 
 #[test]
 fn the_names_cover_every_box_of_the_spec() {
-    for p in with_perf_names() {
+    for p in PROCESSORS {
         for u in p.units {
             for i in u.instances {
                 let n = SpecNames.lookup(p.id, u.name, i, None).unwrap();
@@ -570,7 +458,7 @@ fn perf_itself_parses_every_string_against_the_drivers_formats() {
     // the tree built from the drivers' formats is bind-mounted there. perf then parses each
     // string against it; opening fails (the types do not exist), which perf reports as
     // `<not supported>` and still exits 0. A term the format lacks is a syntax error.
-    for processor in ["xeon-7500", "xeon-e5-2600", "architectural"] {
+    for processor in PROCESSORS.iter().map(|p| p.id) {
         let root = tree(processor);
         let strings = all_strings(processor, root.path());
         assert!(!strings.is_empty());

@@ -74,6 +74,8 @@ fn role(r: m::Role) -> Role {
         R::GlobalReset => Role::GlobalReset,
         R::FreezeOnPmi => Role::FreezeOnPmi,
         R::PmiSelect => Role::PmiSelect,
+        R::GlobalFreeze => Role::GlobalFreeze,
+        R::GlobalUnfreeze => Role::GlobalUnfreeze,
     }
 }
 

@@ -189,7 +189,8 @@ fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
             &pf.counters,
             &pf.source,
         );
-        quote!(PerfInfo { instance: #inst, pmu: #name, counters: &[#(#counters),*], source: #source })
+        let driver = perf_driver_static(&pf.driver);
+        quote!(PerfInfo { instance: #inst, pmu: #name, counters: &[#(#counters),*], source: #source, driver: &#driver })
     });
     let (proc_id, unit_name) = (&p.id, &unit.name);
     let mut doc = format!(
@@ -227,6 +228,60 @@ fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
             notes: &[#(#notes),*],
         };
     }
+}
+
+/// The name of a perf driver's static in a processor's `pmu` module (`PERF_SNBEP_GENERIC`).
+fn perf_driver_static(d: &PerfDriver) -> proc_macro2::Ident {
+    format_ident!("PERF_{}", d.id.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// The perf drivers a processor's units name, each once, as statics.
+fn perf_drivers(p: &Processor) -> TokenStream {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = TokenStream::new();
+    let used = p
+        .units
+        .iter()
+        .filter_map(|u| u.pmu.as_ref())
+        .flat_map(|m| m.perf.iter().map(|pf| &pf.driver));
+    for d in used {
+        if seen.contains(&d.id.as_str()) {
+            continue;
+        }
+        seen.push(&d.id);
+        let name = perf_driver_static(d);
+        let (id, module, group, source, title) =
+            (&d.id, &d.module, &d.group, &d.source, &d.source_title);
+        let formats = d.formats.iter().map(|f| {
+            let (n, c) = (&f.name, &f.config);
+            let (role, field, register, unmapped) = match &f.target {
+                FormatTarget::Role(r) => {
+                    let v = format_ident!("{}", r.variant());
+                    (quote!(Some(Role::#v)), quote!(None), quote!(None), quote!(None))
+                }
+                FormatTarget::Field(x) => (quote!(None), quote!(Some(#x)), quote!(None), quote!(None)),
+                FormatTarget::Register(x) => (quote!(None), quote!(None), quote!(Some(#x)), quote!(None)),
+                FormatTarget::Unmapped(x) => (quote!(None), quote!(None), quote!(None), quote!(Some(#x))),
+            };
+            quote!(PerfFormatInfo { name: #n, config: #c, role: #role, field: #field, register: #register, unmapped: #unmapped })
+        });
+        let doc = outer_docs(&format!(
+            "The `{}` perf driver's format (`{}`, {}).",
+            d.id, d.group, d.source_title
+        ));
+        out.extend(quote! {
+            #doc
+            pub static #name: PerfDriverInfo = PerfDriverInfo {
+                id: #id,
+                module: #module,
+                group: #group,
+                source: #source,
+                source_title: #title,
+                formats: &[#(#formats),*],
+            };
+        });
+    }
+    out
 }
 
 /// The role traits a unit's layouts implement.
@@ -347,6 +402,7 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
             });
         }
     }
+    items.extend(perf_drivers(p));
     let uses = if items.is_empty() {
         quote!()
     } else {

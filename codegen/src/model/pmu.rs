@@ -58,6 +58,11 @@ pub enum Role {
     FreezeOnPmi,
     /// Global control: which cores receive the overflow PMI.
     PmiSelect,
+    /// Global control: writing 1 freezes every box whose box control lets a freeze take
+    /// effect (write-only; the freeze state cannot be read back).
+    GlobalFreeze,
+    /// Global control: writing 1 lifts the freeze, whether written or raised by an overflow.
+    GlobalUnfreeze,
 }
 
 /// The register kind a role belongs to, and the access and width it requires.
@@ -79,7 +84,7 @@ pub enum RoleClass {
 
 impl Role {
     /// Every role with its spec spelling.
-    pub const ALL: [(Role, &'static str); 25] = [
+    pub const ALL: [(Role, &'static str); 27] = [
         (Role::Enable, "enable"),
         (Role::RingEnable, "ring-enable"),
         (Role::Event, "event"),
@@ -105,6 +110,8 @@ impl Role {
         (Role::GlobalReset, "global-reset"),
         (Role::FreezeOnPmi, "freeze-on-pmi"),
         (Role::PmiSelect, "pmi-select"),
+        (Role::GlobalFreeze, "global-freeze"),
+        (Role::GlobalUnfreeze, "global-unfreeze"),
     ];
 
     /// Parses the spec spelling.
@@ -145,7 +152,8 @@ impl Role {
             }
             Overflow => RoleClass::BoxStatus,
             OverflowClear => RoleClass::BoxOverflowClear,
-            GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect => RoleClass::GlobalControl,
+            GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect | GlobalFreeze
+            | GlobalUnfreeze => RoleClass::GlobalControl,
         }
     }
 
@@ -175,6 +183,7 @@ impl Role {
             Role::Overflow => a.is_readable(),
             Role::OverflowClear => matches!(a, W1c | Wo),
             Role::Reset => matches!(a, Wo | W1c | Rw | RwV),
+            Role::GlobalFreeze | Role::GlobalUnfreeze => a == Wo,
             _ => a.is_writable(),
         };
         if ok {
@@ -184,6 +193,9 @@ impl Role {
             Role::Count => "a counter's count bits are rw-v (software loads them, hardware counts)",
             Role::Overflow => "an overflow bit must be readable (ro-v or rw-v)",
             Role::OverflowClear => "an overflow-clear bit is w1c or wo",
+            Role::GlobalFreeze | Role::GlobalUnfreeze => {
+                "a global freeze or unfreeze bit is wo: writing 1 acts, and nothing reads back"
+            }
             _ => "a control role needs a writable field (rw, rw-v, wo)",
         })
     }
@@ -361,4 +373,49 @@ pub struct PerfPmu {
     pub counters: Vec<u32>,
     /// The public source of the name.
     pub source: String,
+    /// The driver's format for the box (`processors.xml` `<perf-driver>`).
+    pub driver: std::sync::Arc<PerfDriver>,
+}
+
+/// A Linux perf driver's format for a kind of box: its `format/*` files.
+#[derive(Debug, Clone)]
+pub struct PerfDriver {
+    /// Identifier the units' `<perf driver="..">` name.
+    pub id: String,
+    /// The kernel module (or driver) that registers the PMU (`intel_uncore`).
+    pub module: String,
+    /// The driver's attribute list the formats come from (`snbep_uncore_formats_attr`).
+    pub group: String,
+    /// The public source (a `processors.xml` source id).
+    pub source: String,
+    /// The source's title, for messages.
+    pub source_title: String,
+    /// Its format fields, in the driver's order.
+    pub formats: Vec<PerfFormat>,
+}
+
+/// One `format/<name>` file: where its bits go, and what of ours it maps onto.
+#[derive(Debug, Clone)]
+pub struct PerfFormat {
+    /// The file name (`event`, `filter_tid`).
+    pub name: String,
+    /// Its contents as the kernel writes them (`config:0-7,21`).
+    pub config: String,
+    /// How many value bits it holds.
+    pub width: u32,
+    /// What it maps onto.
+    pub target: FormatTarget,
+}
+
+/// What a format field sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatTarget {
+    /// The counter control's field playing this role.
+    Role(Role),
+    /// The counter control's field of this name.
+    Field(String),
+    /// A register of the box (a filter), by name template.
+    Register(String),
+    /// Nothing the spec describes; why.
+    Unmapped(String),
 }

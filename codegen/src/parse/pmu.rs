@@ -46,6 +46,8 @@ pub struct RawPerf {
     pub instances: Option<String>,
     #[serde(rename = "@counters")]
     pub counters: Option<String>,
+    #[serde(rename = "@driver")]
+    pub driver: String,
     #[serde(rename = "@source")]
     pub source: String,
 }
@@ -132,6 +134,10 @@ pub struct RawRoute {
     pub instances: Option<String>,
     #[serde(rename = "@counters")]
     pub counters: Option<String>,
+    /// Why no route is known: the counters reach the global level, but no public source
+    /// gives the bit (the route then has no `<bit>`).
+    #[serde(rename = "@unknown")]
+    pub unknown: Option<String>,
     #[serde(default)]
     pub bit: Vec<RawBit>,
 }

@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::*;
+use crate::model::pmu::{FormatTarget, PerfDriver, PerfFormat, Role};
 
 /// Lookup tables built from processors.xml.
 pub(crate) struct Catalogue {
@@ -11,6 +12,8 @@ pub(crate) struct Catalogue {
     pub(super) documents: HashMap<String, (String, Document, Arc<SourceOrigin>)>,
     /// source id -> (source, the origin registers share)
     pub(super) public: HashMap<String, (PublicSource, Arc<SourceOrigin>)>,
+    /// perf driver id -> its formats (`<perf-driver>`)
+    pub(super) perf_drivers: HashMap<String, Arc<PerfDriver>>,
 }
 
 impl Validator {
@@ -24,6 +27,7 @@ impl Validator {
         let mut catalogue = Catalogue {
             documents: HashMap::new(),
             public: HashMap::new(),
+            perf_drivers: HashMap::new(),
         };
         let mut modules = HashSet::new();
         for p in &parsed.raw.processor {
@@ -104,6 +108,21 @@ impl Validator {
             }
             public_sources.push(src);
         }
+        for d in &parsed.raw.perf_driver {
+            if let Some(driver) = self.perf_driver(&ctx, d, &catalogue) {
+                if catalogue
+                    .perf_drivers
+                    .insert(d.id.clone(), Arc::new(driver))
+                    .is_some()
+                {
+                    self.push(ctx.error(
+                        d.at,
+                        format!("duplicate perf driver id `{}`", d.id),
+                        "give each <perf-driver> its own id",
+                    ));
+                }
+            }
+        }
         for (p, raw) in processors.iter_mut().zip(&parsed.raw.processor) {
             if let Some(raw) = &raw.identity {
                 p.identity = self.identity(&ctx, &p.id, raw, &catalogue);
@@ -142,6 +161,114 @@ impl Validator {
                 None => p.core_pmu = Some(core.clone()),
             }
         }
+    }
+
+    /// A `<perf-driver>`: its source is declared, each format file parses as the kernel
+    /// writes it and appears once, and each says what it maps onto (a role, a field of the
+    /// counter control, a register) or, as its text, why nothing.
+    fn perf_driver(
+        &mut self,
+        ctx: &Ctx,
+        raw: &RawPerfDriver,
+        catalogue: &Catalogue,
+    ) -> Option<PerfDriver> {
+        let before = self.errors.len();
+        let source_title = match catalogue.public.get(&raw.source) {
+            Some((s, _)) => s.title.clone(),
+            None => {
+                self.push(ctx.error(
+                    raw.at,
+                    format!(
+                        "perf driver `{}`: source `{}` is not a <source> of processors.xml",
+                        raw.id, raw.source
+                    ),
+                    "cite the kernel driver as a declared public source",
+                ));
+                String::new()
+            }
+        };
+        let mut formats: Vec<PerfFormat> = Vec::new();
+        let mut seen = HashSet::new();
+        for f in &raw.format {
+            if !seen.insert(f.name.as_str()) {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "perf driver `{}`: format `{}` is given twice",
+                        raw.id, f.name
+                    ),
+                    "a driver has one format file of each name",
+                ));
+            }
+            let Some(width) = format_width(&f.config) else {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "perf driver `{}`: format `{}` is `{}`, not WORD:BITS as the kernel writes it",
+                        raw.id, f.name, f.config
+                    ),
+                    "write e.g. config:0-7, config1:0-31 or config:0-7,21 (ranges lo-hi within 0-63, at most 64 bits)",
+                ));
+                continue;
+            };
+            let text = normalize_text(&f.text);
+            let targets = [
+                f.role.is_some(),
+                f.field.is_some(),
+                f.register.is_some(),
+                !text.is_empty(),
+            ];
+            if targets.iter().filter(|t| **t).count() != 1 {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "perf driver `{}`: format `{}` must map onto exactly one of a role, a field or a register, or say why it maps onto nothing",
+                        raw.id, f.name
+                    ),
+                    "give role=\"event\", field=\"tid_en\" or register=\"C{i}_MSR_PMON_BOX_FILTER\", or the reason as the element's text",
+                ));
+                continue;
+            }
+            let target = if let Some(r) = &f.role {
+                match Role::parse(r) {
+                    Some(role) => FormatTarget::Role(role),
+                    None => {
+                        self.push(ctx.error(
+                            f.at,
+                            format!(
+                                "perf driver `{}`: format `{}` maps onto unknown role `{r}`",
+                                raw.id, f.name
+                            ),
+                            "use a role of spec/README.md's role table",
+                        ));
+                        continue;
+                    }
+                }
+            } else if let Some(field) = &f.field {
+                FormatTarget::Field(field.clone())
+            } else if let Some(reg) = &f.register {
+                FormatTarget::Register(reg.clone())
+            } else {
+                FormatTarget::Unmapped(text)
+            };
+            formats.push(PerfFormat {
+                name: f.name.clone(),
+                config: f.config.clone(),
+                width,
+                target,
+            });
+        }
+        if self.errors.len() > before {
+            return None;
+        }
+        Some(PerfDriver {
+            id: raw.id.clone(),
+            module: raw.module.clone(),
+            group: raw.group.clone(),
+            source: raw.source.clone(),
+            source_title,
+            formats,
+        })
     }
 
     /// A processor's `<identity>`, or `None` (with errors pushed) if it is malformed.
@@ -231,4 +358,28 @@ impl Validator {
             }
         }
     }
+}
+
+/// How many value bits a format file (`config:0-7,21`) holds, or `None` if it is not
+/// WORD:BITS with ranges lo-hi inside 0-63 and at most 64 bits in all.
+pub(crate) fn format_width(text: &str) -> Option<u32> {
+    let (word, bits) = text.split_once(':')?;
+    if !matches!(word, "config" | "config1" | "config2") {
+        return None;
+    }
+    let mut width = 0;
+    for part in bits.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
+            None => {
+                let b = part.parse::<u32>().ok()?;
+                (b, b)
+            }
+        };
+        if lo > hi || hi > 63 {
+            return None;
+        }
+        width += hi - lo + 1;
+    }
+    (width <= 64).then_some(width)
 }

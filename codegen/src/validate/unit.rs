@@ -94,6 +94,7 @@ impl Validator {
             return None;
         }
         let known_source = |id: &str| cat.public.contains_key(id);
+        let perf_driver = |id: &str| cat.perf_drivers.get(id).cloned();
         let structure = self.unit_pmu(
             &ctx,
             &path,
@@ -101,6 +102,7 @@ impl Validator {
             &registers,
             &instances,
             &known_source,
+            &perf_driver,
         );
         if self.errors.len() > errors_before {
             return None;

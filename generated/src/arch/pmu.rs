@@ -232,6 +232,7 @@ pub static CORE: PmuInfo = PmuInfo {
                 0u32, 1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 32u32, 33u32, 34u32,
             ],
             source: "linux-intel-core",
+            driver: &PERF_CORE_CPU,
         },
     ],
     notes: &[
@@ -296,4 +297,70 @@ pub static GLOBAL: GlobalInfo = GlobalInfo {
     overflow_clear: Some(
         <super::core::Ia32PerfGlobalOvfCtrl as crate::support::Register>::INFO,
     ),
+};
+/// The `core-cpu` perf driver's format (`intel_arch3_formats_attr`, Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask)).
+pub static PERF_CORE_CPU: PerfDriverInfo = PerfDriverInfo {
+    id: "core-cpu",
+    module: "the core PMU driver",
+    group: "intel_arch3_formats_attr",
+    source: "linux-intel-core",
+    source_title: "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask)",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "pc",
+            config: "config:19",
+            role: None,
+            field: Some("pc"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "any",
+            config: "config:21",
+            role: Some(Role::AnyThread),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "cmask",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
 };

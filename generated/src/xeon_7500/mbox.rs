@@ -59,6 +59,19 @@ register! {
 pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
 
 register! {
+    /// The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.
+    pub struct MPmuTimestamp(u64): "M{i}_MSR_PMU_TIMESTAMP", MSR[1], unit "M" of "xeon-7500", static M_PMU_TIMESTAMP_INFO;
+    source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101";
+    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
+    note "info" "Found in the walk of the guide; layout unknown": "The guide's text under Table 2-68 (p. 2-101) describes a 16-bit timestamp unit incremented each M-box clock tick, free-running and unattached to the rest of the M-box PMU. Its field table (the page after 2-101) was not in any public copy reachable here (manualshive.com pages of 323535-001 were searched by table and register name). The address is likwid's MSR_M0_PMON_TIMESTAMP = 0xCA4 and MSR_M1_PMON_TIMESTAMP = 0xCE4 (registers.h), which the Intel SDM's Xeon 7500 MSR list also names (MSR_M0_PMON_TIMESTAMP, a sub-control MSR, Vol. 3B section 18.8.3); Linux uncore_nhmex.c does not use it. Which 16 bits hold the count, and whether it can be written, no source read says: rather than invent a position, the whole register is reserved (rv). The name follows the guide's M_MSR_PMU_* registers; the guide's own name for it was not readable.";
+    bits 63:0 rv "rsv" = 0x0;
+    "M0": const M0_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = msr(0xCA4) "M0_MSR_PMU_TIMESTAMP" from "likwid";
+    "M1": const M1_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = msr(0xCE4) "M1_MSR_PMU_TIMESTAMP" from "likwid";
+}
+/// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order.
+pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [M0_MSR_PMU_TIMESTAMP, M1_MSR_PMU_TIMESTAMP];
+
+register! {
     /// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
     pub struct MCntCtl(u64): "M{i}_MSR_PMU_CNT_CTL{n}", MSR[6], unit "M" of "xeon-7500", static M_CNT_CTL_INFO;
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101";
@@ -250,7 +263,7 @@ pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
 register! {
     /// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.
     pub struct MPmuZdpCtlFvc(u64): "M{i}_MSR_PMU_ZDP_CTL_FVC", MSR[1], unit "M" of "xeon-7500", static M_PMU_ZDP_CTL_FVC_INFO;
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
     source "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80";
     note "info" "Fields from Intel PCM's copy of Table 2-80 and Linux's masks": "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields.";
@@ -291,6 +304,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M_GLOBAL_CTL_INFO,
         &M_GLOBAL_STATUS_INFO,
         &M_GLOBAL_OVF_CTL_INFO,
+        &M_PMU_TIMESTAMP_INFO,
         &M_CNT_CTL_INFO,
         &M_CNT_INFO,
         &M_PMU_MM_CFG_INFO,

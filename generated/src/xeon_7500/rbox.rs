@@ -123,7 +123,7 @@ register! {
     /// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.
     pub struct RIperfCfg0(u64): "R_MSR_PORT{n}_IPERF_CFG0", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG0_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     note "info" "One 32-bit field: the guide's IPERF table was not readable": "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.";
     note "info" "Addresses": "Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 * box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.";
     bits 63:32 rv "rsv" = 0x0;
@@ -136,7 +136,7 @@ register! {
     /// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.
     pub struct RIperfCfg1(u64): "R_MSR_PORT{n}_IPERF_CFG1", MSR[8], unit "R" of "xeon-7500", static R_IPERF_CFG1_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_nhmex.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     note "info" "One 32-bit field: the guide's IPERF table was not readable": "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).";
     note "source-conflict" "The SDM list numbers these ports 8-15": "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.";
     bits 63:32 rv "rsv" = 0x0;

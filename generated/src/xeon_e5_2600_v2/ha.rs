@@ -41,11 +41,11 @@ register! {
     /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
     pub struct HaBoxStatus(u32): "HA{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "HA" of "xeon-e5-2600-v2", static HA_BOX_STATUS_INFO;
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56";
-    note "info" "RW1C modelled as rw-v": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
+    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
     bits 31:5 rv "rsv" = 0x0;
     bit 4 rsv "rsv" = 0x0;
     /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "HA0": const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x0E30, device: 14, function: 1, offset: 0x0F8) "HA0_PCI_PMON_BOX_STATUS" from "likwid";
     "HA1": const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = pci(device_id: 0x0E38, device: 28, function: 1, offset: 0x0F8) "HA1_PCI_PMON_BOX_STATUS" from "likwid";
 }

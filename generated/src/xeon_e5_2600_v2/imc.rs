@@ -47,11 +47,11 @@ register! {
     /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.
     pub struct ImcBoxStatus(u32): "MC_CH{i}_PCI_PMON_BOX_STATUS", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_BOX_STATUS_INFO;
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79";
-    note "info" "RW1C modelled as rw-v": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
+    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
     bits 31:6 rv "rsv" = 0x0;
     bit 5 rsv "rsv" = 0x0;
     /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 4:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4] { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 4:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3, 4] { get: ov, with: with_ov, try_with: try_with_ov };
     "CH0": const MC_CH0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F8) "MC_CH0_PCI_PMON_BOX_STATUS" from "likwid";
     "CH1": const MC_CH1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F8) "MC_CH1_PCI_PMON_BOX_STATUS" from "likwid";
     "CH2": const MC_CH2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = pci(device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F8) "MC_CH2_PCI_PMON_BOX_STATUS" from "likwid";
@@ -123,7 +123,7 @@ register! {
     /// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.
     pub struct ImcFixedCtl(u32): "MC_CH{i}_PCI_PMON_FIXED_CTL", PCI[1], unit "IMC" of "xeon-e5-2600-v2", static IMC_FIXED_CTL_INFO;
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
-    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h and types.h";
+    source "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h";
     note "info" "Layout from the v1 guide, Linux and PCM; ov_en inferred": "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).";
     bits 31:24 rv "rsv" = 0x0;
     bit 23 rsv "rsv" = 0x0;

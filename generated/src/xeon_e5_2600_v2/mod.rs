@@ -49,6 +49,6 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &r3qpi::UNIT,
         &ubox::UNIT,
     ],
-    global: None,
+    global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
 };

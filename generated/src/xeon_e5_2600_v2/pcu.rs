@@ -39,12 +39,12 @@ register! {
     pub struct PcuBoxStatus(u32): "PCU_MSR_PMON_BOX_STATUS", MSR[1], unit "PCU" of "xeon-e5-2600-v2", static PCU_BOX_STATUS_INFO;
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111";
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
-    note "info" "RW1C modelled as rw-v": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
+    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
     note "info" "Address from likwid; layout inferred": "The guide names this register (Table 2-120, p. 111: the ov field is cleared by writing 1) but its rows were not read. likwid gives MSR_UNC_PCU_PMON_BOX_STATUS = 0xC35; Linux does not use it. The layout (ov 3:0 for the four counters) follows the datasheet's PmonUnitStatus description ('PCU: [3:0]') and the HA status table.";
     bits 31:5 rv "rsv" = 0x0;
     bit 4 rsv "rsv" = 0x0;
     /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "PCU": const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = msr(0xC35) "PCU_MSR_PMON_BOX_STATUS" from "likwid";
 }
 

@@ -7,6 +7,10 @@ use crate::structure::*;
 /// **No overflow status or overflow enable** (info): Our transcription of the CBo (Table 2-14 reserves bits 21:20 of the control; no CBo status register was read or is used by Linux or likwid) gives the CBo no overflow enable and no status, so the structure has neither: CBo counters are read by polling and wrap at 44 bits.
 ///
 /// **tid_en has no role** (info): tid_en selects the thread filter of FILTER0; it is not one of the common counter-control roles, so typed code reaches it through the CboCtl layout.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_cbox (cbox, up to 15 boxes: uncore_cbox_0 to _14), with ivbep_uncore_cbox_formats_attr, which has no inv (bit 23 is reserved here too); config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1 (ivbep_cbox_enable_event writes reg and reg + 6); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Fewer C-box PMUs on smaller parts** (info): The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.
 pub static CBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "CBO",
@@ -98,8 +102,505 @@ pub static CBOX: PmuInfo = PmuInfo {
             description: "Node id, request opcode and the nc/c6/isoc qualifiers, for the TOR events whose list entry names a CBoFilter1 field.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["C0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[24],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[23],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c1",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C2"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[22],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c2",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C3"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[21],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c3",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C4"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[20],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c4",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C5"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[19],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c5",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C6"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[18],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c6",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C7"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[17],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c7",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C8"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[16],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c8",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C9"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[15],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c9",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C10"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[14],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c10",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C11"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c11",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C12"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c12",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C13"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c13",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["C14"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[10],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_c14",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "C0",
+            pmu: "uncore_cbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C1",
+            pmu: "uncore_cbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C2",
+            pmu: "uncore_cbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C3",
+            pmu: "uncore_cbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C4",
+            pmu: "uncore_cbox_4",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C5",
+            pmu: "uncore_cbox_5",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C6",
+            pmu: "uncore_cbox_6",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C7",
+            pmu: "uncore_cbox_7",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C8",
+            pmu: "uncore_cbox_8",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C9",
+            pmu: "uncore_cbox_9",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C10",
+            pmu: "uncore_cbox_10",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C11",
+            pmu: "uncore_cbox_11",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C12",
+            pmu: "uncore_cbox_12",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C13",
+            pmu: "uncore_cbox_13",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C14",
+            pmu: "uncore_cbox_14",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_CBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -110,6 +611,16 @@ pub static CBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "tid_en has no role",
             text: "tid_en selects the thread filter of FILTER0; it is not one of the common counter-control roles, so typed code reaches it through the CboCtl layout.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_cbox (cbox, up to 15 boxes: uncore_cbox_0 to _14), with ivbep_uncore_cbox_formats_attr, which has no inv (bit 23 is reserved here too); config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1 (ivbep_cbox_enable_event writes reg and reg + 6); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Fewer C-box PMUs on smaller parts",
+            text: "The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.",
         },
     ],
 };
@@ -153,7 +664,11 @@ impl BoxControl for super::cbox::CboBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1, PCI 0xE30 and 0xE38); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Linux offers inv, then masks it** (source-conflict): ivbep_uncore_formats_attr and ivbep_uncore_ubox_formats_attr list an inv format file (config:23), but the driver's event masks (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drop bit 23, and our v2 counter controls have bit 23 reserved. We keep it reserved; the spec's driver format records inv as setting nothing.
 pub static HA: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "HA",
@@ -253,8 +768,76 @@ pub static HA: PmuInfo = PmuInfo {
             description: "Opcode match, for the ADDR_OPC_MATCH events whose list entry names HA_OpcodeMatch.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["HA0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["HA1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "HA0",
+            pmu: "uncore_ha_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "HA1",
+            pmu: "uncore_ha_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -263,8 +846,18 @@ pub static HA: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1, PCI 0xE30 and 0xE38); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "Linux offers inv, then masks it",
+            text: "ivbep_uncore_formats_attr and ivbep_uncore_ubox_formats_attr list an inv format file (config:23), but the driver's event masks (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drop bit 23, and our v2 counter controls have bit 23 reserved. We keep it reserved; the spec's driver format records inv as setting nothing.",
         },
     ],
 };
@@ -310,9 +903,11 @@ impl BoxControl for super::ha::HaBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter numbers follow the status bits** (info): MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first="1"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; its fixed DRAM-clock counter is the event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "IMC",
@@ -403,8 +998,118 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["CH0", "CH1", "CH2", "CH3"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["CH4", "CH5", "CH6", "CH7"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "CH0",
+            pmu: "uncore_imc_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH1",
+            pmu: "uncore_imc_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH2",
+            pmu: "uncore_imc_2",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH3",
+            pmu: "uncore_imc_3",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH4",
+            pmu: "uncore_imc_4",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH5",
+            pmu: "uncore_imc_5",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH6",
+            pmu: "uncore_imc_6",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH7",
+            pmu: "uncore_imc_7",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -413,13 +1118,18 @@ pub static IMC: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
             title: "Counter numbers follow the status bits",
             text: "MC_CH{i}_PCI_PMON_BOX_STATUS.ov gives bit 0 to the fixed DRAM-clock counter and bits 1-4 to general counters 0-3 (guide Table 2-73). Counter numbers are status bits, so the fixed counter is number 0 and the general counters are numbers 1-4 (first=\"1\"): MC_CH{i}_PCI_PMON_CTR{n} is counter n + 1.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; its fixed DRAM-clock counter is the event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -469,9 +1179,11 @@ impl BoxControl for super::imc::ImcBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Counter n is status bit n** (info): The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_irp (irp, one box: uncore_irp); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "IRP",
@@ -547,7 +1259,15 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "IRP",
+            pmu: "uncore_irp",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -556,13 +1276,18 @@ pub static IRP: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
             title: "Counter n is status bit n",
             text: "The datasheet's PmonUnitStatus text gives IRP0's two counters bits 0-1 and IRP1's bits 2-3; with Linux's numbering (controls 0xd8, 0xdc, 0xe0, 0xe4) counter n is bit n.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_irp (irp, one box: uncore_irp); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -608,11 +1333,17 @@ impl BoxControl for super::irp::IrpBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
 ///
 /// **Free-running residency counters** (info): PCU_MSR_CORE_C3_CTR and _C6_CTR have no control, enable or status bit; they are numbered 4 and 5, after the four general counters, as for the E5-2600.
 ///
 /// **Occupancy fields have no role** (info): occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters; they are not common counter-control roles.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_pcu (pcu, one box: uncore_pcu), with ivbep_uncore_pcu_formats_attr (no inv, no umask, and no place for ev_sel_ext: the perf backend refuses an event that sets it); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **The residency counters are another kernel PMU** (info): The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).
+///
+/// **The kernel's occ_edge format is not bit 31** (source-conflict): As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "PCU",
@@ -722,8 +1453,50 @@ pub static PCU: PmuInfo = PmuInfo {
             description: "The band filter (PCUFilter in Intel's event list): four 8-bit frequency thresholds for the FREQ_BAND events.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["PCU"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[25],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_PCU,
+        },
+        PerfInfo {
+            instance: "PCU",
+            pmu: "cstate_core",
+            counters: &[4u32, 5u32],
+            source: "linux-cstate",
+            driver: &PERF_CSTATE_CORE,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -732,8 +1505,8 @@ pub static PCU: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -744,6 +1517,21 @@ pub static PCU: PmuInfo = PmuInfo {
             kind: "info",
             title: "Occupancy fields have no role",
             text: "occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters; they are not common counter-control roles.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_pcu (pcu, one box: uncore_pcu), with ivbep_uncore_pcu_formats_attr (no inv, no umask, and no place for ev_sel_ext: the perf backend refuses an event that sets it); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The residency counters are another kernel PMU",
+            text: "The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The kernel's occ_edge format is not bit 31",
+            text: "As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.",
         },
     ],
 };
@@ -797,7 +1585,9 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with ivbep_uncore_qpi_formats_attr: the event format config:0-7,21 carries ev_sel_ext as the event's ninth bit; config1 and config2 carry the packet match and mask (low 32 bits to MATCH0/MASK0, high to MATCH1/MASK1); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "QPI",
@@ -889,8 +1679,83 @@ pub static QPI: PmuInfo = PmuInfo {
             description: "Packet header word 1 (response data state, low remote node id bits), compared the same way under MASK1.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["P0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["P1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "P0",
+            pmu: "uncore_qpi_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P1",
+            pmu: "uncore_qpi_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P2",
+            pmu: "uncore_qpi_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_QPI,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -899,8 +1764,13 @@ pub static QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with ivbep_uncore_qpi_formats_attr: the event format config:0-7,21 carries ev_sel_ext as the event's ninth bit; config1 and config2 carry the packet match and mask (low 32 bits to MATCH0/MASK0, high to MATCH1/MASK1); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -948,7 +1818,9 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static R2PCIE: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R2PCIE",
@@ -1023,8 +1895,43 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["R2PCIE"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "R2PCIE",
+            pmu: "uncore_r2pcie",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1033,8 +1940,13 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1080,7 +1992,9 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 ///
 /// **No overflow-clear register** (info): The box status's ov bits are RW1C in the guide: the status register is also how software clears them, by writing 1 to the bits to clear. Our access kinds cannot give one field both the overflow role (readable) and the overflow-clear role (w1c or wo), so the structure names the status and no overflow-clear register; clearing is writing the bits read back to the same register.
 ///
-/// **No route above the box** (info): On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no global level and no routes: overflows are visible here at the box status only.
+/// **Route above the box** (info): An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.
+///
+/// **Two R3QPI boxes in the type, three in the device table** (source-conflict): Linux's ivbep_uncore_r3qpi declares num_boxes = 2, while its PCI id table (ivbep_uncore_pci_ids) lists three R3QPI links, 0xE36, 0xE37 and 0xE3E (box index 2), as the v2 guide and our spec have. We name all three the way uncore.c names a type's boxes (uncore_r3qpi_0 to _2); a kernel that registers only two has no uncore_r3qpi_2, and --backend auto then counts L2 through its registers.
 pub static R3QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "R3QPI",
@@ -1139,8 +2053,83 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["L0"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["L1"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "L0",
+            pmu: "uncore_r3qpi_0",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L1",
+            pmu: "uncore_r3qpi_1",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L2",
+            pmu: "uncore_r3qpi_2",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1149,8 +2138,13 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "No route above the box",
-            text: "On this generation an overflow with ov_en set reaches the U-box, which records it in U_MSR_PMON_GLOBAL_STATUS and may raise a PMI (guide section 2.1.1 and each box's 'On Overflow' section). The global status's field table was not read, so the spec has no U_MSR_PMON_GLOBAL_STATUS, no <global> level and no routes: overflows are visible here at the box status only.",
+            title: "Route above the box",
+            text: "An overflow with ov_en set reaches the U-box, which records the box in U_MSR_PMON_GLOBAL_STATUS, broadcasts the freeze signal and may raise a PMI (guide sections 2.1.4 and 2.2.2.1). The bit of each box in the global status is likwid's (see that register's note); it is rw1c, so each route clears its own bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "Two R3QPI boxes in the type, three in the device table",
+            text: "Linux's ivbep_uncore_r3qpi declares num_boxes = 2, while its PCI id table (ivbep_uncore_pci_ids) lists three R3QPI links, 0xE36, 0xE37 and 0xE3E (box index 2), as the v2 guide and our spec have. We name all three the way uncore.c names a type's boxes (uncore_r3qpi_0 to _2); a kernel that registers only two has no uncore_r3qpi_2, and --backend auto then counts L2 through its registers.",
         },
     ],
 };
@@ -1194,9 +2188,13 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 }
 /// PMU structure of the U-box (system configuration agent) and uncore-wide performance monitoring control (3 counters per box; boxes UBOX).
 ///
-/// **No box control or status here; the global control has no roles yet** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the global level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.
+/// **No box control or status here** (info): The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.
+///
+/// **The global level: a freeze signal, not an enable** (info): The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.
 ///
 /// **The fixed counter is number 2** (info): The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as ivbep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v2",
     unit: "UBOX",
@@ -1255,18 +2253,89 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[0, 1],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[26],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[27],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "UBOX",
+            pmu: "uncore_ubox",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_IVBEP_UBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "No box control or status here; the global control has no roles yet",
-            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15, but its layout was not read, so it is not in the spec. U_MSR_PMON_GLOBAL_CTL is transcribed, but the <global> level needs the global status (U_MSR_PMON_GLOBAL_STATUS, 0xC01 in likwid), whose field table was not read; until it is, the global control's fields carry no roles: frz_all/unfrz_all are one-shot freeze and unfreeze commands rather than an enable, and pmi_core_sel would be the pmi-select role.",
+            title: "No box control or status here",
+            text: "The U-box has no box control (Linux's IvyTown U-box type has no box_ctl). likwid names a U-box status at 0xC15 (MSR_UNC_U_PMON_BOX_STATUS) and the guide's text names its ov field (section 2.2.2.1), but its layout was not read, so it is not in the spec: a U-box counter's overflow is found in the global status bit its route names.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The global level: a freeze signal, not an enable",
+            text: "The uncore-wide control of this generation has no enable bit to read back: frz_all and unfrz_all are write-only commands (global-freeze, global-unfreeze), and an overflow of a counter whose ov_en is set broadcasts the freeze signal to every box whose box control has frz_en set, records the box in U_MSR_PMON_GLOBAL_STATUS and sends a PMI to the cores in pmi_core_sel (guide sections 2.1.4 and 2.2.2.1, Table 2-2). A new interval starts by clearing the box and global overflow bits and writing unfrz_all (section 2.1.4 (b), (d)). The global status bits are rw1c, so each route clears its bit by writing 1 to that bit; there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
             title: "The fixed counter is number 2",
             text: "The UCLK fixed counter has no box-level bit; it is numbered 2, after the two general counters, as for the E5-2600.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as ivbep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1298,3 +2367,527 @@ impl CounterValue for super::ubox::UUclkFixedCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UUclkFixedCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The level above every box: global control, status and overflow clear.
+pub static GLOBAL: GlobalInfo = GlobalInfo {
+    unit: "UBOX",
+    instance: "UBOX",
+    control: <super::ubox::UGlobalCtl as crate::support::Register>::INFO,
+    status: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+    overflow_clear: None,
+};
+/// The `ivbep-cbox` perf driver's format (`ivbep_uncore_cbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_CBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-cbox",
+    module: "intel_uncore",
+    group: "ivbep_uncore_cbox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "tid_en",
+            config: "config:19",
+            role: None,
+            field: Some("tid_en"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_tid",
+            config: "config1:0-4",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_link",
+            config: "config1:5-8",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_state",
+            config: "config1:17-22",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nid",
+            config: "config1:32-47",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_opc",
+            config: "config1:52-60",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nc",
+            config: "config1:62",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_c6",
+            config: "config1:61",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_isoc",
+            config: "config1:63",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-generic",
+    module: "intel_uncore",
+    group: "ivbep_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter controls have no invert bit: it sets nothing.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-pcu` perf driver's format (`ivbep_uncore_pcu_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_PCU: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-pcu",
+    module: "intel_uncore",
+    group: "ivbep_uncore_pcu_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_sel",
+            config: "config:14-15",
+            role: None,
+            field: Some("occ_sel"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_invert",
+            config: "config:30",
+            role: None,
+            field: Some("occ_invert"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_edge",
+            config: "config:14-51",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Sic: the driver defines occ_edge as config:14-51, overlapping occ_sel, not as the one bit 31 that the control's occ_edge_det is; the kernel applies its event mask, which keeps bit 31. A one-bit edge select cannot be expressed through this file.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "filter_band0",
+            config: "config1:0-7",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band1",
+            config: "config1:8-15",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band2",
+            config: "config1:16-23",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band3",
+            config: "config1:24-31",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `cstate-core` perf driver's format (`cstate_format_attrs`, Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)).
+pub static PERF_CSTATE_CORE: PerfDriverInfo = PerfDriverInfo {
+    id: "cstate-core",
+    module: "intel_cstate",
+    group: "cstate_format_attrs",
+    source: "linux-cstate",
+    source_title: "Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-63",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Selects which residency MSR the driver reads (core C3 at 0x3FC, C6 at 0x3FD); the counters are free-running, with no control field.",
+            ),
+        },
+    ],
+};
+/// The `ivbep-qpi` perf driver's format (`ivbep_uncore_qpi_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_QPI: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-qpi",
+    module: "intel_uncore",
+    group: "ivbep_uncore_qpi_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7,21",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rds",
+            config: "config1:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid30",
+            config: "config1:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid4",
+            config: "config1:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_dnid",
+            config: "config1:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_mc",
+            config: "config1:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_opc",
+            config: "config1:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_vnw",
+            config: "config1:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match0",
+            config: "config1:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match1",
+            config: "config1:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rds",
+            config: "config2:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid30",
+            config: "config2:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid4",
+            config: "config2:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_dnid",
+            config: "config2:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_mc",
+            config: "config2:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_opc",
+            config: "config2:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_vnw",
+            config: "config2:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask0",
+            config: "config2:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask1",
+            config: "config2:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `ivbep-ubox` perf driver's format (`ivbep_uncore_ubox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_UBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-ubox",
+    module: "intel_uncore",
+    group: "ivbep_uncore_ubox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter controls have no invert bit: it sets nothing.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};

@@ -38,12 +38,12 @@ register! {
     pub struct R2pcieBoxStatus(u32): "R2_PCI_PMON_BOX_STATUS", PCI[1], unit "R2PCIE" of "xeon-e5-2600-v2", static R2PCIE_BOX_STATUS_INFO;
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     source "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)";
-    note "info" "RW1C modelled as rw-v": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit. Our access kinds have no read-and-write-1-to-clear kind (w1c reads zero), so the field is rw-v (hardware sets it, software writes it); writing the value read back clears exactly the bits that were set.";
+    note "info" "RW1C": "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v.";
     note "info" "Layout not read from the guide": "The guide's table for this register was not available. The offset (0xF8) is likwid's (PCI_UNC_*_PMON_BOX_STATUS); the layout follows the Xeon E5 datasheet volume 2 PmonUnitStatus (offset F8h: bits 6:0 RW1C counter-overflow bitmask, one bit per counter, the fixed counter at bit 0 where a box has one, bits 31:7 reserved) and the v2 guide's HA status table (ov 3:0 RW1C, bit 4 reserved with software writing 0): ov covers this box's 4 counters.";
     bits 31:5 rv "rsv" = 0x0;
     bit 4 rsv "rsv" = 0x0;
     /// Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).
-    bits 3:0 rw-v ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
+    bits 3:0 rw1c ov: u8 = 0x0, role Overflow [0, 1, 2, 3] { get: ov, with: with_ov, try_with: try_with_ov };
     "R2PCIE": const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = pci(device_id: 0x0E34, device: 19, function: 1, offset: 0x0F8) "R2_PCI_PMON_BOX_STATUS" from "likwid";
 }
 

@@ -17,17 +17,82 @@ register! {
     source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19";
     source "Linux kernel, arch/x86/events/intel/uncore_snbep.c";
     note "info" "Address and bits": "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv).";
+    note "source-conflict" "How software freezes: likwid and Linux write frz_all, PCM writes 0": "The guide (Table 2-2), Linux (IVBEP_U_PMON_GLOBAL_FRZ_ALL) and likwid freeze the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0xC00, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow the guide: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.";
     /// Freeze all: writing 1 stops every uncore counter.
-    bit 31 wo frz_all: bool = 0x0 { with: with_frz_all };
+    bit 31 wo frz_all: bool = 0x0, role GlobalFreeze [] { with: with_frz_all };
     /// Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.
     bit 30 rw wk_on_pmi: bool = 0x0 { get: wk_on_pmi, with: with_wk_on_pmi };
     /// Unfreeze all: writing 1 lets every uncore counter count again.
-    bit 29 wo unfrz_all: bool = 0x0 { with: with_unfrz_all };
+    bit 29 wo unfrz_all: bool = 0x0, role GlobalUnfreeze [] { with: with_unfrz_all };
     bits 28:27 rsv "rsv" = 0x0;
     bits 26:15 rv "rsv" = 0x0;
     /// One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).
-    bits 14:0 rw pmi_core_sel: u16 = 0x0 { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
+    bits 14:0 rw pmi_core_sel: u16 = 0x0, role PmiSelect [] { get: pmi_core_sel, with: with_pmi_core_sel, try_with: try_with_pmi_core_sel };
     "UBOX": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0xC00) "U_MSR_PMON_GLOBAL_CTL" from "linux-snbep";
+}
+
+register! {
+    /// Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.
+    pub struct UGlobalStatus(u32): "U_MSR_PMON_GLOBAL_STATUS", MSR[1], unit "UBOX" of "xeon-e5-2600-v2", static U_GLOBAL_STATUS_INFO;
+    source "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18";
+    source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
+    note "info" "Address and access from the guide, bits from likwid": "The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 << bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours.";
+    bits 31:27 rv "rsv" = 0x0;
+    /// Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear.
+    bit 26 rw1c ov_r2pcie: bool = 0x0 { get: ov_r2pcie, with: with_ov_r2pcie };
+    /// Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear.
+    bit 25 rw1c ov_r3qpi1: bool = 0x0 { get: ov_r3qpi1, with: with_ov_r3qpi1 };
+    /// Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear.
+    bit 24 rw1c ov_r3qpi0: bool = 0x0 { get: ov_r3qpi0, with: with_ov_r3qpi0 };
+    /// Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear.
+    bit 23 rw1c ov_qpi1: bool = 0x0 { get: ov_qpi1, with: with_ov_qpi1 };
+    /// Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear.
+    bit 22 rw1c ov_qpi0: bool = 0x0 { get: ov_qpi0, with: with_ov_qpi0 };
+    /// Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
+    bit 21 rw1c ov_imc1: bool = 0x0 { get: ov_imc1, with: with_ov_imc1 };
+    /// Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
+    bit 20 rw1c ov_imc0: bool = 0x0 { get: ov_imc0, with: with_ov_imc0 };
+    /// Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear.
+    bit 19 rw1c ov_ha1: bool = 0x0 { get: ov_ha1, with: with_ov_ha1 };
+    /// Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear.
+    bit 18 rw1c ov_ha0: bool = 0x0 { get: ov_ha0, with: with_ov_ha0 };
+    /// Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear.
+    bit 17 rw1c ov_c14: bool = 0x0 { get: ov_c14, with: with_ov_c14 };
+    /// Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear.
+    bit 16 rw1c ov_c13: bool = 0x0 { get: ov_c13, with: with_ov_c13 };
+    /// Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear.
+    bit 15 rw1c ov_c12: bool = 0x0 { get: ov_c12, with: with_ov_c12 };
+    /// Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear.
+    bit 14 rw1c ov_c11: bool = 0x0 { get: ov_c11, with: with_ov_c11 };
+    /// Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear.
+    bit 13 rw1c ov_c10: bool = 0x0 { get: ov_c10, with: with_ov_c10 };
+    /// Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear.
+    bit 12 rw1c ov_c9: bool = 0x0 { get: ov_c9, with: with_ov_c9 };
+    /// Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear.
+    bit 11 rw1c ov_c8: bool = 0x0 { get: ov_c8, with: with_ov_c8 };
+    /// Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear.
+    bit 10 rw1c ov_c7: bool = 0x0 { get: ov_c7, with: with_ov_c7 };
+    /// Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear.
+    bit 9 rw1c ov_c6: bool = 0x0 { get: ov_c6, with: with_ov_c6 };
+    /// Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear.
+    bit 8 rw1c ov_c5: bool = 0x0 { get: ov_c5, with: with_ov_c5 };
+    /// Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear.
+    bit 7 rw1c ov_c4: bool = 0x0 { get: ov_c4, with: with_ov_c4 };
+    /// Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear.
+    bit 6 rw1c ov_c3: bool = 0x0 { get: ov_c3, with: with_ov_c3 };
+    /// Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear.
+    bit 5 rw1c ov_c2: bool = 0x0 { get: ov_c2, with: with_ov_c2 };
+    /// Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear.
+    bit 4 rw1c ov_c1: bool = 0x0 { get: ov_c1, with: with_ov_c1 };
+    /// Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear.
+    bit 3 rw1c ov_c0: bool = 0x0 { get: ov_c0, with: with_ov_c0 };
+    /// Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear.
+    bit 2 rw1c ov_pcu: bool = 0x0 { get: ov_pcu, with: with_ov_pcu };
+    /// Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear.
+    bit 1 rw1c ov_u: bool = 0x0 { get: ov_u, with: with_ov_u };
+    /// Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear.
+    bit 0 rw1c ov_u_fixed: bool = 0x0 { get: ov_u_fixed, with: with_ov_u_fixed };
+    "UBOX": const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = msr(0xC01) "U_MSR_PMON_GLOBAL_STATUS" from "likwid";
 }
 
 register! {
@@ -132,6 +197,7 @@ pub static UNIT: UnitInfo = UnitInfo {
     instances: &["UBOX"],
     registers: &[
         &U_GLOBAL_CTL_INFO,
+        &U_GLOBAL_STATUS_INFO,
         &U_CTL_INFO,
         &U_CTR_INFO,
         &U_UCLK_FIXED_CTL_INFO,

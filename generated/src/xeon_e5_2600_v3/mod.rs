@@ -52,6 +52,6 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &sbox::UNIT,
         &ubox::UNIT,
     ],
-    global: None,
+    global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
 };

@@ -4,11 +4,17 @@
 use crate::structure::*;
 /// PMU structure of the Caching Agent (CBo) performance monitoring (4 counters per box; boxes C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_cbox (cbox, up to 18 boxes: uncore_cbox_0 to _17), with hswep_uncore_cbox_formats_attr (config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1, hswep_cbox_enable_event); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Fewer C-box PMUs on smaller parts** (info): The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.
+///
+/// **The control's invert bit has no format file** (source-conflict): Our C-box control has invert at bit 23, and the driver's event mask (SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK) keeps bit 23, but hswep_uncore_cbox_formats_attr has no inv file. The perf backend refuses an event with invert set (it cannot be written as a format term), and the raw backend programs it.
 pub static CBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "CBO",
@@ -101,12 +107,139 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "C0",
+            pmu: "uncore_cbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C1",
+            pmu: "uncore_cbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C2",
+            pmu: "uncore_cbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C3",
+            pmu: "uncore_cbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C4",
+            pmu: "uncore_cbox_4",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C5",
+            pmu: "uncore_cbox_5",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C6",
+            pmu: "uncore_cbox_6",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C7",
+            pmu: "uncore_cbox_7",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C8",
+            pmu: "uncore_cbox_8",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C9",
+            pmu: "uncore_cbox_9",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C10",
+            pmu: "uncore_cbox_10",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C11",
+            pmu: "uncore_cbox_11",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C12",
+            pmu: "uncore_cbox_12",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C13",
+            pmu: "uncore_cbox_13",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C14",
+            pmu: "uncore_cbox_14",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C15",
+            pmu: "uncore_cbox_15",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C16",
+            pmu: "uncore_cbox_16",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+        PerfInfo {
+            instance: "C17",
+            pmu: "uncore_cbox_17",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_CBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -117,6 +250,21 @@ pub static CBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_cbox (cbox, up to 18 boxes: uncore_cbox_0 to _17), with hswep_uncore_cbox_formats_attr (config1 bits 31:0 go to FILTER0 and 63:32 to FILTER1, hswep_cbox_enable_event); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Fewer C-box PMUs on smaller parts",
+            text: "The driver caps the number of C-box PMUs at the part's core count (boot_cpu_data.x86_max_cores), so a part with fewer cores than the spec's boxes has no PMU for the others; --backend auto counts those through the registers.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The control's invert bit has no format file",
+            text: "Our C-box control has invert at bit 23, and the driver's event mask (SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK) keeps bit 23, but hswep_uncore_cbox_formats_attr has no inv file. The perf backend refuses an event with invert set (it cannot be written as a format term), and the raw backend programs it.",
         },
     ],
 };
@@ -160,11 +308,13 @@ impl BoxControl for super::cbox::CboBoxCtl {
 }
 /// PMU structure of the Home Agent (HA) performance monitoring (4 counters per box; boxes HA0, HA1).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1), with snbep_uncore_format_group (SNBEP_UNCORE_PCI_COMMON_INIT); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static HA: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "HA",
@@ -264,13 +414,81 @@ pub static HA: PmuInfo = PmuInfo {
             description: "Request opcode matched by the ADDR_OPC_MATCH events.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["HA0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[9],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["HA1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[8],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_ha1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "HA0",
+            pmu: "uncore_ha_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "HA1",
+            pmu: "uncore_ha_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -281,6 +499,11 @@ pub static HA: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_ha (ha, two boxes: uncore_ha_0 and uncore_ha_1), with snbep_uncore_format_group (SNBEP_UNCORE_PCI_COMMON_INIT); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -324,7 +547,7 @@ impl BoxControl for super::ha::HaBoxCtl {
 }
 /// PMU structure of the Integrated memory controller (iMC) channel performance monitoring (5 counters per box; boxes CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -333,6 +556,8 @@ impl BoxControl for super::ha::HaBoxCtl {
 /// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed DRAM-clock counter; it is numbered 4, after the four general counters, as for the E5-2600.
 ///
 /// **Box status left out of the structure** (info): MC_CH{i}_PCI_PMON_BOX_STATUS holds overflow bits for the general counters only; the fixed DRAM-clock counter has none (likwid reports its overflow only in the global status). The structure format requires a box-level overflow bitmap to cover every counter of the box that is not free-running, so this box declares no status: MC_CH{i}_PCI_PMON_BOX_STATUS stays a register of the unit, without the overflow role, until the format can say that a counter reports its overflow only above the box.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; the fixed DRAM-clock counter is event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "IMC",
@@ -423,13 +648,123 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["CH0", "CH1", "CH2", "CH3"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[7],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["CH4", "CH5", "CH6", "CH7"],
+            counters: &[0, 1, 2, 3, 4],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[6],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_imc1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "CH0",
+            pmu: "uncore_imc_0",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH1",
+            pmu: "uncore_imc_1",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH2",
+            pmu: "uncore_imc_2",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH3",
+            pmu: "uncore_imc_3",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH4",
+            pmu: "uncore_imc_4",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH5",
+            pmu: "uncore_imc_5",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH6",
+            pmu: "uncore_imc_6",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "CH7",
+            pmu: "uncore_imc_7",
+            counters: &[0u32, 1u32, 2u32, 3u32, 4u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -450,6 +785,11 @@ pub static IMC: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box status left out of the structure",
             text: "MC_CH{i}_PCI_PMON_BOX_STATUS holds overflow bits for the general counters only; the fixed DRAM-clock counter has none (likwid reports its overflow only in the global status). The structure format requires a box-level overflow bitmap to cover every counter of the box that is not free-running, so this box declares no <status>: MC_CH{i}_PCI_PMON_BOX_STATUS stays a register of the unit, without the overflow role, until the format can say that a counter reports its overflow only above the box.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_imc (imc, eight channels: uncore_imc_0 to _7; the fixed DRAM-clock counter is event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -497,11 +837,13 @@ impl BoxControl for super::imc::ImcBoxCtl {
 }
 /// PMU structure of the IRP (IIO ring port) performance monitoring (4 counters per box; boxes IRP).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_irp (irp, one box: uncore_irp), with snbep_uncore_format_group; uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "IRP",
@@ -577,12 +919,20 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "IRP",
+            pmu: "uncore_irp",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -593,6 +943,11 @@ pub static IRP: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_irp (irp, one box: uncore_irp), with snbep_uncore_format_group; uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -636,7 +991,7 @@ impl BoxControl for super::irp::IrpBoxCtl {
 }
 /// PMU structure of the Power Control Unit (PCU) performance monitoring (6 counters per box; boxes PCU).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
@@ -645,6 +1000,12 @@ impl BoxControl for super::irp::IrpBoxCtl {
 /// **Free-running residency counters** (info): PCU_MSR_CORE_C3_CTR and PCU_MSR_CORE_C6_CTR have no control and no status bit; they are numbered 4 and 5, after the four general counters.
 ///
 /// **Occupancy fields have no role** (info): occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters, which no common role describes; typed code reaches them through PcuCtl.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_pcu (pcu, one box: uncore_pcu; Broadwell-EP registers the same type), with snbep_uncore_pcu_format_group; uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **The residency counters are another kernel PMU** (info): The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).
+///
+/// **The kernel's occ_edge format is not bit 31** (source-conflict): As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "PCU",
@@ -754,13 +1115,55 @@ pub static PCU: PmuInfo = PmuInfo {
             description: "Four frequency bands (Intel's PCUFilter) for the band events 0xB-0xE.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["PCU"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[11],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_pcu",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_PCU,
+        },
+        PerfInfo {
+            instance: "PCU",
+            pmu: "cstate_core",
+            counters: &[4u32, 5u32],
+            source: "linux-cstate",
+            driver: &PERF_CSTATE_CORE,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -781,6 +1184,21 @@ pub static PCU: PmuInfo = PmuInfo {
             kind: "info",
             title: "Occupancy fields have no role",
             text: "occ_sel, occ_invert and occ_edge_det configure the PCU's occupancy sub-counters, which no common role describes; typed code reaches them through PcuCtl.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_pcu (pcu, one box: uncore_pcu; Broadwell-EP registers the same type), with snbep_uncore_pcu_format_group; uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "The residency counters are another kernel PMU",
+            text: "The driver's uncore_pcu has the four general counters; the core C3 and C6 residency MSRs (0x3FC, 0x3FD) are counted by cstate.c's cstate_core PMU (Ivy Bridge-EP, Haswell-EP and Broadwell-EP use its snb_cstates model: c3-residency, c6-residency).",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "The kernel's occ_edge format is not bit 31",
+            text: "As on the E5-2600, the driver's occ_edge format file is config:14-51 while the control's occ_edge_det is bit 31 (SNBEP_PCU_MSR_PMON_CTL_OCC_EDGE_DET); we keep bit 31, and the perf backend refuses occ_edge_det rather than set bits 14-51.",
         },
     ],
 };
@@ -830,11 +1248,13 @@ impl BoxControl for super::pcu::PcuBoxCtl {
 }
 /// PMU structure of the Intel QPI link layer performance monitoring (4 counters per box; boxes P0, P1, P2).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with snbep_uncore_qpi_format_group; uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "QPI",
@@ -926,13 +1346,88 @@ pub static QPI: PmuInfo = PmuInfo {
             description: "Received packet header word 1 (response data state, low remote node id bits), compared the same way.",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["P0"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[5],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["P1"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[4],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "P0",
+            pmu: "uncore_qpi_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P1",
+            pmu: "uncore_qpi_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_QPI,
+        },
+        PerfInfo {
+            instance: "P2",
+            pmu: "uncore_qpi_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_QPI,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -943,6 +1438,11 @@ pub static QPI: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_qpi (qpi, three ports: uncore_qpi_0 to _2), with snbep_uncore_qpi_format_group; uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -988,11 +1488,13 @@ impl BoxControl for super::qpi::QpiBoxCtl {
 }
 /// PMU structure of the R2PCIe (ring to PCIe agent) performance monitoring (4 counters per box; boxes R2PCIE).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static R2PCIE: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "R2PCIE",
@@ -1067,13 +1569,48 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["R2PCIE"],
+            counters: &[0, 1, 2, 3],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[1],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r2pcie",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "R2PCIE",
+            pmu: "uncore_r2pcie",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1084,6 +1621,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_r2pcie (r2pcie, one box: uncore_r2pcie); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1127,11 +1669,13 @@ impl BoxControl for super::r2pcie::R2pcieBoxCtl {
 }
 /// PMU structure of the R3QPI (ring to QPI agent) performance monitoring (3 counters per box; boxes L0, L1, L2).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_r3qpi (r3qpi, three links: uncore_r3qpi_0 to _2); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
 pub static R3QPI: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "R3QPI",
@@ -1190,13 +1734,88 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     filters: &[],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["L0"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[3],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi0",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["L1"],
+            counters: &[0, 1, 2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[2],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_r3qpi1",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "L0",
+            pmu: "uncore_r3qpi_0",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L1",
+            pmu: "uncore_r3qpi_1",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+        PerfInfo {
+            instance: "L2",
+            pmu: "uncore_r3qpi_2",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_SNBEP_GENERIC,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1207,6 +1826,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_r3qpi (r3qpi, three links: uncore_r3qpi_0 to _2); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
 };
@@ -1250,11 +1874,15 @@ impl BoxControl for super::r3qpi::R3qpiBoxCtl {
 }
 /// PMU structure of the S-box (ring stop between the two rings) performance monitoring (4 counters per box; boxes S0, S1, S2, S3).
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
 ///
 /// **Box control** (info): frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_sbox (sbox, four boxes: uncore_sbox_0 to _3), with hswep_uncore_sbox_formats_attr; uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **Fewer S-box PMUs on some parts** (info): The driver registers two S-boxes on Haswell-EP parts whose PCU capability register reports no chop (6-8 cores), and none on Broadwell-DE (model 86) or such Broadwell-EP parts; there --backend auto counts the S-boxes through their registers.
 pub static SBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "SBOX",
@@ -1330,12 +1958,41 @@ pub static SBOX: PmuInfo = PmuInfo {
     ],
     filters: &[],
     routes: &[],
-    perf: &[],
+    perf: &[
+        PerfInfo {
+            instance: "S0",
+            pmu: "uncore_sbox_0",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_SBOX,
+        },
+        PerfInfo {
+            instance: "S1",
+            pmu: "uncore_sbox_1",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_SBOX,
+        },
+        PerfInfo {
+            instance: "S2",
+            pmu: "uncore_sbox_2",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_SBOX,
+        },
+        PerfInfo {
+            instance: "S3",
+            pmu: "uncore_sbox_3",
+            counters: &[0u32, 1u32, 2u32, 3u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_SBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register.",
         },
         crate::support::NoteInfo {
             kind: "info",
@@ -1346,6 +2003,16 @@ pub static SBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box control",
             text: "frz_en, frz, rst_ctrs and rst_ctrl play the freeze-enable, freeze, reset-counters and reset-controls roles, as Linux uncore_snbep.c uses them (SNBEP_PMON_BOX_CTL_FRZ_EN, _FRZ, _RST_CTRS, _RST_CTRL) on these processors; the box has no per-counter enable bitmap, so each counter starts with its control's en bit.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_sbox (sbox, four boxes: uncore_sbox_0 to _3), with hswep_uncore_sbox_formats_attr; uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Fewer S-box PMUs on some parts",
+            text: "The driver registers two S-boxes on Haswell-EP parts whose PCU capability register reports no chop (6-8 cores), and none on Broadwell-DE (model 86) or such Broadwell-EP parts; there --backend auto counts the S-boxes through their registers.",
         },
     ],
 };
@@ -1395,9 +2062,13 @@ impl BoxControl for super::sbox::SboxBoxCtl {
 ///
 /// **Box status left out of the structure** (info): U_MSR_PMON_BOX_STATUS holds overflow bits for the general counters only; the UCLK fixed counter has none (likwid reports its overflow only in the global status). The structure format requires a box-level overflow bitmap to cover every counter of the box that is not free-running, so this box declares no status: U_MSR_PMON_BOX_STATUS stays a register of the unit, without the overflow role, until the format can say that a counter reports its overflow only above the box.
 ///
-/// **Box overflow status; no routes and no global level** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no global and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).
+/// **Box overflow status and the route above it** (info): Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register. The global control has write-only freeze and unfreeze commands (global-freeze, global-unfreeze) and no enable to read back; no source read gives a PMI core select for these processors, so the global level has no pmi-select.
 ///
 /// **No overflow (PMI) enable** (info): No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.
+///
+/// **Kernel PMU names** (info): Linux uncore_snbep.c registers this box as hswep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_type when its type has one box and uncore_type_n otherwise.
+///
+/// **filter_cid is one bit in the format, five in the filter mask** (source-conflict): Linux's hswep_uncore_ubox_formats_attr exposes filter_cid as config1:5 (one bit), while the driver's own HSWEP_U_MSR_PMON_BOX_FILTER_CID is 0x1f  1 (bits 5:1) and our U_MSR_PMON_BOX_FILTER keeps cid at 5:1 (see its note). Through perf only the top bit of cid can be given; the raw backend programs all five.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "xeon-e5-2600-v3",
     unit: "UBOX",
@@ -1465,8 +2136,69 @@ pub static UBOX: PmuInfo = PmuInfo {
             description: "Thread and core id matched by the FILTER_MATCH event (Intel's UBoxFilter).",
         },
     ],
-    routes: &[],
-    perf: &[],
+    routes: &[
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[0, 1],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[12],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u",
+                    }),
+                },
+            ],
+        },
+        RouteInfo {
+            instances: &["UBOX"],
+            counters: &[2],
+            hops: &[
+                Hop {
+                    bit: BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    },
+                    clear: Some(BitRef {
+                        register: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+                        instance: "UBOX",
+                        index: 0,
+                        field: &<super::ubox::UGlobalStatus as crate::support::Register>::INFO
+                            .fields[13],
+                        register_name: "U_MSR_PMON_GLOBAL_STATUS",
+                        qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed",
+                    }),
+                },
+            ],
+        },
+    ],
+    perf: &[
+        PerfInfo {
+            instance: "UBOX",
+            pmu: "uncore_ubox",
+            counters: &[0u32, 1u32, 2u32],
+            source: "linux-snbep",
+            driver: &PERF_HSWEP_UBOX,
+        },
+    ],
     notes: &[
         crate::support::NoteInfo {
             kind: "info",
@@ -1485,13 +2217,23 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
         crate::support::NoteInfo {
             kind: "info",
-            title: "Box overflow status; no routes and no global level",
-            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them, but the sources read give its bits for only some boxes (likwid: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe) and none for the C-boxes, S-boxes, IRP, QPI port 2 or R3QPI link 2, and U_MSR_PMON_GLOBAL_CTL has only write-one freeze and unfreeze bits, no global enable or PMI select that the format's global level needs. So no <global> and no routes are declared: an overflow walk reads every box's status. The status bits are rw1c, so the status register is also where an overflow is cleared; there is no separate overflow-clear register (the overflow-clear role is for the w1c/wo bits of one).",
+            title: "Box overflow status and the route above it",
+            text: "Each box reports its counters' overflows in its box status register (likwid's overflow handling: bit n for counter n, cleared by writing 1). Above the boxes, U_MSR_PMON_GLOBAL_STATUS summarises them; the routes give the bit likwid tests and clears for the box (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h: U-box, PCU, both HAs, each memory controller, QPI ports 0-1, R3QPI links 0-1, R2PCIe). likwid gives no bit for the C-boxes, S-boxes, QPI port 2 and R3QPI link 2, and 34, outside the 32-bit register, for the IRP; those routes are declared unknown (an overflow walk reads their box status). Both status levels are rw1c: a route clears its global bit by writing 1 to it, and there is no separate overflow-clear register. The global control has write-only freeze and unfreeze commands (global-freeze, global-unfreeze) and no enable to read back; no source read gives a PMI core select for these processors, so the global level has no pmi-select.",
         },
         crate::support::NoteInfo {
             kind: "info",
             title: "No overflow (PMI) enable",
             text: "No source read says what control bit 20 does on these processors (likwid sets it, the E5-2600 guide reserves it), so no control field has the overflow-enable role.",
+        },
+        crate::support::NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux uncore_snbep.c registers this box as hswep_uncore_ubox (ubox, one box: uncore_ubox; the UCLK fixed counter is event 0xff of the same PMU); uncore.c names a PMU uncore_<type> when its type has one box and uncore_<type>_<n> otherwise.",
+        },
+        crate::support::NoteInfo {
+            kind: "source-conflict",
+            title: "filter_cid is one bit in the format, five in the filter mask",
+            text: "Linux's hswep_uncore_ubox_formats_attr exposes filter_cid as config1:5 (one bit), while the driver's own HSWEP_U_MSR_PMON_BOX_FILTER_CID is 0x1f << 1 (bits 5:1) and our U_MSR_PMON_BOX_FILTER keeps cid at 5:1 (see its note). Through perf only the top bit of cid can be given; the raw backend programs all five.",
         },
     ],
 };
@@ -1523,3 +2265,613 @@ impl CounterValue for super::ubox::UCtr {
     const COUNT: &'static crate::support::FieldInfo = &<super::ubox::UCtr as crate::support::Register>::INFO
         .fields[1];
 }
+/// The level above every box: global control, status and overflow clear.
+pub static GLOBAL: GlobalInfo = GlobalInfo {
+    unit: "UBOX",
+    instance: "UBOX",
+    control: <super::ubox::UGlobalCtl as crate::support::Register>::INFO,
+    status: <super::ubox::UGlobalStatus as crate::support::Register>::INFO,
+    overflow_clear: None,
+};
+/// The `hswep-cbox` perf driver's format (`hswep_uncore_cbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_HSWEP_CBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "hswep-cbox",
+    module: "intel_uncore",
+    group: "hswep_uncore_cbox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "tid_en",
+            config: "config:19",
+            role: None,
+            field: Some("tid_en"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_tid",
+            config: "config1:0-5",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_link",
+            config: "config1:6-8",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_state",
+            config: "config1:17-23",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nid",
+            config: "config1:32-47",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_opc",
+            config: "config1:52-60",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_nc",
+            config: "config1:62",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_c6",
+            config: "config1:61",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_isoc",
+            config: "config1:63",
+            role: None,
+            field: None,
+            register: Some("C{i}_MSR_PMON_BOX_FILTER1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `snbep-generic` perf driver's format (`snbep_uncore_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SNBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "snbep-generic",
+    module: "intel_uncore",
+    group: "snbep_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};
+/// The `snbep-pcu` perf driver's format (`snbep_uncore_pcu_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SNBEP_PCU: PerfDriverInfo = PerfDriverInfo {
+    id: "snbep-pcu",
+    module: "intel_uncore",
+    group: "snbep_uncore_pcu_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_sel",
+            config: "config:14-15",
+            role: None,
+            field: Some("occ_sel"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_invert",
+            config: "config:30",
+            role: None,
+            field: Some("occ_invert"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "occ_edge",
+            config: "config:14-51",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Sic: the driver defines occ_edge as config:14-51, overlapping occ_sel, not as the one bit 31 that the control's occ_edge_det is; the kernel applies its event mask, which keeps bit 31. A one-bit edge select cannot be expressed through this file.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "filter_band0",
+            config: "config1:0-7",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band1",
+            config: "config1:8-15",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band2",
+            config: "config1:16-23",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_band3",
+            config: "config1:24-31",
+            role: None,
+            field: None,
+            register: Some("PCU_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `cstate-core` perf driver's format (`cstate_format_attrs`, Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)).
+pub static PERF_CSTATE_CORE: PerfDriverInfo = PerfDriverInfo {
+    id: "cstate-core",
+    module: "intel_cstate",
+    group: "cstate_format_attrs",
+    source: "linux-cstate",
+    source_title: "Linux kernel, arch/x86/events/intel/cstate.c (the cstate_core and cstate_pkg PMUs)",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-63",
+            role: None,
+            field: None,
+            register: None,
+            unmapped: Some(
+                "Selects which residency MSR the driver reads (core C3 at 0x3FC, C6 at 0x3FD); the counters are free-running, with no control field.",
+            ),
+        },
+    ],
+};
+/// The `snbep-qpi` perf driver's format (`snbep_uncore_qpi_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SNBEP_QPI: PerfDriverInfo = PerfDriverInfo {
+    id: "snbep-qpi",
+    module: "intel_uncore",
+    group: "snbep_uncore_qpi_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7,21",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rds",
+            config: "config1:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid30",
+            config: "config1:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_rnid4",
+            config: "config1:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_dnid",
+            config: "config1:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_mc",
+            config: "config1:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_opc",
+            config: "config1:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match_vnw",
+            config: "config1:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match0",
+            config: "config1:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "match1",
+            config: "config1:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MATCH1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rds",
+            config: "config2:48-51",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid30",
+            config: "config2:32-35",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_rnid4",
+            config: "config2:31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_dnid",
+            config: "config2:13-17",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_mc",
+            config: "config2:9-12",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_opc",
+            config: "config2:5-8",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask_vnw",
+            config: "config2:3-4",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask0",
+            config: "config2:0-31",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK0"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "mask1",
+            config: "config2:32-63",
+            role: None,
+            field: None,
+            register: Some("Q_P{i}_PCI_PMON_PKT_MASK1"),
+            unmapped: None,
+        },
+    ],
+};
+/// The `hswep-sbox` perf driver's format (`hswep_uncore_sbox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_HSWEP_SBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "hswep-sbox",
+    module: "intel_uncore",
+    group: "hswep_uncore_sbox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "tid_en",
+            config: "config:19",
+            role: None,
+            field: Some("tid_en"),
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+    ],
+};
+/// The `hswep-ubox` perf driver's format (`hswep_uncore_ubox_formats_attr`, Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_HSWEP_UBOX: PerfDriverInfo = PerfDriverInfo {
+    id: "hswep-ubox",
+    module: "intel_uncore",
+    group: "hswep_uncore_ubox_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            role: Some(Role::Event),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            role: Some(Role::Umask),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            role: Some(Role::Edge),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            role: Some(Role::Invert),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-28",
+            role: Some(Role::Threshold),
+            field: None,
+            register: None,
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_tid",
+            config: "config1:0",
+            role: None,
+            field: None,
+            register: Some("U_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+        PerfFormatInfo {
+            name: "filter_cid",
+            config: "config1:5",
+            role: None,
+            field: None,
+            register: Some("U_MSR_PMON_BOX_FILTER"),
+            unmapped: None,
+        },
+    ],
+};

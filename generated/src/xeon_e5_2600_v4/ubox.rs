@@ -16,11 +16,12 @@ register! {
     pub struct UGlobalCtl(u32): "U_MSR_PMON_GLOBAL_CTL", MSR[1], unit "UBOX" of "xeon-e5-2600-v4", static U_GLOBAL_CTL_INFO;
     source "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c";
     note "info" "Address and the two bits from likwid; the rest unknown": "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 << 31 to it and unfreezes it by writing 1 << 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them.";
+    note "source-conflict" "How software freezes: likwid and Linux write frz_all, PCM writes 0": "likwid freezes the uncore by writing 1 << 31. PCM unfreezes the uncore of this processor by writing 1 << 29 (unfrz_all) to 0x700, as the others do, but \"freezes\" it by writing 0 (globalFreezeUncoreCountersInternal in cpucounters.cpp writes (1 - freeze) << 29), which sets no command bit. We follow likwid: frz_all (bit 31) is the freeze command; a write of 0 changes nothing, since both command bits are write-only.";
     /// Freeze all: writing 1 freezes every uncore box that has frz_en set.
-    bit 31 wo frz_all: bool = 0x0 { with: with_frz_all };
+    bit 31 wo frz_all: bool = 0x0, role GlobalFreeze [] { with: with_frz_all };
     bit 30 rv "rsv" = 0x0;
     /// Unfreeze all: writing 1 lets the frozen boxes count again.
-    bit 29 wo unfrz_all: bool = 0x0 { with: with_unfrz_all };
+    bit 29 wo unfrz_all: bool = 0x0, role GlobalUnfreeze [] { with: with_unfrz_all };
     bits 28:0 rv "rsv" = 0x0;
     "UBOX": const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = msr(0x700) "U_MSR_PMON_GLOBAL_CTL" from "likwid";
 }

@@ -226,6 +226,9 @@ layout! {
     checked(try_with_clr_ov, u8, 6);
 }
 layout! {
+    m_pmu_timestamp: MPmuTimestamp;
+}
+layout! {
     m_cnt_ctl: MCntCtl;
     rw(set_flag_sel, with_set_flag_sel, val u8, 19, 3);
     checked(try_with_set_flag_sel, u8, 3);
@@ -1269,6 +1272,36 @@ layout! {
     wo(with_unfrz_all, val bool, 29, 1);
     rw(pmi_core_sel, with_pmi_core_sel, val u16, 0, 15);
     checked(try_with_pmi_core_sel, u16, 15);
+}
+layout! {
+    u_global_status: UGlobalStatus;
+    rw(ov_r2pcie, with_ov_r2pcie, val bool, 26, 1);
+    rw(ov_r3qpi1, with_ov_r3qpi1, val bool, 25, 1);
+    rw(ov_r3qpi0, with_ov_r3qpi0, val bool, 24, 1);
+    rw(ov_qpi1, with_ov_qpi1, val bool, 23, 1);
+    rw(ov_qpi0, with_ov_qpi0, val bool, 22, 1);
+    rw(ov_imc1, with_ov_imc1, val bool, 21, 1);
+    rw(ov_imc0, with_ov_imc0, val bool, 20, 1);
+    rw(ov_ha1, with_ov_ha1, val bool, 19, 1);
+    rw(ov_ha0, with_ov_ha0, val bool, 18, 1);
+    rw(ov_c14, with_ov_c14, val bool, 17, 1);
+    rw(ov_c13, with_ov_c13, val bool, 16, 1);
+    rw(ov_c12, with_ov_c12, val bool, 15, 1);
+    rw(ov_c11, with_ov_c11, val bool, 14, 1);
+    rw(ov_c10, with_ov_c10, val bool, 13, 1);
+    rw(ov_c9, with_ov_c9, val bool, 12, 1);
+    rw(ov_c8, with_ov_c8, val bool, 11, 1);
+    rw(ov_c7, with_ov_c7, val bool, 10, 1);
+    rw(ov_c6, with_ov_c6, val bool, 9, 1);
+    rw(ov_c5, with_ov_c5, val bool, 8, 1);
+    rw(ov_c4, with_ov_c4, val bool, 7, 1);
+    rw(ov_c3, with_ov_c3, val bool, 6, 1);
+    rw(ov_c2, with_ov_c2, val bool, 5, 1);
+    rw(ov_c1, with_ov_c1, val bool, 4, 1);
+    rw(ov_c0, with_ov_c0, val bool, 3, 1);
+    rw(ov_pcu, with_ov_pcu, val bool, 2, 1);
+    rw(ov_u, with_ov_u, val bool, 1, 1);
+    rw(ov_u_fixed, with_ov_u_fixed, val bool, 0, 1);
 }
 layout! {
     u_ctl: UCtl;

@@ -1,38 +1,19 @@
 //! Counting through `perf_event_open`: one group per box on the CPU its `cpumask` names, read
 //! with the time the group was enabled and running, so that multiplexing shows.
 //!
-//! The syscall comes from the `perf-event2` crate: it opens an event of any PMU type with
-//! `config`/`config1`/`config2` on one CPU for every process, builds groups and reads them
-//! with `PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING`, and keeps the one
-//! `unsafe` call out of this crate (which forbids `unsafe`).
+//! The syscalls go through a [`PerfLayer`]: [`Syscalls`] (the kernel) by default, or any
+//! stand-in ([`BoxGroup::open_on`]).
 
 use std::fs;
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use perf_event::events::Event;
-use perf_event::{Builder, Counter, ReadFormat};
-
 use super::encode::PerfEvent;
 use super::error::PerfError;
+use super::layer::{EventAttr, OpenGroup, PerfLayer};
+use super::syscall::Syscalls;
 use super::sysfs::Pmu;
-
-/// `perf_event_attr` type and config words; what `perf_event_open` is given.
-#[derive(Debug, Clone, Copy)]
-struct Attr {
-    type_: u32,
-    config: [u64; 3],
-}
-
-impl Event for Attr {
-    fn update_attrs(self, attr: &mut perf_event_open_sys::bindings::perf_event_attr) {
-        attr.type_ = self.type_;
-        attr.config = self.config[0];
-        attr.config1 = self.config[1];
-        attr.config2 = self.config[2];
-    }
-}
 
 /// One reading of one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -130,21 +111,21 @@ mod libc_errno {
     pub const EPERM: i32 = 1;
     pub const EBUSY: i32 = 16;
     pub const EACCES: i32 = 13;
+    #[cfg(test)]
     pub const EINVAL: i32 = 22;
     pub const ENOSPC: i32 = 28;
 }
 
 /// The counters of one box on one CPU, opened as one group: the kernel schedules a group
 /// onto the hardware all at once or not at all, so its counts cover the same time.
-pub struct BoxGroup {
+pub struct BoxGroup<'l> {
     pmu: String,
     cpu: Option<u32>,
     labels: Vec<String>,
-    leader: Counter,
-    members: Vec<Counter>,
+    group: Box<dyn OpenGroup + 'l>,
 }
 
-impl std::fmt::Debug for BoxGroup {
+impl std::fmt::Debug for BoxGroup<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BoxGroup")
             .field("pmu", &self.pmu)
@@ -154,79 +135,62 @@ impl std::fmt::Debug for BoxGroup {
     }
 }
 
-fn builder(pmu: &Pmu, ev: &PerfEvent, cpu: Option<u32>) -> Builder<'static> {
-    let mut b = Builder::new(Attr {
+/// What `perf_event_open` is given for `ev` of `pmu`.
+fn attr(pmu: &Pmu, ev: &PerfEvent) -> EventAttr {
+    EventAttr {
         type_: pmu.type_,
         config: ev.config,
-    });
-    // Uncore and msr PMUs refuse any exclude bit; only the core PMU's u/k modifier sets one.
-    b.exclude_kernel(ev.modifier == Some('u'))
-        .exclude_user(ev.modifier == Some('k'))
-        .exclude_hv(false)
-        .read_format(
-            ReadFormat::GROUP
-                | ReadFormat::ID
-                | ReadFormat::TOTAL_TIME_ENABLED
-                | ReadFormat::TOTAL_TIME_RUNNING,
-        );
-    match cpu {
-        // A box (or a whole CPU): every process, on that CPU.
-        Some(c) => {
-            b.one_cpu(c as usize).any_pid();
-        }
-        // Without a CPU: this process, wherever it runs.
-        None => {
-            b.observe_self().any_cpu();
-        }
+        exclude_kernel: ev.modifier == Some('u'),
+        exclude_user: ev.modifier == Some('k'),
     }
-    b
 }
 
-impl BoxGroup {
+impl BoxGroup<'static> {
     /// Opens `events` of `pmu` as one group on `cpu` (`None`: this process, on any CPU),
-    /// disabled. A failure names the event and the box; an event the box accepts alone but
-    /// not beside the others is reported as too many events for the box.
+    /// disabled, through `perf_event_open`. A failure names the event and the box; an event
+    /// the box accepts alone but not beside the others is reported as too many events for
+    /// the box.
     pub fn open(pmu: &Pmu, cpu: Option<u32>, events: &[PerfEvent]) -> Result<Self, PerfError> {
-        let Some((first, rest)) = events.split_first() else {
+        BoxGroup::open_on(&Syscalls, pmu, cpu, events)
+    }
+}
+
+impl<'l> BoxGroup<'l> {
+    /// [`BoxGroup::open`] through `layer`.
+    pub fn open_on(
+        layer: &'l dyn PerfLayer,
+        pmu: &Pmu,
+        cpu: Option<u32>,
+        events: &[PerfEvent],
+    ) -> Result<Self, PerfError> {
+        if events.is_empty() {
             return Err(PerfError::NoPmuName {
                 what: format!("a group of {}", pmu.name),
                 reason: "no event was given".into(),
             });
-        };
-        let leader = builder(pmu, first, cpu)
-            .build()
-            .map_err(|e| classify(e, &first.to_string(), &pmu.name, cpu, 0))?;
-        let mut group = BoxGroup {
+        }
+        let attrs: Vec<EventAttr> = events.iter().map(|e| attr(pmu, e)).collect();
+        let group = layer.open_group(cpu, &attrs).map_err(|e| {
+            let event = events
+                .get(e.index)
+                .map_or_else(String::new, |ev| ev.to_string());
+            if e.fits_alone {
+                PerfError::TooManyEvents {
+                    event,
+                    pmu: pmu.name.clone(),
+                    opened: e.index,
+                    source: e.source,
+                }
+            } else {
+                classify(e.source, &event, &pmu.name, cpu, e.index)
+            }
+        })?;
+        Ok(BoxGroup {
             pmu: pmu.name.clone(),
             cpu,
-            labels: vec![first.to_string()],
-            leader,
-            members: Vec::new(),
-        };
-        for ev in rest {
-            let b = builder(pmu, ev, cpu);
-            match b.build_with_group(&mut group.leader) {
-                Ok(c) => {
-                    group.members.push(c);
-                    group.labels.push(ev.to_string());
-                }
-                Err(e) => {
-                    let opened = group.labels.len();
-                    // Uncore drivers answer EINVAL when a group does not fit the box; the same
-                    // event opened alone tells that apart from an event the driver refuses.
-                    if e.raw_os_error() == Some(libc_errno::EINVAL) && b.build().is_ok() {
-                        return Err(PerfError::TooManyEvents {
-                            event: ev.to_string(),
-                            pmu: pmu.name.clone(),
-                            opened,
-                            source: e,
-                        });
-                    }
-                    return Err(classify(e, &ev.to_string(), &pmu.name, cpu, opened));
-                }
-            }
-        }
-        Ok(group)
+            labels: events.iter().map(ToString::to_string).collect(),
+            group,
+        })
     }
 
     /// The PMU.
@@ -244,53 +208,40 @@ impl BoxGroup {
         &self.labels
     }
 
+    fn io(&self, op: &'static str) -> impl FnOnce(io::Error) -> PerfError {
+        let event = self.labels[0].clone();
+        move |source| PerfError::Io { op, event, source }
+    }
+
     /// Starts counting.
     pub fn enable(&mut self) -> Result<(), PerfError> {
-        let event = self.labels[0].clone();
-        self.leader.enable_group().map_err(|source| PerfError::Io {
-            op: "enable",
-            event,
-            source,
-        })
+        let err = self.io("enable");
+        self.group.enable().map_err(err)
     }
 
     /// Stops counting (closing the group, by dropping it, also stops it).
     pub fn disable(&mut self) -> Result<(), PerfError> {
-        let event = self.labels[0].clone();
-        self.leader.disable_group().map_err(|source| PerfError::Io {
-            op: "disable",
-            event,
-            source,
-        })
+        let err = self.io("disable");
+        self.group.disable().map_err(err)
     }
 
     /// Reads every event of the group at once.
     pub fn read(&mut self) -> Result<Vec<Reading>, PerfError> {
-        let io_err = |source| PerfError::Io {
-            op: "read",
-            event: self.labels[0].clone(),
-            source,
-        };
-        let data = self.leader.read_group().map_err(io_err)?;
-        let time_enabled = data.time_enabled().unwrap_or_default();
-        let time_running = data.time_running().unwrap_or_default();
-        let mut out = Vec::with_capacity(1 + self.members.len());
-        for c in std::iter::once(&self.leader).chain(&self.members) {
-            let count = data
-                .get(c)
-                .map(|e| e.value())
-                .ok_or_else(|| PerfError::Io {
-                    op: "read",
-                    event: self.labels[0].clone(),
-                    source: io::Error::other("the group read did not include every event"),
-                })?;
-            out.push(Reading {
-                count,
-                time_enabled,
-                time_running,
-            });
+        let err = self.io("read");
+        let v = self.group.read().map_err(err)?;
+        if v.counts.len() != self.labels.len() {
+            return Err(self.io("read")(io::Error::other(
+                "the group read did not include every event",
+            )));
         }
-        Ok(out)
+        Ok(v.counts
+            .iter()
+            .map(|&count| Reading {
+                count,
+                time_enabled: v.time_enabled,
+                time_running: v.time_running,
+            })
+            .collect())
     }
 }
 

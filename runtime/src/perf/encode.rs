@@ -241,6 +241,94 @@ pub fn from_control(
     })
 }
 
+/// The reverse of [`from_control`], as a kernel driver reads an event: the counter control
+/// value (laid out as `info`) that `config` asks for through `formats`, without the bits
+/// perf sets itself (`en`, `rst`) and the privilege bits (`usr`, `os`). A config bit no
+/// field of the control takes, or a value too wide for its field, is refused.
+pub fn to_control(
+    info: &RegisterInfo,
+    config: &[u64; 3],
+    pmu: &str,
+    formats: &[FormatField],
+) -> Result<u64, PerfError> {
+    let mut raw = info.reset;
+    let mut taken = [0u64; 3];
+    let ext = info.field("ev_sel_ext");
+    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
+        let ours = field.name.to_ascii_lowercase();
+        if PERF_SETS.contains(&ours.as_str())
+            || SAMPLING.contains(&ours.as_str())
+            || ["usr", "os", "ev_sel_ext"].contains(&ours.as_str())
+            || !field.access.is_writable()
+        {
+            continue;
+        }
+        let name = kernel_name(&ours);
+        let Some(f) = formats.iter().find(|f| f.name == name) else {
+            continue;
+        };
+        // A format field of another width is not this field (the driver's PCU `occ_edge`
+        // is config:14-51, not the one bit `occ_edge_det` is): `from_control` never sets it.
+        if f.width() != field.width() && name != "event" {
+            continue;
+        }
+        let mut value = f.extract(config);
+        taken[f.word as usize] |= f.word_mask();
+        if name == "event" && value > field.max() {
+            // The event's bits above the select are the extension (QPI: `config:0-7,21`).
+            let high = value >> field.width();
+            value &= field.max();
+            match ext {
+                Some(e) if high <= e.max() => raw = (raw & !e.mask()) | (high << e.lsb),
+                _ => {
+                    return Err(PerfError::ValueTooWide {
+                        pmu: pmu.to_string(),
+                        field: format!("{} ({})", field.name, info.name),
+                        value: high << field.width() | value,
+                        format: f.spec(),
+                    })
+                }
+            }
+        }
+        raw = field
+            .insert(info.name, raw, value)
+            .map_err(|_| PerfError::ValueTooWide {
+                pmu: pmu.to_string(),
+                field: format!("{} ({})", field.name, info.name),
+                value,
+                format: f.spec(),
+            })?;
+    }
+    if fixed {
+        // The fixed counter's event (and a zero umask) select nothing in its control.
+        for name in ["event", "umask"] {
+            if let Some(f) = formats.iter().find(|f| f.name == name) {
+                taken[f.word as usize] |= f.word_mask();
+            }
+        }
+    }
+    if let Some(f) = formats.iter().find(|f| f.name == "counter") {
+        // The kernel's counter select (the Xeon 7500 B-box) says where, not what.
+        taken[f.word as usize] |= f.word_mask();
+    }
+    for (w, (&c, &t)) in config.iter().zip(&taken).enumerate() {
+        if c & !t != 0 {
+            return Err(PerfError::FieldNotInFormat {
+                pmu: pmu.to_string(),
+                field: format!(
+                    "{}:{:#x} (no field of {} takes those bits)",
+                    ["config", "config1", "config2"][w],
+                    c & !t,
+                    info.name
+                ),
+                available: names(formats),
+            });
+        }
+    }
+    Ok(raw)
+}
+
 /// Builds an event of `pmu` from what a user types: a name the PMU lists in `events/`
 /// (`tsc`), format terms (`event=0x3c,umask=0x1`), or both (`tsc,edge=1`). Raw `config=`,
 /// `config1=` and `config2=` terms are taken as perf takes them.

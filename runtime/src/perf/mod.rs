@@ -8,6 +8,8 @@
 //!   drivers' formats.
 //! - [`encode`]: a control-register value (our fields) to `config`/`config1`/`config2` and
 //!   the event string `perf` accepts; refuses what the PMU's format cannot express.
+//! - [`layer`]: the syscalls behind a trait ([`PerfLayer`]): [`syscall`] is the kernel's;
+//!   `sim_perf::SimPerf` a kernel driver over the simulator, for tests.
 //! - [`counting`]: one group per box on the CPU its `cpumask` names, read with the time
 //!   enabled and running (multiplexing shows).
 //!
@@ -31,12 +33,16 @@ pub mod counting;
 pub mod encode;
 pub mod error;
 pub mod format;
+pub mod layer;
 pub mod names;
 #[cfg(target_os = "linux")]
 pub mod session;
+#[cfg(target_os = "linux")]
+pub mod syscall;
 pub mod sysfs;
 
 pub use encode::PerfEvent;
 pub use error::PerfError;
+pub use layer::PerfLayer;
 pub use names::{PerfNames, PmuName, SpecNames};
 pub use sysfs::{EventSources, Pmu};

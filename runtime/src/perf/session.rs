@@ -9,7 +9,9 @@ use pmu_regs::RegisterInfo;
 use super::counting::{BoxGroup, Reading};
 use super::encode::{from_control, PerfEvent};
 use super::error::PerfError;
+use super::layer::PerfLayer;
 use super::names::{PerfNames, PmuName};
+use super::syscall::Syscalls;
 use super::sysfs::{EventSources, Pmu};
 
 /// The PMU of box `instance` (the one covering `counter`, for a box split over several) and
@@ -24,7 +26,7 @@ pub fn box_event(
     raw: u64,
 ) -> Result<(Pmu, PerfEvent, PmuName), PerfError> {
     let name = names.lookup(info.processor, info.unit, instance, Some(counter))?;
-    let pmu = sources.pmu(name.pmu, name.driver)?;
+    let pmu = sources.pmu(name.pmu, &name.driver_name())?;
     let ev = from_control(
         info,
         raw,
@@ -50,18 +52,30 @@ pub struct IntervalCount {
 
 /// Events of one PMU counting on each of its CPUs.
 #[derive(Debug)]
-pub struct Session {
-    groups: Vec<BoxGroup>,
+pub struct Session<'l> {
+    groups: Vec<BoxGroup<'l>>,
     previous: Vec<Vec<Reading>>,
 }
 
-impl Session {
+impl Session<'static> {
     /// Opens `events` as one group on each CPU of `cpus` (`None`: this process on any CPU),
     /// and enables them. Nothing stays open if any fails.
     pub fn start(pmu: &Pmu, cpus: &[Option<u32>], events: &[PerfEvent]) -> Result<Self, PerfError> {
+        Session::start_on(&Syscalls, pmu, cpus, events)
+    }
+}
+
+impl<'l> Session<'l> {
+    /// [`Session::start`] through `layer`.
+    pub fn start_on(
+        layer: &'l dyn PerfLayer,
+        pmu: &Pmu,
+        cpus: &[Option<u32>],
+        events: &[PerfEvent],
+    ) -> Result<Self, PerfError> {
         let mut groups = Vec::new();
         for &cpu in cpus {
-            groups.push(BoxGroup::open(pmu, cpu, events)?);
+            groups.push(BoxGroup::open_on(layer, pmu, cpu, events)?);
         }
         for g in &mut groups {
             g.enable()?;

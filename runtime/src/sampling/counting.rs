@@ -274,9 +274,34 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             .zip(sels)
             .map(|(c, s)| Ok((*c, Self::control_value(c, s)?)))
             .collect::<Result<_>>()?;
+        self.program_plan(&plan)
+    }
+
+    /// Programs general counters with whole control values, as a kernel driver programs a
+    /// perf event's config: `(counter number, control value)`, the value's enable included.
+    /// Enables them at box and global level; a failed write puts back what was changed.
+    pub fn program_controls(&mut self, controls: &[(u32, u64)]) -> Result<Vec<u32>> {
+        let plan: Vec<(&'static Counter, u64)> = controls
+            .iter()
+            .map(|&(n, raw)| {
+                let c = self
+                    .general_counters()
+                    .into_iter()
+                    .find(|c| c.number() == n && !self.programmed.contains(&n))
+                    .ok_or_else(|| UsageError::NoSuchCounter {
+                        counter: format!("free general counter {n} in {}", self.pmu_box.instance),
+                        available: format!("{} general counters", self.general_counters().len()),
+                    })?;
+                Ok((c, raw))
+            })
+            .collect::<Result<_>>()?;
+        self.program_plan(&plan)
+    }
+
+    fn program_plan(&mut self, plan: &[(&'static Counter, u64)]) -> Result<Vec<u32>> {
         // What programming changes: the controls, the box-level enables, the global control.
         let mut touched: Vec<Reg> = Vec::new();
-        for (c, _) in &plan {
+        for (c, _) in plan {
             touched.extend(c.control);
             touched.push(c.counter);
             if let Some((r, _)) = self.pmu_box.box_bit(Role::CounterEnable, c.number()) {
@@ -299,7 +324,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
         let numbers: Vec<u32> = plan.iter().map(|(c, _)| c.number()).collect();
         rolled_back(
             || {
-                for (c, raw) in &plan {
+                for (c, raw) in plan {
                     let ctl = c.control.expect("general counters have a control");
                     self.write(&ctl, *raw)?;
                     self.enable_in_box(c.number())?;

@@ -195,6 +195,9 @@ pub struct Sample {
 pub struct Saved {
     /// The global control, put back last.
     global: Option<u64>,
+    /// Arming raised and lifted the freeze signal (which cannot be read back, so it is not
+    /// saved): putting back raises it first and lifts it last, as it is after a reset.
+    signal: bool,
     /// Box controls, counter controls and counter values, in the order they were saved.
     values: Vec<(Reg, u64)>,
 }
@@ -404,6 +407,9 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             if let Some((r, _)) = b.box_bit(Role::CounterEnable, counter.number()) {
                 regs.push(r);
             }
+            if let Some((r, _)) = b.box_field(Role::FreezeEnable) {
+                regs.push(r);
+            }
             regs.extend(counter.control);
             regs.push(counter.counter);
         }
@@ -425,7 +431,11 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             }
             values.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        Ok(Saved { global, values })
+        Ok(Saved {
+            global,
+            values,
+            signal: false,
+        })
     }
 
     /// Puts saved registers back, writing only: counting is stopped first (from the saved
@@ -437,6 +447,11 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
         if let Some((g, v)) = global {
             let enable = g.info.field(Role::GlobalEnable).map_or(0, |f| f.mask());
             first_error = self.write(&g.control, v & !enable).err();
+            if saved.signal {
+                if let Err(e) = self.pulse_global(Role::GlobalFreeze) {
+                    first_error.get_or_insert(e);
+                }
+            }
         }
         for (r, v) in &saved.values {
             if let Err(e) = self.write(r, *v) {
@@ -447,19 +462,48 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             if let Err(e) = self.write(&g.control, v) {
                 first_error.get_or_insert(e);
             }
+            if saved.signal {
+                if let Err(e) = self.pulse_global(Role::GlobalUnfreeze) {
+                    first_error.get_or_insert(e);
+                }
+            }
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Starts counting: sets the global enable and clears the global reset in the same
-    /// write (step (f)).
-    pub fn start(&self) -> Result<()> {
-        self.set_global(&[(Role::GlobalReset, 0), (Role::GlobalEnable, 1)])
+    /// Writes 1 to the global control's write-only command bit playing `role` (the
+    /// freeze-signal model's freeze or unfreeze), keeping its other fields; nothing where the
+    /// global level has no such bit.
+    fn pulse_global(&self, role: Role) -> Result<()> {
+        let Some(g) = self.global() else {
+            return Ok(());
+        };
+        let Some(f) = g.info.field(role) else {
+            return Ok(());
+        };
+        // Other commands read back as nothing meaningful: never repeat them.
+        let commands = g
+            .control
+            .info
+            .fields
+            .iter()
+            .filter(|f| f.access == pmu_regs::Access::Wo)
+            .fold(0, |m, f| m | f.mask());
+        let raw = self.read(&g.control)? & !g.control.info.reserved_mask & !commands;
+        self.write(&g.control, f.insert(g.control.name(), raw, 1)?)
     }
 
-    /// Stops counting everywhere (clears the global enable).
+    /// Starts counting: sets the global enable and clears the global reset in the same
+    /// write (step (f)); where the global level is a freeze signal, lifts it instead.
+    pub fn start(&self) -> Result<()> {
+        self.set_global(&[(Role::GlobalReset, 0), (Role::GlobalEnable, 1)])?;
+        self.pulse_global(Role::GlobalUnfreeze)
+    }
+
+    /// Stops counting everywhere (clears the global enable, or raises the freeze signal).
     pub fn stop(&self) -> Result<()> {
-        self.set_global(&[(Role::GlobalEnable, 0)])
+        self.set_global(&[(Role::GlobalEnable, 0)])?;
+        self.pulse_global(Role::GlobalFreeze)
     }
 
     /// Resets every uncore counter and control (global reset), leaving counting disabled.
@@ -508,7 +552,10 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
     /// Arms a sampling session: with counting stopped, programs each counter with its
     /// overflow signal, preloads it with `2^width - N` so it overflows on exactly its Nth
     /// event, and clears any overflow left from earlier counting; then sets the global
-    /// level's freeze-on-PMI, PMI target and enable (clearing its reset) in one write.
+    /// level's freeze-on-PMI, PMI target and enable (clearing its reset) in one write. Where
+    /// the global level is a freeze signal (Xeon E5 v2 and later: write-only freeze and
+    /// unfreeze commands), each armed box's freeze enable is set first and counting starts
+    /// with the unfreeze command; an overflow then freezes every such box.
     ///
     /// The whole plan is checked first (each counter exists and is given once, each interval
     /// can be counted, each setting fits its box, the box can signal an overflow): a refused
@@ -527,15 +574,33 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             let start = preload(n, c.info.width)?;
             prepared.push((self.prepare(counter, &sel, true)?, n, start));
         }
-        if self.global().and_then(|g| g.info.pmi_freeze()).is_none() {
-            return Err(UsageError::UnsupportedField {
-                register: self.boxes.processor.id,
-                field: "global freeze on PMI",
+        let signal = match self.global() {
+            Some(g) if g.info.pmi_freeze().is_some() => false,
+            Some(g) if g.info.freeze_signal().is_some() => true,
+            _ => {
+                return Err(UsageError::UnsupportedField {
+                    register: self.boxes.processor.id,
+                    field: "global freeze on PMI",
+                }
+                .into())
             }
-            .into());
+        };
+        if signal {
+            // An overflow freezes only the boxes whose control lets the freeze signal act.
+            for (counter, _, _) in &plan.counters {
+                let (b, c) = self.lookup(*counter)?;
+                if b.box_field(Role::FreezeEnable).is_none() {
+                    return Err(UsageError::UnsupportedField {
+                        register: c.counter.name(),
+                        field: "box freeze enable (an overflow freezes the uncore through each box's freeze enable, and this box has none)",
+                    }
+                    .into());
+                }
+            }
         }
         let counters: Vec<UncoreCounter> = plan.counters.iter().map(|(c, _, _)| *c).collect();
-        let saved = self.save(&counters)?;
+        let mut saved = self.save(&counters)?;
+        saved.signal = signal;
         let armed = rolled_back(
             || self.arm_prepared(&prepared, plan.pmi_core),
             || self.restore(&saved),
@@ -548,6 +613,20 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
     }
 
     fn arm_prepared(&self, prepared: &[(Prepared, u64, u64)], pmi_core: u8) -> Result<Vec<Armed>> {
+        if self
+            .global()
+            .is_some_and(|g| g.info.freeze_signal().is_some())
+        {
+            // A box obeys the freeze signal only with its freeze enable set: set it first, so
+            // that the freeze below (and an overflow later) stops it.
+            for (p, _, _) in prepared {
+                let (b, _) = self.lookup(p.counter)?;
+                if let Some((reg, f)) = b.box_field(Role::FreezeEnable) {
+                    let old = self.read(&reg)? & !reg.info.reserved_mask;
+                    self.write(&reg, f.insert(reg.name(), old, 1)?)?;
+                }
+            }
+        }
         self.stop()?;
         let mut armed = Vec::new();
         for &(p, n, start) in prepared {
@@ -569,6 +648,7 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             (Role::GlobalReset, 0),
             (Role::GlobalEnable, 1),
         ])?;
+        self.pulse_global(Role::GlobalUnfreeze)?;
         Ok(armed)
     }
 
@@ -596,6 +676,11 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             let (b, c) = self.lookup(*counter)?;
             if let Some((reg, bits)) = b.box_bit(Role::OverflowClear, c.number()) {
                 add(reg, bits.mask());
+            } else if let Some((reg, bits)) = b.box_bit(Role::Overflow, c.number()) {
+                // A rw1c status is its own clear: a written 1 clears the bit.
+                if bits.field.access == pmu_regs::Access::Rw1c {
+                    add(reg, bits.mask());
+                }
             }
             for hop in c.route.map_or(&[][..], |r| r.hops) {
                 if let Some(clear) = hop.clear {
@@ -728,6 +813,7 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             }
         }
         self.io.backend.acknowledge_pmi(self.io.socket);
-        self.set_global(&[(Role::GlobalEnable, 1)])
+        self.set_global(&[(Role::GlobalEnable, 1)])?;
+        self.pulse_global(Role::GlobalUnfreeze)
     }
 }

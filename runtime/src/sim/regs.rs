@@ -44,7 +44,8 @@ fn mask_of(info: &RegisterInfo, keep: impl Fn(Access) -> bool) -> u64 {
 pub(crate) struct Written {
     /// The new stored value (what reads return).
     pub stored: u64,
-    /// Write-only and write-1-to-clear bits that were written as 1: commands, not state.
+    /// Write-only and write-1-to-clear bits (w1c, rw1c) that were written as 1: commands,
+    /// not state.
     pub actions: u64,
 }
 
@@ -61,9 +62,11 @@ pub(crate) fn write(info: &RegisterInfo, old: u64, raw: u64) -> Option<Written> 
     let stored_bits = mask_of(info, |a| matches!(a, Access::Rw | Access::RwV));
     let kept_bits = mask_of(info, |a| matches!(a, Access::Ro | Access::RoV));
     let action_bits = mask_of(info, |a| matches!(a, Access::Wo | Access::W1c));
+    // Status bits that hardware sets and a written 1 clears: a 0 leaves them as they are.
+    let rw1c_bits = mask_of(info, |a| a == Access::Rw1c);
     Some(Written {
-        stored: (old & kept_bits) | (raw & stored_bits),
-        actions: raw & action_bits,
+        stored: (old & kept_bits) | (raw & stored_bits) | (old & rw1c_bits & !raw),
+        actions: raw & (action_bits | rw1c_bits),
     })
 }
 

@@ -3,7 +3,8 @@
 //! enable them and the box is not frozen; a carry out of the counter's top bit sets its
 //! overflow bit and, along its route, every summary and global bit above it; a counter whose
 //! control asks for it raises a PMI, which freezes the uncore where the global level says a
-//! PMI does. Resets, freezes, overflow clears (at any level) and packet filters act as their
+//! PMI does (clearing its enable, or raising the freeze signal that stops every box whose
+//! freeze enable is set; its freeze and unfreeze commands raise and lift it too). Resets, freezes, overflow clears (at any level) and packet filters act as their
 //! roles say. No box, register or field is named here.
 
 use std::collections::HashMap;
@@ -344,12 +345,13 @@ impl Model {
             core,
         });
         if let Some(g) = &self.boxes.global {
-            if let Some((freeze_on_pmi, _)) = g.info.pmi_freeze() {
-                if freeze_on_pmi.extract(st.regs.get(&g.control)) != 0
-                    && st.pending_freeze.is_none()
-                {
-                    st.pending_freeze = Some(skew);
-                }
+            let freezes = match g.info.pmi_freeze() {
+                Some((freeze_on_pmi, _)) => freeze_on_pmi.extract(st.regs.get(&g.control)) != 0,
+                // The freeze-signal model: every enabled overflow broadcasts the freeze.
+                None => g.info.freeze_signal().is_some(),
+            };
+            if freezes && st.pending_freeze.is_none() {
+                st.pending_freeze = Some(skew);
             }
         }
     }
@@ -359,6 +361,8 @@ impl Model {
             if let Some((_, enable)) = g.info.pmi_freeze() {
                 let v = st.regs.get(&g.control);
                 st.regs.put(&g.control, v & !enable.mask());
+            } else if g.info.freeze_signal().is_some() {
+                st.signal = true;
             }
         }
         st.pending_freeze = None;
@@ -424,6 +428,21 @@ impl Model {
                 if let Some(f) = g.info.field(Role::GlobalReset) {
                     if acting(f) {
                         self.reset_all(st, loc);
+                    }
+                }
+            }
+        }
+        // The freeze-signal model's commands: raise or lift the freeze of every box that
+        // lets it take effect.
+        if let Some(g) = &self.boxes.global {
+            if let Some((freeze, unfreeze)) = g.info.freeze_signal() {
+                if g.control.addr.location == loc {
+                    if freeze.extract(actions) != 0 {
+                        st.signal = true;
+                    }
+                    if unfreeze.extract(actions) != 0 {
+                        st.signal = false;
+                        st.pending_freeze = None;
                     }
                 }
             }

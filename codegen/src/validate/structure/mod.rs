@@ -17,6 +17,9 @@ pub(crate) struct PendingRoute {
     instances: Vec<usize>,
     counters: Vec<u32>,
     bits: Vec<PendingBit>,
+    /// A route declared unknown (`unknown="why"`): it claims its counters, has no hops and
+    /// is not part of the generated structure.
+    unknown: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -2,18 +2,21 @@
 //! unit's structure.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::super::{Ctx, Validator};
 use super::parse_counter_list;
-use crate::model::pmu::PerfPmu;
-use crate::model::Instance;
-use crate::parse::pmu::RawPmu;
+use crate::model::pmu::{Counter, CounterKind, FormatTarget, PerfDriver, PerfPmu, Role};
+use crate::model::{Instance, Register};
+use crate::parse::pmu::{RawPerf, RawPmu};
 
 impl Validator {
     /// A unit's `<perf>` elements: which Linux perf PMU counts which counters of which box.
     /// Checked against the structure: every counter of every box is counted by exactly one
     /// PMU once any is named, a PMU counts one box (a name shared by several boxes needs
-    /// `{i}`), and the counters named exist.
+    /// `{i}`), the counters named exist, and the driver's format maps onto the unit
+    /// ([`Validator::perf_driver_fits`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn perf_pmus(
         &mut self,
         ctx: &Ctx<'_>,
@@ -21,6 +24,8 @@ impl Validator {
         instances: &[Instance],
         numbers: &[u32],
         known_source: &dyn Fn(&str) -> bool,
+        perf_driver: &dyn Fn(&str) -> Option<Arc<PerfDriver>>,
+        (registers, unit_counters): (&[Register], &[Counter]),
     ) -> Vec<PerfPmu> {
         let mut out: Vec<PerfPmu> = Vec::new();
         let mut covered: BTreeMap<(usize, u32), String> = BTreeMap::new();
@@ -61,6 +66,15 @@ impl Validator {
                     "name counters the <pmu> declares",
                 ));
             }
+            let Some(driver) = perf_driver(&pf.driver) else {
+                self.push(ctx.error(
+                    pf.at,
+                    format!("<perf> names unknown perf driver `{}`", pf.driver),
+                    "declare the driver's formats in processors.xml (<perf-driver id=\"...\">)",
+                ));
+                continue;
+            };
+            self.perf_driver_fits(ctx, pf, &driver, &counters, registers, unit_counters);
             if !known_source(&pf.source) {
                 self.push(ctx.error(
                     pf.at,
@@ -105,6 +119,7 @@ impl Validator {
                     pmu,
                     counters: counters.clone(),
                     source: pf.source.clone(),
+                    driver: Arc::clone(&driver),
                 });
             }
         }
@@ -129,5 +144,106 @@ impl Validator {
             }
         }
         out
+    }
+
+    /// The driver's format against the counters a `<perf>` covers: a format mapped onto a
+    /// role needs that role, of the format's width, in every general counter control among
+    /// them (an `event` format may be wider by the control's `event-ext` bit); one mapped
+    /// onto a field needs the field, of the format's width; one mapped onto a register needs
+    /// the register in the unit.
+    fn perf_driver_fits(
+        &mut self,
+        ctx: &Ctx<'_>,
+        pf: &RawPerf,
+        driver: &PerfDriver,
+        counters: &[u32],
+        registers: &[Register],
+        unit_counters: &[Counter],
+    ) {
+        let controls: Vec<&Register> = {
+            let mut v: Vec<usize> = unit_counters
+                .iter()
+                .filter(|c| c.kind == CounterKind::General && counters.contains(&c.number))
+                .filter_map(|c| c.control.map(|r| r.register))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.into_iter().map(|r| &registers[r]).collect()
+        };
+        for f in &driver.formats {
+            match &f.target {
+                FormatTarget::Role(role) => {
+                    for reg in &controls {
+                        let has = |r: Role| {
+                            reg.fields.iter().find(|x| {
+                                x.role
+                                    .as_ref()
+                                    .is_some_and(|fr| fr.role == r && fr.counters.is_empty())
+                            })
+                        };
+                        let Some(field) = has(*role) else {
+                            self.push(ctx.error(
+                                pf.at,
+                                format!(
+                                    "perf driver `{}`: format `{}` maps onto role {}, which {} has no field for",
+                                    driver.id, f.name, role.as_str(), reg.name
+                                ),
+                                "map the format onto what the control has, or give the driver's reason as the <format>'s text (and a note)",
+                            ));
+                            continue;
+                        };
+                        let ext = has(Role::EventExt).map_or(0, |e| e.width());
+                        let fits = field.width() == f.width
+                            || (*role == Role::Event && ext > 0 && field.width() + ext == f.width);
+                        if !fits {
+                            self.push(ctx.error(
+                                pf.at,
+                                format!(
+                                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} ({}) is {}",
+                                    driver.id, f.name, f.config, f.width, reg.name, field.name, role.as_str(), field.width()
+                                ),
+                                "a format field and the control field it maps onto have one width",
+                            ));
+                        }
+                    }
+                }
+                FormatTarget::Field(name) => {
+                    for reg in &controls {
+                        match reg.fields.iter().find(|x| &*x.name == name.as_str()) {
+                            Some(field) if field.width() == f.width => {}
+                            Some(field) => self.push(ctx.error(
+                                pf.at,
+                                format!(
+                                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} is {}",
+                                    driver.id, f.name, f.config, f.width, reg.name, name, field.width()
+                                ),
+                                "a format field and the control field it maps onto have one width",
+                            )),
+                            None => self.push(ctx.error(
+                                pf.at,
+                                format!(
+                                    "perf driver `{}`: format `{}` maps onto field `{name}`, which {} does not have",
+                                    driver.id, f.name, reg.name
+                                ),
+                                "name a field of the counter control, or give the driver's reason as the <format>'s text",
+                            )),
+                        }
+                    }
+                }
+                FormatTarget::Register(name) => {
+                    if !registers.iter().any(|r| &r.name == name) {
+                        self.push(ctx.error(
+                            pf.at,
+                            format!(
+                                "perf driver `{}`: format `{}` maps onto register {name}, which the unit does not have",
+                                driver.id, f.name
+                            ),
+                            "name a register of this unit (its name template), or give the reason as the <format>'s text",
+                        ));
+                    }
+                }
+                FormatTarget::Unmapped(_) => {}
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Overflow routes across a processor's units: each hop resolved to a concrete register and
 //! field, each route ending in the global status, each counter routed exactly one way.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::super::Validator;
 use super::{diag, PendingRoutes};
@@ -81,7 +81,7 @@ impl Validator {
             };
             let f = &r.fields[fi];
             let bad = if clear {
-                !matches!(f.access, Access::W1c | Access::Wo)
+                !matches!(f.access, Access::W1c | Access::Wo | Access::Rw1c)
             } else {
                 !f.access.is_readable()
             };
@@ -95,7 +95,7 @@ impl Validator {
                         if clear { "clear" } else { "status" }
                     ),
                     if clear {
-                        "a clear bit is one w1c or wo bit"
+                        "a clear bit is one w1c or wo bit, or the status bit itself when it is rw1c"
                     } else {
                         "a status bit is one readable bit"
                     },
@@ -114,6 +114,10 @@ impl Validator {
         for (ui, pr) in &pending {
             let mut routes = Vec::new();
             for r in &pr.routes {
+                if r.unknown {
+                    // Claims its counters (below), reaches nothing the runtime could walk.
+                    continue;
+                }
                 let mut hops = Vec::new();
                 for b in &r.bits {
                     let Some(bit) = resolve_bit(self, &b.at, &b.register, &b.field, false) else {
@@ -131,6 +135,21 @@ impl Validator {
                                 continue;
                             };
                             match resolve_bit(self, &b.at, reg, field, true) {
+                                // A rw1c bit clears itself only: writing 1 to another
+                                // status bit would clear that bit, not this hop.
+                                Some(x)
+                                    if p.units[x.unit].registers[x.register].fields[x.field]
+                                        .access
+                                        == Access::Rw1c
+                                        && x != bit =>
+                                {
+                                    self.push(diag(
+                                        &b.at,
+                                        format!("clear `{c}` is a rw1c status bit, but not this hop's bit {}.{}", b.register, b.field),
+                                        "a rw1c bit clears only itself: name the hop's own bit as its clear, or a w1c/wo bit of an overflow-clear register",
+                                    ));
+                                    continue;
+                                }
                                 Some(x) => Some(x),
                                 None => continue,
                             }
@@ -164,6 +183,7 @@ impl Validator {
             let own_is_global =
                 global.is_some_and(|(gu, gs)| gu == *ui && pmu.statuses.contains(&gs));
             let mut claims: BTreeMap<(usize, u32), &Route> = BTreeMap::new();
+            let mut unknown: BTreeSet<(usize, u32)> = BTreeSet::new();
             for r in routes {
                 for &i in &r.instances {
                     for &c in &r.counters {
@@ -172,6 +192,18 @@ impl Validator {
                                 self.push(diag(&pr.at, format!("two routes claim counter {c} of {} with different hops", u.instances[i].name), "give each instance and counter one route; split the instances or counters attributes"));
                             }
                         }
+                    }
+                }
+            }
+            // Routes declared unknown claim their counters too, and must not overlap a
+            // route that gives the hops.
+            for r in pr.routes.iter().filter(|r| r.unknown) {
+                for &i in &r.instances {
+                    for &c in &r.counters {
+                        if claims.contains_key(&(i, c)) {
+                            self.push(diag(&r.at, format!("counter {c} of {} has a route and is declared unknown", u.instances[i].name), "keep the route whose hops a source gives, and narrow the unknown one's instances or counters"));
+                        }
+                        unknown.insert((i, c));
                     }
                 }
             }
@@ -184,7 +216,7 @@ impl Validator {
                     .iter()
                     .filter(|c| c.kind != CounterKind::FreeRunning)
                 {
-                    if !claims.contains_key(&(ii, c.number)) {
+                    if !claims.contains_key(&(ii, c.number)) && !unknown.contains(&(ii, c.number)) {
                         self.push(diag(&pr.at, format!("counter {} of {} has no overflow route, but processor {} has a global level", c.number, inst.name, p.id), "add a <route> listing the summary and global status bits its overflow sets"));
                         break;
                     }

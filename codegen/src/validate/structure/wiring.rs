@@ -13,6 +13,7 @@ use crate::parse::pmu::*;
 impl Validator {
     /// A unit's `<pmu>`: resolves the wiring against the unit's registers. Routes are returned
     /// as written, for [`Validator::resolve_routes`].
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::validate) fn unit_pmu(
         &mut self,
         ctx: &Ctx<'_>,
@@ -21,6 +22,7 @@ impl Validator {
         registers: &[Register],
         instances: &[Instance],
         known_source: &dyn Fn(&str) -> bool,
+        perf_driver: &dyn Fn(&str) -> Option<Arc<PerfDriver>>,
     ) -> Option<(Pmu, PendingRoutes)> {
         let Some(raw) = raw else {
             if let Some((r, f)) = registers
@@ -615,17 +617,29 @@ impl Validator {
                     "name counters the <pmu> declares",
                 ));
             }
-            if r.bit.is_empty() {
-                self.push(ctx.error(
+            match (&r.unknown, r.bit.is_empty()) {
+                (None, true) => self.push(ctx.error(
                     r.at,
                     "a <route> has no <bit>",
-                    "list the status bits above the box, bottom to top",
-                ));
+                    "list the status bits above the box, bottom to top, or say with unknown=\"..\" why no source gives them",
+                )),
+                (Some(_), false) => self.push(ctx.error(
+                    r.at,
+                    "a <route> declared unknown lists <bit>s",
+                    "drop the unknown attribute where the hops are known, or the <bit>s where they are not",
+                )),
+                (Some(why), true) if why.trim().is_empty() => self.push(ctx.error(
+                    r.at,
+                    "a <route> declared unknown does not say why",
+                    "say in unknown=\"..\" which sources were read and what they lack",
+                )),
+                _ => {}
             }
             routes.push(PendingRoute {
                 at: pos(r.at),
                 instances: insts,
                 counters: rc,
+                unknown: r.unknown.is_some(),
                 bits: r
                     .bit
                     .iter()
@@ -638,7 +652,15 @@ impl Validator {
                     .collect(),
             });
         }
-        let perf = self.perf_pmus(ctx, raw, instances, &numbers, known_source);
+        let perf = self.perf_pmus(
+            ctx,
+            raw,
+            instances,
+            &numbers,
+            known_source,
+            perf_driver,
+            (registers, &counters),
+        );
         let notes = raw
             .note
             .iter()

@@ -7,13 +7,16 @@ use clap::{Args, ValueEnum};
 use pmu_regs::{Location, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::lookup;
+use pmu_runtime::machine::Machine;
 use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
+use pmu_runtime::sim_perf::SimPerf;
 use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::table::Table;
+use crate::targets::Reach;
 use crate::Failure;
 
 /// Which way `watch` reaches the counters.
@@ -47,6 +50,52 @@ pub fn sources(root: Option<&Path>) -> EventSources {
     EventSources::with_root(root.join("sys/bus/event_source/devices"))
 }
 
+/// A test hook, not an option (it is in no `--help`): with `--sim`, `PMU_SIM_EVENT_SOURCES=DIR`
+/// makes DIR the simulated machine's `/sys/bus/event_source/devices`, and its PMUs count
+/// through [`SimPerf`], a kernel perf driver over the simulator, instead of `--sim` counting
+/// only through the registers. `--backend perf|auto` then takes the perf path end to end
+/// (names, format encoding, groups, reads) on the events the simulator is given, so a test
+/// can compare it with `--backend raw` through the command line itself
+/// (`runtime/tests/perf_sim.rs`). An environment variable rather than a flag: the simulated
+/// driver is a test double, not something to offer users or promise in the man page; a
+/// cargo feature would not be on in `cargo test --workspace`. It does nothing without
+/// `--sim`, so it cannot change what happens on hardware.
+pub const SIM_EVENT_SOURCES: &str = "PMU_SIM_EVENT_SOURCES";
+
+/// Whether [`SIM_EVENT_SOURCES`] asks for the simulated perf driver under `--sim`.
+pub fn sim_driver_requested() -> bool {
+    std::env::var_os(SIM_EVENT_SOURCES).is_some()
+}
+
+/// The simulated perf driver and its PMUs, when `machine` is the simulator and
+/// [`SIM_EVENT_SOURCES`] is set.
+pub fn sim_driver(machine: &Machine) -> Result<Option<(EventSources, SimPerf<'_>)>, Error> {
+    let (Some(sim), Some(dir)) = (machine.sim(), std::env::var_os(SIM_EVENT_SOURCES)) else {
+        return Ok(None);
+    };
+    let sources = EventSources::with_root(dir);
+    let driver = SimPerf::new(sim, &sources)?;
+    Ok(Some((sources, driver)))
+}
+
+/// What `watch` and `serve` reach counters through: `machine`'s registers and the kernel's
+/// perf PMUs under `root`, or the simulated driver's ([`sim_driver`]).
+pub fn reach<'m>(
+    machine: &'m Machine,
+    root: Option<&Path>,
+    sim_driver: Option<&'m (EventSources, SimPerf<'m>)>,
+) -> Reach<'m> {
+    match sim_driver {
+        Some((sources, driver)) => Reach {
+            machine,
+            perf: sources.clone(),
+            layer: driver,
+            perf_on_sim: true,
+        },
+        None => Reach::new(machine, sources(root)),
+    }
+}
+
 /// `pmu encode REGISTER fields... --perf`: the perf event string of a counter control value.
 /// The PMU's format comes from sysfs when the kernel has the PMU, from the driver's format
 /// (as the kernel would write it) otherwise.
@@ -78,7 +127,9 @@ pub fn encode(
         .map_err(Error::from)?;
     let s = sources(root);
     let formats = if s.has(name.pmu) {
-        s.pmu(name.pmu, name.driver).map_err(Error::from)?.formats
+        s.pmu(name.pmu, &name.driver_name())
+            .map_err(Error::from)?
+            .formats
     } else {
         name.driver_formats()
     };

@@ -21,7 +21,7 @@ use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
 
 use crate::detect;
 use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{check_interval, Plan, Reach, Selection, Sockets, Targets};
+use crate::targets::{check_interval, Plan, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -204,10 +204,8 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     })?;
 
     let machine = args.place.machine_for(processor)?;
-    let reach = Reach {
-        machine: &machine,
-        perf: perf_cli::sources(args.place.root.as_deref()),
-    };
+    let sim_driver = perf_cli::sim_driver(&machine)?;
+    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
     let mut sets: Vec<Targets> = Vec::new();
     for plan in &plans {
         match Targets::program(&reach, plan) {

@@ -14,7 +14,7 @@ use pmu_runtime::sampling::delta;
 use crate::detect;
 use crate::output::{Format, Output, Row};
 use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{check_interval, Plan, Reach, Selection, Sockets, Targets};
+use crate::targets::{check_interval, Plan, Selection, Sockets, Targets};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -153,10 +153,8 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         },
     };
     let machine = args.place.machine_for(plan.processor())?;
-    let reach = Reach {
-        machine: &machine,
-        perf: perf_cli::sources(args.place.root.as_deref()),
-    };
+    let sim_driver = perf_cli::sim_driver(&machine)?;
+    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
     let targets = Targets::program(&reach, &plan)?;
     let perf = targets.series().iter().any(|s| s.perf.is_some());
     let mut out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {

@@ -20,7 +20,7 @@
 //! let selection = Selection::from_line("IMC2 event=UNC_M_CAS_COUNT.RD", Sockets::All)?;
 //! let plan = selection.resolve()?;
 //! let machine = place.machine_for(plan.processor())?;
-//! let reach = Reach { machine: &machine, perf: perf_cli::sources(root) };
+//! let reach = Reach::new(&machine, perf_cli::sources(root));
 //! let targets = Targets::program(&reach, &plan)?;
 //! let values = targets.read();       // one Option<Reading> per series
 //! targets.inject(0, 1000)?;          // --sim: 1000 events of the first --event, every box
@@ -38,7 +38,8 @@ use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::counting::BoxGroup;
 use pmu_runtime::perf::encode::{from_control, from_terms};
 use pmu_runtime::perf::session::Session;
-use pmu_runtime::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
+use pmu_runtime::perf::syscall::Syscalls;
+use pmu_runtime::perf::{EventSources, PerfEvent, PerfLayer, PerfNames, Pmu, SpecNames};
 use pmu_runtime::sampling::counting::Counting;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::sim::UncoreEvent;
@@ -122,6 +123,24 @@ pub struct Reach<'m> {
     pub machine: &'m Machine,
     /// The kernel's perf PMUs (`/sys/bus/event_source/devices`, under a root).
     pub perf: EventSources,
+    /// The perf syscalls: the kernel's, or the simulated driver ([`crate::perf_cli::reach`]).
+    pub layer: &'m dyn PerfLayer,
+    /// Whether `layer` counts on the machine's simulator: then boxes go through perf under
+    /// `--sim` too, and injected events reach them.
+    pub perf_on_sim: bool,
+}
+
+impl<'m> Reach<'m> {
+    /// The registers of `machine` and the kernel's perf PMUs in `perf`, through the real
+    /// `perf_event_open`.
+    pub fn new(machine: &'m Machine, perf: EventSources) -> Self {
+        Reach {
+            machine,
+            perf,
+            layer: &Syscalls,
+            perf_on_sim: false,
+        }
+    }
 }
 
 /// The programmed counters of a [`Plan`]: every selected box on every selected socket.
@@ -131,7 +150,17 @@ pub struct Targets<'m> {
     machine: &'m Machine,
     groups: Vec<Group<'m>>,
     /// Perf groups (one per kernel PMU and CPU); read needs `&mut`, hence the lock.
-    perf: Mutex<Vec<BoxGroup>>,
+    perf: Mutex<Vec<BoxGroup<'m>>>,
+    /// The perf syscalls.
+    layer: &'m dyn PerfLayer,
+    /// Boxes counted through the simulated perf driver, for [`Self::inject`]: the box, its
+    /// CPU and socket, and its events.
+    perf_sim_boxes: Vec<(
+        &'static pmu_runtime::boxes::PmuBox,
+        u32,
+        u32,
+        Vec<EventSelect>,
+    )>,
     /// Per series: `None` for raw, or the perf group and member it reads.
     perf_index: Vec<Option<(usize, usize)>>,
     series: Vec<SeriesInfo>,
@@ -147,11 +176,13 @@ impl<'m> Targets<'m> {
             machine,
             groups: Vec::new(),
             perf: Mutex::new(Vec::new()),
+            layer: reach.layer,
+            perf_sim_boxes: Vec::new(),
             perf_index: Vec::new(),
             series: Vec::new(),
         };
         let selection = &plan.selection;
-        let simulated = machine.sim().is_some();
+        let simulated = machine.sim().is_some() && !reach.perf_on_sim;
         if let Some(name) = &selection.kernel_pmu {
             let pmu = reach
                 .perf
@@ -220,12 +251,26 @@ impl<'m> Targets<'m> {
                         perf: None,
                     })
                     .collect();
+                let opened = targets.perf.get_mut().map_or(0, |g| g.len());
                 let result = match selection.sockets {
                     Sockets::One(s) => targets.open_perf(pmu, events, planned_series, selection, s),
                     Sockets::All => targets.open_perf_all(pmu, events, planned_series, selection),
                 };
                 if let Err(e) = result {
                     return Err(targets.undo(e));
+                }
+                if reach.perf_on_sim {
+                    // Each group opened is this box on one CPU: injected events go there.
+                    let groups = targets.perf.get_mut().unwrap_or_else(|p| p.into_inner());
+                    let at: Vec<Option<u32>> = groups[opened..].iter().map(BoxGroup::cpu).collect();
+                    let sels: Vec<EventSelect> =
+                        counters.iter().map(|&(i, _)| planned.sels[i]).collect();
+                    for cpu in at.into_iter().flatten() {
+                        let socket = machine.topology()?.socket_of(cpu).unwrap_or(0);
+                        targets
+                            .perf_sim_boxes
+                            .push((planned.pmu_box, cpu, socket, sels.clone()));
+                    }
                 }
             }
         }
@@ -298,7 +343,7 @@ impl<'m> Targets<'m> {
         socket: u32,
         cpu: Option<u32>,
     ) -> Result<(), Error> {
-        let mut group = BoxGroup::open(pmu, cpu, events)?;
+        let mut group = BoxGroup::open_on(self.layer, pmu, cpu, events)?;
         group.enable()?;
         let groups = self.perf.get_mut().unwrap_or_else(|p| p.into_inner());
         let g = groups.len();
@@ -495,15 +540,22 @@ impl<'m> Targets<'m> {
         let Some(sim) = self.machine.sim() else {
             return Ok(());
         };
-        for g in &self.groups {
-            let Some(sel) = g.sels.get(event_index) else {
+        let raw = self
+            .groups
+            .iter()
+            .map(|g| (g.counting.pmu_box(), g.cpu, g.socket, g.sels.as_slice()));
+        let perf = self
+            .perf_sim_boxes
+            .iter()
+            .map(|(b, cpu, socket, sels)| (*b, *cpu, *socket, sels.as_slice()));
+        for (pmu_box, cpu, socket, sels) in raw.chain(perf) {
+            let Some(sel) = sels.get(event_index) else {
                 continue;
             };
-            let pmu_box = g.counting.pmu_box();
             match pmu_box.scope() {
-                Scope::Cpu => sim.inject_core(g.cpu, sel.ev_sel, sel.umask.unwrap_or(0), count)?,
+                Scope::Cpu => sim.inject_core(cpu, sel.ev_sel, sel.umask.unwrap_or(0), count)?,
                 Scope::Socket => sim.inject_uncore(
-                    g.socket as usize,
+                    socket as usize,
                     UncoreEvent {
                         instance: pmu_box.instance,
                         ev_sel: sel.ev_sel,
@@ -591,7 +643,11 @@ fn perf_events(
         let at = match groups.iter().position(|(p, _, _)| p.name == name.pmu) {
             Some(at) => at,
             None => {
-                groups.push((sources.pmu(name.pmu, name.driver)?, Vec::new(), Vec::new()));
+                groups.push((
+                    sources.pmu(name.pmu, &name.driver_name())?,
+                    Vec::new(),
+                    Vec::new(),
+                ));
                 groups.len() - 1
             }
         };

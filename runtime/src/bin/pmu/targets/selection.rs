@@ -81,7 +81,8 @@ impl Selection {
                  simulate; drop --sim to count it for real, or give --unit boxes to simulate"
             )));
         }
-        if self.backend == Backend::Perf {
+        // Unless the test hook puts a simulated perf driver over the simulator.
+        if self.backend == Backend::Perf && !crate::perf_cli::sim_driver_requested() {
             return Err(Failure::usage(
                 "--sim simulates the registers, so it is counted raw; drop --backend perf (or \
                  --sim)"

@@ -61,10 +61,7 @@ fn every_box_on_every_socket_counts_injected_events_and_is_put_back() {
     assert_eq!(plan.processor().id, "xeon-e5-2600");
     let machine = Machine::simulated(SimConfig::of(plan.processor()));
     let before = peek(&machine, "xeon-e5-2600:MC_CH2_PCI_PMON_CTL0");
-    let reach = Reach {
-        machine: &machine,
-        perf: EventSources::with_root("/nonexistent"),
-    };
+    let reach = Reach::new(&machine, EventSources::with_root("/nonexistent"));
     let targets = Targets::program(&reach, &plan).unwrap();
     let series = targets.series();
     let sockets = machine.topology().unwrap().sockets().count();
@@ -114,10 +111,7 @@ fn dropping_the_set_puts_the_registers_back_and_a_failed_read_is_none() {
         .unwrap_or_else(|e| panic!("{e}"));
     let machine = Machine::simulated(SimConfig::of(plan.processor()));
     let before = peek(&machine, "C3_MSR_PMON_EVT_SEL0");
-    let reach = Reach {
-        machine: &machine,
-        perf: EventSources::with_root("/nonexistent"),
-    };
+    let reach = Reach::new(&machine, EventSources::with_root("/nonexistent"));
     {
         let targets = Targets::program(&reach, &plan).unwrap();
         assert_ne!(peek(&machine, "C3_MSR_PMON_EVT_SEL0"), before);
@@ -135,10 +129,7 @@ fn dropping_the_set_puts_the_registers_back_and_a_failed_read_is_none() {
             pmu_runtime::fault::When::Read(n),
             pmu_runtime::fault::Fault::Eio,
         );
-        let reach = Reach {
-            machine: &faulty,
-            perf: EventSources::with_root("/nonexistent"),
-        };
+        let reach = Reach::new(&faulty, EventSources::with_root("/nonexistent"));
         let Ok(targets) = Targets::program(&reach, &plan) else {
             return false;
         };

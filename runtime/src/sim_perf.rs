@@ -1,0 +1,264 @@
+//! A kernel perf driver over the simulated PMU: a [`PerfLayer`] that does what Linux's uncore
+//! and core drivers do with an event, on a [`Sim`] instead of hardware.
+//!
+//! It knows the PMUs of a sysfs tree ([`EventSources`]): each one's `type` and `format/*`,
+//! and, from the spec's names ([`SpecNames`]), the box of the simulated processor it counts.
+//! Opening a group on a CPU decodes each event's `config` words through that PMU's format
+//! files into the box's counter control ([`to_control`]) and claims the box of the CPU's
+//! socket (the CPU's own core PMU for `cpu`); enabling programs the box's next counters as
+//! the driver would (control, box enable, global enable); reading accumulates each counter's
+//! increments in 64 bits, across its wrap, as the kernel does. Events injected into the
+//! simulator are then counted by the perf path exactly as by the raw one, which is what the
+//! tests compare. Time enabled is the wall time since enabling, and a group always runs (the
+//! simulated driver does not multiplex).
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use pmu_regs::{CounterKind, Role};
+
+use crate::boxes::{Boxes, PmuBox};
+use crate::perf::encode::to_control;
+use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
+use crate::perf::{EventSources, PerfError, PerfNames, Pmu, PmuName, SpecNames};
+use crate::sampling::counting::Counting;
+use crate::sim::Sim;
+
+/// `EINVAL` and `ENOENT`, as the kernel answers an event it refuses and a PMU type it lacks.
+const EINVAL: i32 = 22;
+const ENOENT: i32 = 2;
+
+/// A PMU of the tree that counts a box of the simulated processor.
+#[derive(Debug)]
+struct Driven {
+    pmu: Pmu,
+    name: PmuName,
+    boxes: &'static Boxes,
+    pmu_box: &'static PmuBox,
+}
+
+/// The simulated kernel driver: the PMUs of a sysfs tree, counting on a [`Sim`].
+pub struct SimPerf<'s> {
+    sim: &'s Sim,
+    pmus: Vec<Driven>,
+}
+
+impl std::fmt::Debug for SimPerf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.pmus.iter().map(|d| d.pmu.name.as_str()).collect();
+        f.debug_struct("SimPerf").field("pmus", &names).finish()
+    }
+}
+
+impl<'s> SimPerf<'s> {
+    /// The driver for every PMU of `sources` that the spec names for a box of `sim`'s
+    /// processor, or for the architectural core PMU (`cpu`). Other PMUs are left alone: a
+    /// group opened on them fails as on a kernel without them.
+    pub fn new(sim: &'s Sim, sources: &EventSources) -> Result<Self, PerfError> {
+        let processors = [sim.config().processor, &pmu_regs::arch::PROCESSOR];
+        let mut pmus = Vec::new();
+        for name in SpecNames.all() {
+            let Some(p) = processors.iter().find(|p| p.id == name.processor) else {
+                continue;
+            };
+            if !sources.has(name.pmu) {
+                continue;
+            }
+            let boxes = Boxes::of(p);
+            let Some(pmu_box) = boxes.find(name.instance) else {
+                continue;
+            };
+            pmus.push(Driven {
+                pmu: sources.pmu(name.pmu, &name.driver_name())?,
+                name,
+                boxes,
+                pmu_box,
+            });
+        }
+        Ok(SimPerf { sim, pmus })
+    }
+
+    /// The kernel PMUs it drives, by name.
+    pub fn pmus(&self) -> Vec<&str> {
+        self.pmus.iter().map(|d| d.pmu.name.as_str()).collect()
+    }
+}
+
+fn refused(index: usize, why: impl std::fmt::Display) -> OpenError {
+    OpenError {
+        index,
+        fits_alone: false,
+        source: io::Error::new(
+            io::Error::from_raw_os_error(EINVAL).kind(),
+            format!("the simulated driver refused it: {why}"),
+        ),
+    }
+}
+
+impl PerfLayer for SimPerf<'_> {
+    fn open_group<'l>(
+        &'l self,
+        cpu: Option<u32>,
+        events: &[EventAttr],
+    ) -> Result<Box<dyn OpenGroup + 'l>, OpenError> {
+        let Some(first) = events.first() else {
+            return Err(refused(0, "an empty group"));
+        };
+        let Some(d) = self.pmus.iter().find(|d| d.pmu.type_ == first.type_) else {
+            return Err(OpenError {
+                index: 0,
+                fits_alone: false,
+                source: io::Error::from_raw_os_error(ENOENT),
+            });
+        };
+        if let Some(i) = events.iter().position(|e| e.type_ != first.type_) {
+            return Err(refused(i, "a group of one PMU only"));
+        }
+        // Uncore and core counting here are per CPU, for every process.
+        let Some(cpu) = cpu else {
+            return Err(refused(0, "a CPU is needed (the driver counts per CPU)"));
+        };
+        // An uncore event counts the box of the CPU's socket; a core event the CPU's own.
+        let socket = self
+            .sim
+            .topology()
+            .socket_of(cpu)
+            .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
+        // The kernel hands out the PMU's counters in its order; a counter select in the
+        // format (the Xeon 7500 B-box) picks one.
+        let counter_format = d.pmu.format("counter");
+        // The general counters, in the PMU's order (the fixed counter takes only its own
+        // event, 0xff, which a group of selected events does not use).
+        let general: Vec<u32> = d
+            .name
+            .counters
+            .iter()
+            .copied()
+            .filter(|&n| {
+                d.pmu_box
+                    .counter(n)
+                    .is_some_and(|c| c.info.kind == CounterKind::General)
+            })
+            .collect();
+        let mut controls = Vec::new();
+        for (i, ev) in events.iter().enumerate() {
+            let k = match counter_format {
+                Some(f) => f.extract(&ev.config) as usize,
+                None => i,
+            };
+            let Some(&number) = general.get(k) else {
+                return Err(OpenError {
+                    index: i,
+                    fits_alone: i > 0,
+                    source: io::Error::from_raw_os_error(EINVAL),
+                });
+            };
+            let Some(c) = d.pmu_box.counter(number).filter(|c| c.control.is_some()) else {
+                return Err(refused(i, format!("counter {number} has no control")));
+            };
+            let control = c.control.expect("filtered").info;
+            let mut raw = to_control(control, &ev.config, &d.pmu.name, &d.pmu.formats)
+                .map_err(|e| refused(i, e))?;
+            let mut set = |role, on: bool| {
+                if let Some(bits) = c.control_bits(role) {
+                    raw = bits.insert(control.name, raw, u64::from(on)).unwrap_or(raw);
+                }
+            };
+            set(Role::Enable, true);
+            set(Role::User, !ev.exclude_user);
+            set(Role::Kernel, !ev.exclude_kernel);
+            controls.push((number, raw));
+        }
+        let devices = Some(self.sim.uncore_devices());
+        let counting = Counting::open(self.sim, d.boxes, d.pmu_box, cpu, socket as usize, devices)
+            .map_err(|e| OpenError {
+                index: 0,
+                fits_alone: false,
+                source: io::Error::new(io::ErrorKind::ResourceBusy, e.to_string()),
+            })?;
+        Ok(Box::new(SimGroup {
+            counting,
+            controls,
+            programmed: false,
+            last: Vec::new(),
+            totals: vec![0; events.len()],
+            enabled_at: None,
+            enabled_for: Duration::ZERO,
+        }))
+    }
+}
+
+/// A group on the simulator: the box's counting session and each event's 64-bit total.
+struct SimGroup<'s> {
+    counting: Counting<'s, Sim>,
+    controls: Vec<(u32, u64)>,
+    programmed: bool,
+    /// The counter values at the last read while enabled.
+    last: Vec<u64>,
+    totals: Vec<u64>,
+    enabled_at: Option<Instant>,
+    enabled_for: Duration,
+}
+
+fn io_err(e: crate::Error) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl SimGroup<'_> {
+    /// Adds each counter's increments since the last read to its total, across its wrap.
+    fn accumulate(&mut self) -> io::Result<()> {
+        if self.enabled_at.is_none() {
+            return Ok(());
+        }
+        for (k, &(n, _)) in self.controls.iter().enumerate() {
+            let now = self.counting.read_counter(n).map_err(io_err)?;
+            let width = self.counting.counter_width(n).map_err(io_err)?;
+            let wrap = if width >= 64 { 0 } else { 1u64 << width };
+            let delta = now.wrapping_sub(self.last[k]).wrapping_add(wrap) & wrap.wrapping_sub(1);
+            self.totals[k] = self.totals[k].wrapping_add(delta);
+            self.last[k] = now;
+        }
+        Ok(())
+    }
+}
+
+impl OpenGroup for SimGroup<'_> {
+    fn enable(&mut self) -> io::Result<()> {
+        if self.enabled_at.is_some() {
+            return Ok(());
+        }
+        if !self.programmed {
+            self.counting
+                .program_controls(&self.controls)
+                .map_err(io_err)?;
+            self.programmed = true;
+        }
+        self.last = self
+            .controls
+            .iter()
+            .map(|&(n, _)| self.counting.read_counter(n))
+            .collect::<crate::Result<_>>()
+            .map_err(io_err)?;
+        self.enabled_at = Some(Instant::now());
+        Ok(())
+    }
+
+    fn disable(&mut self) -> io::Result<()> {
+        self.accumulate()?;
+        if let Some(at) = self.enabled_at.take() {
+            self.enabled_for += at.elapsed();
+        }
+        // The counters run on; what they count while disabled is not added.
+        Ok(())
+    }
+
+    fn read(&mut self) -> io::Result<GroupValues> {
+        self.accumulate()?;
+        let t = self.enabled_for + self.enabled_at.map_or(Duration::ZERO, |a| a.elapsed());
+        Ok(GroupValues {
+            counts: self.totals.clone(),
+            time_enabled: t,
+            time_running: t,
+        })
+    }
+}

@@ -1,0 +1,309 @@
+//! The kernel's uncore and core PMUs of every processor, as sysfs trees: each PMU's `type`,
+//! `format/*` and `cpumask`, the formats copied from the Linux drivers' format attribute
+//! groups (`DEFINE_UNCORE_FORMAT_ATTR` and the `*_formats_attr` lists of uncore_nhmex.c and
+//! uncore_snbep.c, `PMU_FORMAT_ATTR` in core.c), independently of the spec's copy.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::Path;
+
+pub type Formats = &'static [(&'static str, &'static str)];
+
+pub const NHMEX_U: Formats = &[("event", "config:0-7"), ("edge", "config:18")];
+pub const NHMEX_C: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+pub const NHMEX_B: Formats = &[
+    ("event", "config:1-5"),
+    ("counter", "config:6-7"),
+    ("match", "config1:0-63"),
+    ("mask", "config2:0-63"),
+];
+pub const NHMEX_S: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("match", "config1:0-63"),
+    ("mask", "config2:0-63"),
+];
+pub const NHMEX_M: Formats = &[
+    ("count_mode", "config:2-3"),
+    ("storage_mode", "config:4-5"),
+    ("wrap_mode", "config:6"),
+    ("flag_mode", "config:7"),
+    ("inc_sel", "config:9-13"),
+    ("set_flag_sel", "config:19-21"),
+    ("filter_cfg_en", "config2:63"),
+    ("filter_match", "config2:0-33"),
+    ("filter_mask", "config2:34-61"),
+    ("dsp", "config1:0-31"),
+    ("pld", "config1:32-63"),
+];
+pub const NHMEX_R: Formats = &[
+    ("event", "config:1-5"),
+    ("xbr_mm_cfg", "config:32-63"),
+    ("xbr_match", "config1:0-63"),
+    ("xbr_mask", "config2:0-63"),
+    ("qlx_cfg", "config1:0-15"),
+    ("iperf_cfg", "config1:0-31"),
+];
+/// snbep_uncore_formats_attr (and ivbep_uncore_formats_attr, the same list).
+pub const SNBEP: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// snbep_uncore_ubox_formats_attr (and ivbep_uncore_ubox_formats_attr).
+pub const SNBEP_U: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-28"),
+];
+pub const SNBEP_C: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-4"),
+    ("filter_nid", "config1:10-17"),
+    ("filter_state", "config1:18-22"),
+    ("filter_opc", "config1:23-31"),
+];
+pub const SNBEP_PCU: Formats = &[
+    ("event", "config:0-7"),
+    ("occ_sel", "config:14-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-28"),
+    ("occ_invert", "config:30"),
+    ("occ_edge", "config:14-51"),
+    ("filter_band0", "config1:0-7"),
+    ("filter_band1", "config1:8-15"),
+    ("filter_band2", "config1:16-23"),
+    ("filter_band3", "config1:24-31"),
+];
+pub const SNBEP_Q: Formats = &[
+    ("event", "config:0-7,21"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("match_rds", "config1:48-51"),
+    ("match_rnid30", "config1:32-35"),
+    ("match_rnid4", "config1:31"),
+    ("match_dnid", "config1:13-17"),
+    ("match_mc", "config1:9-12"),
+    ("match_opc", "config1:5-8"),
+    ("match_vnw", "config1:3-4"),
+    ("match0", "config1:0-31"),
+    ("match1", "config1:32-63"),
+    ("mask_rds", "config2:48-51"),
+    ("mask_rnid30", "config2:32-35"),
+    ("mask_rnid4", "config2:31"),
+    ("mask_dnid", "config2:13-17"),
+    ("mask_mc", "config2:9-12"),
+    ("mask_opc", "config2:5-8"),
+    ("mask_vnw", "config2:3-4"),
+    ("mask0", "config2:0-31"),
+    ("mask1", "config2:32-63"),
+];
+/// ivbep_uncore_cbox_formats_attr: no inv.
+pub const IVBEP_C: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-4"),
+    ("filter_link", "config1:5-8"),
+    ("filter_state", "config1:17-22"),
+    ("filter_nid", "config1:32-47"),
+    ("filter_opc", "config1:52-60"),
+    ("filter_nc", "config1:62"),
+    ("filter_c6", "config1:61"),
+    ("filter_isoc", "config1:63"),
+];
+/// ivbep_uncore_pcu_formats_attr: no inv.
+pub const IVBEP_PCU: Formats = &[
+    ("event", "config:0-7"),
+    ("occ_sel", "config:14-15"),
+    ("edge", "config:18"),
+    ("thresh", "config:24-28"),
+    ("occ_invert", "config:30"),
+    ("occ_edge", "config:14-51"),
+    ("filter_band0", "config1:0-7"),
+    ("filter_band1", "config1:8-15"),
+    ("filter_band2", "config1:16-23"),
+    ("filter_band3", "config1:24-31"),
+];
+/// ivbep_uncore_qpi_formats_attr: no inv.
+pub const IVBEP_Q: Formats = &[
+    ("event", "config:0-7,21"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("thresh", "config:24-31"),
+    ("match_rds", "config1:48-51"),
+    ("match_rnid30", "config1:32-35"),
+    ("match_rnid4", "config1:31"),
+    ("match_dnid", "config1:13-17"),
+    ("match_mc", "config1:9-12"),
+    ("match_opc", "config1:5-8"),
+    ("match_vnw", "config1:3-4"),
+    ("match0", "config1:0-31"),
+    ("match1", "config1:32-63"),
+    ("mask_rds", "config2:48-51"),
+    ("mask_rnid30", "config2:32-35"),
+    ("mask_rnid4", "config2:31"),
+    ("mask_dnid", "config2:13-17"),
+    ("mask_mc", "config2:9-12"),
+    ("mask_opc", "config2:5-8"),
+    ("mask_vnw", "config2:3-4"),
+    ("mask0", "config2:0-31"),
+    ("mask1", "config2:32-63"),
+];
+/// hswep_uncore_ubox_formats_attr.
+pub const HSWEP_U: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-28"),
+    ("filter_tid", "config1:0"),
+    ("filter_cid", "config1:5"),
+];
+/// hswep_uncore_cbox_formats_attr (also Broadwell-EP's): no inv.
+pub const HSWEP_C: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-5"),
+    ("filter_link", "config1:6-8"),
+    ("filter_state", "config1:17-23"),
+    ("filter_nid", "config1:32-47"),
+    ("filter_opc", "config1:52-60"),
+    ("filter_nc", "config1:62"),
+    ("filter_c6", "config1:61"),
+    ("filter_isoc", "config1:63"),
+];
+/// hswep_uncore_sbox_formats_attr (also Broadwell-EP's).
+pub const HSWEP_S: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// cstate.c's format: the event is the whole config.
+pub const CSTATE: Formats = &[("event", "config:0-63")];
+pub const CPU: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("pc", "config:19"),
+    ("any", "config:21"),
+    ("inv", "config:23"),
+    ("cmask", "config:24-31"),
+];
+
+fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
+    (0..n).map(move |i| (format!("{base}_{i}"), f))
+}
+
+/// (PMU name, format) of every PMU the kernel registers for `processor` (the core PMU for
+/// `architectural`), as uncore.c names them: `uncore_<type>` for a type of one box,
+/// `uncore_<type>_<n>` otherwise.
+pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
+    let mut v: Vec<(String, Formats)> = Vec::new();
+    let one = |v: &mut Vec<(String, Formats)>, name: &str, f: Formats| v.push((name.into(), f));
+    match processor {
+        "xeon-7500" => {
+            one(&mut v, "uncore_ubox", NHMEX_U);
+            one(&mut v, "uncore_wbox", NHMEX_C);
+            v.extend(idx("uncore_cbox", 10, NHMEX_C));
+            v.extend(idx("uncore_bbox", 2, NHMEX_B));
+            v.extend(idx("uncore_sbox", 2, NHMEX_S));
+            v.extend(idx("uncore_mbox", 2, NHMEX_M));
+            v.extend(idx("uncore_rbox", 2, NHMEX_R));
+        }
+        "xeon-e5-2600" => {
+            one(&mut v, "uncore_ubox", SNBEP_U);
+            v.extend(idx("uncore_cbox", 8, SNBEP_C));
+            one(&mut v, "uncore_ha", SNBEP);
+            v.extend(idx("uncore_imc", 4, SNBEP));
+            one(&mut v, "uncore_pcu", SNBEP_PCU);
+            v.extend(idx("uncore_qpi", 2, SNBEP_Q));
+            one(&mut v, "uncore_r2pcie", SNBEP);
+            v.extend(idx("uncore_r3qpi", 2, SNBEP));
+            one(&mut v, "cstate_core", CSTATE);
+        }
+        "xeon-e5-2600-v2" => {
+            one(&mut v, "uncore_ubox", SNBEP_U);
+            v.extend(idx("uncore_cbox", 15, IVBEP_C));
+            v.extend(idx("uncore_ha", 2, SNBEP));
+            v.extend(idx("uncore_imc", 8, SNBEP));
+            one(&mut v, "uncore_irp", SNBEP);
+            one(&mut v, "uncore_pcu", IVBEP_PCU);
+            v.extend(idx("uncore_qpi", 3, IVBEP_Q));
+            one(&mut v, "uncore_r2pcie", SNBEP);
+            v.extend(idx("uncore_r3qpi", 3, SNBEP));
+            one(&mut v, "cstate_core", CSTATE);
+        }
+        "xeon-e5-2600-v3" | "xeon-e5-2600-v4" => {
+            let v3 = processor == "xeon-e5-2600-v3";
+            one(&mut v, "uncore_ubox", if v3 { HSWEP_U } else { SNBEP_U });
+            v.extend(idx("uncore_cbox", if v3 { 18 } else { 24 }, HSWEP_C));
+            v.extend(idx("uncore_sbox", 4, HSWEP_S));
+            v.extend(idx("uncore_ha", 2, SNBEP));
+            v.extend(idx("uncore_imc", 8, SNBEP));
+            one(&mut v, "uncore_irp", SNBEP);
+            one(&mut v, "uncore_pcu", SNBEP_PCU);
+            v.extend(idx("uncore_qpi", 3, SNBEP_Q));
+            one(&mut v, "uncore_r2pcie", SNBEP);
+            v.extend(idx("uncore_r3qpi", 3, SNBEP));
+            one(&mut v, "cstate_core", CSTATE);
+        }
+        _ => one(&mut v, "cpu", CPU),
+    }
+    v
+}
+
+/// Writes `processor`'s PMUs (and the core PMU) under `dir` (the directory that stands for
+/// `/sys/bus/event_source/devices`), each uncore PMU counting on `cpumask`.
+pub fn write_tree(dir: &Path, processor: &str, cpumask: &str) {
+    let mut all = kernel_pmus(processor);
+    if processor != "architectural" {
+        all.extend(kernel_pmus("architectural"));
+    }
+    for (i, (name, formats)) in all.into_iter().enumerate() {
+        let d = dir.join(&name);
+        fs::create_dir_all(d.join("format")).unwrap();
+        fs::write(d.join("type"), format!("{}\n", 20 + i)).unwrap();
+        for (f, spec) in formats {
+            fs::write(d.join("format").join(f), format!("{spec}\n")).unwrap();
+        }
+        if name != "cpu" {
+            fs::write(d.join("cpumask"), format!("{cpumask}\n")).unwrap();
+        }
+        if name.starts_with("uncore_imc") {
+            fs::create_dir_all(d.join("events")).unwrap();
+            fs::write(d.join("events/clockticks"), "event=0xff,umask=0x00\n").unwrap();
+            fs::write(d.join("events/cas_count_read.unit"), "MiB\n").unwrap();
+        }
+    }
+}

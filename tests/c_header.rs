@@ -337,6 +337,29 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
 }
 
 /// The C program that checks everything above, and the number of checks in it.
+/// Every event's macros, and with `settings` its _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD.
+fn event_checks(
+    prog: &mut Program,
+    module: &str,
+    unit: &str,
+    events: &[&pmu_regs::EventInfo],
+    settings: bool,
+) {
+    for e in events {
+        let stem = names::event(module, unit, &event_ident(e.name));
+        prog.eq(&format!("{stem}_CODE"), e.code.into());
+        prog.eq(&format!("{stem}_UMASK"), e.umask.into());
+        prog.eq(&format!("{stem}_EXT_SEL"), e.ext_sel.into());
+        prog.eq(&format!("{stem}_COUNTERS"), e.counters.into());
+        if settings {
+            prog.eq(&format!("{stem}_THRESHOLD"), e.threshold.into());
+            prog.eq(&format!("{stem}_INVERT"), e.invert.into());
+            prog.eq(&format!("{stem}_EDGE"), e.edge.into());
+            prog.eq(&format!("{stem}_ANY_THREAD"), e.any_thread.into());
+        }
+    }
+}
+
 fn check_program() -> (String, usize) {
     let mut prog = Program::new();
     let mut n = 0;
@@ -347,13 +370,14 @@ fn check_program() -> (String, usize) {
                 prog.end_function(n);
                 n += 1;
             }
-            for e in u.events {
-                let stem = names::event(p.module, u.name, &event_ident(e.name));
-                prog.eq(&format!("{stem}_CODE"), e.code.into());
-                prog.eq(&format!("{stem}_UMASK"), e.umask.into());
-                prog.eq(&format!("{stem}_EXT_SEL"), e.ext_sel.into());
-                prog.eq(&format!("{stem}_COUNTERS"), e.counters.into());
-            }
+            let core = u.pmu.is_some_and(|pmu| pmu.scope == pmu_regs::Scope::Cpu);
+            event_checks(&mut prog, p.module, u.name, u.events, core);
+            prog.end_function(n);
+            n += 1;
+        }
+        // The processor's own core events, with their settings.
+        if let Some(c) = p.core_events {
+            event_checks(&mut prog, p.module, c.unit, c.events, true);
             prog.end_function(n);
             n += 1;
         }

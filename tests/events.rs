@@ -238,3 +238,234 @@ fn events_the_validator_refuses_are_not_written() {
         "nothing may be written"
     );
 }
+
+/// A core list (no `Unit` key) goes to the processor's CORE unit through `core-pmu`: each
+/// record is imported with its counter mask, invert, edge and any-thread settings, or
+/// reported with its reason (fixed counter only, another MSR needed, PEBS only, a setting the
+/// control cannot take).
+#[test]
+fn a_core_list_is_imported_for_the_processor_and_every_other_record_is_reported() {
+    let spec = spec_copy();
+    let report =
+        codegen::import::import_perfmon(&fixture("core_small.json"), spec.path(), "xeon-e5-2600")
+            .unwrap();
+    assert_eq!(report.imported.get("CORE"), Some(&4), "{}", report.render());
+    let kinds: Vec<(&str, usize)> = report.not_imported.iter().map(|(k, n)| (*k, *n)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("PEBS only", 1),
+            ("does not fit the unit's controls", 1),
+            ("fixed counter only", 1),
+            ("needs another MSR", 3),
+        ]
+    );
+    insta::assert_snapshot!("import_core_report", report.render());
+    let core = std::fs::read_to_string(spec.path().join("xeon-e5-2600/events/core.xml")).unwrap();
+    insta::assert_snapshot!("import_core_xml", core);
+    assert!(!core.contains("not copied"));
+    // The spec with them is valid; they are the processor's, counted by the architectural CORE
+    // unit, whose own 7 events are unchanged.
+    let model = codegen::load_spec(spec.path()).unwrap();
+    let p = model
+        .processors
+        .iter()
+        .find(|p| p.id == "xeon-e5-2600")
+        .unwrap();
+    let c = p.core_events.as_ref().unwrap();
+    assert_eq!(
+        (c.processor.as_str(), c.unit.as_str()),
+        ("architectural", "CORE")
+    );
+    let stall = c
+        .events
+        .iter()
+        .find(|e| e.name == "UOPS_ISSUED.CORE_STALL_CYCLES")
+        .unwrap();
+    assert_eq!(
+        (
+            stall.settings.threshold,
+            stall.settings.invert,
+            stall.settings.edge,
+            stall.settings.any_thread
+        ),
+        (1, true, false, true)
+    );
+    let arch = model
+        .processors
+        .iter()
+        .find(|p| p.id == "architectural")
+        .unwrap();
+    assert_eq!(
+        arch.units[0].events.len(),
+        0,
+        "the copy has no events files"
+    );
+}
+
+/// Writes `text` as `rel` in the spec copy `dir`.
+fn put(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn load_error(dir: &Path) -> String {
+    codegen::load_spec(dir)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+        .replace(&dir.display().to_string(), "SPEC")
+}
+
+/// The validator's rules for core events: a processor's events file reaches the CORE unit only
+/// through its `core-pmu`; `core-pmu` names another processor without one of its own; settings
+/// (threshold, invert, edge, any-thread) belong to a core PMU's events and must fit its
+/// controls.
+#[test]
+fn core_events_are_checked_against_the_core_pmu_link_and_its_controls() {
+    let event = |attrs: &str| {
+        format!(
+            "<?xml version=\"1.0\"?>\n<events processor=\"xeon-e5-2600\" unit=\"CORE\" source=\"intel-perfmon\">\n  <event name=\"X.Y\" code=\"0x0E\" umask=\"0x01\" counters=\"0-3\"{attrs}/>\n</events>\n"
+        )
+    };
+    // Accepted as it is.
+    let spec = spec_copy();
+    put(
+        spec.path(),
+        "xeon-e5-2600/events/core.xml",
+        &event(" threshold=\"255\" invert=\"1\" edge=\"1\" any-thread=\"1\""),
+    );
+    codegen::load_spec(spec.path()).unwrap();
+    // A threshold wider than cmask, and a bad flag.
+    put(
+        spec.path(),
+        "xeon-e5-2600/events/core.xml",
+        &event(" threshold=\"256\""),
+    );
+    let e = load_error(spec.path());
+    assert!(
+        e.contains("threshold `256` is not a number from 0 to 255"),
+        "{e}"
+    );
+    put(
+        spec.path(),
+        "xeon-e5-2600/events/core.xml",
+        &event(" edge=\"yes\""),
+    );
+    let e = load_error(spec.path());
+    assert!(e.contains("edge `yes` is not 0 or 1"), "{e}");
+    // Without core-pmu, CORE is not a unit of the E5-2600.
+    let processors = spec.path().join("processors.xml");
+    let text = std::fs::read_to_string(&processors).unwrap();
+    put(spec.path(), "xeon-e5-2600/events/core.xml", &event(""));
+    let without = text.replacen(
+        "id=\"xeon-e5-2600\" module=\"xeon_e5_2600\" name=\"Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore\" core-pmu=\"architectural\"",
+        "id=\"xeon-e5-2600\" module=\"xeon_e5_2600\" name=\"Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore\"",
+        1,
+    );
+    assert_ne!(
+        without, text,
+        "the fixture names the E5-2600's processor element"
+    );
+    std::fs::write(&processors, &without).unwrap();
+    let e = load_error(spec.path());
+    assert!(
+        e.contains("events for unknown unit `CORE` of xeon-e5-2600"),
+        "{e}"
+    );
+    // core-pmu must name another processor that has none of its own.
+    std::fs::write(
+        &processors,
+        text.replacen(
+            "core-pmu=\"architectural\"",
+            "core-pmu=\"xeon-e5-2600-v2\"",
+            1,
+        ),
+    )
+    .unwrap();
+    let e = load_error(spec.path());
+    assert!(
+        e.contains("core-pmu `xeon-e5-2600-v2` names a processor that has a core-pmu of its own"),
+        "{e}"
+    );
+    std::fs::write(
+        &processors,
+        text.replacen("core-pmu=\"architectural\"", "core-pmu=\"nowhere\"", 1),
+    )
+    .unwrap();
+    let e = load_error(spec.path());
+    assert!(
+        e.contains("core-pmu `nowhere` names no processor of processors.xml"),
+        "{e}"
+    );
+    std::fs::write(&processors, &text).unwrap();
+    // Settings on an uncore unit's event are refused (only a core PMU's events carry them).
+    std::fs::remove_file(spec.path().join("xeon-e5-2600/events/core.xml")).unwrap();
+    put(
+        spec.path(),
+        "xeon-e5-2600/events/ha.xml",
+        "<?xml version=\"1.0\"?>\n<events processor=\"xeon-e5-2600\" unit=\"HA\" source=\"intel-perfmon\">\n  <event name=\"UNC_H_X\" code=\"0x01\" umask=\"0x01\" counters=\"0-3\" threshold=\"1\"/>\n</events>\n",
+    );
+    let e = load_error(spec.path());
+    assert!(e.contains("only a core PMU's events"), "{e}");
+}
+
+/// The typed core events: every processor's `core::Event` and the architectural ones go into
+/// the one architectural event select, with the settings Intel's list gives them; an uncore
+/// event does not compile there, and a core event does not compile in an uncore control.
+#[test]
+fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
+    use pmu_regs::arch::core::{self as arch, Ia32PerfEvtSel};
+    const SEL: Ia32PerfEvtSel = Ia32PerfEvtSel::RESET
+        .with_event(pmu_regs::xeon_e5_2600::core::Event::UOPS_ISSUED_CORE_STALL_CYCLES)
+        .with_usr(true)
+        .with_en(true);
+    assert_eq!(
+        (
+            SEL.ev_sel(),
+            SEL.umask(),
+            SEL.cmask(),
+            SEL.inv(),
+            SEL.any_thread(),
+            SEL.edge()
+        ),
+        (0x0e, 0x01, 1, true, true, false)
+    );
+    // Setting another event clears what the first one set.
+    let plain = SEL.with_event(pmu_regs::xeon_e5_2600_v3::core::Event::INST_RETIRED_ANY_P);
+    assert_eq!(
+        (
+            plain.ev_sel(),
+            plain.cmask(),
+            plain.inv(),
+            plain.any_thread()
+        ),
+        (0xc0, 0, false, false)
+    );
+    let arch_sel = Ia32PerfEvtSel::RESET.with_event(arch::Event::LLC_MISSES);
+    assert_eq!((arch_sel.ev_sel(), arch_sel.umask()), (0x2e, 0x41));
+    // Each processor's list is its own type and its own metadata.
+    for p in PROCESSORS.iter().filter(|p| p.id != "architectural") {
+        let c = p
+            .core_events
+            .unwrap_or_else(|| panic!("{} has no core events", p.id));
+        assert_eq!((c.processor, c.unit), ("architectural", "CORE"));
+        assert!(c.events.len() > 250, "{}: {}", p.id, c.events.len());
+        assert!(c
+            .events
+            .iter()
+            .all(|e| e.counters != 0 && e.counters >> 8 == 0 && !e.ext_sel));
+    }
+    assert_eq!(
+        pmu_regs::xeon_7500::core::Event::ALL.len(),
+        pmu_regs::xeon_7500::PROCESSOR
+            .core_events
+            .unwrap()
+            .events
+            .len()
+    );
+    // `Ia32PerfEvtSel::RESET.with_event(pmu_regs::xeon_e5_2600::ha::Event::REQUESTS_READS)` and
+    // `HaCtl::RESET.with_event(pmu_regs::xeon_e5_2600::core::Event::INST_RETIRED_ANY_P)` do not
+    // compile: the types differ.
+}

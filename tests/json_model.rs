@@ -75,7 +75,7 @@ fn schema_rejects_broken_models() {
         ("PCI keys on an MSR", |m| {
             m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["device"] = json!(3)
         }),
-        ("format version 2", |m| m["format_version"] = json!(2)),
+        ("format version 3", |m| m["format_version"] = json!(3)),
     ];
     assert_eq!(
         good["processors"][0]["units"][0]["registers"][0]["space"],
@@ -229,22 +229,45 @@ fn model_agrees_with_the_rust_metadata() {
                 }
                 None => assert_eq!(ju["pmu"], Value::Null, "{} {}", p.id, u.name),
             }
-            let je = ju["events"].as_array().unwrap();
-            assert_eq!(je.len(), u.events.len(), "{} {}", p.id, u.name);
-            for (e, j) in u.events.iter().zip(je) {
-                events += 1;
-                let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                assert_eq!(j["name"], e.name);
-                assert_eq!(j["code"], e.code, "{}", e.name);
-                assert_eq!(j["umask"], e.umask, "{}", e.name);
-                assert_eq!(j["ext_sel"], e.ext_sel, "{}", e.name);
-                assert_eq!(j["counters"], json!(counters), "{}", e.name);
-                assert_eq!(j["filters"], e.filters, "{}", e.name);
+            events += events_agree(u.events, &ju["events"], p.id, u.name);
+        }
+        match p.core_events {
+            Some(c) => {
+                let jc = &jp["core_events"];
+                assert_eq!(
+                    (jc["processor"].as_str(), jc["unit"].as_str()),
+                    (Some(c.processor), Some(c.unit)),
+                    "{}",
+                    p.id
+                );
+                events += events_agree(c.events, &jc["events"], p.id, c.unit);
             }
+            None => assert_eq!(jp["core_events"], Value::Null, "{}", p.id),
         }
     }
     // The README's coverage table: 113 layouts, 495 events today; never none.
     assert!(registers > 100 && fields > 500 && events > 400 && structures > 10);
+}
+
+/// Each event of `events` is the model's `je` entry in the same place, with the same values;
+/// returns how many.
+fn events_agree(events: &[&pmu_regs::EventInfo], je: &Value, p: &str, unit: &str) -> usize {
+    let je = je.as_array().unwrap();
+    assert_eq!(je.len(), events.len(), "{p} {unit}");
+    for (e, j) in events.iter().zip(je) {
+        let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
+        assert_eq!(j["name"], e.name);
+        assert_eq!(j["code"], e.code, "{}", e.name);
+        assert_eq!(j["umask"], e.umask, "{}", e.name);
+        assert_eq!(j["ext_sel"], e.ext_sel, "{}", e.name);
+        assert_eq!(j["counters"], json!(counters), "{}", e.name);
+        assert_eq!(j["filters"], e.filters, "{}", e.name);
+        assert_eq!(j["threshold"], e.threshold, "{}", e.name);
+        assert_eq!(j["invert"], e.invert, "{}", e.name);
+        assert_eq!(j["edge"], e.edge, "{}", e.name);
+        assert_eq!(j["any_thread"], e.any_thread, "{}", e.name);
+    }
+    events.len()
 }
 
 /// `OverflowEnable` -> `overflow-enable`: the spec spelling of a generated enum variant.

@@ -1,8 +1,13 @@
 //! `cargo run -p codegen -- import-perfmon FILE`: Intel's public perfmon event list (JSON) to
 //! our spec's event files, `spec/<processor>/events/<unit>.xml`.
 //!
-//! Only facts are taken: names, event codes, umasks, counter restrictions, the extension bit
-//! and filter names. Intel's descriptions are not copied. Every record is checked against the
+//! Only facts are taken: names, event codes, umasks, counter restrictions, the extension bit,
+//! filter names and, for core events, the counter mask, invert, edge-detect and any-thread
+//! settings. Intel's descriptions are not copied. Core lists (`*_core.json`, records without
+//! a `Unit`) go to the processor's `CORE` unit, which `processors.xml`'s `core-pmu` says is
+//! the architectural one: `<processor>/events/core.xml`. Records the spec cannot program
+//! (fixed-counter-only events, events that need another MSR such as the offcore response
+//! or PEBS load-latency registers, PEBS-only events) are reported with their reason. Every record is checked against the
 //! spec (the unit must exist, the code and umask must fit its control registers, the counters
 //! must exist) by validating the spec with the new files, held in memory, before anything is
 //! written.
@@ -35,7 +40,8 @@ struct PerfmonFile {
 
 #[derive(Debug, Deserialize)]
 struct PerfmonEvent {
-    #[serde(rename = "Unit")]
+    /// Absent in core lists: their events belong to the core PMU.
+    #[serde(rename = "Unit", default)]
     unit: String,
     #[serde(rename = "EventCode")]
     event_code: String,
@@ -49,6 +55,87 @@ struct PerfmonEvent {
     filter: String,
     #[serde(rename = "ExtSel", default)]
     ext_sel: String,
+    #[serde(rename = "CounterMask", default)]
+    counter_mask: String,
+    #[serde(rename = "Invert", default)]
+    invert: String,
+    #[serde(rename = "EdgeDetect", default)]
+    edge_detect: String,
+    #[serde(rename = "AnyThread", default)]
+    any_thread: String,
+    /// The MSRs an event needs programmed besides its control (`0x1a6,0x1a7`, the offcore
+    /// response registers; `0x3F6`, the PEBS load-latency threshold); "0" or "0x00": none.
+    #[serde(rename = "MSRIndex", default)]
+    msr_index: String,
+    #[serde(rename = "MSRValue", default)]
+    msr_value: String,
+    /// "2": the event counts only as a PEBS event.
+    #[serde(rename = "PEBS", default)]
+    pebs: String,
+}
+
+/// Our unit for records without Intel's `Unit` (the core lists).
+const CORE_UNIT: &str = "CORE";
+
+/// Why a core record cannot be one of the spec's events, before its numbers are looked at:
+/// its kind (for the report's counts) and the reason.
+fn core_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
+    let nonzero = |s: &str| !matches!(s.trim(), "" | "0" | "0x0" | "0x00" | "null" | "na");
+    if let Some(n) = e.counter.trim().strip_prefix("Fixed counter") {
+        return Some((
+            "fixed counter only",
+            format!(
+                "counts only on fixed counter{n}, which has no event select: the fixed counters and their control are registers of the CORE unit, not events"
+            ),
+        ));
+    }
+    if nonzero(&e.msr_index) {
+        return Some((
+            "needs another MSR",
+            format!(
+                "needs MSR {} programmed with {} besides the event select (the offcore response or PEBS load-latency registers), which the spec does not describe",
+                e.msr_index.trim(),
+                e.msr_value.trim()
+            ),
+        ));
+    }
+    if e.event_code.contains(',') {
+        return Some((
+            "needs another MSR",
+            format!(
+                "has two event codes ({}), one per offcore response MSR (0x1A6, 0x1A7), which the spec does not describe",
+                e.event_code.trim()
+            ),
+        ));
+    }
+    if e.pebs.trim() == "2" {
+        return Some((
+            "PEBS only",
+            "counts only as a precise (PEBS) event, and the spec does not describe PEBS (IA32_PEBS_ENABLE, the DS area)".into(),
+        ));
+    }
+    None
+}
+
+/// A core record's counter mask, invert, edge-detect and any-thread settings.
+fn settings_of(e: &PerfmonEvent) -> Result<crate::model::EventSettings, String> {
+    let flag = |name: &str, v: &str| match v.trim() {
+        "" | "0" => Ok(false),
+        "1" => Ok(true),
+        other => Err(format!("{name} `{other}` is not 0 or 1")),
+    };
+    let threshold = match e.counter_mask.trim() {
+        "" => 0,
+        t => crate::validate::parse_number(t)
+            .and_then(|n| u8::try_from(n).ok())
+            .ok_or_else(|| format!("counter mask `{t}` is not a number from 0 to 255"))?,
+    };
+    Ok(crate::model::EventSettings {
+        threshold,
+        invert: flag("Invert", &e.invert)?,
+        edge: flag("EdgeDetect", &e.edge_detect)?,
+        any_thread: flag("AnyThread", &e.any_thread)?,
+    })
 }
 
 /// What an import did.
@@ -58,6 +145,8 @@ pub struct Report {
     pub imported: BTreeMap<String, usize>,
     /// Records that could not be mapped, with the reason.
     pub errors: Vec<String>,
+    /// How many records were not imported, by kind of reason.
+    pub not_imported: BTreeMap<&'static str, usize>,
     /// Files written.
     pub written: Vec<PathBuf>,
 }
@@ -72,6 +161,12 @@ impl Report {
         let _ = writeln!(s, "imported:");
         for (unit, n) in &self.imported {
             let _ = writeln!(s, "  {unit:<8} {n:>4} events");
+        }
+        if !self.not_imported.is_empty() {
+            let _ = writeln!(s, "not imported:");
+            for (kind, n) in &self.not_imported {
+                let _ = writeln!(s, "  {n:>4} {kind}");
+            }
         }
         let _ = writeln!(
             s,
@@ -159,84 +254,142 @@ pub fn plan(
     let mut report = Report::default();
     // unit module -> (unit name, processor directory, XML lines)
     let mut files: BTreeMap<String, (String, String, Vec<String>)> = BTreeMap::new();
+    // The directory of the processor's spec (its unit files'), for its events files.
+    let proc_dir = proc
+        .units
+        .first()
+        .and_then(|u| u.file.split('/').next())
+        .unwrap_or(processor)
+        .to_string();
     for (i, e) in parsed.events.iter().enumerate() {
         let record = format!("record {} ({})", i + 1, e.event_name);
-        let Some((_, ours)) = UNIT_NAMES.iter().find(|(theirs, _)| *theirs == e.unit) else {
-            report.errors.push(format!(
-                "{record}: Intel unit `{}` has no counterpart here; known units: {}",
-                e.unit,
-                UNIT_NAMES
-                    .iter()
-                    .map(|(t, _)| *t)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+        let mut refuse = |kind: &'static str, why: String| {
+            report.errors.push(format!("{record}: {why}"));
+            *report.not_imported.entry(kind).or_default() += 1;
+        };
+        let ours = if e.unit.trim().is_empty() {
+            CORE_UNIT
+        } else if let Some((_, ours)) = UNIT_NAMES.iter().find(|(theirs, _)| *theirs == e.unit) {
+            ours
+        } else {
+            refuse(
+                "unknown Intel unit",
+                format!(
+                    "Intel unit `{}` has no counterpart here; known units: {}",
+                    e.unit,
+                    UNIT_NAMES
+                        .iter()
+                        .map(|(t, _)| *t)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             continue;
         };
-        let Some(unit) = proc.units.iter().find(|u| u.name == *ours) else {
-            report.errors.push(format!("{record}: unit {ours} is not in the spec of {processor} yet; add its registers first"));
+        // The one rule for which unit an events file may name (the processor's own, or its
+        // core PMU's).
+        let Ok((unit_name, owner, caps)) =
+            crate::validate::events_unit(&spec.processors, processor, ours)
+        else {
+            refuse(
+                "unit not in the spec",
+                format!(
+                    "unit {ours} is not in the spec of {processor} yet; add its registers first"
+                ),
+            );
             continue;
         };
+        if ours == CORE_UNIT {
+            if let Some((kind, why)) = core_refusal(e) {
+                refuse(kind, why);
+                continue;
+            }
+        }
         // Records the unit cannot count are reported here, one by one, rather than failing the
         // whole import in validation.
         let code = crate::validate::parse_number(&e.event_code);
         let umask = crate::validate::parse_number(&e.umask);
         let counters = crate::validate::counters_mask(&e.counter.replace(' ', ""));
         let ext_sel = e.ext_sel.trim() == "1";
-        let refusal = match (
-            code,
-            umask,
-            counters,
-            crate::validate::EventCapacity::of(unit),
-        ) {
-            (None, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
-            (_, None, _, _) => Some(format!("umask `{}` is not a number", e.umask)),
-            (_, _, None, _) => Some(format!("counters `{}` are not a counter list", e.counter)),
-            (_, _, _, None) => Some(format!("unit {ours} has no counter control register")),
-            (Some(c), Some(u), Some(m), Some(cap)) => cap.refuse(c, u, m, ext_sel),
+        let settings = settings_of(e);
+        let refusal = match (code, umask, counters, caps, &settings) {
+            (None, _, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
+            (_, None, _, _, _) => Some(format!("umask `{}` is not a number", e.umask)),
+            (_, _, None, _, _) => Some(format!("counters `{}` are not a counter list", e.counter)),
+            (_, _, _, None, _) => Some(format!("unit {ours} has no counter control register")),
+            (_, _, _, _, Err(why)) => Some(why.clone()),
+            (Some(c), Some(u), Some(m), Some(cap), Ok(set)) => cap
+                .refuse(c, u, m, ext_sel)
+                .or_else(|| cap.refuse_settings(set)),
         };
         if let Some(why) = refusal {
-            report.errors.push(format!("{record}: {why}"));
+            refuse("does not fit the unit's controls", why);
             continue;
         }
-        let dir = unit.file.split('/').next().unwrap_or(processor).to_string();
-        let ext = if e.ext_sel.trim() == "1" {
-            " ext-sel=\"1\""
-        } else {
-            ""
-        };
+        let settings = settings.unwrap_or_default();
+        let ext = if ext_sel { " ext-sel=\"1\"" } else { "" };
         let filters = match e.filter.trim() {
             // Later lists write "na" where there is no filter.
             "" | "null" | "na" => String::new(),
             f => format!(" filters=\"{}\"", xml_escape(f)),
         };
+        let mut extra = String::new();
+        if settings.threshold != 0 {
+            let _ = write!(extra, " threshold=\"{}\"", settings.threshold);
+        }
+        for (set, name) in [
+            (settings.invert, "invert"),
+            (settings.edge, "edge"),
+            (settings.any_thread, "any-thread"),
+        ] {
+            if set {
+                let _ = write!(extra, " {name}=\"1\"");
+            }
+        }
         let line = format!(
-            "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}/>",
+            "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
             xml_escape(&e.event_name),
             xml_escape(e.event_code.trim()),
             xml_escape(e.umask.trim()),
             xml_escape(&e.counter.replace(' ', ""))
         );
+        let module = spec
+            .processors
+            .iter()
+            .filter(|p| p.id == owner)
+            .flat_map(|p| &p.units)
+            .find(|u| u.name == unit_name)
+            .map_or_else(|| unit_name.to_ascii_lowercase(), |u| u.module.clone());
         files
-            .entry(unit.module.clone())
-            .or_insert_with(|| (unit.name.clone(), dir, Vec::new()))
+            .entry(module)
+            .or_insert_with(|| (unit_name.clone(), proc_dir.clone(), Vec::new()))
             .2
             .push(line);
     }
 
     // Each processor's event list is its own source when processors.xml declares one
-    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id.
+    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id. Core
+    // lists cite `intel-perfmon-core` where it is declared.
+    let declared = |id: &str| spec.public_sources.iter().any(|s| s.id == id);
     let specific = format!("intel-perfmon-{processor}");
-    let source = if spec.public_sources.iter().any(|s| s.id == specific) {
+    let uncore_source = if declared(&specific) {
         specific
     } else {
         "intel-perfmon".to_string()
+    };
+    let source_of = |unit: &str| {
+        if unit == CORE_UNIT && declared("intel-perfmon-core") {
+            "intel-perfmon-core".to_string()
+        } else {
+            uncore_source.clone()
+        }
     };
     let mut plan = Plan {
         report,
         files: Vec::new(),
     };
     for (module, (name, dir, lines)) in &files {
+        let source = source_of(name);
         let content = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")

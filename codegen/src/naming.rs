@@ -201,6 +201,8 @@ pub fn rust_type_name(name: String) -> String {
         "Reg32",
         "Reg64",
         "Role",
+        "CoreEvent",
+        "List",
     ];
     // `{Type}Layout` is the name of every type's layout enum, so no register type may end in
     // `Layout` itself (`CsLayout` would be the layout of `Cs`).

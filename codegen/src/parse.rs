@@ -83,6 +83,10 @@ pub struct RawProcessor {
     pub module: String,
     #[serde(rename = "@name")]
     pub name: String,
+    /// The processor whose units describe this one's core PMU (`architectural`): its events
+    /// files may name those units.
+    #[serde(rename = "@core-pmu", default)]
+    pub core_pmu: Option<String>,
     #[serde(default)]
     pub document: Vec<RawDocument>,
     #[serde(default)]
@@ -352,6 +356,18 @@ pub struct RawEvent {
     pub ext_sel: Option<String>,
     #[serde(rename = "@filters")]
     pub filters: Option<String>,
+    /// The value of the control's `threshold` role (a core event's counter mask).
+    #[serde(rename = "@threshold")]
+    pub threshold: Option<String>,
+    /// Sets the control's `invert` role.
+    #[serde(rename = "@invert")]
+    pub invert: Option<String>,
+    /// Sets the control's `edge` role.
+    #[serde(rename = "@edge")]
+    pub edge: Option<String>,
+    /// Sets the control's `any-thread` role.
+    #[serde(rename = "@any-thread")]
+    pub any_thread: Option<String>,
 }
 
 /// Parsed `processors.xml` together with the text it came from.

@@ -5,7 +5,6 @@
 // `n < 8` is not an HTML tag.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-#[macro_use]
 #[rustfmt::skip]
 pub mod support;
 pub use support::*;
@@ -13,3 +12,7 @@ pub use support::*;
 #[rustfmt::skip]
 pub mod structure;
 pub use structure::*;
+
+#[rustfmt::skip]
+pub mod core_events;
+pub use core_events::{CoreEvent, CoreEventsInfo};

@@ -312,6 +312,9 @@ pub struct ProcessorInfo {
     pub units: &'static [&'static UnitInfo],
     /// The level above every box (global control and status), if the processor has one.
     pub global: Option<&'static crate::structure::GlobalInfo>,
+    /// The processor's own event list for its core PMU (`processors.xml`'s `core-pmu`: the
+    /// architectural CORE unit), if the spec has one.
+    pub core_events: Option<&'static crate::core_events::CoreEventsInfo>,
 }
 
 /// A unit (box).
@@ -555,6 +558,15 @@ pub struct EventInfo {
     pub counters: u32,
     /// Filter fields it uses, as Intel names them ("" for none).
     pub filters: &'static str,
+    /// The value it puts in the control's `threshold` role (a core event's counter mask;
+    /// 0: none).
+    pub threshold: u8,
+    /// Sets the control's `invert` role.
+    pub invert: bool,
+    /// Sets the control's `edge` role.
+    pub edge: bool,
+    /// Sets the control's `any-thread` role.
+    pub any_thread: bool,
 }
 
 impl EventInfo {

@@ -185,10 +185,21 @@ pub fn encode(
     base: u64,
     assignments: &[(String, String)],
 ) -> Result<u64> {
+    encode_for(info, base, assignments, None)
+}
+
+/// [`encode`], where `event=NAME` may also name an event of processor `core`'s own core
+/// event list ([`events_for`]).
+pub fn encode_for(
+    info: &'static RegisterInfo,
+    base: u64,
+    assignments: &[(String, String)],
+    core: Option<&str>,
+) -> Result<u64> {
     let mut raw = base;
     for (name, text) in assignments {
         if name.eq_ignore_ascii_case("event") {
-            raw = set_event(info, raw, text)?;
+            raw = set_event(info, raw, text, core)?;
             continue;
         }
         let Some(t) = find_field(info, name) else {
@@ -260,23 +271,68 @@ pub fn unit_events(info: &RegisterInfo) -> &'static [&'static pmu_regs::EventInf
         .map_or(&[], |u| u.events)
 }
 
-/// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
-/// bit from the register's unit's event list. NAME is Intel's name or the constant's, in any
-/// case (`UNC_H_REQUESTS.READS`, `requests_reads`).
-fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
-    let events = unit_events(info);
+/// Every processor's own event list for `info`'s unit (the processors whose core PMU it is,
+/// `processors.xml`'s `core-pmu`): (processor id, its events).
+pub fn core_lists(
+    info: &RegisterInfo,
+) -> impl Iterator<Item = (&'static str, &'static [&'static pmu_regs::EventInfo])> + '_ {
+    pmu_regs::PROCESSORS.iter().filter_map(move |p| {
+        p.core_events
+            .filter(|c| c.processor == info.processor && c.unit == info.unit)
+            .map(|c| (p.id, c.events))
+    })
+}
+
+/// The events `event=NAME` may name in `info`: for a register of a core PMU with `core`
+/// naming the processor it runs on, that processor's own list first, then the unit's own
+/// (the architectural events); for any other register, its unit's list.
+pub fn events_for(info: &RegisterInfo, core: Option<&str>) -> Vec<&'static pmu_regs::EventInfo> {
+    let mut events: Vec<&'static pmu_regs::EventInfo> = core_lists(info)
+        .filter(|(p, _)| Some(*p) == core)
+        .flat_map(|(_, list)| list.iter().copied())
+        .collect();
+    events.extend(unit_events(info).iter().copied());
+    events
+}
+
+/// Whether `e` is the event `name` names: Intel's name or the constant's, in any case
+/// (`UNC_H_REQUESTS.READS`, `requests_reads`).
+fn names(e: &pmu_regs::EventInfo, name: &str) -> bool {
     let wanted = name.to_ascii_uppercase().replace('.', "_");
-    let found = events.iter().find(|e| {
-        e.name.eq_ignore_ascii_case(name) || {
-            let short = e
-                .name
-                .strip_prefix("UNC_")
-                .and_then(|r| r.split_once('_').map(|(_, rest)| rest))
-                .unwrap_or(e.name);
-            short.to_ascii_uppercase().replace('.', "_") == wanted
+    e.name.eq_ignore_ascii_case(name) || {
+        let short = e
+            .name
+            .strip_prefix("UNC_")
+            .and_then(|r| r.split_once('_').map(|(_, rest)| rest))
+            .unwrap_or(e.name);
+        short.to_ascii_uppercase().replace('.', "_") == wanted
+    }
+}
+
+/// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
+/// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
+/// and any-thread bits where the event sets them.
+fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&str>) -> Result<u64> {
+    let events = events_for(info, core);
+    let Some(event) = events.iter().find(|e| names(e, name)) else {
+        // A core event of other processors' lists: say which, and how to pick one.
+        let others: Vec<&str> = core_lists(info)
+            .filter(|(_, list)| list.iter().any(|e| names(e, name)))
+            .map(|(p, _)| p)
+            .collect();
+        if !others.is_empty() {
+            let this = match core {
+                Some(p) => format!("an event of {p}'s core list or an architectural event ({name} is not one)"),
+                None => format!("an architectural event of the {} unit, or, with the processor named, one of its own core events", info.unit),
+            };
+            return Err(UsageError::BadValue {
+                text: name.to_string(),
+                expected: format!(
+                    "{this}; {name} is a core event of {}: pass --processor with the processor this runs on (on hardware, the detected one is used)",
+                    others.join(", ")
+                ),
+            });
         }
-    });
-    let Some(event) = found else {
         if events.is_empty() {
             return Err(UsageError::BadValue {
                 text: format!("event={name}"),
@@ -323,6 +379,43 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str) -> Result<u64> {
             })
         }
         None => {}
+    }
+    // What the event sets beyond its select (Intel's CounterMask, Invert, EdgeDetect,
+    // AnyThread), where it sets them.
+    for (role, value, what) in [
+        (
+            Role::Threshold,
+            u64::from(event.threshold),
+            "threshold (counter mask, the event sets it)",
+        ),
+        (
+            Role::Invert,
+            u64::from(event.invert),
+            "invert (the event sets it)",
+        ),
+        (
+            Role::Edge,
+            u64::from(event.edge),
+            "edge detect (the event sets it)",
+        ),
+        (
+            Role::AnyThread,
+            u64::from(event.any_thread),
+            "any-thread (the event sets it)",
+        ),
+    ] {
+        if value == 0 {
+            continue;
+        }
+        match info.role(role) {
+            Some(f) => pairs.push((f.name.to_string(), value.to_string())),
+            None => {
+                return Err(UsageError::UnsupportedField {
+                    register: info.name,
+                    field: what,
+                })
+            }
+        }
     }
     encode(info, raw, &pairs)
 }

@@ -136,15 +136,35 @@ fn list_json_is_in_the_model() {
 fn list_events_json_is_in_the_model() {
     let model = model();
     let mut expected = Vec::new();
-    for (pid, u) in units(&model) {
-        for e in u["events"].as_array().unwrap() {
-            let mut item = only(
-                e,
-                &["name", "code", "umask", "ext_sel", "counters", "filters"],
-            );
-            item["processor"] = pid.into();
-            item["unit"] = u["name"].clone();
-            expected.push(item);
+    let keys = [
+        "name",
+        "code",
+        "umask",
+        "ext_sel",
+        "counters",
+        "filters",
+        "threshold",
+        "invert",
+        "edge",
+        "any_thread",
+    ];
+    // Each processor's units' events, then its own core events (for its core PMU's unit).
+    for p in model["processors"].as_array().unwrap() {
+        let pid = p["id"].as_str().unwrap();
+        let core = &p["core_events"];
+        let lists = p["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| (&u["name"], &u["events"]))
+            .chain((!core.is_null()).then(|| (&core["unit"], &core["events"])));
+        for (unit, events) in lists {
+            for e in events.as_array().unwrap() {
+                let mut item = only(e, &keys);
+                item["processor"] = pid.into();
+                item["unit"] = unit.clone();
+                expected.push(item);
+            }
         }
     }
     let listed: Vec<Value> = pmu_json(&["list", "--events", "--json"])

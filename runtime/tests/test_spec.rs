@@ -283,6 +283,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         code_names: &[],
         units: units.leak(),
         global,
+        core_events: None,
     })
 }
 

@@ -17,7 +17,7 @@ use crate::model::{self, Access, SourceOrigin, Space};
 pub const SCHEMA: &str = include_str!("../../templates/model.schema.json");
 
 /// Version of the JSON format; raised on any change that can break a consumer.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -41,6 +41,15 @@ struct Processor<'a> {
     documents: Vec<Document<'a>>,
     global: Option<Global<'a>>,
     units: Vec<Unit<'a>>,
+    core_events: Option<CoreEvents<'a>>,
+}
+
+/// A processor's own events for a unit of its core PMU (`processors.xml`'s `core-pmu`).
+#[derive(Serialize)]
+struct CoreEvents<'a> {
+    processor: &'a str,
+    unit: &'a str,
+    events: Vec<Event<'a>>,
 }
 
 #[derive(Serialize)]
@@ -169,6 +178,10 @@ struct Event<'a> {
     counters: Vec<u32>,
     filters: &'a str,
     source: &'a str,
+    threshold: u8,
+    invert: bool,
+    edge: bool,
+    any_thread: bool,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -479,6 +492,23 @@ fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
     }
 }
 
+fn event(e: &model::Event) -> Event<'_> {
+    Event {
+        name: &e.name,
+        ident: &e.ident,
+        code: e.code,
+        umask: e.umask,
+        ext_sel: e.ext_sel,
+        counters: (0..32).filter(|n| e.counters >> n & 1 != 0).collect(),
+        filters: &e.filters,
+        source: &e.source,
+        threshold: e.settings.threshold,
+        invert: e.settings.invert,
+        edge: e.settings.edge,
+        any_thread: e.settings.any_thread,
+    }
+}
+
 fn unit<'a>(p: &'a model::Processor, u: &'a model::Unit) -> Unit<'a> {
     Unit {
         name: &u.name,
@@ -495,20 +525,7 @@ fn unit<'a>(p: &'a model::Processor, u: &'a model::Unit) -> Unit<'a> {
             })
             .collect(),
         registers: u.registers.iter().map(|r| register(u, r)).collect(),
-        events: u
-            .events
-            .iter()
-            .map(|e| Event {
-                name: &e.name,
-                ident: &e.ident,
-                code: e.code,
-                umask: e.umask,
-                ext_sel: e.ext_sel,
-                counters: (0..32).filter(|n| e.counters >> n & 1 != 0).collect(),
-                filters: &e.filters,
-                source: &e.source,
-            })
-            .collect(),
+        events: u.events.iter().map(event).collect(),
         pmu: u.pmu.as_ref().map(|pmu| structure(p, u, pmu)),
     }
 }
@@ -536,6 +553,11 @@ pub fn model_text(spec: &model::Spec) -> String {
                     .collect(),
                 global: global(p),
                 units: p.units.iter().map(|u| unit(p, u)).collect(),
+                core_events: p.core_events.as_ref().map(|c| CoreEvents {
+                    processor: &c.processor,
+                    unit: &c.unit,
+                    events: c.events.iter().map(event).collect(),
+                }),
             })
             .collect(),
         sources: spec

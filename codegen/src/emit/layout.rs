@@ -508,7 +508,7 @@ fn events_text(unit: &Unit, out: &mut String) {
     for e in &unit.events {
         let _ = writeln!(
             out,
-            "    /// `{}`: event select {:#04x}, umask {:#04x}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = Event(&EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {} }});",
+            "    /// `{}`: event select {:#04x}, umask {:#04x}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = Event(&EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: 0, invert: false, edge: false, any_thread: false }});",
             e.name,
             e.code,
             e.umask,
@@ -588,11 +588,18 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
             let _ = writeln!(out, "//! {line}");
         }
     }
-    out.push_str("//!\n//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its\n//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each\n//! instance, and the metadata static. What every register shares is in `support.rs`.\nuse crate::support::*;\n#[allow(unused_imports)]\nuse crate::structure::Role;\n\n");
+    out.push_str("//!\n//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its\n//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each\n//! instance, and the metadata static. What every register shares is in `support.rs`.\nuse crate::support::*;\n#[allow(unused_imports)]\nuse crate::structure::Role;\n");
+    if super::core_events::is_core_unit(unit) {
+        out.push_str("use crate::core_events::CoreEvent;\n");
+    }
+    out.push('\n');
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
-    let events = if unit.events.is_empty() {
+    let events = if super::core_events::is_core_unit(unit) {
+        super::core_events::unit_events_text(unit, &mut out);
+        "EVENT_INFOS"
+    } else if unit.events.is_empty() {
         "&[]"
     } else {
         events_text(unit, &mut out);

@@ -6,6 +6,7 @@
 //! memory holds the model and a few units' output, not the whole tree.
 
 pub mod c;
+pub mod core_events;
 pub mod docs;
 pub mod json;
 pub mod layout;
@@ -21,6 +22,7 @@ use crate::model::{Processor, Spec, Unit};
 
 const SUPPORT: &str = include_str!("../../templates/support.rs");
 const STRUCTURE: &str = include_str!("../../templates/structure.rs");
+const CORE_EVENTS: &str = include_str!("../../templates/core_events.rs");
 const LIB_HEADER: &str = include_str!("../../templates/lib_header.rs");
 const LIB_EXAMPLE_XEON_7500: &str = include_str!("../../templates/lib_example_xeon_7500.rs");
 const LIB_ATTRS: &str = include_str!("../../templates/lib_attrs.rs");
@@ -130,7 +132,17 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
             rust::HEADER.replace("from spec/", "from codegen/templates/structure.rs")
         ),
     )?;
+    sink.put(
+        "src/core_events.rs".into(),
+        format!(
+            "{}{CORE_EVENTS}",
+            rust::HEADER.replace("from spec/", "from codegen/templates/core_events.rs")
+        ),
+    )?;
     for p in &spec.processors {
+        if let Some(text) = core_events::processor_core_module(p) {
+            sink.put(format!("src/{}/core.rs", p.module), text)?;
+        }
         sink.put(
             format!("src/{}/mod.rs", p.module),
             rust::format_file(rust::processor_module(p)),

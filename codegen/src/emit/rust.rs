@@ -172,10 +172,21 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .map(|c| str_lit(c));
     let doc_attrs = inner_docs(&doc);
     let global = super::structure::processor_global_ref(proc);
+    // The processor's own core event list (`core.rs`), if it has one.
+    let core_mods: Vec<proc_macro2::Ident> = proc
+        .core_events
+        .iter()
+        .map(|_| format_ident!("core"))
+        .collect();
+    let core_events = match &proc.core_events {
+        Some(_) => quote!(Some(&core::EVENTS)),
+        None => quote!(None),
+    };
     quote! {
         #doc_attrs
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
+        #(#[rustfmt::skip] pub mod #core_mods;)*
         pub mod pmu;
 
         /// Metadata of this processor and all its units.
@@ -188,6 +199,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
+            core_events: #core_events,
         };
     }
 }

@@ -40,6 +40,24 @@ pub struct Processor {
     pub identity: Option<Identity>,
     /// Units, in file-path order.
     pub units: Vec<Unit>,
+    /// The processor whose units are this one's core PMU (`processors.xml`'s `core-pmu`):
+    /// the architectural PMU for every Intel processor here.
+    pub core_pmu: Option<String>,
+    /// This processor's own events for a unit of its core PMU (`<proc>/events/core.xml`),
+    /// if it has an events file for one.
+    pub core_events: Option<CoreEvents>,
+}
+
+/// A processor's events for a unit of another processor, its core PMU: Intel lists each
+/// processor's core events, all counted by the architectural counter controls.
+#[derive(Debug, Clone)]
+pub struct CoreEvents {
+    /// The processor whose unit counts them (`architectural`).
+    pub processor: String,
+    /// That unit's name (`CORE`).
+    pub unit: String,
+    /// The events, in file order.
+    pub events: Vec<Event>,
 }
 
 /// A processor's identity: its CPUID signature, Intel's code names and the name of Intel's
@@ -140,6 +158,31 @@ pub struct Event {
     pub filters: String,
     /// Public source id.
     pub source: String,
+    /// What the event sets beyond its select and umask: the control's threshold (a core
+    /// event's counter mask), invert, edge and any-thread roles. All zero for most events.
+    pub settings: EventSettings,
+}
+
+/// The parts of a counter control an event sets besides its select, umask and extension
+/// bit, by the role of the field that takes each (Intel's CounterMask, Invert, EdgeDetect
+/// and AnyThread).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventSettings {
+    /// The `threshold` role's value (0: none).
+    pub threshold: u8,
+    /// The `invert` role.
+    pub invert: bool,
+    /// The `edge` role.
+    pub edge: bool,
+    /// The `any-thread` role.
+    pub any_thread: bool,
+}
+
+impl EventSettings {
+    /// Whether the event sets nothing beyond its select and umask.
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// One instance of a unit.

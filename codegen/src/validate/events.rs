@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use super::*;
+use crate::model::pmu::Role;
 
 /// What a unit's counter controls (registers with `ev_sel` and `umask`) can take.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +17,17 @@ pub struct EventCapacity {
     pub counters: u32,
     /// Every control has the event-select extension bit.
     pub has_ext: bool,
+    /// Largest value every control's `threshold` role takes (0: no threshold).
+    pub threshold_max: u64,
+    /// Every control has an `invert` role.
+    pub has_invert: bool,
+    /// Every control has an `edge` role.
+    pub has_edge: bool,
+    /// Every control has an `any-thread` role.
+    pub has_any_thread: bool,
+    /// The unit is a core PMU's (`<pmu scope="cpu">`): only its events carry settings, which
+    /// the generated crate's `with_event` programs.
+    pub takes_settings: bool,
 }
 
 impl EventCapacity {
@@ -43,7 +55,26 @@ impl EventCapacity {
                 .min()
                 .unwrap_or(0)
         };
+        let role = |role: Role| {
+            controls.iter().map(move |r| {
+                r.fields
+                    .iter()
+                    .find(|f| f.role.as_ref().is_some_and(|x| x.role == role))
+            })
+        };
+        let has_role = |r: Role| role(r).all(|f| f.is_some());
         Some(Self {
+            threshold_max: role(Role::Threshold)
+                .map(|f| f.map_or(0, |f| f.max()))
+                .min()
+                .unwrap_or(0),
+            has_invert: has_role(Role::Invert),
+            has_edge: has_role(Role::Edge),
+            has_any_thread: has_role(Role::AnyThread),
+            takes_settings: unit
+                .pmu
+                .as_ref()
+                .is_some_and(|p| p.scope == crate::model::pmu::Scope::Cpu),
             sel_max: field_max("ev_sel"),
             umask_max: field_max("umask"),
             counters: controls.iter().map(|r| r.count).max().unwrap_or(1),
@@ -51,6 +82,35 @@ impl EventCapacity {
                 .iter()
                 .all(|r| r.fields.iter().any(|f| f.name.as_ref() == "ev_sel_ext")),
         })
+    }
+
+    /// Why a unit cannot take an event with these `settings`, if it cannot: each needs the
+    /// role that takes it in every counter control.
+    pub fn refuse_settings(&self, settings: &EventSettings) -> Option<String> {
+        let missing = |name: &str| {
+            Some(format!(
+                "it sets the {name}, which this unit's counter controls do not have (no field with that role)"
+            ))
+        };
+        if !settings.is_none() && !self.takes_settings {
+            Some(
+                "it sets a threshold, invert, edge or any-thread bit, which only a core PMU's events (a unit with <pmu scope=\"cpu\">) carry"
+                    .into(),
+            )
+        } else if u64::from(settings.threshold) > self.threshold_max {
+            Some(format!(
+                "its threshold (counter mask) {} does not fit the unit's threshold (max {})",
+                settings.threshold, self.threshold_max
+            ))
+        } else if settings.invert && !self.has_invert {
+            missing("invert bit")
+        } else if settings.edge && !self.has_edge {
+            missing("edge-detect bit")
+        } else if settings.any_thread && !self.has_any_thread {
+            missing("any-thread bit")
+        } else {
+            None
+        }
     }
 
     /// Why an event with these facts cannot be counted by the unit, if it cannot.
@@ -90,47 +150,55 @@ impl Validator {
             ));
             return;
         }
-        let Some(processor) = ctx.processors.iter_mut().find(|p| p.id == raw.processor) else {
-            self.push(err(
-                raw.at,
-                format!("events for unknown processor `{}`", raw.processor),
-                "use a processor id from processors.xml",
-            ));
-            return;
+        let (unit_name, owner, caps) = match events_unit(&ctx.processors, &raw.processor, &raw.unit)
+        {
+            Ok(found) => found,
+            Err((msg, help)) => {
+                self.push(err(raw.at, msg, &help));
+                return;
+            }
         };
-        let units: Vec<String> = processor.units.iter().map(|u| u.name.clone()).collect();
-        let Some(unit) = processor.units.iter_mut().find(|u| {
-            u.name.eq_ignore_ascii_case(&raw.unit) || u.module.eq_ignore_ascii_case(&raw.unit)
-        }) else {
+        let Some(caps) = caps else {
             self.push(err(
                 raw.at,
                 format!(
-                    "events for unknown unit `{}` of {}",
-                    raw.unit, raw.processor
-                ),
-                &format!("the processor's units are: {}", units.join(", ")),
-            ));
-            return;
-        };
-        let Some(caps) = EventCapacity::of(unit) else {
-            self.push(err(
-                raw.at,
-                format!(
-                    "unit `{}` has no control register with an ev_sel field to take events",
-                    unit.name
+                    "unit `{unit_name}` has no control register with an ev_sel field to take events"
                 ),
                 "add the unit's counter control registers first",
             ));
             return;
+        };
+        let processor = ctx
+            .processors
+            .iter_mut()
+            .find(|p| p.id == raw.processor)
+            .expect("events_unit found it");
+        let target: &mut Vec<Event> = if owner == raw.processor {
+            &mut processor
+                .units
+                .iter_mut()
+                .find(|u| u.name == unit_name)
+                .expect("events_unit found it")
+                .events
+        } else {
+            &mut processor
+                .core_events
+                .get_or_insert_with(|| CoreEvents {
+                    processor: owner.clone(),
+                    unit: unit_name.clone(),
+                    events: Vec::new(),
+                })
+                .events
         };
         let EventCapacity {
             sel_max,
             umask_max,
             counters,
             has_ext,
+            ..
         } = caps;
-        let mut names: HashSet<String> = unit.events.iter().map(|e| e.name.clone()).collect();
-        let mut idents: HashSet<String> = unit.events.iter().map(|e| e.ident.clone()).collect();
+        let mut names: HashSet<String> = target.iter().map(|e| e.name.clone()).collect();
+        let mut idents: HashSet<String> = target.iter().map(|e| e.ident.clone()).collect();
         for e in &raw.event {
             let ctx_msg = |m: String| format!("event {}: {m}", e.name);
             let code = parse_number(&e.code).filter(|c| *c <= sel_max);
@@ -149,6 +217,17 @@ impl Validator {
                 }
             };
             let ident = event_ident(&e.name);
+            let settings = match event_settings(e) {
+                Ok(s) => s,
+                Err(msg) => {
+                    self.push(err(
+                        e.at,
+                        ctx_msg(msg),
+                        "threshold is a number (0-255); invert, edge and any-thread are 0 or 1",
+                    ));
+                    continue;
+                }
+            };
             let problem = if code.is_none() {
                 Some((
                     format!(
@@ -179,6 +258,8 @@ impl Validator {
                         .to_string(),
                     "check the unit, or the ext-sel attribute",
                 ))
+            } else if let Some(why) = caps.refuse_settings(&settings) {
+                Some((why, "check the unit, or the event's settings"))
             } else if !names.insert(e.name.clone()) {
                 Some((
                     "is listed twice".to_string(),
@@ -196,7 +277,7 @@ impl Validator {
                 self.push(err(e.at, ctx_msg(msg), help));
                 continue;
             }
-            unit.events.push(Event {
+            target.push(Event {
                 name: e.name.clone(),
                 ident,
                 code: code.unwrap_or(0) as u8,
@@ -205,7 +286,76 @@ impl Validator {
                 counters: mask.unwrap_or(0),
                 filters: e.filters.clone().unwrap_or_default(),
                 source: raw.source.clone(),
+                settings,
             });
         }
     }
+}
+
+/// The unit an events file of `processor` names as `unit`: one of the processor's own units,
+/// or, where `processors.xml` gives the processor a `core-pmu`, a unit of that processor (a
+/// processor's core events are counted by the architectural CORE unit's controls). The one
+/// place that rule lives. Returns the unit's name, the processor that owns it and what its
+/// controls take, or the error and its help.
+pub fn events_unit(
+    processors: &[Processor],
+    processor: &str,
+    unit: &str,
+) -> Result<(String, String, Option<EventCapacity>), (String, String)> {
+    let Some(p) = processors.iter().find(|p| p.id == processor) else {
+        return Err((
+            format!("events for unknown processor `{processor}`"),
+            "use a processor id from processors.xml".into(),
+        ));
+    };
+    let named =
+        |u: &&Unit| u.name.eq_ignore_ascii_case(unit) || u.module.eq_ignore_ascii_case(unit);
+    let core = p
+        .core_pmu
+        .as_deref()
+        .and_then(|c| processors.iter().find(|q| q.id == c));
+    let found = p
+        .units
+        .iter()
+        .find(named)
+        .map(|u| (u, p.id.as_str()))
+        .or_else(|| core.and_then(|c| c.units.iter().find(named).map(|u| (u, c.id.as_str()))));
+    match found {
+        Some((u, owner)) => Ok((u.name.clone(), owner.to_string(), EventCapacity::of(u))),
+        None => {
+            let mut units: Vec<String> = p.units.iter().map(|u| u.name.clone()).collect();
+            if let Some(c) = core {
+                units.extend(
+                    c.units
+                        .iter()
+                        .map(|u| format!("{} (its core PMU, {})", u.name, c.id)),
+                );
+            }
+            Err((
+                format!("events for unknown unit `{unit}` of {processor}"),
+                format!("the processor's units are: {}", units.join(", ")),
+            ))
+        }
+    }
+}
+
+/// An event's `threshold`, `invert`, `edge` and `any-thread` attributes.
+fn event_settings(e: &RawEvent) -> Result<EventSettings, String> {
+    let flag = |name: &str, v: &Option<String>| match v.as_deref() {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(other) => Err(format!("{name} `{other}` is not 0 or 1")),
+    };
+    let threshold = match &e.threshold {
+        None => 0,
+        Some(t) => parse_number(t)
+            .and_then(|n| u8::try_from(n).ok())
+            .ok_or_else(|| format!("threshold `{t}` is not a number from 0 to 255"))?,
+    };
+    Ok(EventSettings {
+        threshold,
+        invert: flag("invert", &e.invert)?,
+        edge: flag("edge", &e.edge)?,
+        any_thread: flag("any-thread", &e.any_thread)?,
+    })
 }

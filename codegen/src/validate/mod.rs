@@ -27,7 +27,7 @@ use crate::naming::relative_spec_path;
 pub use crate::naming::{
     camel_case, event_ident, is_keyword, normalize_text, rust_type_name, snake_case,
 };
-pub use events::EventCapacity;
+pub use events::{events_unit, EventCapacity};
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};
 use processors::Catalogue;

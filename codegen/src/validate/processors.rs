@@ -80,6 +80,8 @@ impl Validator {
                 documents,
                 identity: None,
                 units: Vec::new(),
+                core_pmu: None,
+                core_events: None,
             });
         }
         let mut public_sources = Vec::new();
@@ -127,10 +129,37 @@ impl Validator {
             }
         }
         self.unique_identities(&ctx, &processors, &parsed.raw.processor);
+        self.core_pmus(&ctx, &mut processors, &parsed.raw.processor);
         SpecContext {
             processors,
             public_sources,
             catalogue,
+        }
+    }
+
+    /// `core-pmu`: the processor whose units are this one's core PMU. It must be another
+    /// processor of the file, and one without a core PMU of its own (the link is one step).
+    fn core_pmus(&mut self, ctx: &Ctx, processors: &mut [Processor], raw: &[RawProcessor]) {
+        let ids: Vec<(String, bool)> = raw
+            .iter()
+            .map(|r| (r.id.clone(), r.core_pmu.is_some()))
+            .collect();
+        for (p, r) in processors.iter_mut().zip(raw) {
+            let Some(core) = &r.core_pmu else { continue };
+            let problem = match ids.iter().find(|(id, _)| id == core) {
+                _ if core == &p.id => Some("names the processor itself"),
+                None => Some("names no processor of processors.xml"),
+                Some((_, true)) => Some("names a processor that has a core-pmu of its own"),
+                Some(_) => None,
+            };
+            match problem {
+                Some(why) => self.push(ctx.error(
+                    r.at,
+                    format!("processor `{}`: core-pmu `{core}` {why}", p.id),
+                    "core-pmu names the processor whose units describe this one's core PMU, e.g. core-pmu=\"architectural\"",
+                )),
+                None => p.core_pmu = Some(core.clone()),
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
+use crate::core_events::CoreEvent;
 
 /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX\[15:8\] counters exist. The implemented width is CPUID.0AH:EAX\[23:16\] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.
 ///
@@ -872,48 +873,42 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event(&'static EventInfo);
+/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
+pub enum List {}
+
+/// An event of this list. Any core event list's events go into the core PMU's counter
+/// control (`with_event`); an uncore event does not compile there.
+pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `UNHALTED_CORE_CYCLES`: event select 0x3c, umask 0x00, counters 0b11111111 (bit n: counter n).
-    pub const UNHALTED_CORE_CYCLES: Event = Event(&EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `INSTRUCTION_RETIRED`: event select 0xc0, umask 0x00, counters 0b11111111 (bit n: counter n).
-    pub const INSTRUCTION_RETIRED: Event = Event(&EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `UNHALTED_REFERENCE_CYCLES`: event select 0x3c, umask 0x01, counters 0b11111111 (bit n: counter n).
-    pub const UNHALTED_REFERENCE_CYCLES: Event = Event(&EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `LLC_REFERENCE`: event select 0x2e, umask 0x4f, counters 0b11111111 (bit n: counter n).
-    pub const LLC_REFERENCE: Event = Event(&EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `LLC_MISSES`: event select 0x2e, umask 0x41, counters 0b11111111 (bit n: counter n).
-    pub const LLC_MISSES: Event = Event(&EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `BRANCH_INSTRUCTION_RETIRED`: event select 0xc4, umask 0x00, counters 0b11111111 (bit n: counter n).
-    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event(&EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
-    /// `BRANCH_MISSES_RETIRED`: event select 0xc5, umask 0x00, counters 0b11111111 (bit n: counter n).
-    pub const BRANCH_MISSES_RETIRED: Event = Event(&EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "" });
-
-    /// Every event of the unit.
+    /// `UNHALTED_CORE_CYCLES`: event select 0x3c, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const UNHALTED_CORE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `INSTRUCTION_RETIRED`: event select 0xc0, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const INSTRUCTION_RETIRED: Event = CoreEvent::new(&EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNHALTED_REFERENCE_CYCLES`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const UNHALTED_REFERENCE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `LLC_REFERENCE`: event select 0x2e, umask 0x4f, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const LLC_REFERENCE: Event = CoreEvent::new(&EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `LLC_MISSES`: event select 0x2e, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const LLC_MISSES: Event = CoreEvent::new(&EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `BRANCH_INSTRUCTION_RETIRED`: event select 0xc4, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const BRANCH_INSTRUCTION_RETIRED: Event = CoreEvent::new(&EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `BRANCH_MISSES_RETIRED`: event select 0xc5, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b11111111 (bit n: counter n).
+    pub const BRANCH_MISSES_RETIRED: Event = CoreEvent::new(&EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// Every event of the list.
     pub const ALL: &'static [Event] = &[Event::UNHALTED_CORE_CYCLES, Event::INSTRUCTION_RETIRED, Event::UNHALTED_REFERENCE_CYCLES, Event::LLC_REFERENCE, Event::LLC_MISSES, Event::BRANCH_INSTRUCTION_RETIRED, Event::BRANCH_MISSES_RETIRED];
-
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        self.0
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.0.can_count_on(n)
-    }
 }
 
-const EVENT_INFOS: &[&EventInfo] = &[Event::UNHALTED_CORE_CYCLES.0, Event::INSTRUCTION_RETIRED.0, Event::UNHALTED_REFERENCE_CYCLES.0, Event::LLC_REFERENCE.0, Event::LLC_MISSES.0, Event::BRANCH_INSTRUCTION_RETIRED.0, Event::BRANCH_MISSES_RETIRED.0];
+const EVENT_INFOS: &[&EventInfo] = &[Event::UNHALTED_CORE_CYCLES.info(), Event::INSTRUCTION_RETIRED.info(), Event::UNHALTED_REFERENCE_CYCLES.info(), Event::LLC_REFERENCE.info(), Event::LLC_MISSES.info(), Event::BRANCH_INSTRUCTION_RETIRED.info(), Event::BRANCH_MISSES_RETIRED.info()];
 
 impl Ia32PerfEvtSel {
-    /// This value set to count `event`: its event select and umask.
+    /// This value set to count `event`, an event of any core event list: its event
+    /// select and umask, and the counter mask, invert, edge-detect and any-thread
+    /// settings the list gives it (each set, to 0 where the event has none).
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {
+        let e = event.info();
+        self.with_ev_sel(e.code).with_umask(e.umask).with_cmask(e.threshold).with_inv(e.invert).with_edge(e.edge).with_any_thread(e.any_thread)
     }
 }
 

@@ -22,4 +22,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     code_names: &[],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
+    core_events: None,
 };

@@ -18,6 +18,8 @@ pub mod sbox;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod wbox;
+#[rustfmt::skip]
+pub mod core;
 pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
@@ -39,4 +41,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &wbox::UNIT,
     ],
     global: Some(&pmu::GLOBAL),
+    core_events: Some(&core::EVENTS),
 };

@@ -467,199 +467,199 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_C_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_COUNTER0_OCCUPANCY`: event select 0x1f, umask 0x00, counters 0b1110 (bit n: counter n).
-    pub const COUNTER0_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1110, filters: "" });
+    pub const COUNTER0_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1110, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_ISMQ_DRD_MISS_OCC`: event select 0x21, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const ISMQ_DRD_MISS_OCC: Event = Event(&EventInfo { name: "UNC_C_ISMQ_DRD_MISS_OCC", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const ISMQ_DRD_MISS_OCC: Event = Event(&EventInfo { name: "UNC_C_ISMQ_DRD_MISS_OCC", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.DATA_READ`: event select 0x34, umask 0x03, counters 0b11 (bit n: counter n).
-    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.NID`: event select 0x34, umask 0x41, counters 0b11 (bit n: counter n).
-    pub const LLC_LOOKUP_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18], CBoFilter[17:10]" });
+    pub const LLC_LOOKUP_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18], CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`: event select 0x34, umask 0x09, counters 0b11 (bit n: counter n).
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.WRITE`: event select 0x34, umask 0x05, counters 0b11 (bit n: counter n).
-    pub const LLC_LOOKUP_WRITE: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]" });
+    pub const LLC_LOOKUP_WRITE: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, ext_sel: false, counters: 0b11, filters: "CBoFilter[22:18]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const LLC_VICTIMS_E_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const LLC_VICTIMS_E_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.MISS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const LLC_VICTIMS_MISS: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const LLC_VICTIMS_MISS: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const LLC_VICTIMS_M_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const LLC_VICTIMS_M_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.NID`: event select 0x37, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const LLC_VICTIMS_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    pub const LLC_VICTIMS_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.S_STATE`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const LLC_VICTIMS_S_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const LLC_VICTIMS_S_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const MISC_RSPI_WAS_FSE: Event = Event(&EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC_RSPI_WAS_FSE: Event = Event(&EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.STARTED`: event select 0x39, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const MISC_STARTED: Event = Event(&EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC_STARTED: Event = Event(&EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const MISC_WC_ALIASING: Event = Event(&EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC_WC_ALIASING: Event = Event(&EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1100 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1100 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1100 (bit n: counter n).
-    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1100 (bit n: counter n).
-    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1100 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1100 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1100 (bit n: counter n).
-    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1100 (bit n: counter n).
-    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1100 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1100 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1100 (bit n: counter n).
-    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1100 (bit n: counter n).
-    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_IV_USED.ANY`: event select 0x1e, umask 0x0f, counters 0b1100 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, ext_sel: false, counters: 0b1100, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SRC_THRTL`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RING_SRC_THRTL: Event = Event(&EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RING_SRC_THRTL: Event = Event(&EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.IPQ`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_EXT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_EXT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.IRQ`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_EXT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_EXT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.ISMQ`: event select 0x12, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_EXT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_EXT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`: event select 0x12, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJECTED", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJECTED", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.VFIFO`: event select 0x13, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.VFIFO", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.VFIFO", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.IPQ`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.IRQ`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.ISMQ`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_INT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`: event select 0x31, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.ANY`: event select 0x31, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IPQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.FULL`: event select 0x31, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IPQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`: event select 0x31, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`: event select 0x32, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.ANY`: event select 0x32, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IRQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.FULL`: event select 0x32, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IRQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.RTID`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_IRQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.ANY`: event select 0x33, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_ISMQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.FULL`: event select 0x33, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_ISMQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.RTID`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_ISMQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`: event select 0x11, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.VFIFO`: event select 0x11, umask 0x10, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.VFIFO", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VFIFO: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.VFIFO", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.EVICTION`: event select 0x35, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TOR_INSERTS_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_ALL`: event select 0x35, umask 0x0a, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_ALL", code: 0x35, umask: 0x0a, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TOR_INSERTS_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_ALL", code: 0x35, umask: 0x0a, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_OPCODE`: event select 0x35, umask 0x03, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]" });
+    pub const TOR_INSERTS_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_ALL`: event select 0x35, umask 0x48, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_EVICTION`: event select 0x35, umask 0x44, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`: event select 0x35, umask 0x4a, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`: event select 0x35, umask 0x43, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_OPCODE`: event select 0x35, umask 0x41, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23], CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_WB`: event select 0x35, umask 0x50, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]" });
+    pub const TOR_INSERTS_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, ext_sel: false, counters: 0b11, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.OPCODE`: event select 0x35, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]" });
+    pub const TOR_INSERTS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b11, filters: "CBoFilter[31:23]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.WB`: event select 0x35, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const TOR_INSERTS_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TOR_INSERTS_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.EVICTION`: event select 0x36, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`: event select 0x36, umask 0x0a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`: event select 0x36, umask 0x03, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]" });
+    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_ALL`: event select 0x36, umask 0x48, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    pub const TOR_OCCUPANCY_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`: event select 0x36, umask 0x44, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`: event select 0x36, umask 0x4a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]" });
+    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, ext_sel: false, counters: 0b1, filters: "CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`: event select 0x36, umask 0x43, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`: event select 0x36, umask 0x41, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]" });
+    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23], CBoFilter[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.OPCODE`: event select 0x36, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]" });
+    pub const TOR_OCCUPANCY_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "CBoFilter[31:23]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_ADS_USED`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_ADS_USED: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_ADS_USED: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AD_CACHE`: event select 0x02, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AD_CORE`: event select 0x02, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AK_CACHE`: event select 0x02, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_AK_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_AK_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AK_CORE`: event select 0x02, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.BL_CACHE`: event select 0x02, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_BL_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_BL_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.BL_CORE`: event select 0x02, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.IV_CACHE`: event select 0x02, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const TXR_INSERTS_IV_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_INSERTS_IV_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::COUNTER0_OCCUPANCY, Event::ISMQ_DRD_MISS_OCC, Event::LLC_LOOKUP_DATA_READ, Event::LLC_LOOKUP_NID, Event::LLC_LOOKUP_REMOTE_SNOOP, Event::LLC_LOOKUP_WRITE, Event::LLC_VICTIMS_E_STATE, Event::LLC_VICTIMS_MISS, Event::LLC_VICTIMS_M_STATE, Event::LLC_VICTIMS_NID, Event::LLC_VICTIMS_S_STATE, Event::MISC_RFO_HIT_S, Event::MISC_RSPI_WAS_FSE, Event::MISC_STARTED, Event::MISC_WC_ALIASING, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BOUNCES_AK_CORE, Event::RING_BOUNCES_BL_CORE, Event::RING_BOUNCES_IV_CORE, Event::RING_IV_USED_ANY, Event::RING_SINK_STARVED_AD_CACHE, Event::RING_SINK_STARVED_AK_CORE, Event::RING_SINK_STARVED_BL_CORE, Event::RING_SINK_STARVED_IV_CORE, Event::RING_SRC_THRTL, Event::RXR_EXT_STARVED_IPQ, Event::RXR_EXT_STARVED_IRQ, Event::RXR_EXT_STARVED_ISMQ, Event::RXR_EXT_STARVED_ISMQ_BIDS, Event::RXR_INSERTS_IPQ, Event::RXR_INSERTS_IRQ, Event::RXR_INSERTS_IRQ_REJECTED, Event::RXR_INSERTS_VFIFO, Event::RXR_INT_STARVED_IPQ, Event::RXR_INT_STARVED_IRQ, Event::RXR_INT_STARVED_ISMQ, Event::RXR_IPQ_RETRY_ADDR_CONFLICT, Event::RXR_IPQ_RETRY_ANY, Event::RXR_IPQ_RETRY_FULL, Event::RXR_IPQ_RETRY_QPI_CREDITS, Event::RXR_IRQ_RETRY_ADDR_CONFLICT, Event::RXR_IRQ_RETRY_ANY, Event::RXR_IRQ_RETRY_FULL, Event::RXR_IRQ_RETRY_QPI_CREDITS, Event::RXR_IRQ_RETRY_RTID, Event::RXR_ISMQ_RETRY_ANY, Event::RXR_ISMQ_RETRY_FULL, Event::RXR_ISMQ_RETRY_IIO_CREDITS, Event::RXR_ISMQ_RETRY_QPI_CREDITS, Event::RXR_ISMQ_RETRY_RTID, Event::RXR_OCCUPANCY_IPQ, Event::RXR_OCCUPANCY_IRQ, Event::RXR_OCCUPANCY_IRQ_REJECTED, Event::RXR_OCCUPANCY_VFIFO, Event::TOR_INSERTS_EVICTION, Event::TOR_INSERTS_MISS_ALL, Event::TOR_INSERTS_MISS_OPCODE, Event::TOR_INSERTS_NID_ALL, Event::TOR_INSERTS_NID_EVICTION, Event::TOR_INSERTS_NID_MISS_ALL, Event::TOR_INSERTS_NID_MISS_OPCODE, Event::TOR_INSERTS_NID_OPCODE, Event::TOR_INSERTS_NID_WB, Event::TOR_INSERTS_OPCODE, Event::TOR_INSERTS_WB, Event::TOR_OCCUPANCY_ALL, Event::TOR_OCCUPANCY_EVICTION, Event::TOR_OCCUPANCY_MISS_ALL, Event::TOR_OCCUPANCY_MISS_OPCODE, Event::TOR_OCCUPANCY_NID_ALL, Event::TOR_OCCUPANCY_NID_EVICTION, Event::TOR_OCCUPANCY_NID_MISS_ALL, Event::TOR_OCCUPANCY_NID_MISS_OPCODE, Event::TOR_OCCUPANCY_NID_OPCODE, Event::TOR_OCCUPANCY_OPCODE, Event::TXR_ADS_USED, Event::TXR_INSERTS_AD_CACHE, Event::TXR_INSERTS_AD_CORE, Event::TXR_INSERTS_AK_CACHE, Event::TXR_INSERTS_AK_CORE, Event::TXR_INSERTS_BL_CACHE, Event::TXR_INSERTS_BL_CORE, Event::TXR_INSERTS_IV_CACHE, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL];

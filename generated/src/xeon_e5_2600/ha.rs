@@ -408,223 +408,223 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.NO_CONFLICT`: event select 0x0b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.NO_CONFLICT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.NO_CONFLICT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_INSERTS.ALL`: event select 0x06, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_INSERTS.ALL", code: 0x06, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_INSERTS.ALL", code: 0x06, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD.NDR`: event select 0x0f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.NDR", code: 0x0f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.NDR", code: 0x0f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD.SNP`: event select 0x0f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_SNP: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.SNP", code: 0x0f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_SNP: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.SNP", code: 0x0f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_OCCUPANCY.ALL`: event select 0x28, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.ALL", code: 0x28, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.ALL", code: 0x28, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_NDR`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_NDR", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_NDR: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_NDR", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_OCCUPANCY.ALL`: event select 0x30, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.ALL", code: 0x30, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.ALL", code: 0x30, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::BYPASS_IMC_NOT_TAKEN, Event::BYPASS_IMC_TAKEN, Event::CLOCKTICKS, Event::CONFLICT_CYCLES_CONFLICT, Event::CONFLICT_CYCLES_NO_CONFLICT, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_CLEAR, Event::DIRECTORY_UPDATE_SET, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IMC_RETRY, Event::IMC_WRITES_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_PARTIAL_ISOCH, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TRACKER_INSERTS_ALL, Event::TXR_AD_NDR, Event::TXR_AD_SNP, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_OCCUPANCY_ALL, Event::TXR_AD_OCCUPANCY_SCHED0, Event::TXR_AD_OCCUPANCY_SCHED1, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_NDR, Event::TXR_AK_OCCUPANCY_ALL, Event::TXR_AK_OCCUPANCY_SCHED0, Event::TXR_AK_OCCUPANCY_SCHED1, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_OCCUPANCY_ALL, Event::TXR_BL_OCCUPANCY_SCHED0, Event::TXR_BL_OCCUPANCY_SCHED1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3];

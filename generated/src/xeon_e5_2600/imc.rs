@@ -439,107 +439,107 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_M_ACT_COUNT`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const ACT_COUNT: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ACT_COUNT: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_CYCLES_FULL`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_FULL", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_FULL", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_OCCUPANCY`: event select 0x80, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_OCCUPANCY`: event select 0x81, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ACT_COUNT, Event::CAS_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_WR, Event::CAS_COUNT_WR_RMM, Event::CAS_COUNT_WR_WMM, Event::DRAM_PRE_ALL, Event::DRAM_REFRESH_HIGH, Event::DRAM_REFRESH_PANIC, Event::ECC_CORRECTABLE_ERRORS, Event::MAJOR_MODES_ISOCH, Event::MAJOR_MODES_PARTIAL, Event::MAJOR_MODES_READ, Event::MAJOR_MODES_WRITE, Event::POWER_CHANNEL_DLLOFF, Event::POWER_CHANNEL_PPD, Event::POWER_CKE_CYCLES_RANK0, Event::POWER_CKE_CYCLES_RANK1, Event::POWER_CKE_CYCLES_RANK2, Event::POWER_CKE_CYCLES_RANK3, Event::POWER_CKE_CYCLES_RANK4, Event::POWER_CKE_CYCLES_RANK5, Event::POWER_CKE_CYCLES_RANK6, Event::POWER_CKE_CYCLES_RANK7, Event::POWER_CRITICAL_THROTTLE_CYCLES, Event::POWER_SELF_REFRESH, Event::POWER_THROTTLE_CYCLES_RANK0, Event::POWER_THROTTLE_CYCLES_RANK1, Event::POWER_THROTTLE_CYCLES_RANK2, Event::POWER_THROTTLE_CYCLES_RANK3, Event::POWER_THROTTLE_CYCLES_RANK4, Event::POWER_THROTTLE_CYCLES_RANK5, Event::POWER_THROTTLE_CYCLES_RANK6, Event::POWER_THROTTLE_CYCLES_RANK7, Event::PREEMPTION_RD_PREEMPT_RD, Event::PREEMPTION_RD_PREEMPT_WR, Event::PRE_COUNT_PAGE_CLOSE, Event::PRE_COUNT_PAGE_MISS, Event::RPQ_CYCLES_FULL, Event::RPQ_CYCLES_NE, Event::RPQ_INSERTS, Event::RPQ_OCCUPANCY, Event::WPQ_CYCLES_FULL, Event::WPQ_CYCLES_NE, Event::WPQ_INSERTS, Event::WPQ_OCCUPANCY, Event::WPQ_READ_HIT, Event::WPQ_WRITE_HIT, Event::CLOCKTICKS];

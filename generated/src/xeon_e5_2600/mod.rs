@@ -20,6 +20,8 @@ pub mod r2pcie;
 pub mod r3qpi;
 #[rustfmt::skip]
 pub mod ubox;
+#[rustfmt::skip]
+pub mod core;
 pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
@@ -45,4 +47,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &ubox::UNIT,
     ],
     global: None,
+    core_events: Some(&core::EVENTS),
 };

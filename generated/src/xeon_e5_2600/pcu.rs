@@ -477,77 +477,77 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x03, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x03, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x04, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x04, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x05, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x05, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x06, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x06, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x07, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x07, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x08, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x08, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x08, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x09, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x09, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x0a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x0a, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE0`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE1`: event select 0x1f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE2`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE3`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE4`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE5`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE6`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE7`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_BAND0_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_BAND0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND0_CYCLES", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]" });
+    pub const FREQ_BAND0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND0_CYCLES", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[7:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_BAND1_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_BAND1_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND1_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[15:8]" });
+    pub const FREQ_BAND1_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND1_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[15:8]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_BAND2_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_BAND2_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND2_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[23:16]" });
+    pub const FREQ_BAND2_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND2_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[23:16]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_BAND3_CYCLES`: event select 0x0e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_BAND3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND3_CYCLES", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[31:24]" });
+    pub const FREQ_BAND3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_BAND3_CYCLES", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "PCUFilter[31:24]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_CURRENT_CYCLES", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_CURRENT_CYCLES", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x01, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x01, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_PERF_P_CYCLES", code: 0x02, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_PERF_P_CYCLES", code: 0x02, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x00, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x00, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x0b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x0b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_CHANGE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_CHANGE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_DECREASE", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_DECREASE", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_INCREASE", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event(&EventInfo { name: "UNC_P_VOLT_TRANS_CYCLES_INCREASE", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_VR_HOT_CYCLES`: event select 0x32, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::FREQ_BAND0_CYCLES, Event::FREQ_BAND1_CYCLES, Event::FREQ_BAND2_CYCLES, Event::FREQ_BAND3_CYCLES, Event::FREQ_MAX_CURRENT_CYCLES, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_MIN_PERF_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::VOLT_TRANS_CYCLES_CHANGE, Event::VOLT_TRANS_CYCLES_DECREASE, Event::VOLT_TRANS_CYCLES_INCREASE, Event::VR_HOT_CYCLES];

@@ -261,77 +261,77 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_AK_BOUNCES`: event select 0x12, umask 0x00, counters 0b1 (bit n: counter n).
-    pub const RXR_AK_BOUNCES: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_AK_BOUNCES: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.DRS`: event select 0x10, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACKS.AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACKS_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACKS_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACKS.AK`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACKS_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACKS_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACKS.BL`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACKS_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACKS_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACKS.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACKS_AD, Event::TXR_NACKS_AK, Event::TXR_NACKS_BL];

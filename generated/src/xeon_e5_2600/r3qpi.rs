@@ -278,131 +278,131 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_ACQUIRED.DRS`: event select 0x20, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.DRS", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.DRS", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCB`: event select 0x20, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCB", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCB", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCS`: event select 0x20, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCS", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCS", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_REJECT.DRS`: event select 0x21, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.DRS", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.DRS", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_REJECT.NCB`: event select 0x21, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_REJECT.NCS`: event select 0x21, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCS", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_REJECT.NCS", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_USED.DRS`: event select 0x22, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.DRS", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.DRS", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_USED.NCB`: event select 0x22, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCB", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCB", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IIO_CREDITS_USED.NCS`: event select 0x22, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCS", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_IIO_CREDITS_USED.NCS", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_BYPASSED.AD`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_BYPASSED_AD: Event = Event(&EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BYPASSED_AD: Event = Event(&EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.DRS`: event select 0x10, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.DRS", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.HOM`: event select 0x13, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NCB`: event select 0x13, umask 0x10, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NCS`: event select 0x13, umask 0x20, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NDR`: event select 0x13, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.SNP`: event select 0x13, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED`: event select 0x33, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`: event select 0x31, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDIT_CYCLES_OUT: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDIT_CYCLES_OUT: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDIT_CYCLES_USED`: event select 0x32, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDIT_CYCLES_USED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDIT_CYCLES_USED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_BYPASSED_AD, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_SNP, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_SNP, Event::RXR_OCCUPANCY_DRS, Event::RXR_OCCUPANCY_HOM, Event::RXR_OCCUPANCY_NCB, Event::RXR_OCCUPANCY_NCS, Event::RXR_OCCUPANCY_NDR, Event::RXR_OCCUPANCY_SNP, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_SNP, Event::VNA_CREDITS_ACQUIRED, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDIT_CYCLES_OUT, Event::VNA_CREDIT_CYCLES_USED];

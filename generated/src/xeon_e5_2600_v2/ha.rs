@@ -488,401 +488,401 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_BYPASS`: event select 0x52, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const BT_BYPASS: Event = Event(&EventInfo { name: "UNC_H_BT_BYPASS", code: 0x52, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_BYPASS: Event = Event(&EventInfo { name: "UNC_H_BT_BYPASS", code: 0x52, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_CYCLES_NE.LOCAL`: event select 0x42, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BT_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.LOCAL", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.LOCAL", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_CYCLES_NE.REMOTE`: event select 0x42, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BT_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.REMOTE", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE.REMOTE", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.LOCAL`: event select 0x43, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.LOCAL", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.LOCAL", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.READS_LOCAL`: event select 0x43, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_LOCAL", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_LOCAL", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.READS_REMOTE`: event select 0x43, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_REMOTE", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.READS_REMOTE", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.REMOTE`: event select 0x43, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.REMOTE", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.REMOTE", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.WRITES_LOCAL`: event select 0x43, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_LOCAL", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_LOCAL", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_OCCUPANCY.WRITES_REMOTE`: event select 0x43, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const BT_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_REMOTE", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_BT_OCCUPANCY.WRITES_REMOTE", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.ACKCNFLTS`: event select 0x0b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_ACKCNFLTS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.ACKCNFLTS", code: 0x0b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_ACKCNFLTS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.ACKCNFLTS", code: 0x0b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.CMP_FWDS`: event select 0x0b, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_CMP_FWDS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CMP_FWDS", code: 0x0b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_CMP_FWDS: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CMP_FWDS", code: 0x0b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.CONFLICT`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_CONFLICT: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.CONFLICT", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CONFLICT_CYCLES.LAST`: event select 0x0b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const CONFLICT_CYCLES_LAST: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.LAST", code: 0x0b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CONFLICT_CYCLES_LAST: Event = Event(&EventInfo { name: "UNC_H_CONFLICT_CYCLES.LAST", code: 0x0b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.ANY`: event select 0x0c, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.ANY", code: 0x0c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.ANY", code: 0x0c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_A`: event select 0x0c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_SNOOP_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_A", code: 0x0c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_SNOOP_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_A", code: 0x0c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.SNOOP_S`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_SNOOP_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_S", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_SNOOP_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNOOP_S", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.STATE_A`: event select 0x0c, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_A", code: 0x0c, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_A", code: 0x0c, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.STATE_I`: event select 0x0c, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_I", code: 0x0c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_I", code: 0x0c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.STATE_S`: event select 0x0c, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_S", code: 0x0c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.STATE_S", code: 0x0c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.A2I`: event select 0x0d, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_A2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2I", code: 0x0d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_A2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2I", code: 0x0d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.A2S`: event select 0x0d, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_A2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2S", code: 0x0d, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_A2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.A2S", code: 0x0d, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.I2A`: event select 0x0d, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_I2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2A", code: 0x0d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_I2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2A", code: 0x0d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.I2S`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_I2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2S", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_I2S: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.I2S", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.S2A`: event select 0x0d, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_S2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2A", code: 0x0d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_S2A: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2A", code: 0x0d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.S2I`: event select 0x0d, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_S2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2I", code: 0x0d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_S2I: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.S2I", code: 0x0d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_AD_QPI2_ACCUMULATOR`: event select 0x59, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IGR_AD_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_AD_QPI2_ACCUMULATOR", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_AD_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_AD_QPI2_ACCUMULATOR", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_BL_QPI2_ACCUMULATOR`: event select 0x5a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IGR_BL_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_BL_QPI2_ACCUMULATOR", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_BL_QPI2_ACCUMULATOR: Event = Event(&EventInfo { name: "UNC_H_IGR_BL_QPI2_ACCUMULATOR", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID`: event select 0x57, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_INVI2E_SAME_RTID", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR`: event select 0x57, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.REMOTE_OTHER_SAME_ADDR", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_INSERTS`: event select 0x56, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IODC_INSERTS: Event = Event(&EventInfo { name: "UNC_H_IODC_INSERTS", code: 0x56, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_INSERTS: Event = Event(&EventInfo { name: "UNC_H_IODC_INSERTS", code: 0x56, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_OLEN_WBMTOI`: event select 0x58, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IODC_OLEN_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_IODC_OLEN_WBMTOI", code: 0x58, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_OLEN_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_IODC_OLEN_WBMTOI", code: 0x58, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_VR0_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_VR0_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR0_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_VR1_EVEN`: event select 0x3e, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_EVEN", code: 0x3e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_EVEN", code: 0x3e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_VR1_ODD`: event select 0x3e, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_ODD", code: 0x3e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_VR1_ODD", code: 0x3e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_VR0_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_VR0_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR0_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_VR1_EVEN`: event select 0x3e, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_EVEN", code: 0x3e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_EVEN", code: 0x3e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_VR1_ODD`: event select 0x3e, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_ODD", code: 0x3e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_VR1_ODD", code: 0x3e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_VR0_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_VR0_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR0_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_VR1_EVEN`: event select 0x3f, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_EVEN", code: 0x3f, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_EVEN", code: 0x3f, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_VR1_ODD`: event select 0x3f, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_ODD", code: 0x3f, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_VR1_ODD", code: 0x3f, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_VR0_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_VR0_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR0_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_VR1_EVEN`: event select 0x3f, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_EVEN", code: 0x3f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_EVEN", code: 0x3f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_VR1_ODD`: event select 0x3f, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_ODD", code: 0x3f, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_VR1_ODD", code: 0x3f, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_VR0_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_VR0_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR0_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_VR1_EVEN`: event select 0x40, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_EVEN", code: 0x40, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_EVEN", code: 0x40, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_VR1_ODD`: event select 0x40, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_ODD", code: 0x40, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_VR1_ODD", code: 0x40, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_VR0_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_VR0_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR0_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_VR1_EVEN`: event select 0x40, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_EVEN", code: 0x40, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_EVEN", code: 0x40, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_VR1_ODD`: event select 0x40, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_ODD", code: 0x40, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_VR1_ODD", code: 0x40, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_NE`: event select 0x03, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_OCCUPANCY.SCHED1", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK.CRD_CBO`: event select 0x0e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CRD_CBO: Event = Event(&EventInfo { name: "UNC_H_TxR_AK.CRD_CBO", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CRD_CBO: Event = Event(&EventInfo { name: "UNC_H_TxR_AK.CRD_CBO", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`: event select 0x30, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED0", code: 0x30, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`: event select 0x30, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_OCCUPANCY.SCHED1", code: 0x30, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.ALL`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.ALL", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`: event select 0x34, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED0", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`: event select 0x34, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_OCCUPANCY.SCHED1", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]" });
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_CREDITS_AD_QPI2`: event select 0x59, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IGR_CREDITS_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_AD_QPI2", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_CREDITS_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_AD_QPI2", code: 0x59, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_CREDITS_BL_QPI2`: event select 0x5a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IGR_CREDITS_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_BL_QPI2", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_CREDITS_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_CREDITS_BL_QPI2", code: 0x5a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_CONFLICTS.ANY`: event select 0x57, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IODC_CONFLICTS_ANY: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.ANY", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_CONFLICTS_ANY: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.ANY", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IODC_CONFLICTS.LAST`: event select 0x57, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IODC_CONFLICTS_LAST: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.LAST", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IODC_CONFLICTS_LAST: Event = Event(&EventInfo { name: "UNC_H_IODC_CONFLICTS.LAST", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::BT_BYPASS, Event::BT_CYCLES_NE_LOCAL, Event::BT_CYCLES_NE_REMOTE, Event::BT_OCCUPANCY_LOCAL, Event::BT_OCCUPANCY_READS_LOCAL, Event::BT_OCCUPANCY_READS_REMOTE, Event::BT_OCCUPANCY_REMOTE, Event::BT_OCCUPANCY_WRITES_LOCAL, Event::BT_OCCUPANCY_WRITES_REMOTE, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD, Event::BYPASS_IMC_NOT_TAKEN, Event::BYPASS_IMC_TAKEN, Event::CLOCKTICKS, Event::CONFLICT_CYCLES_ACKCNFLTS, Event::CONFLICT_CYCLES_CMP_FWDS, Event::CONFLICT_CYCLES_CONFLICT, Event::CONFLICT_CYCLES_LAST, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LAT_OPT, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_LOOKUP_SNOOP_A, Event::DIRECTORY_LOOKUP_SNOOP_S, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_S2A, Event::DIRECTORY_UPDATE_S2I, Event::IGR_AD_QPI2_ACCUMULATOR, Event::IGR_BL_QPI2_ACCUMULATOR, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IMC_READS_NORMAL, Event::IMC_RETRY, Event::IMC_WRITES_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_PARTIAL_ISOCH, Event::IODC_CONFLICTS_REMOTE_INVI2E_SAME_RTID, Event::IODC_CONFLICTS_REMOTE_OTHER_SAME_ADDR, Event::IODC_INSERTS, Event::IODC_OLEN_WBMTOI, Event::OSB_INVITOE_LOCAL, Event::OSB_READS_LOCAL, Event::OSB_REMOTE, Event::OSB_EDR_ALL, Event::OSB_EDR_READS_LOCAL_I, Event::OSB_EDR_READS_LOCAL_S, Event::OSB_EDR_READS_REMOTE_I, Event::OSB_EDR_READS_REMOTE_S, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CCW_VR1_EVEN, Event::RING_AD_USED_CCW_VR1_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AD_USED_CW_VR1_EVEN, Event::RING_AD_USED_CW_VR1_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CCW_VR1_EVEN, Event::RING_AK_USED_CCW_VR1_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_AK_USED_CW_VR1_EVEN, Event::RING_AK_USED_CW_VR1_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CCW_VR1_EVEN, Event::RING_BL_USED_CCW_VR1_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_BL_USED_CW_VR1_EVEN, Event::RING_BL_USED_CW_VR1_ODD, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::SNOOP_RESP_RSPCNFLCT, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPS, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSP_WB, Event::SNP_RESP_RECV_LOCAL_OTHER, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_RSPI, Event::SNP_RESP_RECV_LOCAL_RSPIFWD, Event::SNP_RESP_RECV_LOCAL_RSPS, Event::SNP_RESP_RECV_LOCAL_RSPSFWD, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB, Event::SNP_RESP_RECV_LOCAL_RSPXWB, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TRACKER_CYCLES_NE, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_OCCUPANCY_SCHED0, Event::TXR_AD_OCCUPANCY_SCHED1, Event::TXR_AK_CRD_CBO, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_OCCUPANCY_SCHED0, Event::TXR_AK_OCCUPANCY_SCHED1, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_OCCUPANCY_ALL, Event::TXR_BL_OCCUPANCY_SCHED0, Event::TXR_BL_OCCUPANCY_SCHED1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::ADDR_OPC_MATCH_ADDR, Event::ADDR_OPC_MATCH_OPC, Event::ADDR_OPC_MATCH_AD, Event::ADDR_OPC_MATCH_BL, Event::ADDR_OPC_MATCH_AK, Event::BT_CYCLES_NE, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD, Event::DIRECTORY_UPDATE_SET, Event::DIRECTORY_UPDATE_CLEAR, Event::IGR_CREDITS_AD_QPI2, Event::IGR_CREDITS_BL_QPI2, Event::IODC_CONFLICTS_ANY, Event::IODC_CONFLICTS_LAST, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::TXR_AD_HOM];

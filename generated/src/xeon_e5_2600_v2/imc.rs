@@ -579,401 +579,401 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_M_ACT_COUNT.RD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const ACT_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ACT_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_ACT_COUNT.WR`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const ACT_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ACT_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_BYP_CMDS.ACT`: event select 0xa1, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BYP_CMDS_ACT: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.ACT", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYP_CMDS_ACT: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.ACT", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_BYP_CMDS.CAS`: event select 0xa1, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BYP_CMDS_CAS: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.CAS", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYP_CMDS_CAS: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.CAS", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_BYP_CMDS.PRE`: event select 0xa1, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const BYP_CMDS_PRE: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.PRE", code: 0xa1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYP_CMDS_PRE: Event = Event(&EventInfo { name: "UNC_M_BYP_CMDS.PRE", code: 0xa1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_RMM`: event select 0x04, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_RMM", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_RMM", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.RD_WMM`: event select 0x04, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_RD_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_WMM", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_RD_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_WMM", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR_RMM`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR_RMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_RMM", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_PRE_ALL`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_PRE_ALL: Event = Event(&EventInfo { name: "UNC_M_DRAM_PRE_ALL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_REFRESH.HIGH`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_REFRESH_HIGH: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.HIGH", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DRAM_REFRESH.PANIC`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DRAM_REFRESH_PANIC: Event = Event(&EventInfo { name: "UNC_M_DRAM_REFRESH.PANIC", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_ECC_CORRECTABLE_ERRORS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ECC_CORRECTABLE_ERRORS: Event = Event(&EventInfo { name: "UNC_M_ECC_CORRECTABLE_ERRORS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.ISOCH`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_ISOCH: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.ISOCH", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.PARTIAL`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.PARTIAL", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.READ`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_READ: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.READ", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_MAJOR_MODES.WRITE`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MAJOR_MODES_WRITE: Event = Event(&EventInfo { name: "UNC_M_MAJOR_MODES.WRITE", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CHANNEL_DLLOFF`: event select 0x84, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CHANNEL_DLLOFF: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_DLLOFF", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK0`: event select 0x83, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK1`: event select 0x83, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK2`: event select 0x83, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK3`: event select 0x83, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK4`: event select 0x83, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK5`: event select 0x83, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK5", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK6`: event select 0x83, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CKE_CYCLES.RANK7`: event select 0x83, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CKE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_CKE_CYCLES.RANK7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`: event select 0x86, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event(&EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`: event select 0x41, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK0", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`: event select 0x41, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK1", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`: event select 0x41, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK2", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`: event select 0x41, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK3", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`: event select 0x41, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK4", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`: event select 0x41, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK5", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`: event select 0x41, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK6", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`: event select 0x41, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event(&EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RANK7", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_RD", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event(&EventInfo { name: "UNC_M_PREEMPTION.RD_PREEMPT_WR", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.PAGE_CLOSE`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_PAGE_CLOSE: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_CLOSE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.RD`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.WR`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_PRIO.HIGH`: event select 0xa0, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_PRIO_HIGH: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.HIGH", code: 0xa0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_PRIO_HIGH: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.HIGH", code: 0xa0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_PRIO.LOW`: event select 0xa0, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_PRIO_LOW: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.LOW", code: 0xa0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_PRIO_LOW: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.LOW", code: 0xa0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_PRIO.MED`: event select 0xa0, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_PRIO_MED: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.MED", code: 0xa0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_PRIO_MED: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.MED", code: 0xa0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_PRIO.PANIC`: event select 0xa0, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_PRIO_PANIC: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.PANIC", code: 0xa0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_PRIO_PANIC: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_PRIO.PANIC", code: 0xa0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK0`: event select 0xb0, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK0", code: 0xb0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK0", code: 0xb0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK1`: event select 0xb0, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK1", code: 0xb0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK1", code: 0xb0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK2`: event select 0xb0, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK2", code: 0xb0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK2", code: 0xb0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK3`: event select 0xb0, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK3", code: 0xb0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK3", code: 0xb0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK4`: event select 0xb0, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK4", code: 0xb0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK4", code: 0xb0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK5`: event select 0xb0, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK5", code: 0xb0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK5", code: 0xb0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK6`: event select 0xb0, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK6", code: 0xb0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK6", code: 0xb0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK0.BANK7`: event select 0xb0, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK7", code: 0xb0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK0.BANK7", code: 0xb0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_CYCLES_NE`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_RPQ_CYCLES_NE", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`: event select 0x91, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_VMSE_MXB_WR_OCCUPANCY", code: 0x91, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_VMSE_MXB_WR_OCCUPANCY", code: 0x91, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_VMSE_WR_PUSH.RMM`: event select 0x90, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const VMSE_WR_PUSH_RMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.RMM", code: 0x90, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VMSE_WR_PUSH_RMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.RMM", code: 0x90, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_VMSE_WR_PUSH.WMM`: event select 0x90, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const VMSE_WR_PUSH_WMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.WMM", code: 0x90, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VMSE_WR_PUSH_WMM: Event = Event(&EventInfo { name: "UNC_M_VMSE_WR_PUSH.WMM", code: 0x90, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WMM_TO_RMM.LOW_THRESH`: event select 0xc0, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WMM_TO_RMM_LOW_THRESH: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.LOW_THRESH", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WMM_TO_RMM_LOW_THRESH: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.LOW_THRESH", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WMM_TO_RMM.STARVE`: event select 0xc0, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WMM_TO_RMM_STARVE: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.STARVE", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WMM_TO_RMM_STARVE: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.STARVE", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`: event select 0xc0, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.VMSE_RETRY", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event(&EventInfo { name: "UNC_M_WMM_TO_RMM.VMSE_RETRY", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_CYCLES_FULL`: event select 0x22, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_FULL", code: 0x22, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_CYCLES_NE`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_M_WPQ_CYCLES_NE", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_READ_HIT`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_READ_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_READ_HIT", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WPQ_WRITE_HIT`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_WRITE_HIT: Event = Event(&EventInfo { name: "UNC_M_WPQ_WRITE_HIT", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WRONG_MM`: event select 0xc1, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const WRONG_MM: Event = Event(&EventInfo { name: "UNC_M_WRONG_MM", code: 0xc1, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WRONG_MM: Event = Event(&EventInfo { name: "UNC_M_WRONG_MM", code: 0xc1, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK0`: event select 0xb8, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK0", code: 0xb8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK0", code: 0xb8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK1`: event select 0xb8, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK1", code: 0xb8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK1", code: 0xb8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK2`: event select 0xb8, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK2", code: 0xb8, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK2", code: 0xb8, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK3`: event select 0xb8, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK3", code: 0xb8, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK3", code: 0xb8, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK4`: event select 0xb8, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK4", code: 0xb8, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK4", code: 0xb8, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK5`: event select 0xb8, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK5", code: 0xb8, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK5", code: 0xb8, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK6`: event select 0xb8, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK6", code: 0xb8, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK6", code: 0xb8, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK0.BANK7`: event select 0xb8, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK7", code: 0xb8, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK0_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK0.BANK7", code: 0xb8, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_ACT_COUNT.BYP`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const ACT_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.BYP", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const ACT_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.BYP", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_DCLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DCLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_DCLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DCLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_DCLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_POWER_PCU_THROTTLING`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const POWER_PCU_THROTTLING: Event = Event(&EventInfo { name: "UNC_M_POWER_PCU_THROTTLING", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const POWER_PCU_THROTTLING: Event = Event(&EventInfo { name: "UNC_M_POWER_PCU_THROTTLING", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_PRE_COUNT.BYP`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const PRE_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.BYP", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PRE_COUNT_BYP: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.BYP", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK0`: event select 0xb1, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK0", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK0", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK1`: event select 0xb1, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK2`: event select 0xb1, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK2", code: 0xb1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK2", code: 0xb1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK3`: event select 0xb1, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK3", code: 0xb1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK3", code: 0xb1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK4`: event select 0xb1, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK4", code: 0xb1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK4", code: 0xb1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK5`: event select 0xb1, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK5", code: 0xb1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK5", code: 0xb1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK6`: event select 0xb1, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK6", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK6", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK1.BANK7`: event select 0xb1, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK7", code: 0xb1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK1.BANK7", code: 0xb1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK0`: event select 0xb2, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK0", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK0", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK1`: event select 0xb2, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK1", code: 0xb2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK1", code: 0xb2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK2`: event select 0xb2, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK2", code: 0xb2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK2", code: 0xb2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK3`: event select 0xb2, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK3", code: 0xb2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK3", code: 0xb2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK4`: event select 0xb2, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK4", code: 0xb2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK4", code: 0xb2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK5`: event select 0xb2, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK5", code: 0xb2, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK5", code: 0xb2, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK6`: event select 0xb2, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK6", code: 0xb2, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK6", code: 0xb2, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK2.BANK7`: event select 0xb2, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK7", code: 0xb2, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK2.BANK7", code: 0xb2, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK0`: event select 0xb3, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK0", code: 0xb3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK0", code: 0xb3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK1`: event select 0xb3, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK1", code: 0xb3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK1", code: 0xb3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK2`: event select 0xb3, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK2", code: 0xb3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK2", code: 0xb3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK3`: event select 0xb3, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK3", code: 0xb3, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK3", code: 0xb3, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK4`: event select 0xb3, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK4", code: 0xb3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK4", code: 0xb3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK5`: event select 0xb3, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK5", code: 0xb3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK5", code: 0xb3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK6`: event select 0xb3, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK6", code: 0xb3, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK6", code: 0xb3, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK3.BANK7`: event select 0xb3, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK7", code: 0xb3, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK3.BANK7", code: 0xb3, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK0`: event select 0xb4, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK0", code: 0xb4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK0", code: 0xb4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK1`: event select 0xb4, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK1", code: 0xb4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK1", code: 0xb4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK2`: event select 0xb4, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK2", code: 0xb4, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK2", code: 0xb4, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK3`: event select 0xb4, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK3", code: 0xb4, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK3", code: 0xb4, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK4`: event select 0xb4, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK4", code: 0xb4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK4", code: 0xb4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK5`: event select 0xb4, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK5", code: 0xb4, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK5", code: 0xb4, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK6`: event select 0xb4, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK6", code: 0xb4, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK6", code: 0xb4, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK4.BANK7`: event select 0xb4, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK7", code: 0xb4, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK4.BANK7", code: 0xb4, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK0`: event select 0xb5, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK0", code: 0xb5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK0", code: 0xb5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK1`: event select 0xb5, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK1", code: 0xb5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK1", code: 0xb5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK2`: event select 0xb5, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK2", code: 0xb5, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK2", code: 0xb5, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK3`: event select 0xb5, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK3", code: 0xb5, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK3", code: 0xb5, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK4`: event select 0xb5, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK4", code: 0xb5, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK4", code: 0xb5, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK5`: event select 0xb5, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK5", code: 0xb5, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK5", code: 0xb5, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK6`: event select 0xb5, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK6", code: 0xb5, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK6", code: 0xb5, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK5.BANK7`: event select 0xb5, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK7", code: 0xb5, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK5.BANK7", code: 0xb5, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK0`: event select 0xb6, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK0", code: 0xb6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK0", code: 0xb6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK1`: event select 0xb6, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK1", code: 0xb6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK1", code: 0xb6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK2`: event select 0xb6, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK2", code: 0xb6, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK2", code: 0xb6, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK3`: event select 0xb6, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK3", code: 0xb6, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK3", code: 0xb6, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK4`: event select 0xb6, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK4", code: 0xb6, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK4", code: 0xb6, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK5`: event select 0xb6, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK5", code: 0xb6, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK5", code: 0xb6, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK6`: event select 0xb6, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK6", code: 0xb6, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK6", code: 0xb6, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK6.BANK7`: event select 0xb6, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK7", code: 0xb6, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK6.BANK7", code: 0xb6, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK0`: event select 0xb7, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK0", code: 0xb7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK0", code: 0xb7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK1`: event select 0xb7, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK1", code: 0xb7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK1", code: 0xb7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK2`: event select 0xb7, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK2", code: 0xb7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK2", code: 0xb7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK3`: event select 0xb7, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK3", code: 0xb7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK3", code: 0xb7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK4`: event select 0xb7, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK4", code: 0xb7, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK4", code: 0xb7, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK5`: event select 0xb7, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK5", code: 0xb7, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK5", code: 0xb7, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK6`: event select 0xb7, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK6", code: 0xb7, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK6", code: 0xb7, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_RD_CAS_RANK7.BANK7`: event select 0xb7, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RD_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK7", code: 0xb7, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RD_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_RD_CAS_RANK7.BANK7", code: 0xb7, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK0`: event select 0xb9, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK0", code: 0xb9, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK0", code: 0xb9, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK1`: event select 0xb9, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK1", code: 0xb9, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK1", code: 0xb9, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK2`: event select 0xb9, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK2", code: 0xb9, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK2", code: 0xb9, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK3`: event select 0xb9, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK3", code: 0xb9, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK3", code: 0xb9, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK4`: event select 0xb9, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK4", code: 0xb9, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK4", code: 0xb9, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK5`: event select 0xb9, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK5", code: 0xb9, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK5", code: 0xb9, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK6`: event select 0xb9, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK6", code: 0xb9, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK6", code: 0xb9, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK1.BANK7`: event select 0xb9, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK7", code: 0xb9, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK1_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK1.BANK7", code: 0xb9, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK0`: event select 0xba, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK0", code: 0xba, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK0", code: 0xba, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK1`: event select 0xba, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK1", code: 0xba, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK1", code: 0xba, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK2`: event select 0xba, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK2", code: 0xba, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK2", code: 0xba, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK3`: event select 0xba, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK3", code: 0xba, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK3", code: 0xba, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK4`: event select 0xba, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK4", code: 0xba, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK4", code: 0xba, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK5`: event select 0xba, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK5", code: 0xba, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK5", code: 0xba, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK6`: event select 0xba, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK6", code: 0xba, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK6", code: 0xba, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK2.BANK7`: event select 0xba, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK7", code: 0xba, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK2_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK2.BANK7", code: 0xba, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK0`: event select 0xbb, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK0", code: 0xbb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK0", code: 0xbb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK1`: event select 0xbb, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK1", code: 0xbb, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK1", code: 0xbb, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK2`: event select 0xbb, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK2", code: 0xbb, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK2", code: 0xbb, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK3`: event select 0xbb, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK3", code: 0xbb, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK3", code: 0xbb, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK4`: event select 0xbb, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK4", code: 0xbb, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK4", code: 0xbb, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK5`: event select 0xbb, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK5", code: 0xbb, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK5", code: 0xbb, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK6`: event select 0xbb, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK6", code: 0xbb, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK6", code: 0xbb, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK3.BANK7`: event select 0xbb, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK7", code: 0xbb, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK3_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK3.BANK7", code: 0xbb, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK0`: event select 0xbc, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK0", code: 0xbc, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK0", code: 0xbc, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK1`: event select 0xbc, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK1", code: 0xbc, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK1", code: 0xbc, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK2`: event select 0xbc, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK2", code: 0xbc, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK2", code: 0xbc, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK3`: event select 0xbc, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK3", code: 0xbc, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK3", code: 0xbc, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK4`: event select 0xbc, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK4", code: 0xbc, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK4", code: 0xbc, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK5`: event select 0xbc, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK5", code: 0xbc, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK5", code: 0xbc, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK6`: event select 0xbc, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK6", code: 0xbc, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK6", code: 0xbc, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK4.BANK7`: event select 0xbc, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK7", code: 0xbc, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK4_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK4.BANK7", code: 0xbc, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK0`: event select 0xbd, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK0", code: 0xbd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK0", code: 0xbd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK1`: event select 0xbd, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK1", code: 0xbd, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK1", code: 0xbd, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK2`: event select 0xbd, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK2", code: 0xbd, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK2", code: 0xbd, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK3`: event select 0xbd, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK3", code: 0xbd, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK3", code: 0xbd, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK4`: event select 0xbd, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK4", code: 0xbd, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK4", code: 0xbd, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK5`: event select 0xbd, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK5", code: 0xbd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK5", code: 0xbd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK6`: event select 0xbd, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK6", code: 0xbd, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK6", code: 0xbd, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK5.BANK7`: event select 0xbd, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK7", code: 0xbd, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK5_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK5.BANK7", code: 0xbd, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK0`: event select 0xbe, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK0", code: 0xbe, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK0", code: 0xbe, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK1`: event select 0xbe, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK1", code: 0xbe, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK1", code: 0xbe, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK2`: event select 0xbe, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK2", code: 0xbe, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK2", code: 0xbe, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK3`: event select 0xbe, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK3", code: 0xbe, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK3", code: 0xbe, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK4`: event select 0xbe, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK4", code: 0xbe, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK4", code: 0xbe, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK5`: event select 0xbe, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK5", code: 0xbe, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK5", code: 0xbe, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK6`: event select 0xbe, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK6", code: 0xbe, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK6", code: 0xbe, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK6.BANK7`: event select 0xbe, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK7", code: 0xbe, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK6_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK6.BANK7", code: 0xbe, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK0`: event select 0xbf, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK0", code: 0xbf, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK0: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK0", code: 0xbf, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK1`: event select 0xbf, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK1", code: 0xbf, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK1: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK1", code: 0xbf, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK2`: event select 0xbf, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK2", code: 0xbf, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK2: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK2", code: 0xbf, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK3`: event select 0xbf, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK3", code: 0xbf, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK3: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK3", code: 0xbf, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK4`: event select 0xbf, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK4", code: 0xbf, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK4: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK4", code: 0xbf, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK5`: event select 0xbf, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK5", code: 0xbf, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK5: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK5", code: 0xbf, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK6`: event select 0xbf, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK6", code: 0xbf, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK6: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK6", code: 0xbf, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_M_WR_CAS_RANK7.BANK7`: event select 0xbf, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const WR_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK7", code: 0xbf, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WR_CAS_RANK7_BANK7: Event = Event(&EventInfo { name: "UNC_M_WR_CAS_RANK7.BANK7", code: 0xbf, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ACT_COUNT_RD, Event::ACT_COUNT_WR, Event::BYP_CMDS_ACT, Event::BYP_CMDS_CAS, Event::BYP_CMDS_PRE, Event::CAS_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_RMM, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_RD_WMM, Event::CAS_COUNT_WR, Event::CAS_COUNT_WR_RMM, Event::CAS_COUNT_WR_WMM, Event::DRAM_PRE_ALL, Event::DRAM_REFRESH_HIGH, Event::DRAM_REFRESH_PANIC, Event::ECC_CORRECTABLE_ERRORS, Event::MAJOR_MODES_ISOCH, Event::MAJOR_MODES_PARTIAL, Event::MAJOR_MODES_READ, Event::MAJOR_MODES_WRITE, Event::POWER_CHANNEL_DLLOFF, Event::POWER_CHANNEL_PPD, Event::POWER_CKE_CYCLES_RANK0, Event::POWER_CKE_CYCLES_RANK1, Event::POWER_CKE_CYCLES_RANK2, Event::POWER_CKE_CYCLES_RANK3, Event::POWER_CKE_CYCLES_RANK4, Event::POWER_CKE_CYCLES_RANK5, Event::POWER_CKE_CYCLES_RANK6, Event::POWER_CKE_CYCLES_RANK7, Event::POWER_CRITICAL_THROTTLE_CYCLES, Event::POWER_SELF_REFRESH, Event::POWER_THROTTLE_CYCLES_RANK0, Event::POWER_THROTTLE_CYCLES_RANK1, Event::POWER_THROTTLE_CYCLES_RANK2, Event::POWER_THROTTLE_CYCLES_RANK3, Event::POWER_THROTTLE_CYCLES_RANK4, Event::POWER_THROTTLE_CYCLES_RANK5, Event::POWER_THROTTLE_CYCLES_RANK6, Event::POWER_THROTTLE_CYCLES_RANK7, Event::PREEMPTION_RD_PREEMPT_RD, Event::PREEMPTION_RD_PREEMPT_WR, Event::PRE_COUNT_PAGE_CLOSE, Event::PRE_COUNT_PAGE_MISS, Event::PRE_COUNT_RD, Event::PRE_COUNT_WR, Event::RD_CAS_PRIO_HIGH, Event::RD_CAS_PRIO_LOW, Event::RD_CAS_PRIO_MED, Event::RD_CAS_PRIO_PANIC, Event::RD_CAS_RANK0_BANK0, Event::RD_CAS_RANK0_BANK1, Event::RD_CAS_RANK0_BANK2, Event::RD_CAS_RANK0_BANK3, Event::RD_CAS_RANK0_BANK4, Event::RD_CAS_RANK0_BANK5, Event::RD_CAS_RANK0_BANK6, Event::RD_CAS_RANK0_BANK7, Event::RPQ_CYCLES_NE, Event::RPQ_INSERTS, Event::VMSE_MXB_WR_OCCUPANCY, Event::VMSE_WR_PUSH_RMM, Event::VMSE_WR_PUSH_WMM, Event::WMM_TO_RMM_LOW_THRESH, Event::WMM_TO_RMM_STARVE, Event::WMM_TO_RMM_VMSE_RETRY, Event::WPQ_CYCLES_FULL, Event::WPQ_CYCLES_NE, Event::WPQ_INSERTS, Event::WPQ_READ_HIT, Event::WPQ_WRITE_HIT, Event::WRONG_MM, Event::WR_CAS_RANK0_BANK0, Event::WR_CAS_RANK0_BANK1, Event::WR_CAS_RANK0_BANK2, Event::WR_CAS_RANK0_BANK3, Event::WR_CAS_RANK0_BANK4, Event::WR_CAS_RANK0_BANK5, Event::WR_CAS_RANK0_BANK6, Event::WR_CAS_RANK0_BANK7, Event::ACT_COUNT_BYP, Event::DCLOCKTICKS, Event::POWER_PCU_THROTTLING, Event::PRE_COUNT_BYP, Event::RD_CAS_RANK1_BANK0, Event::RD_CAS_RANK1_BANK1, Event::RD_CAS_RANK1_BANK2, Event::RD_CAS_RANK1_BANK3, Event::RD_CAS_RANK1_BANK4, Event::RD_CAS_RANK1_BANK5, Event::RD_CAS_RANK1_BANK6, Event::RD_CAS_RANK1_BANK7, Event::RD_CAS_RANK2_BANK0, Event::RD_CAS_RANK2_BANK1, Event::RD_CAS_RANK2_BANK2, Event::RD_CAS_RANK2_BANK3, Event::RD_CAS_RANK2_BANK4, Event::RD_CAS_RANK2_BANK5, Event::RD_CAS_RANK2_BANK6, Event::RD_CAS_RANK2_BANK7, Event::RD_CAS_RANK3_BANK0, Event::RD_CAS_RANK3_BANK1, Event::RD_CAS_RANK3_BANK2, Event::RD_CAS_RANK3_BANK3, Event::RD_CAS_RANK3_BANK4, Event::RD_CAS_RANK3_BANK5, Event::RD_CAS_RANK3_BANK6, Event::RD_CAS_RANK3_BANK7, Event::RD_CAS_RANK4_BANK0, Event::RD_CAS_RANK4_BANK1, Event::RD_CAS_RANK4_BANK2, Event::RD_CAS_RANK4_BANK3, Event::RD_CAS_RANK4_BANK4, Event::RD_CAS_RANK4_BANK5, Event::RD_CAS_RANK4_BANK6, Event::RD_CAS_RANK4_BANK7, Event::RD_CAS_RANK5_BANK0, Event::RD_CAS_RANK5_BANK1, Event::RD_CAS_RANK5_BANK2, Event::RD_CAS_RANK5_BANK3, Event::RD_CAS_RANK5_BANK4, Event::RD_CAS_RANK5_BANK5, Event::RD_CAS_RANK5_BANK6, Event::RD_CAS_RANK5_BANK7, Event::RD_CAS_RANK6_BANK0, Event::RD_CAS_RANK6_BANK1, Event::RD_CAS_RANK6_BANK2, Event::RD_CAS_RANK6_BANK3, Event::RD_CAS_RANK6_BANK4, Event::RD_CAS_RANK6_BANK5, Event::RD_CAS_RANK6_BANK6, Event::RD_CAS_RANK6_BANK7, Event::RD_CAS_RANK7_BANK0, Event::RD_CAS_RANK7_BANK1, Event::RD_CAS_RANK7_BANK2, Event::RD_CAS_RANK7_BANK3, Event::RD_CAS_RANK7_BANK4, Event::RD_CAS_RANK7_BANK5, Event::RD_CAS_RANK7_BANK6, Event::RD_CAS_RANK7_BANK7, Event::WR_CAS_RANK1_BANK0, Event::WR_CAS_RANK1_BANK1, Event::WR_CAS_RANK1_BANK2, Event::WR_CAS_RANK1_BANK3, Event::WR_CAS_RANK1_BANK4, Event::WR_CAS_RANK1_BANK5, Event::WR_CAS_RANK1_BANK6, Event::WR_CAS_RANK1_BANK7, Event::WR_CAS_RANK2_BANK0, Event::WR_CAS_RANK2_BANK1, Event::WR_CAS_RANK2_BANK2, Event::WR_CAS_RANK2_BANK3, Event::WR_CAS_RANK2_BANK4, Event::WR_CAS_RANK2_BANK5, Event::WR_CAS_RANK2_BANK6, Event::WR_CAS_RANK2_BANK7, Event::WR_CAS_RANK3_BANK0, Event::WR_CAS_RANK3_BANK1, Event::WR_CAS_RANK3_BANK2, Event::WR_CAS_RANK3_BANK3, Event::WR_CAS_RANK3_BANK4, Event::WR_CAS_RANK3_BANK5, Event::WR_CAS_RANK3_BANK6, Event::WR_CAS_RANK3_BANK7, Event::WR_CAS_RANK4_BANK0, Event::WR_CAS_RANK4_BANK1, Event::WR_CAS_RANK4_BANK2, Event::WR_CAS_RANK4_BANK3, Event::WR_CAS_RANK4_BANK4, Event::WR_CAS_RANK4_BANK5, Event::WR_CAS_RANK4_BANK6, Event::WR_CAS_RANK4_BANK7, Event::WR_CAS_RANK5_BANK0, Event::WR_CAS_RANK5_BANK1, Event::WR_CAS_RANK5_BANK2, Event::WR_CAS_RANK5_BANK3, Event::WR_CAS_RANK5_BANK4, Event::WR_CAS_RANK5_BANK5, Event::WR_CAS_RANK5_BANK6, Event::WR_CAS_RANK5_BANK7, Event::WR_CAS_RANK6_BANK0, Event::WR_CAS_RANK6_BANK1, Event::WR_CAS_RANK6_BANK2, Event::WR_CAS_RANK6_BANK3, Event::WR_CAS_RANK6_BANK4, Event::WR_CAS_RANK6_BANK5, Event::WR_CAS_RANK6_BANK6, Event::WR_CAS_RANK6_BANK7, Event::WR_CAS_RANK7_BANK0, Event::WR_CAS_RANK7_BANK1, Event::WR_CAS_RANK7_BANK2, Event::WR_CAS_RANK7_BANK3, Event::WR_CAS_RANK7_BANK4, Event::WR_CAS_RANK7_BANK5, Event::WR_CAS_RANK7_BANK6, Event::WR_CAS_RANK7_BANK7];

@@ -291,81 +291,81 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_I_ADDRESS_MATCH.MERGE_COUNT`: event select 0x17, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.MERGE_COUNT", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.MERGE_COUNT", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_ADDRESS_MATCH.STALL_COUNT`: event select 0x17, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.STALL_COUNT", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event(&EventInfo { name: "UNC_I_ADDRESS_MATCH.STALL_COUNT", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_OWN_OCCUPANCY.ANY`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.ANY", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.ANY", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_OWN_OCCUPANCY.SOURCE`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_READ_OCCUPANCY.ANY`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.ANY", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.ANY", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_READ_OCCUPANCY.SOURCE`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.SOURCE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_READ_OCCUPANCY.SOURCE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_WRITE_OCCUPANCY.ANY`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.ANY", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.ANY", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_AK_CYCLES_FULL`: event select 0x0b, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_AK_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_CYCLES_FULL", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_AK_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_CYCLES_FULL", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_AK_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_AK_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_OCCUPANCY", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_AK_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_OCCUPANCY", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TICKLES.LOST_OWNERSHIP`: event select 0x16, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TICKLES_LOST_OWNERSHIP: Event = Event(&EventInfo { name: "UNC_I_TICKLES.LOST_OWNERSHIP", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TICKLES_LOST_OWNERSHIP: Event = Event(&EventInfo { name: "UNC_I_TICKLES.LOST_OWNERSHIP", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TICKLES.TOP_OF_QUEUE`: event select 0x16, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TICKLES_TOP_OF_QUEUE: Event = Event(&EventInfo { name: "UNC_I_TICKLES.TOP_OF_QUEUE", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TICKLES_TOP_OF_QUEUE: Event = Event(&EventInfo { name: "UNC_I_TICKLES.TOP_OF_QUEUE", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]" });
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.PD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.PD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.PD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.READS`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_WRITE_ORDERING_STALL_CYCLES`: event select 0x1a, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event(&EventInfo { name: "UNC_I_WRITE_ORDERING_STALL_CYCLES", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event(&EventInfo { name: "UNC_I_WRITE_ORDERING_STALL_CYCLES", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.RD_PREFETCHES`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREFETCHES", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ADDRESS_MATCH_MERGE_COUNT, Event::ADDRESS_MATCH_STALL_COUNT, Event::CACHE_ACK_PENDING_OCCUPANCY_ANY, Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE, Event::CACHE_OWN_OCCUPANCY_ANY, Event::CACHE_OWN_OCCUPANCY_SOURCE, Event::CACHE_READ_OCCUPANCY_ANY, Event::CACHE_READ_OCCUPANCY_SOURCE, Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CACHE_WRITE_OCCUPANCY_ANY, Event::CACHE_WRITE_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::RXR_AK_CYCLES_FULL, Event::RXR_AK_INSERTS, Event::RXR_AK_OCCUPANCY, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::TICKLES_LOST_OWNERSHIP, Event::TICKLES_TOP_OF_QUEUE, Event::TRANSACTIONS_ORDERINGQ, Event::TRANSACTIONS_PD_PREFETCHES, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY, Event::WRITE_ORDERING_STALL_CYCLES, Event::TRANSACTIONS_RD_PREFETCHES];

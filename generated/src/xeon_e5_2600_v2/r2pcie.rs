@@ -285,127 +285,127 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_VR0_EVEN`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_VR0_ODD`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_VR1_EVEN`: event select 0x07, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_EVEN", code: 0x07, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_EVEN", code: 0x07, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_VR1_ODD`: event select 0x07, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_ODD", code: 0x07, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_VR1_ODD", code: 0x07, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_VR0_EVEN`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_VR0_ODD`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_VR1_EVEN`: event select 0x07, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_EVEN", code: 0x07, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_EVEN", code: 0x07, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_VR1_ODD`: event select 0x07, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_ODD", code: 0x07, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_VR1_ODD", code: 0x07, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_VR0_EVEN`: event select 0x08, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_VR0_ODD`: event select 0x08, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_VR1_EVEN`: event select 0x08, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_EVEN", code: 0x08, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_EVEN", code: 0x08, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_VR1_ODD`: event select 0x08, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_ODD", code: 0x08, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_VR1_ODD", code: 0x08, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_VR0_EVEN`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_VR0_ODD`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_VR1_EVEN`: event select 0x08, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_EVEN", code: 0x08, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_EVEN", code: 0x08, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_VR1_ODD`: event select 0x08, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_ODD", code: 0x08, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_VR1_ODD", code: 0x08, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_VR0_EVEN`: event select 0x09, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_VR0_ODD`: event select 0x09, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_VR1_EVEN`: event select 0x09, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_EVEN", code: 0x09, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_EVEN", code: 0x09, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_VR1_ODD`: event select 0x09, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_ODD", code: 0x09, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_VR1_ODD", code: 0x09, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_VR0_EVEN`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_VR0_ODD`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_VR1_EVEN`: event select 0x09, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_EVEN", code: 0x09, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR1_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_EVEN", code: 0x09, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_VR1_ODD`: event select 0x09, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_ODD", code: 0x09, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_VR1_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_VR1_ODD", code: 0x09, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_AK_BOUNCES`: event select 0x12, umask 0x00, counters 0b1 (bit n: counter n).
-    pub const RXR_AK_BOUNCES: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_AK_BOUNCES: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x33, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x33, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0xff, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_AK_BOUNCES.CW`: event select 0x12, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_AK_BOUNCES_CW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CW", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_AK_BOUNCES_CW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CW", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_AK_BOUNCES.CCW`: event select 0x12, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_AK_BOUNCES_CCW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CCW", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_AK_BOUNCES_CCW: Event = Event(&EventInfo { name: "UNC_R2_RxR_AK_BOUNCES.CCW", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CCW.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CCW.AK`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CCW.BL`: event select 0x28, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.AK`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.BL`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CCW_VR1_EVEN, Event::RING_AD_USED_CCW_VR1_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AD_USED_CW_VR1_EVEN, Event::RING_AD_USED_CW_VR1_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CCW_VR1_EVEN, Event::RING_AK_USED_CCW_VR1_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_AK_USED_CW_VR1_EVEN, Event::RING_AK_USED_CW_VR1_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CCW_VR1_EVEN, Event::RING_BL_USED_CCW_VR1_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_BL_USED_CW_VR1_EVEN, Event::RING_BL_USED_CW_VR1_ODD, Event::RING_IV_USED_CCW, Event::RING_IV_USED_CW, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES_CW, Event::RXR_AK_BOUNCES_CCW, Event::TXR_NACK_CCW_AD, Event::TXR_NACK_CCW_AK, Event::TXR_NACK_CCW_BL, Event::TXR_NACK_CW_AD, Event::TXR_NACK_CW_AK, Event::TXR_NACK_CW_BL];

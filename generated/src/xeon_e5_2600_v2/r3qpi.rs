@@ -323,259 +323,259 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`: event select 0x2c, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`: event select 0x2c, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`: event select 0x2c, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x2c, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x2c, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`: event select 0x2c, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x2c, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x2c, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14`: event select 0x2c, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO14: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14", code: 0x2c, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO14: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14", code: 0x2c, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`: event select 0x2c, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`: event select 0x2c, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`: event select 0x2b, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`: event select 0x2b, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`: event select 0x2b, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x2b, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x2b, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`: event select 0x2b, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x2b, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x2b, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`: event select 0x2b, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x2b, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x2b, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`: event select 0x2b, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x2b, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x2b, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`: event select 0x2b, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x2b, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x2b, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`: event select 0x2b, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x2b, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x2b, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`: event select 0x2f, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`: event select 0x2f, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`: event select 0x2f, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`: event select 0x2f, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x29, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x29, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x29, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x29, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x29, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x29, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x29, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x29, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x29, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x29, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x29, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x29, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x29, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x29, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x29, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x29, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`: event select 0x29, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2d, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2d, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2d, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2d, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2d, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2d, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2d, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2d, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2d, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2d, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2d, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2d, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`: event select 0x2d, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x2a, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_HOM", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x2a, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR", code: 0x2a, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_NDR", code: 0x2a, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x2a, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP", code: 0x2a, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN0_SNP", code: 0x2a, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x2a, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2a, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2a, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x2a, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2a, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2a, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x2a, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2a, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2a, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`: event select 0x2a, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2e, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2e, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2e, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2e, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2e, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2e, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2e, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2e, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2e, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2e, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2e, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2e, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`: event select 0x2e, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_VR0_EVEN`: event select 0x07, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_VR0_ODD`: event select 0x07, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_VR0_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_VR0_EVEN`: event select 0x07, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_VR0_ODD`: event select 0x07, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_VR0_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_VR0_EVEN`: event select 0x08, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_VR0_ODD`: event select 0x08, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_VR0_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_VR0_EVEN`: event select 0x08, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_VR0_ODD`: event select 0x08, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_VR0_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_VR0_EVEN`: event select 0x09, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_VR0_ODD`: event select 0x09, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_VR0_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_VR0_EVEN`: event select 0x09, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_VR0_ODD`: event select 0x09, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_VR0_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_VR0_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.CCW`: event select 0x0a, umask 0xcc, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CCW", code: 0x0a, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.CW`: event select 0x0a, umask 0x33, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x33, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x33, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_BYPASSED.AD`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_BYPASSED_AD: Event = Event(&EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BYPASSED_AD: Event = Event(&EventInfo { name: "UNC_R3_RxR_BYPASSED.AD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.HOM`: event select 0x13, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NCB`: event select 0x13, umask 0x10, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NCS`: event select 0x13, umask 0x20, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.NDR`: event select 0x13, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY.SNP`: event select 0x13, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CCW.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CCW.AK`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.AK", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CCW.BL`: event select 0x28, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CCW_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CCW_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CCW.BL", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CW.AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CW.AK`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.AK", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK_CW.BL`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK_CW.BL", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.DRS`: event select 0x39, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.HOM`: event select 0x39, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NCB`: event select 0x39, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NCS`: event select 0x39, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NDR`: event select 0x39, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.SNP`: event select 0x39, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.DRS`: event select 0x38, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.HOM`: event select 0x38, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NCB`: event select 0x38, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NCS`: event select 0x38, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NDR`: event select 0x38, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.SNP`: event select 0x38, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED`: event select 0x33, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`: event select 0x31, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDIT_CYCLES_OUT: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDIT_CYCLES_OUT: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_OUT", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDIT_CYCLES_USED`: event select 0x32, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDIT_CYCLES_USED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDIT_CYCLES_USED: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDIT_CYCLES_USED", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW`: event select 0x07, umask 0x33, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x33, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x33, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW`: event select 0x07, umask 0xcc, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW`: event select 0x08, umask 0x33, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x33, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x33, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW`: event select 0x08, umask 0xcc, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW`: event select 0x09, umask 0x33, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x33, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x33, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW`: event select 0x09, umask 0xcc, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0xcc, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0xff, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0xff, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_AD_BYPASSED`: event select 0x12, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_AD_BYPASSED: Event = Event(&EventInfo { name: "UNC_R3_RxR_AD_BYPASSED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_AD_BYPASSED: Event = Event(&EventInfo { name: "UNC_R3_RxR_AD_BYPASSED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`: event select 0x33, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`: event select 0x33, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::C_HI_AD_CREDITS_EMPTY_CBO10, Event::C_HI_AD_CREDITS_EMPTY_CBO11, Event::C_HI_AD_CREDITS_EMPTY_CBO12, Event::C_HI_AD_CREDITS_EMPTY_CBO13, Event::C_HI_AD_CREDITS_EMPTY_CBO14, Event::C_HI_AD_CREDITS_EMPTY_CBO8, Event::C_HI_AD_CREDITS_EMPTY_CBO9, Event::C_LO_AD_CREDITS_EMPTY_CBO0, Event::C_LO_AD_CREDITS_EMPTY_CBO1, Event::C_LO_AD_CREDITS_EMPTY_CBO2, Event::C_LO_AD_CREDITS_EMPTY_CBO3, Event::C_LO_AD_CREDITS_EMPTY_CBO4, Event::C_LO_AD_CREDITS_EMPTY_CBO5, Event::C_LO_AD_CREDITS_EMPTY_CBO6, Event::C_LO_AD_CREDITS_EMPTY_CBO7, Event::HA_R2_BL_CREDITS_EMPTY_HA0, Event::HA_R2_BL_CREDITS_EMPTY_HA1, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCB, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCS, Event::QPI0_AD_CREDITS_EMPTY_VN0_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN0_NDR, Event::QPI0_AD_CREDITS_EMPTY_VN0_SNP, Event::QPI0_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI0_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI0_AD_CREDITS_EMPTY_VNA, Event::QPI0_BL_CREDITS_EMPTY_VN0_HOM, Event::QPI0_BL_CREDITS_EMPTY_VN0_NDR, Event::QPI0_BL_CREDITS_EMPTY_VN0_SNP, Event::QPI0_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI0_BL_CREDITS_EMPTY_VN1_NDR, Event::QPI0_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI0_BL_CREDITS_EMPTY_VNA, Event::QPI1_AD_CREDITS_EMPTY_VN0_HOM, Event::QPI1_AD_CREDITS_EMPTY_VN0_NDR, Event::QPI1_AD_CREDITS_EMPTY_VN0_SNP, Event::QPI1_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI1_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI1_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI1_AD_CREDITS_EMPTY_VNA, Event::QPI1_BL_CREDITS_EMPTY_VN0_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN0_NDR, Event::QPI1_BL_CREDITS_EMPTY_VN0_SNP, Event::QPI1_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN1_NDR, Event::QPI1_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI1_BL_CREDITS_EMPTY_VNA, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_IV_USED_CCW, Event::RING_IV_USED_CW, Event::RXR_BYPASSED_AD, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_SNP, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_SNP, Event::RXR_OCCUPANCY_DRS, Event::RXR_OCCUPANCY_HOM, Event::RXR_OCCUPANCY_NCB, Event::RXR_OCCUPANCY_NCS, Event::RXR_OCCUPANCY_NDR, Event::RXR_OCCUPANCY_SNP, Event::TXR_NACK_CCW_AD, Event::TXR_NACK_CCW_AK, Event::TXR_NACK_CCW_BL, Event::TXR_NACK_CW_AD, Event::TXR_NACK_CW_AK, Event::TXR_NACK_CW_BL, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_SNP, Event::VN1_CREDITS_REJECT_DRS, Event::VN1_CREDITS_REJECT_HOM, Event::VN1_CREDITS_REJECT_NCB, Event::VN1_CREDITS_REJECT_NCS, Event::VN1_CREDITS_REJECT_NDR, Event::VN1_CREDITS_REJECT_SNP, Event::VN1_CREDITS_USED_DRS, Event::VN1_CREDITS_USED_HOM, Event::VN1_CREDITS_USED_NCB, Event::VN1_CREDITS_USED_NCS, Event::VN1_CREDITS_USED_NDR, Event::VN1_CREDITS_USED_SNP, Event::VNA_CREDITS_ACQUIRED, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDIT_CYCLES_OUT, Event::VNA_CREDIT_CYCLES_USED, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_AD_BYPASSED, Event::VNA_CREDITS_ACQUIRED_AD, Event::VNA_CREDITS_ACQUIRED_BL];

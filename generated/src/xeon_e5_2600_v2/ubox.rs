@@ -522,47 +522,47 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const EVENT_MSG_INT_PRIO: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const EVENT_MSG_INT_PRIO: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const EVENT_MSG_IPI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const EVENT_MSG_MSI_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const EVENT_MSG_VLW_RCVD: Event = Event(&EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_FILTER_MATCH.DISABLE`: event select 0x41, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const FILTER_MATCH_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const FILTER_MATCH_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_FILTER_MATCH.ENABLE`: event select 0x41, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const FILTER_MATCH_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    pub const FILTER_MATCH_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_FILTER_MATCH.U2C_DISABLE`: event select 0x41, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const FILTER_MATCH_U2C_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const FILTER_MATCH_U2C_DISABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_FILTER_MATCH.U2C_ENABLE`: event select 0x41, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const FILTER_MATCH_U2C_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]" });
+    pub const FILTER_MATCH_U2C_ENABLE: Event = Event(&EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_LOCK_CYCLES`: event select 0x44, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const LOCK_CYCLES: Event = Event(&EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const LOCK_CYCLES: Event = Event(&EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event(&EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event(&EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.CMC`: event select 0x43, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_CMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_CMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.LIVELOCK`: event select 0x43, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_LIVELOCK: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_LIVELOCK: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.LTERROR`: event select 0x43, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_LTERROR: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_LTERROR: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.MONITOR_T0`: event select 0x43, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_MONITOR_T0: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_MONITOR_T0: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.MONITOR_T1`: event select 0x43, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_MONITOR_T1: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_MONITOR_T1: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.OTHER`: event select 0x43, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_OTHER: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_OTHER: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.TRAP`: event select 0x43, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_TRAP: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_TRAP: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_U2C_EVENTS.UMC`: event select 0x43, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const U2C_EVENTS_UMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const U2C_EVENTS_UMC: Event = Event(&EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RACU_REQUESTS: Event = Event(&EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RACU_REQUESTS: Event = Event(&EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_U_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::EVENT_MSG_INT_PRIO, Event::EVENT_MSG_IPI_RCVD, Event::EVENT_MSG_MSI_RCVD, Event::EVENT_MSG_VLW_RCVD, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::LOCK_CYCLES, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_OTHER, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_UMC, Event::RACU_REQUESTS, Event::CLOCKTICKS];

@@ -314,117 +314,117 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x12, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`: event select 0x12, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.PCIRDCUR`: event select 0x13, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_PCIRDCUR: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIRDCUR", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_PCIRDCUR: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIRDCUR", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.CRD`: event select 0x13, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_CRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CRD", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_CRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CRD", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.DRD`: event select 0x13, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_DRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.DRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_DRD: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.DRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.RFO`: event select 0x13, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_RFO: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_RFO: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x13, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_PCITOM: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_PCITOM: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.PCIDCAHINT`: event select 0x13, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_PCIDCAHINT: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIDCAHINT", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_PCIDCAHINT: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCIDCAHINT", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.WBMTOI`: event select 0x13, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_WBMTOI: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_WBMTOI: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_COHERENT_OPS.CLFLUSH`: event select 0x13, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const COHERENT_OPS_CLFLUSH: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const COHERENT_OPS_CLFLUSH: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.FAST_REQ`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const MISC0_FAST_REQ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_FAST_REQ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.FAST_REJ`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const MISC0_FAST_REJ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_FAST_REJ: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const MISC0_2ND_RD_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_2ND_RD_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const MISC0_2ND_WR_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_2ND_WR_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x14, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event(&EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.FAST_XFER`: event select 0x14, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const MISC0_FAST_XFER: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_FAST_XFER: Event = Event(&EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x14, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const MISC0_PF_ACK_HINT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_PF_ACK_HINT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SLOW_I`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const MISC1_SLOW_I: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SLOW_I: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SLOW_S`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const MISC1_SLOW_S: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SLOW_S: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SLOW_E`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const MISC1_SLOW_E: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SLOW_E: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SLOW_M`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const MISC1_SLOW_M: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SLOW_M: Event = Event(&EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.LOST_FWD`: event select 0x15, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const MISC1_LOST_FWD: Event = Event(&EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_LOST_FWD: Event = Event(&EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x15, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x15, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const MISC1_SEC_RCVD_VLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x15, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_SEC_RCVD_VLD: Event = Event(&EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x15, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC1.DATA_THROTTLE`: event select 0x15, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const MISC1_DATA_THROTTLE: Event = Event(&EventInfo { name: "UNC_I_MISC1.DATA_THROTTLE", code: 0x15, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC1_DATA_THROTTLE: Event = Event(&EventInfo { name: "UNC_I_MISC1.DATA_THROTTLE", code: 0x15, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_AK_INSERTS`: event select 0x0a, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_AK_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_AK_INSERTS", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`: event select 0x04, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_CYCLES_FULL", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_INSERTS`: event select 0x01, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_DRS_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_DRS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_DRS_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_INSERTS`: event select 0x02, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCB_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCB_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCB_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_INSERTS`: event select 0x03, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_INSERTS: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_RxR_BL_NCS_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_BL_NCS_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_RxR_BL_NCS_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.MISS`: event select 0x17, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_MISS: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_MISS: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x17, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_HIT_I: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_HIT_I: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x17, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_HIT_ES: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x17, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_HIT_ES: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x17, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x17, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_HIT_M: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x17, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_HIT_M: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x17, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x17, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_SNPCODE: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x17, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_SNPCODE: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x17, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x17, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_SNPDATA: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x17, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_SNPDATA: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x17, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x17, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const SNOOP_RESP_SNPINV: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SNOOP_RESP_SNPINV: Event = Event(&EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.READS`: event select 0x16, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_READS: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.READS", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x16, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_WRITES: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.RD_PREF`: event select 0x16, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_RD_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREF", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_RD_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.RD_PREF", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x16, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_WR_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_WR_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.ATOMIC`: event select 0x16, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_ATOMIC: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x16, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_ATOMIC: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x16, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.OTHER`: event select 0x16, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_OTHER: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x16, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TRANSACTIONS_OTHER: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x16, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x16, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x16, umask: 0x40, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]" });
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x16, umask: 0x40, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`: event select 0x18, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_AD_STALL_CREDIT_CYCLES", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`: event select 0x19, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event(&EventInfo { name: "UNC_I_TxR_BL_STALL_CREDIT_CYCLES", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_DATA_INSERTS_NCB`: event select 0x0e, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_DATA_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCB", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_DATA_INSERTS_NCS`: event select 0x0f, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_DATA_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_I_TxR_DATA_INSERTS_NCS", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_TxR_REQUEST_OCCUPANCY`: event select 0x0d, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_REQUEST_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_TxR_REQUEST_OCCUPANCY", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_I_MISC0.PF_TIMEOUT`: event select 0x14, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const MISC0_PF_TIMEOUT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_TIMEOUT", code: 0x14, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const MISC0_PF_TIMEOUT: Event = Event(&EventInfo { name: "UNC_I_MISC0.PF_TIMEOUT", code: 0x14, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::COHERENT_OPS_PCIRDCUR, Event::COHERENT_OPS_CRD, Event::COHERENT_OPS_DRD, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_PCIDCAHINT, Event::COHERENT_OPS_WBMTOI, Event::COHERENT_OPS_CLFLUSH, Event::MISC0_FAST_REQ, Event::MISC0_FAST_REJ, Event::MISC0_2ND_RD_INSERT, Event::MISC0_2ND_WR_INSERT, Event::MISC0_2ND_ATOMIC_INSERT, Event::MISC0_FAST_XFER, Event::MISC0_PF_ACK_HINT, Event::MISC1_SLOW_I, Event::MISC1_SLOW_S, Event::MISC1_SLOW_E, Event::MISC1_SLOW_M, Event::MISC1_LOST_FWD, Event::MISC1_SEC_RCVD_INVLD, Event::MISC1_SEC_RCVD_VLD, Event::MISC1_DATA_THROTTLE, Event::RXR_AK_INSERTS, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::SNOOP_RESP_MISS, Event::SNOOP_RESP_HIT_I, Event::SNOOP_RESP_HIT_ES, Event::SNOOP_RESP_HIT_M, Event::SNOOP_RESP_SNPCODE, Event::SNOOP_RESP_SNPDATA, Event::SNOOP_RESP_SNPINV, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TRANSACTIONS_RD_PREF, Event::TRANSACTIONS_WR_PREF, Event::TRANSACTIONS_ATOMIC, Event::TRANSACTIONS_OTHER, Event::TRANSACTIONS_ORDERINGQ, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY, Event::MISC0_PF_TIMEOUT];

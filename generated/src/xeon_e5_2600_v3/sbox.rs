@@ -377,163 +377,163 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_S_BOUNCE_CONTROL`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const BOUNCE_CONTROL: Event = Event(&EventInfo { name: "UNC_S_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BOUNCE_CONTROL: Event = Event(&EventInfo { name: "UNC_S_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_S_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_S_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_FAST_ASSERTED`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FAST_ASSERTED: Event = Event(&EventInfo { name: "UNC_S_FAST_ASSERTED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FAST_ASSERTED: Event = Event(&EventInfo { name: "UNC_S_FAST_ASSERTED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.UP`: event select 0x1b, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP", code: 0x1b, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.UP", code: 0x1b, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AD_USED.DOWN`: event select 0x1b, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.UP`: event select 0x1c, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP", code: 0x1c, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.UP", code: 0x1c, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_AK_USED.DOWN`: event select 0x1c, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.UP`: event select 0x1d, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP", code: 0x1d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.UP", code: 0x1d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BL_USED.DOWN`: event select 0x1d, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN: Event = Event(&EventInfo { name: "UNC_S_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BOUNCES.AD_CACHE`: event select 0x05, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AD_CACHE", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AD_CACHE", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BOUNCES.AK_CORE`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.AK_CORE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BOUNCES.BL_CORE`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.BL_CORE", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_BOUNCES.IV_CORE`: event select 0x05, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_BOUNCES.IV_CORE", code: 0x05, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_IV_USED.UP`: event select 0x1e, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.UP", code: 0x1e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_UP: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.UP", code: 0x1e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_IV_USED.DN`: event select 0x1e, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_DN: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_DN: Event = Event(&EventInfo { name: "UNC_S_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_SINK_STARVED.AD_CACHE`: event select 0x06, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_AD_CACHE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AD_CACHE", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_SINK_STARVED.AK_CORE`: event select 0x06, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_AK_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.AK_CORE", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_SINK_STARVED.BL_CORE`: event select 0x06, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_BL_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.BL_CORE", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RING_SINK_STARVED.IV_CORE`: event select 0x06, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_IV_CORE: Event = Event(&EventInfo { name: "UNC_S_RING_SINK_STARVED.IV_CORE", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BUSY_STARVED.AD_CRD`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_CRD", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_CRD", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BUSY_STARVED.AD_BNC`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_BNC", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.AD_BNC", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BUSY_STARVED.BL_CRD`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_CRD", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_CRD", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BUSY_STARVED.BL_BNC`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_BNC", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BUSY_STARVED.BL_BNC", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.AD_CRD`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_CRD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_CRD", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.AD_BNC`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_BNC", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AD_BNC", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.BL_CRD`: event select 0x12, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_CRD", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_CRD", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.BL_BNC`: event select 0x12, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_BNC", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.BL_BNC", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.AK`: event select 0x12, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AK", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.AK", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_BYPASS.IV`: event select 0x12, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_BYPASS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.IV", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_BYPASS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_BYPASS.IV", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.AD_CRD`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_CRD", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_CRD", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.AD_BNC`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_BNC", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AD_BNC", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.BL_CRD`: event select 0x14, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_CRD", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_CRD", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.BL_BNC`: event select 0x14, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_BNC", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.BL_BNC", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.AK`: event select 0x14, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AK", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.AK", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.IV`: event select 0x14, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IV", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IV", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_CRD_STARVED.IFV`: event select 0x14, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_CRD_STARVED_IFV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IFV", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_CRD_STARVED_IFV: Event = Event(&EventInfo { name: "UNC_S_RxR_CRD_STARVED.IFV", code: 0x14, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.AD_CRD`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_CRD", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_CRD", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.AD_BNC`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_BNC", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AD_BNC", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.BL_CRD`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_CRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_CRD", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.BL_BNC`: event select 0x13, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_BNC", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.BL_BNC", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.AK`: event select 0x13, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AK", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.AK", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_INSERTS.IV`: event select 0x13, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.IV", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_INSERTS.IV", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.AD_CRD`: event select 0x11, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_CRD", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_CRD", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.AD_BNC`: event select 0x11, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_BNC", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AD_BNC", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.BL_CRD`: event select 0x11, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_CRD", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_CRD", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.BL_BNC`: event select 0x11, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_BNC", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.BL_BNC", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.AK`: event select 0x11, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AK", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.AK", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_RxR_OCCUPANCY.IV`: event select 0x11, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.IV", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_RxR_OCCUPANCY.IV", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_ADS_USED.AD`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_ADS_USED.AK`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_ADS_USED.BL`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.AD_CRD`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_CRD", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_CRD", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.AD_BNC`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_BNC", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AD_BNC", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.BL_CRD`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_CRD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_CRD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.BL_BNC`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_BNC", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.BL_BNC", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.AK`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AK", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.AK", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_INSERTS.IV`: event select 0x02, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.IV", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_INSERTS.IV", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.AD_CRD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_CRD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_AD_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_CRD", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.AD_BNC`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_BNC", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_AD_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AD_BNC", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.BL_CRD`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_CRD", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_BL_CRD: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_CRD", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.BL_BNC`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_BNC", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_BL_BNC: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.BL_BNC", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.AK`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AK", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.AK", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_OCCUPANCY.IV`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.IV", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_OCCUPANCY_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_OCCUPANCY.IV", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_STARVED.AD`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AD", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_AD: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AD", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_STARVED.AK`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.AK", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_STARVED.BL`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.BL", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_S_TxR_STARVED.IV`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.IV", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_IV: Event = Event(&EventInfo { name: "UNC_S_TxR_STARVED.IV", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::BOUNCE_CONTROL, Event::CLOCKTICKS, Event::FAST_ASSERTED, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP, Event::RING_AD_USED_DOWN, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP, Event::RING_AK_USED_DOWN, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP, Event::RING_BL_USED_DOWN, Event::RING_BOUNCES_AD_CACHE, Event::RING_BOUNCES_AK_CORE, Event::RING_BOUNCES_BL_CORE, Event::RING_BOUNCES_IV_CORE, Event::RING_IV_USED_UP, Event::RING_IV_USED_DN, Event::RING_SINK_STARVED_AD_CACHE, Event::RING_SINK_STARVED_AK_CORE, Event::RING_SINK_STARVED_BL_CORE, Event::RING_SINK_STARVED_IV_CORE, Event::RXR_BUSY_STARVED_AD_CRD, Event::RXR_BUSY_STARVED_AD_BNC, Event::RXR_BUSY_STARVED_BL_CRD, Event::RXR_BUSY_STARVED_BL_BNC, Event::RXR_BYPASS_AD_CRD, Event::RXR_BYPASS_AD_BNC, Event::RXR_BYPASS_BL_CRD, Event::RXR_BYPASS_BL_BNC, Event::RXR_BYPASS_AK, Event::RXR_BYPASS_IV, Event::RXR_CRD_STARVED_AD_CRD, Event::RXR_CRD_STARVED_AD_BNC, Event::RXR_CRD_STARVED_BL_CRD, Event::RXR_CRD_STARVED_BL_BNC, Event::RXR_CRD_STARVED_AK, Event::RXR_CRD_STARVED_IV, Event::RXR_CRD_STARVED_IFV, Event::RXR_INSERTS_AD_CRD, Event::RXR_INSERTS_AD_BNC, Event::RXR_INSERTS_BL_CRD, Event::RXR_INSERTS_BL_BNC, Event::RXR_INSERTS_AK, Event::RXR_INSERTS_IV, Event::RXR_OCCUPANCY_AD_CRD, Event::RXR_OCCUPANCY_AD_BNC, Event::RXR_OCCUPANCY_BL_CRD, Event::RXR_OCCUPANCY_BL_BNC, Event::RXR_OCCUPANCY_AK, Event::RXR_OCCUPANCY_IV, Event::TXR_ADS_USED_AD, Event::TXR_ADS_USED_AK, Event::TXR_ADS_USED_BL, Event::TXR_INSERTS_AD_CRD, Event::TXR_INSERTS_AD_BNC, Event::TXR_INSERTS_BL_CRD, Event::TXR_INSERTS_BL_BNC, Event::TXR_INSERTS_AK, Event::TXR_INSERTS_IV, Event::TXR_OCCUPANCY_AD_CRD, Event::TXR_OCCUPANCY_AD_BNC, Event::TXR_OCCUPANCY_BL_CRD, Event::TXR_OCCUPANCY_BL_BNC, Event::TXR_OCCUPANCY_AK, Event::TXR_OCCUPANCY_IV, Event::TXR_STARVED_AD, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL, Event::TXR_STARVED_IV];

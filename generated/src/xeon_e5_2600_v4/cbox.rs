@@ -1027,329 +1027,329 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_C_BOUNCE_CONTROL`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const BOUNCE_CONTROL: Event = Event(&EventInfo { name: "UNC_C_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BOUNCE_CONTROL: Event = Event(&EventInfo { name: "UNC_C_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_COUNTER0_OCCUPANCY`: event select 0x1f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const COUNTER0_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const COUNTER0_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_FAST_ASSERTED`: event select 0x09, umask 0x00, counters 0b11 (bit n: counter n).
-    pub const FAST_ASSERTED: Event = Event(&EventInfo { name: "UNC_C_FAST_ASSERTED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "" });
+    pub const FAST_ASSERTED: Event = Event(&EventInfo { name: "UNC_C_FAST_ASSERTED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.DATA_READ`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]" });
+    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.WRITE`: event select 0x34, umask 0x05, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_WRITE: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]" });
+    pub const LLC_LOOKUP_WRITE: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.WRITE", code: 0x34, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`: event select 0x34, umask 0x09, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]" });
+    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.ANY`: event select 0x34, umask 0x11, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.ANY", code: 0x34, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]" });
+    pub const LLC_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.ANY", code: 0x34, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.NID`: event select 0x34, umask 0x41, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]" });
+    pub const LLC_LOOKUP_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.NID", code: 0x34, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[23:17]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_LOOKUP.READ`: event select 0x34, umask 0x21, counters 0b1111 (bit n: counter n).
-    pub const LLC_LOOKUP_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.READ", code: 0x34, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[22:18]" });
+    pub const LLC_LOOKUP_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.READ", code: 0x34, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "CBoFilter0[22:18]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_M_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const LLC_VICTIMS_M_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_E_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const LLC_VICTIMS_E_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.I_STATE`: event select 0x37, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_I_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.I_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const LLC_VICTIMS_I_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.I_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.F_STATE`: event select 0x37, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_F_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.F_STATE", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const LLC_VICTIMS_F_STATE: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.F_STATE", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.NID`: event select 0x37, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[17:10]" });
+    pub const LLC_VICTIMS_NID: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.NID", code: 0x37, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[17:10]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_LLC_VICTIMS.MISS`: event select 0x37, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const LLC_VICTIMS_MISS: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const LLC_VICTIMS_MISS: Event = Event(&EventInfo { name: "UNC_C_LLC_VICTIMS.MISS", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const MISC_RSPI_WAS_FSE: Event = Event(&EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_RSPI_WAS_FSE: Event = Event(&EventInfo { name: "UNC_C_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const MISC_WC_ALIASING: Event = Event(&EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_WC_ALIASING: Event = Event(&EventInfo { name: "UNC_C_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.STARTED`: event select 0x39, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const MISC_STARTED: Event = Event(&EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_STARTED: Event = Event(&EventInfo { name: "UNC_C_MISC.STARTED", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_C_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.CVZERO_PREFETCH_VICTIM`: event select 0x39, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const MISC_CVZERO_PREFETCH_VICTIM: Event = Event(&EventInfo { name: "UNC_C_MISC.CVZERO_PREFETCH_VICTIM", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_CVZERO_PREFETCH_VICTIM: Event = Event(&EventInfo { name: "UNC_C_MISC.CVZERO_PREFETCH_VICTIM", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_MISC.CVZERO_PREFETCH_MISS`: event select 0x39, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const MISC_CVZERO_PREFETCH_MISS: Event = Event(&EventInfo { name: "UNC_C_MISC.CVZERO_PREFETCH_MISS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MISC_CVZERO_PREFETCH_MISS: Event = Event(&EventInfo { name: "UNC_C_MISC.CVZERO_PREFETCH_MISS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.UP_EVEN`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_EVEN", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.UP_ODD`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP_ODD", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.DOWN_EVEN`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_EVEN", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.DOWN_ODD`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN_ODD", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.UP`: event select 0x1b, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP", code: 0x1b, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.UP", code: 0x1b, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.DOWN`: event select 0x1b, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.DOWN", code: 0x1b, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AD_USED.ALL`: event select 0x1b, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.ALL", code: 0x1b, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_AD_USED.ALL", code: 0x1b, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.UP_EVEN`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_EVEN", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.UP_ODD`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP_ODD", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.DOWN_EVEN`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_EVEN", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.DOWN_ODD`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN_ODD", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.UP`: event select 0x1c, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP", code: 0x1c, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.UP", code: 0x1c, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.DOWN`: event select 0x1c, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.DOWN", code: 0x1c, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_AK_USED.ALL`: event select 0x1c, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.ALL", code: 0x1c, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_AK_USED.ALL", code: 0x1c, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.UP_EVEN`: event select 0x1d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_EVEN", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.UP_ODD`: event select 0x1d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP_ODD", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.DOWN_EVEN`: event select 0x1d, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN_EVEN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_EVEN", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.DOWN_ODD`: event select 0x1d, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN_ODD: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN_ODD", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.UP`: event select 0x1d, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP", code: 0x1d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.UP", code: 0x1d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.DOWN`: event select 0x1d, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.DOWN", code: 0x1d, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BL_USED.ALL`: event select 0x1d, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.ALL", code: 0x1d, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_C_RING_BL_USED.ALL", code: 0x1d, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.AD`: event select 0x05, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_AD: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AD", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_AD: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AD", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.AK`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_AK: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AK", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_AK: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.AK", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.BL`: event select 0x05, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_BL: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.BL", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_BL: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.BL", code: 0x05, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_BOUNCES.IV`: event select 0x05, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RING_BOUNCES_IV: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.IV", code: 0x05, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BOUNCES_IV: Event = Event(&EventInfo { name: "UNC_C_RING_BOUNCES.IV", code: 0x05, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_IV_USED.ANY`: event select 0x1e, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.ANY", code: 0x1e, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_IV_USED.UP`: event select 0x1e, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.UP", code: 0x1e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_UP: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.UP", code: 0x1e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_IV_USED.DOWN`: event select 0x1e, umask 0xcc, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.DOWN", code: 0x1e, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_DOWN: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.DOWN", code: 0x1e, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_IV_USED.DN`: event select 0x1e, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_DN: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_DN: Event = Event(&EventInfo { name: "UNC_C_RING_IV_USED.DN", code: 0x1e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SRC_THRTL`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RING_SRC_THRTL: Event = Event(&EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SRC_THRTL: Event = Event(&EventInfo { name: "UNC_C_RING_SRC_THRTL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.IRQ`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_EXT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_EXT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IRQ", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.IPQ`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_EXT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_EXT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.IPQ", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.PRQ`: event select 0x12, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_EXT_STARVED_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.PRQ", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_EXT_STARVED_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.PRQ", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`: event select 0x12, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event(&EventInfo { name: "UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IRQ_REJ`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_IRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJ", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_IRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IRQ_REJ", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.PRQ`: event select 0x13, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.PRQ", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.PRQ", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INSERTS.PRQ_REJ`: event select 0x13, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_INSERTS_PRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.PRQ_REJ", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INSERTS_PRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_INSERTS.PRQ_REJ", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.ANY`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IPQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ANY", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.FULL`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IPQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.FULL", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`: event select 0x31, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`: event select 0x31, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", code: 0x31, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY2.AD_SBO`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY2.AD_SBO", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IPQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY2.AD_SBO", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IPQ_RETRY2.TARGET`: event select 0x28, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_IPQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY2.TARGET", code: 0x28, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_IPQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_IPQ_RETRY2.TARGET", code: 0x28, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.ANY`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ANY", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.FULL`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.FULL", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`: event select 0x32, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.RTID`: event select 0x32, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.RTID", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`: event select 0x32, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.IIO_CREDITS`: event select 0x32, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY.NID`: event select 0x32, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY_NID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.NID", code: 0x32, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_IRQ_RETRY_NID: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY.NID", code: 0x32, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY2.AD_SBO`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.AD_SBO", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.AD_SBO", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY2.BL_SBO`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY2_BL_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.BL_SBO", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_IRQ_RETRY2_BL_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.BL_SBO", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_IRQ_RETRY2.TARGET`: event select 0x29, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_IRQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.TARGET", code: 0x29, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_IRQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_IRQ_RETRY2.TARGET", code: 0x29, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.ANY`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY_ANY: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.ANY", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.FULL`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY_FULL: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.FULL", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.RTID`: event select 0x33, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY_RTID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.RTID", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`: event select 0x33, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`: event select 0x33, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.WB_CREDITS`: event select 0x33, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_WB_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", code: 0x33, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_ISMQ_RETRY_WB_CREDITS: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", code: 0x33, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY.NID`: event select 0x33, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY_NID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.NID", code: 0x33, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_ISMQ_RETRY_NID: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY.NID", code: 0x33, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY2.AD_SBO`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.AD_SBO", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY2_AD_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.AD_SBO", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY2.BL_SBO`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY2_BL_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.BL_SBO", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_ISMQ_RETRY2_BL_SBO: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.BL_SBO", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_ISMQ_RETRY2.TARGET`: event select 0x2a, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXR_ISMQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.TARGET", code: 0x2a, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const RXR_ISMQ_RETRY2_TARGET: Event = Event(&EventInfo { name: "UNC_C_RxR_ISMQ_RETRY2.TARGET", code: 0x2a, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IRQ_REJ`: event select 0x11, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJ", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IRQ_REJ", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_OCCUPANCY.PRQ_REJ`: event select 0x11, umask 0x20, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_PRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.PRQ_REJ", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_PRQ_REJ: Event = Event(&EventInfo { name: "UNC_C_RxR_OCCUPANCY.PRQ_REJ", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_SBO_CREDITS_ACQUIRED.AD`: event select 0x3d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SBO_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDITS_ACQUIRED.AD", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDITS_ACQUIRED.AD", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_SBO_CREDITS_ACQUIRED.BL`: event select 0x3d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SBO_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDITS_ACQUIRED.BL", code: 0x3d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDITS_ACQUIRED.BL", code: 0x3d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_SBO_CREDIT_OCCUPANCY.AD`: event select 0x3e, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const SBO_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDIT_OCCUPANCY.AD", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDIT_OCCUPANCY.AD", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_SBO_CREDIT_OCCUPANCY.BL`: event select 0x3e, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const SBO_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDIT_OCCUPANCY.BL", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_C_SBO_CREDIT_OCCUPANCY.BL", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.OPCODE`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.OPCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.EVICTION`: event select 0x35, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.EVICTION", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.ALL`: event select 0x35, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.ALL", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.ALL", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.WB`: event select 0x35, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.WB", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_OPCODE`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_OPCODE", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_OPCODE`: event select 0x35, umask 0x41, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20], CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_OPCODE", code: 0x35, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20], CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_EVICTION`: event select 0x35, umask 0x44, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_EVICTION", code: 0x35, umask: 0x44, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_ALL`: event select 0x35, umask 0x48, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_ALL", code: 0x35, umask: 0x48, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_WB`: event select 0x35, umask 0x50, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_WB", code: 0x35, umask: 0x50, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`: event select 0x35, umask 0x43, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20], CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_OPCODE", code: 0x35, umask: 0x43, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20], CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`: event select 0x35, umask 0x4a, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]" });
+    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.NID_MISS_ALL", code: 0x35, umask: 0x4a, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_LOCAL`: event select 0x35, umask 0x2a, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_LOCAL", code: 0x35, umask: 0x2a, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_MISS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_LOCAL", code: 0x35, umask: 0x2a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_REMOTE`: event select 0x35, umask 0x8a, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_REMOTE", code: 0x35, umask: 0x8a, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_MISS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_REMOTE", code: 0x35, umask: 0x8a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.LOCAL`: event select 0x35, umask 0x28, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.LOCAL", code: 0x35, umask: 0x28, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.LOCAL", code: 0x35, umask: 0x28, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.REMOTE`: event select 0x35, umask 0x88, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.REMOTE", code: 0x35, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOR_INSERTS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.REMOTE", code: 0x35, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE`: event select 0x35, umask 0x23, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", code: 0x35, umask: 0x23, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_MISS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", code: 0x35, umask: 0x23, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE`: event select 0x35, umask 0x83, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_MISS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", code: 0x35, umask: 0x83, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_MISS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", code: 0x35, umask: 0x83, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.LOCAL_OPCODE`: event select 0x35, umask 0x21, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.LOCAL_OPCODE", code: 0x35, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.LOCAL_OPCODE", code: 0x35, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_INSERTS.REMOTE_OPCODE`: event select 0x35, umask 0x81, counters 0b1111 (bit n: counter n).
-    pub const TOR_INSERTS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.REMOTE_OPCODE", code: 0x35, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]" });
+    pub const TOR_INSERTS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_INSERTS.REMOTE_OPCODE", code: 0x35, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.OPCODE`: event select 0x36, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.OPCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.EVICTION`: event select 0x36, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.EVICTION", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`: event select 0x36, umask 0x03, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_OPCODE", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`: event select 0x36, umask 0x0a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_ALL", code: 0x36, umask: 0x0a, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`: event select 0x36, umask 0x41, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20], CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_OPCODE", code: 0x36, umask: 0x41, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20], CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`: event select 0x36, umask 0x44, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_EVICTION", code: 0x36, umask: 0x44, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_ALL`: event select 0x36, umask 0x48, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_ALL", code: 0x36, umask: 0x48, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`: event select 0x36, umask 0x43, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20], CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", code: 0x36, umask: 0x43, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20], CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`: event select 0x36, umask 0x4a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", code: 0x36, umask: 0x4a, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL`: event select 0x36, umask 0x2a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_LOCAL", code: 0x36, umask: 0x2a, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_MISS_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_LOCAL", code: 0x36, umask: 0x2a, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE`: event select 0x36, umask 0x8a, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_REMOTE", code: 0x36, umask: 0x8a, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_MISS_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_REMOTE", code: 0x36, umask: 0x8a, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.LOCAL`: event select 0x36, umask 0x28, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.LOCAL", code: 0x36, umask: 0x28, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.LOCAL", code: 0x36, umask: 0x28, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.REMOTE`: event select 0x36, umask 0x88, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.REMOTE", code: 0x36, umask: 0x88, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.REMOTE", code: 0x36, umask: 0x88, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE`: event select 0x36, umask 0x23, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", code: 0x36, umask: 0x23, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_MISS_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", code: 0x36, umask: 0x23, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE`: event select 0x36, umask 0x83, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_MISS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", code: 0x36, umask: 0x83, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_MISS_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", code: 0x36, umask: 0x83, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE`: event select 0x36, umask 0x21, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", code: 0x36, umask: 0x21, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_LOCAL_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", code: 0x36, umask: 0x21, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE`: event select 0x36, umask 0x81, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", code: 0x36, umask: 0x81, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]" });
+    pub const TOR_OCCUPANCY_REMOTE_OPCODE: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", code: 0x36, umask: 0x81, ext_sel: false, counters: 0b1, filters: "CBoFilter1[28:20]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.WB`: event select 0x36, umask 0x10, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.WB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TOR_OCCUPANCY_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.WB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TOR_OCCUPANCY.NID_WB`: event select 0x36, umask 0x50, counters 0b1 (bit n: counter n).
-    pub const TOR_OCCUPANCY_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_WB", code: 0x36, umask: 0x50, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]" });
+    pub const TOR_OCCUPANCY_NID_WB: Event = Event(&EventInfo { name: "UNC_C_TOR_OCCUPANCY.NID_WB", code: 0x36, umask: 0x50, ext_sel: false, counters: 0b1, filters: "CBoFilter1[15:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_ADS_USED.AD`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_AD: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_AD: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.AD", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_ADS_USED.AK`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_AK: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_AK: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.AK", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_ADS_USED.BL`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_ADS_USED_BL: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_ADS_USED_BL: Event = Event(&EventInfo { name: "UNC_C_TxR_ADS_USED.BL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AD_CACHE`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AD_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CACHE", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AK_CACHE`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AK_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AK_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CACHE", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.BL_CACHE`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_BL_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_BL_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CACHE", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.IV_CACHE`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_IV_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_IV_CACHE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.IV_CACHE", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AD_CORE`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AD_CORE", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.AK_CORE`: event select 0x02, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_AK_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.AK_CORE", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_INSERTS.BL_CORE`: event select 0x02, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const TXR_INSERTS_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_INSERTS_BL_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_INSERTS.BL_CORE", code: 0x02, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.AGE0`: event select 0x3c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const QLRU_AGE0: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE0", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_AGE0: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE0", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.AGE1`: event select 0x3c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const QLRU_AGE1: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE1", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_AGE1: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE1", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.AGE2`: event select 0x3c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const QLRU_AGE2: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE2", code: 0x3c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_AGE2: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE2", code: 0x3c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.AGE3`: event select 0x3c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const QLRU_AGE3: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE3", code: 0x3c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_AGE3: Event = Event(&EventInfo { name: "UNC_C_QLRU.AGE3", code: 0x3c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.LRU_DECREMENT`: event select 0x3c, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const QLRU_LRU_DECREMENT: Event = Event(&EventInfo { name: "UNC_C_QLRU.LRU_DECREMENT", code: 0x3c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_LRU_DECREMENT: Event = Event(&EventInfo { name: "UNC_C_QLRU.LRU_DECREMENT", code: 0x3c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_QLRU.VICTIM_NON_ZERO`: event select 0x3c, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const QLRU_VICTIM_NON_ZERO: Event = Event(&EventInfo { name: "UNC_C_QLRU.VICTIM_NON_ZERO", code: 0x3c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const QLRU_VICTIM_NON_ZERO: Event = Event(&EventInfo { name: "UNC_C_QLRU.VICTIM_NON_ZERO", code: 0x3c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.AD`: event select 0x06, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_AD: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AD", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_AD: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AD", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.AK`: event select 0x06, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_AK: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AK", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_AK: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.AK", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.IV`: event select 0x06, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_IV: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.IV", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_IV: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.IV", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RING_SINK_STARVED.BL`: event select 0x06, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_SINK_STARVED_BL: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.BL", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_SINK_STARVED_BL: Event = Event(&EventInfo { name: "UNC_C_RING_SINK_STARVED.BL", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.IRQ`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXR_INT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INT_STARVED_IRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IRQ", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.IPQ`: event select 0x14, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXR_INT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INT_STARVED_IPQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.IPQ", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.ISMQ`: event select 0x14, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXR_INT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INT_STARVED_ISMQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.ISMQ", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_RxR_INT_STARVED.PRQ`: event select 0x14, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXR_INT_STARVED_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.PRQ", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXR_INT_STARVED_PRQ: Event = Event(&EventInfo { name: "UNC_C_RxR_INT_STARVED.PRQ", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.AK_BOTH`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_AK_BOTH: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AK_BOTH", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_AK_BOTH: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AK_BOTH", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.BL_BOTH`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_BL_BOTH: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.BL_BOTH", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_BL_BOTH: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.BL_BOTH", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.IV`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_IV: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.IV", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_IV: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.IV", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_C_TxR_STARVED.AD_CORE`: event select 0x03, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AD_CORE", code: 0x03, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_AD_CORE: Event = Event(&EventInfo { name: "UNC_C_TxR_STARVED.AD_CORE", code: 0x03, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::BOUNCE_CONTROL, Event::CLOCKTICKS, Event::COUNTER0_OCCUPANCY, Event::FAST_ASSERTED, Event::LLC_LOOKUP_DATA_READ, Event::LLC_LOOKUP_WRITE, Event::LLC_LOOKUP_REMOTE_SNOOP, Event::LLC_LOOKUP_ANY, Event::LLC_LOOKUP_NID, Event::LLC_LOOKUP_READ, Event::LLC_VICTIMS_M_STATE, Event::LLC_VICTIMS_E_STATE, Event::LLC_VICTIMS_I_STATE, Event::LLC_VICTIMS_F_STATE, Event::LLC_VICTIMS_NID, Event::LLC_VICTIMS_MISS, Event::MISC_RSPI_WAS_FSE, Event::MISC_WC_ALIASING, Event::MISC_STARTED, Event::MISC_RFO_HIT_S, Event::MISC_CVZERO_PREFETCH_VICTIM, Event::MISC_CVZERO_PREFETCH_MISS, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP, Event::RING_AD_USED_DOWN, Event::RING_AD_USED_ALL, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP, Event::RING_AK_USED_DOWN, Event::RING_AK_USED_ALL, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP, Event::RING_BL_USED_DOWN, Event::RING_BL_USED_ALL, Event::RING_BOUNCES_AD, Event::RING_BOUNCES_AK, Event::RING_BOUNCES_BL, Event::RING_BOUNCES_IV, Event::RING_IV_USED_ANY, Event::RING_IV_USED_UP, Event::RING_IV_USED_DOWN, Event::RING_IV_USED_DN, Event::RING_SRC_THRTL, Event::RXR_EXT_STARVED_IRQ, Event::RXR_EXT_STARVED_IPQ, Event::RXR_EXT_STARVED_PRQ, Event::RXR_EXT_STARVED_ISMQ_BIDS, Event::RXR_INSERTS_IRQ, Event::RXR_INSERTS_IRQ_REJ, Event::RXR_INSERTS_IPQ, Event::RXR_INSERTS_PRQ, Event::RXR_INSERTS_PRQ_REJ, Event::RXR_IPQ_RETRY_ANY, Event::RXR_IPQ_RETRY_FULL, Event::RXR_IPQ_RETRY_ADDR_CONFLICT, Event::RXR_IPQ_RETRY_QPI_CREDITS, Event::RXR_IPQ_RETRY2_AD_SBO, Event::RXR_IPQ_RETRY2_TARGET, Event::RXR_IRQ_RETRY_ANY, Event::RXR_IRQ_RETRY_FULL, Event::RXR_IRQ_RETRY_ADDR_CONFLICT, Event::RXR_IRQ_RETRY_RTID, Event::RXR_IRQ_RETRY_QPI_CREDITS, Event::RXR_IRQ_RETRY_IIO_CREDITS, Event::RXR_IRQ_RETRY_NID, Event::RXR_IRQ_RETRY2_AD_SBO, Event::RXR_IRQ_RETRY2_BL_SBO, Event::RXR_IRQ_RETRY2_TARGET, Event::RXR_ISMQ_RETRY_ANY, Event::RXR_ISMQ_RETRY_FULL, Event::RXR_ISMQ_RETRY_RTID, Event::RXR_ISMQ_RETRY_QPI_CREDITS, Event::RXR_ISMQ_RETRY_IIO_CREDITS, Event::RXR_ISMQ_RETRY_WB_CREDITS, Event::RXR_ISMQ_RETRY_NID, Event::RXR_ISMQ_RETRY2_AD_SBO, Event::RXR_ISMQ_RETRY2_BL_SBO, Event::RXR_ISMQ_RETRY2_TARGET, Event::RXR_OCCUPANCY_IRQ, Event::RXR_OCCUPANCY_IRQ_REJ, Event::RXR_OCCUPANCY_IPQ, Event::RXR_OCCUPANCY_PRQ_REJ, Event::SBO_CREDITS_ACQUIRED_AD, Event::SBO_CREDITS_ACQUIRED_BL, Event::SBO_CREDIT_OCCUPANCY_AD, Event::SBO_CREDIT_OCCUPANCY_BL, Event::TOR_INSERTS_OPCODE, Event::TOR_INSERTS_EVICTION, Event::TOR_INSERTS_ALL, Event::TOR_INSERTS_WB, Event::TOR_INSERTS_MISS_OPCODE, Event::TOR_INSERTS_NID_OPCODE, Event::TOR_INSERTS_NID_EVICTION, Event::TOR_INSERTS_NID_ALL, Event::TOR_INSERTS_NID_WB, Event::TOR_INSERTS_NID_MISS_OPCODE, Event::TOR_INSERTS_NID_MISS_ALL, Event::TOR_INSERTS_MISS_LOCAL, Event::TOR_INSERTS_MISS_REMOTE, Event::TOR_INSERTS_LOCAL, Event::TOR_INSERTS_REMOTE, Event::TOR_INSERTS_MISS_LOCAL_OPCODE, Event::TOR_INSERTS_MISS_REMOTE_OPCODE, Event::TOR_INSERTS_LOCAL_OPCODE, Event::TOR_INSERTS_REMOTE_OPCODE, Event::TOR_OCCUPANCY_OPCODE, Event::TOR_OCCUPANCY_EVICTION, Event::TOR_OCCUPANCY_ALL, Event::TOR_OCCUPANCY_MISS_OPCODE, Event::TOR_OCCUPANCY_MISS_ALL, Event::TOR_OCCUPANCY_NID_OPCODE, Event::TOR_OCCUPANCY_NID_EVICTION, Event::TOR_OCCUPANCY_NID_ALL, Event::TOR_OCCUPANCY_NID_MISS_OPCODE, Event::TOR_OCCUPANCY_NID_MISS_ALL, Event::TOR_OCCUPANCY_MISS_LOCAL, Event::TOR_OCCUPANCY_MISS_REMOTE, Event::TOR_OCCUPANCY_LOCAL, Event::TOR_OCCUPANCY_REMOTE, Event::TOR_OCCUPANCY_MISS_LOCAL_OPCODE, Event::TOR_OCCUPANCY_MISS_REMOTE_OPCODE, Event::TOR_OCCUPANCY_LOCAL_OPCODE, Event::TOR_OCCUPANCY_REMOTE_OPCODE, Event::TOR_OCCUPANCY_WB, Event::TOR_OCCUPANCY_NID_WB, Event::TXR_ADS_USED_AD, Event::TXR_ADS_USED_AK, Event::TXR_ADS_USED_BL, Event::TXR_INSERTS_AD_CACHE, Event::TXR_INSERTS_AK_CACHE, Event::TXR_INSERTS_BL_CACHE, Event::TXR_INSERTS_IV_CACHE, Event::TXR_INSERTS_AD_CORE, Event::TXR_INSERTS_AK_CORE, Event::TXR_INSERTS_BL_CORE, Event::QLRU_AGE0, Event::QLRU_AGE1, Event::QLRU_AGE2, Event::QLRU_AGE3, Event::QLRU_LRU_DECREMENT, Event::QLRU_VICTIM_NON_ZERO, Event::RING_SINK_STARVED_AD, Event::RING_SINK_STARVED_AK, Event::RING_SINK_STARVED_IV, Event::RING_SINK_STARVED_BL, Event::RXR_INT_STARVED_IRQ, Event::RXR_INT_STARVED_IPQ, Event::RXR_INT_STARVED_ISMQ, Event::RXR_INT_STARVED_PRQ, Event::TXR_STARVED_AK_BOTH, Event::TXR_STARVED_BL_BOTH, Event::TXR_STARVED_IV, Event::TXR_STARVED_AD_CORE];

@@ -517,457 +517,457 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_H_ADDR_OPC_MATCH.FILT`: event select 0x20, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_FILT: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.ADDR`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]" });
+    pub const ADDR_OPC_MATCH_ADDR: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.OPC`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_OPC: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.AD`: event select 0x20, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_AD: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AD", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.BL`: event select 0x20, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_BL: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.BL", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_ADDR_OPC_MATCH.AK`: event select 0x20, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]" });
+    pub const ADDR_OPC_MATCH_AK: Event = Event(&EventInfo { name: "UNC_H_ADDR_OPC_MATCH.AK", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_CYCLES_NE`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_H_BT_CYCLES_NE", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.TAKEN`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.TAKEN", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BYPASS_IMC.NOT_TAKEN`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BYPASS_IMC_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_H_BYPASS_IMC.NOT_TAKEN", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_H_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_COUNT`: event select 0x11, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_COUNT: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_COUNT", code: 0x11, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_CYCLES_DISABLED", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`: event select 0x13, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_H_DIRECT2CORE_TXN_OVERRIDE", code: 0x13, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LAT_OPT`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LAT_OPT: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LAT_OPT", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.SNP`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.SNP", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_LOOKUP.NO_SNP", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.SET`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_SET: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.SET", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.CLEAR`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_CLEAR: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.CLEAR", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_DIRECTORY_UPDATE.ANY`: event select 0x0d, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_H_DIRECTORY_UPDATE.ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.READ_OR_INVITOE`: event select 0x71, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.READ_OR_INVITOE", code: 0x71, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.READ_OR_INVITOE", code: 0x71, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.WBMTOI`: event select 0x71, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOI", code: 0x71, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOI", code: 0x71, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.ACKCNFLTWBI`: event select 0x71, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ACKCNFLTWBI", code: 0x71, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ACKCNFLTWBI", code: 0x71, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.WBMTOE_OR_S`: event select 0x71, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOE_OR_S", code: 0x71, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.WBMTOE_OR_S", code: 0x71, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.RSPFWDI_REMOTE`: event select 0x71, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_REMOTE", code: 0x71, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_REMOTE", code: 0x71, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.RSPFWDI_LOCAL`: event select 0x71, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_LOCAL", code: 0x71, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDI_LOCAL", code: 0x71, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.RSPFWDS`: event select 0x71, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDS", code: 0x71, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSPFWDS", code: 0x71, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.RSP`: event select 0x71, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSP", code: 0x71, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.RSP", code: 0x71, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.ALLOCS`: event select 0x71, umask 0x70, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALLOCS", code: 0x71, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALLOCS", code: 0x71, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.EVICTS`: event select 0x71, umask 0x42, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_EVICTS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.EVICTS", code: 0x71, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_EVICTS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.EVICTS", code: 0x71, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.INVALS`: event select 0x71, umask 0x26, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.INVALS", code: 0x71, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.INVALS", code: 0x71, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.ALL`: event select 0x71, umask 0xff, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALL", code: 0x71, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.ALL", code: 0x71, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT.HOM`: event select 0x71, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.HOM", code: 0x71, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT.HOM", code: 0x71, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE`: event select 0x72, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", code: 0x72, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", code: 0x72, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI`: event select 0x72, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", code: 0x72, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", code: 0x72, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI`: event select 0x72, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", code: 0x72, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", code: 0x72, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S`: event select 0x72, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", code: 0x72, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", code: 0x72, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE`: event select 0x72, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", code: 0x72, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", code: 0x72, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL`: event select 0x72, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", code: 0x72, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", code: 0x72, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS`: event select 0x72, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", code: 0x72, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", code: 0x72, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.RSP`: event select 0x72, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSP", code: 0x72, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.RSP", code: 0x72, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.ALL`: event select 0x72, umask 0xff, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ALL", code: 0x72, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.ALL", code: 0x72, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_HIT_PV_BITS_SET.HOM`: event select 0x72, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.HOM", code: 0x72, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_HIT_PV_BITS_SET.HOM", code: 0x72, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.READ_OR_INVITOE`: event select 0x70, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.READ_OR_INVITOE", code: 0x70, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.READ_OR_INVITOE", code: 0x70, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.WBMTOI`: event select 0x70, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOI", code: 0x70, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_WBMTOI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOI", code: 0x70, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.ACKCNFLTWBI`: event select 0x70, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ACKCNFLTWBI", code: 0x70, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ACKCNFLTWBI", code: 0x70, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.WBMTOE_OR_S`: event select 0x70, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOE_OR_S", code: 0x70, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.WBMTOE_OR_S", code: 0x70, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE`: event select 0x70, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", code: 0x70, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", code: 0x70, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL`: event select 0x70, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", code: 0x70, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", code: 0x70, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.RSPFWDS`: event select 0x70, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDS", code: 0x70, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_RSPFWDS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSPFWDS", code: 0x70, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.RSP`: event select 0x70, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSP", code: 0x70, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_RSP: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.RSP", code: 0x70, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.ALLOCS`: event select 0x70, umask 0x70, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALLOCS", code: 0x70, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_ALLOCS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALLOCS", code: 0x70, umask: 0x70, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.INVALS`: event select 0x70, umask 0x26, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.INVALS", code: 0x70, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_INVALS: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.INVALS", code: 0x70, umask: 0x26, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.ALL`: event select 0x70, umask 0xff, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALL", code: 0x70, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_ALL: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.ALL", code: 0x70, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_HITME_LOOKUP.HOM`: event select 0x70, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const HITME_LOOKUP_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.HOM", code: 0x70, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const HITME_LOOKUP_HOM: Event = Event(&EventInfo { name: "UNC_H_HITME_LOOKUP.HOM", code: 0x70, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`: event select 0x22, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`: event select 0x22, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2`: event select 0x22, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2`: event select 0x22, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event(&EventInfo { name: "UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_READS.NORMAL`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_H_IMC_READS.NORMAL", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_RETRY`: event select 0x1e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_RETRY: Event = Event(&EventInfo { name: "UNC_H_IMC_RETRY", code: 0x1e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL", code: 0x1a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.FULL_ISOCH`: event select 0x1a, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_FULL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.FULL_ISOCH", code: 0x1a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`: event select 0x1a, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.PARTIAL_ISOCH", code: 0x1a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IMC_WRITES.ALL`: event select 0x1a, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_H_IMC_WRITES.ALL", code: 0x1a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.READS_LOCAL`: event select 0x53, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.INVITOE_LOCAL`: event select 0x53, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_OSB.INVITOE_LOCAL", code: 0x53, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.REMOTE`: event select 0x53, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_REMOTE: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE", code: 0x53, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.CANCELLED`: event select 0x53, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const OSB_CANCELLED: Event = Event(&EventInfo { name: "UNC_H_OSB.CANCELLED", code: 0x53, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_CANCELLED: Event = Event(&EventInfo { name: "UNC_H_OSB.CANCELLED", code: 0x53, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.READS_LOCAL_USEFUL`: event select 0x53, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const OSB_READS_LOCAL_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL_USEFUL", code: 0x53, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_READS_LOCAL_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.READS_LOCAL_USEFUL", code: 0x53, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB.REMOTE_USEFUL`: event select 0x53, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const OSB_REMOTE_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE_USEFUL", code: 0x53, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_REMOTE_USEFUL: Event = Event(&EventInfo { name: "UNC_H_OSB.REMOTE_USEFUL", code: 0x53, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.ALL`: event select 0x54, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_ALL: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.ALL", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_LOCAL_I`: event select 0x54, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_LOCAL_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_I", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_REMOTE_I`: event select 0x54, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_REMOTE_I: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_I", code: 0x54, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_LOCAL_S`: event select 0x54, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_LOCAL_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_LOCAL_S", code: 0x54, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_OSB_EDR.READS_REMOTE_S`: event select 0x54, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const OSB_EDR_READS_REMOTE_S: Event = Event(&EventInfo { name: "UNC_H_OSB_EDR.READS_REMOTE_S", code: 0x54, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS`: event select 0x01, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS", code: 0x01, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES", code: 0x01, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS_LOCAL`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_LOCAL", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.READS_REMOTE`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.READS_REMOTE", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES_LOCAL`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_LOCAL", code: 0x01, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.WRITES_REMOTE`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.WRITES_REMOTE", code: 0x01, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.INVITOE_LOCAL`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_LOCAL", code: 0x01, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_REQUESTS.INVITOE_REMOTE`: event select 0x01, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_REQUESTS.INVITOE_REMOTE", code: 0x01, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_EVEN`: event select 0x3e, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_EVEN", code: 0x3e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW_ODD`: event select 0x3e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW_ODD", code: 0x3e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_EVEN`: event select 0x3e, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_EVEN", code: 0x3e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW_ODD`: event select 0x3e, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW_ODD", code: 0x3e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CW`: event select 0x3e, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CW", code: 0x3e, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AD_USED.CCW`: event select 0x3e, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AD_USED.CCW", code: 0x3e, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_EVEN`: event select 0x3f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_EVEN", code: 0x3f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW_ODD`: event select 0x3f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW_ODD", code: 0x3f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_EVEN`: event select 0x3f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_EVEN", code: 0x3f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW_ODD`: event select 0x3f, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW_ODD", code: 0x3f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CW`: event select 0x3f, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CW", code: 0x3f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.CCW`: event select 0x3f, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.CCW", code: 0x3f, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_EVEN`: event select 0x40, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_EVEN", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW_ODD`: event select 0x40, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW_ODD", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_EVEN`: event select 0x40, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_EVEN", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW_ODD`: event select 0x40, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW_ODD", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CW`: event select 0x40, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CW", code: 0x40, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.CCW`: event select 0x40, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.CCW", code: 0x40, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x15, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x15, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO0_CREDITS_ACQUIRED.AD`: event select 0x68, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.AD", code: 0x68, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.AD", code: 0x68, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO0_CREDITS_ACQUIRED.BL`: event select 0x68, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.BL", code: 0x68, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDITS_ACQUIRED.BL", code: 0x68, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x6a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.AD", code: 0x6a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.AD", code: 0x6a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x6a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.BL", code: 0x6a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO0_CREDIT_OCCUPANCY.BL", code: 0x6a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO1_CREDITS_ACQUIRED.AD`: event select 0x69, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.AD", code: 0x69, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.AD", code: 0x69, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO1_CREDITS_ACQUIRED.BL`: event select 0x69, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.BL", code: 0x69, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDITS_ACQUIRED.BL", code: 0x69, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO1_CREDIT_OCCUPANCY.AD`: event select 0x6b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.AD", code: 0x6b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.AD", code: 0x6b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SBO1_CREDIT_OCCUPANCY.BL`: event select 0x6b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.BL", code: 0x6b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_H_SBO1_CREDIT_OCCUPANCY.BL", code: 0x6b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL`: event select 0x0a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", code: 0x0a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", code: 0x0a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE`: event select 0x0a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", code: 0x0a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", code: 0x0a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_CYCLES_NE.LOCAL`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.LOCAL", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.LOCAL", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_CYCLES_NE.REMOTE`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.REMOTE", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.REMOTE", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_CYCLES_NE.ALL`: event select 0x08, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.ALL", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_CYCLES_NE.ALL", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_OCCUPANCY.LOCAL`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.LOCAL", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.LOCAL", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_OCCUPANCY.REMOTE`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.REMOTE", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_SNOOP_OCCUPANCY.REMOTE", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPI`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPI", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPS`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPS", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPIFWD`: event select 0x21, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPIFWD", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPSFWD`: event select 0x21, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPSFWD", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSP_WB`: event select 0x21, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSP_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_WB", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`: event select 0x21, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSP_FWD_WB", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNOOP_RESP.RSPCNFLCT`: event select 0x21, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNOOP_RESP.RSPCNFLCT", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`: event select 0x60, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPI", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`: event select 0x60, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPS", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`: event select 0x60, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`: event select 0x60, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`: event select 0x60, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", code: 0x60, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`: event select 0x60, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`: event select 0x60, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`: event select 0x60, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event(&EventInfo { name: "UNC_H_SNP_RESP_RECV_LOCAL.OTHER", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x6c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x6c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x6c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x6c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x6c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x6c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x6c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x6c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x6c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x6c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x6c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x6c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION0`: event select 0x1b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION0: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION0", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION1`: event select 0x1b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION1: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION1", code: 0x1b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION2`: event select 0x1b, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION2: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION2", code: 0x1b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION3`: event select 0x1b, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION3: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION3", code: 0x1b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION4`: event select 0x1b, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION4: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION4", code: 0x1b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION5`: event select 0x1b, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION5: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION5", code: 0x1b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION6`: event select 0x1b, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION6: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION6", code: 0x1b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G0.REGION7`: event select 0x1b, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G0_REGION7: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G0.REGION7", code: 0x1b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION8`: event select 0x1c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION8: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION8", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION9`: event select 0x1c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION9: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION9", code: 0x1c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION10`: event select 0x1c, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION10: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION10", code: 0x1c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TAD_REQUESTS_G1.REGION11`: event select 0x1c, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TAD_REQUESTS_G1_REGION11: Event = Event(&EventInfo { name: "UNC_H_TAD_REQUESTS_G1.REGION11", code: 0x1c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_FULL.GP`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_FULL_GP: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.GP", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_FULL_GP: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.GP", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_FULL.ALL`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.ALL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_FULL.ALL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_NE.LOCAL`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.LOCAL", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.LOCAL", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_NE.REMOTE`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.REMOTE", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.REMOTE", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_CYCLES_NE.ALL`: event select 0x03, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.ALL", code: 0x03, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_CYCLES_NE.ALL", code: 0x03, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.READS_LOCAL`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.READS_REMOTE`: event select 0x04, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", code: 0x04, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL`: event select 0x04, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", code: 0x04, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE`: event select 0x04, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", code: 0x04, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL`: event select 0x04, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", code: 0x04, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", code: 0x04, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE`: event select 0x04, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", code: 0x04, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", code: 0x04, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL`: event select 0x05, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE`: event select 0x05, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event(&EventInfo { name: "UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.SCHED1", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`: event select 0x2a, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_FULL.ALL", code: 0x2a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`: event select 0x32, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED0", code: 0x32, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`: event select 0x32, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.SCHED1", code: 0x32, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`: event select 0x32, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_FULL.ALL", code: 0x32, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CACHE`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CACHE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CACHE", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_CORE`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CORE: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_CORE", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL.DRS_QPI`: event select 0x10, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_QPI: Event = Event(&EventInfo { name: "UNC_H_TxR_BL.DRS_QPI", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`: event select 0x36, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED0", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`: event select 0x36, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.SCHED1", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`: event select 0x36, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_FULL.ALL", code: 0x36, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_STARVED.AK`: event select 0x6d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.AK", code: 0x6d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_AK: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.AK", code: 0x6d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_STARVED.BL`: event select 0x6d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.BL", code: 0x6d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_STARVED_BL: Event = Event(&EventInfo { name: "UNC_H_TxR_STARVED.BL", code: 0x6d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`: event select 0x18, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`: event select 0x18, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`: event select 0x51, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`: event select 0x51, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`: event select 0x51, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`: event select 0x51, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event(&EventInfo { name: "UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_BACKPRESSURE.SAT`: event select 0x61, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.SAT", code: 0x61, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.SAT", code: 0x61, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_BACKPRESSURE.HUB`: event select 0x61, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.HUB", code: 0x61, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_H_IOT_BACKPRESSURE.HUB", code: 0x61, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_EAST_LO.CTS0`: event select 0x64, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_EAST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS0", code: 0x64, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_EAST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS0", code: 0x64, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_EAST_LO.CTS1`: event select 0x64, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_EAST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS1", code: 0x64, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_EAST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_EAST_LO.CTS1", code: 0x64, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_HI.CTS2`: event select 0x65, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS2", code: 0x65, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS2", code: 0x65, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_HI.CTS3`: event select 0x65, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS3", code: 0x65, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_HI.CTS3", code: 0x65, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_WEST_LO.CTS0`: event select 0x62, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_WEST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS0", code: 0x62, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_WEST_LO_CTS0: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS0", code: 0x62, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_IOT_CTS_WEST_LO.CTS1`: event select 0x62, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_WEST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS1", code: 0x62, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_WEST_LO_CTS1: Event = Event(&EventInfo { name: "UNC_H_IOT_CTS_WEST_LO.CTS1", code: 0x62, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x16, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x16, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x16, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x16, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x16, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD.HOM`: event select 0x0f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM: Event = Event(&EventInfo { name: "UNC_H_TxR_AD.HOM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`: event select 0x29, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`: event select 0x29, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.SCHED1", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_CYCLES_NE.ALL`: event select 0x29, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_CYCLES_NE.ALL", code: 0x29, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.SCHED1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.SCHED1", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AD_INSERTS.ALL`: event select 0x27, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AD_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AD_INSERTS.ALL", code: 0x27, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.SCHED1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_CYCLES_NE.ALL`: event select 0x31, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_CYCLES_NE.ALL", code: 0x31, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED0`: event select 0x2f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.SCHED1`: event select 0x2f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.SCHED1", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_AK_INSERTS.ALL`: event select 0x2f, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_AK_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_AK_INSERTS.ALL", code: 0x2f, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED0", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.SCHED1", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_CYCLES_NE.ALL`: event select 0x35, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_CYCLES_NE_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_CYCLES_NE.ALL", code: 0x35, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED0`: event select 0x33, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED0: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.SCHED1`: event select 0x33, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_SCHED1: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.SCHED1", code: 0x33, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_TxR_BL_INSERTS.ALL`: event select 0x33, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXR_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_H_TxR_BL_INSERTS.ALL", code: 0x33, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`: event select 0x19, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`: event select 0x19, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event(&EventInfo { name: "UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_AK_USED.ALL`: event select 0x3f, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.ALL", code: 0x3f, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_H_RING_AK_USED.ALL", code: 0x3f, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_H_RING_BL_USED.ALL`: event select 0x40, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.ALL", code: 0x40, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_H_RING_BL_USED.ALL", code: 0x40, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::ADDR_OPC_MATCH_FILT, Event::ADDR_OPC_MATCH_ADDR, Event::ADDR_OPC_MATCH_OPC, Event::ADDR_OPC_MATCH_AD, Event::ADDR_OPC_MATCH_BL, Event::ADDR_OPC_MATCH_AK, Event::BT_CYCLES_NE, Event::BYPASS_IMC_TAKEN, Event::BYPASS_IMC_NOT_TAKEN, Event::CLOCKTICKS, Event::DIRECT2CORE_COUNT, Event::DIRECT2CORE_CYCLES_DISABLED, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LAT_OPT, Event::DIRECTORY_LOOKUP_SNP, Event::DIRECTORY_LOOKUP_NO_SNP, Event::DIRECTORY_UPDATE_SET, Event::DIRECTORY_UPDATE_CLEAR, Event::DIRECTORY_UPDATE_ANY, Event::HITME_HIT_READ_OR_INVITOE, Event::HITME_HIT_WBMTOI, Event::HITME_HIT_ACKCNFLTWBI, Event::HITME_HIT_WBMTOE_OR_S, Event::HITME_HIT_RSPFWDI_REMOTE, Event::HITME_HIT_RSPFWDI_LOCAL, Event::HITME_HIT_RSPFWDS, Event::HITME_HIT_RSP, Event::HITME_HIT_ALLOCS, Event::HITME_HIT_EVICTS, Event::HITME_HIT_INVALS, Event::HITME_HIT_ALL, Event::HITME_HIT_HOM, Event::HITME_HIT_PV_BITS_SET_READ_OR_INVITOE, Event::HITME_HIT_PV_BITS_SET_WBMTOI, Event::HITME_HIT_PV_BITS_SET_ACKCNFLTWBI, Event::HITME_HIT_PV_BITS_SET_WBMTOE_OR_S, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE, Event::HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL, Event::HITME_HIT_PV_BITS_SET_RSPFWDS, Event::HITME_HIT_PV_BITS_SET_RSP, Event::HITME_HIT_PV_BITS_SET_ALL, Event::HITME_HIT_PV_BITS_SET_HOM, Event::HITME_LOOKUP_READ_OR_INVITOE, Event::HITME_LOOKUP_WBMTOI, Event::HITME_LOOKUP_ACKCNFLTWBI, Event::HITME_LOOKUP_WBMTOE_OR_S, Event::HITME_LOOKUP_RSPFWDI_REMOTE, Event::HITME_LOOKUP_RSPFWDI_LOCAL, Event::HITME_LOOKUP_RSPFWDS, Event::HITME_LOOKUP_RSP, Event::HITME_LOOKUP_ALLOCS, Event::HITME_LOOKUP_INVALS, Event::HITME_LOOKUP_ALL, Event::HITME_LOOKUP_HOM, Event::IGR_NO_CREDIT_CYCLES_AD_QPI0, Event::IGR_NO_CREDIT_CYCLES_AD_QPI1, Event::IGR_NO_CREDIT_CYCLES_BL_QPI0, Event::IGR_NO_CREDIT_CYCLES_BL_QPI1, Event::IGR_NO_CREDIT_CYCLES_AD_QPI2, Event::IGR_NO_CREDIT_CYCLES_BL_QPI2, Event::IMC_READS_NORMAL, Event::IMC_RETRY, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_FULL_ISOCH, Event::IMC_WRITES_PARTIAL_ISOCH, Event::IMC_WRITES_ALL, Event::OSB_READS_LOCAL, Event::OSB_INVITOE_LOCAL, Event::OSB_REMOTE, Event::OSB_CANCELLED, Event::OSB_READS_LOCAL_USEFUL, Event::OSB_REMOTE_USEFUL, Event::OSB_EDR_ALL, Event::OSB_EDR_READS_LOCAL_I, Event::OSB_EDR_READS_REMOTE_I, Event::OSB_EDR_READS_LOCAL_S, Event::OSB_EDR_READS_REMOTE_S, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::RPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::SBO1_CREDITS_ACQUIRED_AD, Event::SBO1_CREDITS_ACQUIRED_BL, Event::SBO1_CREDIT_OCCUPANCY_AD, Event::SBO1_CREDIT_OCCUPANCY_BL, Event::SNOOPS_RSP_AFTER_DATA_LOCAL, Event::SNOOPS_RSP_AFTER_DATA_REMOTE, Event::SNOOP_CYCLES_NE_LOCAL, Event::SNOOP_CYCLES_NE_REMOTE, Event::SNOOP_CYCLES_NE_ALL, Event::SNOOP_OCCUPANCY_LOCAL, Event::SNOOP_OCCUPANCY_REMOTE, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPS, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_WB, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_RSPI, Event::SNP_RESP_RECV_LOCAL_RSPS, Event::SNP_RESP_RECV_LOCAL_RSPIFWD, Event::SNP_RESP_RECV_LOCAL_RSPSFWD, Event::SNP_RESP_RECV_LOCAL_RSPXWB, Event::SNP_RESP_RECV_LOCAL_RSPXFWDXWB, Event::SNP_RESP_RECV_LOCAL_RSPCNFLCT, Event::SNP_RESP_RECV_LOCAL_OTHER, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TAD_REQUESTS_G0_REGION0, Event::TAD_REQUESTS_G0_REGION1, Event::TAD_REQUESTS_G0_REGION2, Event::TAD_REQUESTS_G0_REGION3, Event::TAD_REQUESTS_G0_REGION4, Event::TAD_REQUESTS_G0_REGION5, Event::TAD_REQUESTS_G0_REGION6, Event::TAD_REQUESTS_G0_REGION7, Event::TAD_REQUESTS_G1_REGION8, Event::TAD_REQUESTS_G1_REGION9, Event::TAD_REQUESTS_G1_REGION10, Event::TAD_REQUESTS_G1_REGION11, Event::TRACKER_CYCLES_FULL_GP, Event::TRACKER_CYCLES_FULL_ALL, Event::TRACKER_CYCLES_NE_LOCAL, Event::TRACKER_CYCLES_NE_REMOTE, Event::TRACKER_CYCLES_NE_ALL, Event::TRACKER_OCCUPANCY_READS_LOCAL, Event::TRACKER_OCCUPANCY_READS_REMOTE, Event::TRACKER_OCCUPANCY_WRITES_LOCAL, Event::TRACKER_OCCUPANCY_WRITES_REMOTE, Event::TRACKER_OCCUPANCY_INVITOE_LOCAL, Event::TRACKER_OCCUPANCY_INVITOE_REMOTE, Event::TRACKER_PENDING_OCCUPANCY_LOCAL, Event::TRACKER_PENDING_OCCUPANCY_REMOTE, Event::TXR_AD_CYCLES_FULL_SCHED0, Event::TXR_AD_CYCLES_FULL_SCHED1, Event::TXR_AD_CYCLES_FULL_ALL, Event::TXR_AK_CYCLES_FULL_SCHED0, Event::TXR_AK_CYCLES_FULL_SCHED1, Event::TXR_AK_CYCLES_FULL_ALL, Event::TXR_BL_DRS_CACHE, Event::TXR_BL_DRS_CORE, Event::TXR_BL_DRS_QPI, Event::TXR_BL_CYCLES_FULL_SCHED0, Event::TXR_BL_CYCLES_FULL_SCHED1, Event::TXR_BL_CYCLES_FULL_ALL, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN0, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN1, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN2, Event::WPQ_CYCLES_NO_REG_CREDITS_CHN3, Event::BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD, Event::BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD, Event::BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD, Event::BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD, Event::IOT_BACKPRESSURE_SAT, Event::IOT_BACKPRESSURE_HUB, Event::IOT_CTS_EAST_LO_CTS0, Event::IOT_CTS_EAST_LO_CTS1, Event::IOT_CTS_HI_CTS2, Event::IOT_CTS_HI_CTS3, Event::IOT_CTS_WEST_LO_CTS0, Event::IOT_CTS_WEST_LO_CTS1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::RPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::TXR_AD_HOM, Event::TXR_AD_CYCLES_NE_SCHED0, Event::TXR_AD_CYCLES_NE_SCHED1, Event::TXR_AD_CYCLES_NE_ALL, Event::TXR_AD_INSERTS_SCHED0, Event::TXR_AD_INSERTS_SCHED1, Event::TXR_AD_INSERTS_ALL, Event::TXR_AK_CYCLES_NE_SCHED0, Event::TXR_AK_CYCLES_NE_SCHED1, Event::TXR_AK_CYCLES_NE_ALL, Event::TXR_AK_INSERTS_SCHED0, Event::TXR_AK_INSERTS_SCHED1, Event::TXR_AK_INSERTS_ALL, Event::TXR_BL_CYCLES_NE_SCHED0, Event::TXR_BL_CYCLES_NE_SCHED1, Event::TXR_BL_CYCLES_NE_ALL, Event::TXR_BL_INSERTS_SCHED0, Event::TXR_BL_INSERTS_SCHED1, Event::TXR_BL_INSERTS_ALL, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN0, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN1, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN2, Event::WPQ_CYCLES_NO_SPEC_CREDITS_CHN3, Event::RING_AK_USED_ALL, Event::RING_BL_USED_ALL];

@@ -24,6 +24,8 @@ pub mod r3qpi;
 pub mod sbox;
 #[rustfmt::skip]
 pub mod ubox;
+#[rustfmt::skip]
+pub mod core;
 pub mod pmu;
 /// Metadata of this processor and all its units.
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
@@ -51,4 +53,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &ubox::UNIT,
     ],
     global: Some(&pmu::GLOBAL),
+    core_events: Some(&core::EVENTS),
 };

@@ -516,113 +516,113 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE0_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE0_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE10_TRANSITION_CYCLES`: event select 0x6a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE10_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE10_TRANSITION_CYCLES", code: 0x6a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE10_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE10_TRANSITION_CYCLES", code: 0x6a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE11_TRANSITION_CYCLES`: event select 0x6b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE11_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE11_TRANSITION_CYCLES", code: 0x6b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE11_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE11_TRANSITION_CYCLES", code: 0x6b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE12_TRANSITION_CYCLES`: event select 0x6c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE12_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE12_TRANSITION_CYCLES", code: 0x6c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE12_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE12_TRANSITION_CYCLES", code: 0x6c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE13_TRANSITION_CYCLES`: event select 0x6d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE13_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE13_TRANSITION_CYCLES", code: 0x6d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE13_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE13_TRANSITION_CYCLES", code: 0x6d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE14_TRANSITION_CYCLES`: event select 0x6e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE14_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE14_TRANSITION_CYCLES", code: 0x6e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE14_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE14_TRANSITION_CYCLES", code: 0x6e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE15_TRANSITION_CYCLES`: event select 0x6f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE15_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE15_TRANSITION_CYCLES", code: 0x6f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE15_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE15_TRANSITION_CYCLES", code: 0x6f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE16_TRANSITION_CYCLES`: event select 0x70, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE16_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE16_TRANSITION_CYCLES", code: 0x70, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE16_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE16_TRANSITION_CYCLES", code: 0x70, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE17_TRANSITION_CYCLES`: event select 0x71, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE17_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE17_TRANSITION_CYCLES", code: 0x71, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE17_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE17_TRANSITION_CYCLES", code: 0x71, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE1_TRANSITION_CYCLES`: event select 0x61, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x61, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE1_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x61, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE2_TRANSITION_CYCLES`: event select 0x62, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x62, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE2_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE2_TRANSITION_CYCLES", code: 0x62, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE3_TRANSITION_CYCLES`: event select 0x63, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x63, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE3_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE3_TRANSITION_CYCLES", code: 0x63, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE4_TRANSITION_CYCLES`: event select 0x64, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x64, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE4_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE4_TRANSITION_CYCLES", code: 0x64, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE5_TRANSITION_CYCLES`: event select 0x65, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x65, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE5_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE5_TRANSITION_CYCLES", code: 0x65, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE6_TRANSITION_CYCLES`: event select 0x66, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x66, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE6_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE6_TRANSITION_CYCLES", code: 0x66, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE7_TRANSITION_CYCLES`: event select 0x67, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x67, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE7_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE7_TRANSITION_CYCLES", code: 0x67, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE8_TRANSITION_CYCLES`: event select 0x68, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE8_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE8_TRANSITION_CYCLES", code: 0x68, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE8_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE8_TRANSITION_CYCLES", code: 0x68, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_CORE9_TRANSITION_CYCLES`: event select 0x69, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CORE9_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE9_TRANSITION_CYCLES", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CORE9_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_CORE9_TRANSITION_CYCLES", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE0`: event select 0x30, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x30, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE0: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE0", code: 0x30, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE1`: event select 0x31, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE1: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE1", code: 0x31, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE10`: event select 0x3a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE10: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE10", code: 0x3a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE10: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE10", code: 0x3a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE11`: event select 0x3b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE11: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE11", code: 0x3b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE11: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE11", code: 0x3b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE12`: event select 0x3c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE12: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE12", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE12: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE12", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE13`: event select 0x3d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE13: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE13", code: 0x3d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE13: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE13", code: 0x3d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE14`: event select 0x3e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE14: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE14", code: 0x3e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE14: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE14", code: 0x3e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE15`: event select 0x3f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE15: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE15", code: 0x3f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE15: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE15", code: 0x3f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE16`: event select 0x40, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE16: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE16", code: 0x40, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE16: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE16", code: 0x40, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE17`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE17: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE17", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE17: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE17", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE2`: event select 0x32, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE2: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE2", code: 0x32, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE3`: event select 0x33, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE3: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE3", code: 0x33, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE4`: event select 0x34, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE4: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE4", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE5`: event select 0x35, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE5: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE5", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE6`: event select 0x36, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE6: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE6", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE7`: event select 0x37, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x37, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE7: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE7", code: 0x37, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE8`: event select 0x38, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE8: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE8", code: 0x38, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE8: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE8", code: 0x38, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_DEMOTIONS_CORE9`: event select 0x39, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const DEMOTIONS_CORE9: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE9", code: 0x39, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DEMOTIONS_CORE9: Event = Event(&EventInfo { name: "UNC_P_DEMOTIONS_CORE9", code: 0x39, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_OS_CYCLES`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_OS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_OS_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const FREQ_TRANS_CYCLES: Event = Event(&EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event(&EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event(&EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_UFS_TRANSITIONS_RING_GV`: event select 0x79, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const UFS_TRANSITIONS_RING_GV: Event = Event(&EventInfo { name: "UNC_P_UFS_TRANSITIONS_RING_GV", code: 0x79, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const UFS_TRANSITIONS_RING_GV: Event = Event(&EventInfo { name: "UNC_P_UFS_TRANSITIONS_RING_GV", code: 0x79, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const VR_HOT_CYCLES: Event = Event(&EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C7_CYCLES`: event select 0x2e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C7_CYCLES", code: 0x2e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C7_CYCLES", code: 0x2e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_P_PKG_RESIDENCY_C1E_CYCLES`: event select 0x4e, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C1E_CYCLES", code: 0x4e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event(&EventInfo { name: "UNC_P_PKG_RESIDENCY_C1E_CYCLES", code: 0x4e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE10_TRANSITION_CYCLES, Event::CORE11_TRANSITION_CYCLES, Event::CORE12_TRANSITION_CYCLES, Event::CORE13_TRANSITION_CYCLES, Event::CORE14_TRANSITION_CYCLES, Event::CORE15_TRANSITION_CYCLES, Event::CORE16_TRANSITION_CYCLES, Event::CORE17_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::CORE8_TRANSITION_CYCLES, Event::CORE9_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE10, Event::DEMOTIONS_CORE11, Event::DEMOTIONS_CORE12, Event::DEMOTIONS_CORE13, Event::DEMOTIONS_CORE14, Event::DEMOTIONS_CORE15, Event::DEMOTIONS_CORE16, Event::DEMOTIONS_CORE17, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::DEMOTIONS_CORE8, Event::DEMOTIONS_CORE9, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::UFS_TRANSITIONS_RING_GV, Event::VR_HOT_CYCLES, Event::PKG_RESIDENCY_C0_CYCLES, Event::PKG_RESIDENCY_C2E_CYCLES, Event::PKG_RESIDENCY_C3_CYCLES, Event::PKG_RESIDENCY_C6_CYCLES, Event::PKG_RESIDENCY_C7_CYCLES, Event::PKG_RESIDENCY_C1E_CYCLES];

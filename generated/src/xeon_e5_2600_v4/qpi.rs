@@ -696,303 +696,303 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_Q_CLOCKTICKS`: event select 0x14, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_CTO_COUNT`: event select 0x38, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CTO_COUNT: Event = Event(&EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]" });
+    pub const CTO_COUNT: Event = Event(&EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT`: event select 0x13, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`: event select 0x13, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_MISS`: event select 0x13, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_MISS", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_MISS", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS`: event select 0x13, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS`: event select 0x13, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS`: event select 0x13, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event(&EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_L1_POWER_CYCLES`: event select 0x12, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const L1_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_L1_POWER_CYCLES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const L1_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_L1_POWER_CYCLES", code: 0x12, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL0P_POWER_CYCLES`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0P_POWER_CYCLES", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0P_POWER_CYCLES", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL0_POWER_CYCLES`: event select 0x0f, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0_POWER_CYCLES", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_RxL0_POWER_CYCLES", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_BYPASSED`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_RxL_BYPASSED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_RxL_BYPASSED", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`: event select 0x1e, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", code: 0x1e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", code: 0x1e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`: event select 0x1e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", code: 0x1e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", code: 0x1e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`: event select 0x1e, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", code: 0x1e, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", code: 0x1e, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`: event select 0x1e, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", code: 0x1e, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", code: 0x1e, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`: event select 0x1e, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", code: 0x1e, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", code: 0x1e, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`: event select 0x1e, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", code: 0x1e, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", code: 0x1e, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS`: event select 0x39, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", code: 0x39, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", code: 0x39, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB`: event select 0x39, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", code: 0x39, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", code: 0x39, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS`: event select 0x39, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", code: 0x39, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", code: 0x39, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM`: event select 0x39, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", code: 0x39, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", code: 0x39, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP`: event select 0x39, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", code: 0x39, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", code: 0x39, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR`: event select 0x39, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", code: 0x39, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", code: 0x39, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`: event select 0x1d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VNA", code: 0x1d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event(&EventInfo { name: "UNC_Q_RxL_CREDITS_CONSUMED_VNA", code: 0x1d, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G0.IDLE`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G0_IDLE: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.IDLE", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G0_IDLE: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G0.IDLE", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.SNP`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.SNP", code: 0x02, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.SNP", code: 0x02, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_REQ", code: 0x02, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_REQ", code: 0x02, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_NONREQ", code: 0x02, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM_NONREQ", code: 0x02, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.HOM`: event select 0x02, umask 0x06, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM", code: 0x02, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.HOM", code: 0x02, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_DATA", code: 0x02, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_DATA", code: 0x02, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`: event select 0x02, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_NONDATA", code: 0x02, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS_NONDATA", code: 0x02, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G1.DRS`: event select 0x02, umask 0x18, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS", code: 0x02, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G1.DRS", code: 0x02, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NDR_AD`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AD", code: 0x03, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AD", code: 0x03, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NDR_AK`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AK", code: 0x03, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NDR_AK", code: 0x03, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`: event select 0x03, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_DATA", code: 0x03, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_DATA", code: 0x03, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`: event select 0x03, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_NONDATA", code: 0x03, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB_NONDATA", code: 0x03, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NCB`: event select 0x03, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB", code: 0x03, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCB", code: 0x03, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_FLITS_G2.NCS`: event select 0x03, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCS", code: 0x03, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_FLITS_G2.NCS", code: 0x03, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS`: event select 0x08, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_DRS.VN0`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN0", code: 0x09, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN0", code: 0x09, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_DRS.VN1`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN1", code: 0x09, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_DRS.VN1", code: 0x09, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_HOM.VN0`: event select 0x0c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN0", code: 0x0c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN0", code: 0x0c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_HOM.VN1`: event select 0x0c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN1", code: 0x0c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_HOM.VN1", code: 0x0c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NCB.VN0`: event select 0x0a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN0", code: 0x0a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN0", code: 0x0a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NCB.VN1`: event select 0x0a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN1", code: 0x0a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCB.VN1", code: 0x0a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NCS.VN0`: event select 0x0b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN0", code: 0x0b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN0", code: 0x0b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NCS.VN1`: event select 0x0b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN1", code: 0x0b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NCS.VN1", code: 0x0b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NDR.VN0`: event select 0x0e, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN0", code: 0x0e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN0", code: 0x0e, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_NDR.VN1`: event select 0x0e, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN1", code: 0x0e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_NDR.VN1", code: 0x0e, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_SNP.VN0`: event select 0x0d, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN0", code: 0x0d, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN0", code: 0x0d, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_INSERTS_SNP.VN1`: event select 0x0d, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_INSERTS_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN1", code: 0x0d, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_INSERTS_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_INSERTS_SNP.VN1", code: 0x0d, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY`: event select 0x0b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_DRS.VN0`: event select 0x15, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN0", code: 0x15, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN0", code: 0x15, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_DRS.VN1`: event select 0x15, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN1", code: 0x15, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_DRS.VN1", code: 0x15, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_HOM.VN0`: event select 0x18, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN0", code: 0x18, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN0", code: 0x18, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_HOM.VN1`: event select 0x18, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN1", code: 0x18, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_HOM.VN1", code: 0x18, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NCB.VN0`: event select 0x16, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN0", code: 0x16, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN0", code: 0x16, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NCB.VN1`: event select 0x16, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN1", code: 0x16, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCB.VN1", code: 0x16, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NCS.VN0`: event select 0x17, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN0", code: 0x17, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN0", code: 0x17, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NCS.VN1`: event select 0x17, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN1", code: 0x17, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NCS.VN1", code: 0x17, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NDR.VN0`: event select 0x1a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN0", code: 0x1a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN0", code: 0x1a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_NDR.VN1`: event select 0x1a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN1", code: 0x1a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_NDR.VN1", code: 0x1a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_SNP.VN0`: event select 0x19, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN0", code: 0x19, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN0", code: 0x19, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_OCCUPANCY_SNP.VN1`: event select 0x19, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN1", code: 0x19, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_OCCUPANCY_SNP.VN1", code: 0x19, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL0P_POWER_CYCLES`: event select 0x0d, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0P_POWER_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0P_POWER_CYCLES", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL0_POWER_CYCLES`: event select 0x0c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0_POWER_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL0_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_Q_TxL0_POWER_CYCLES", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_BYPASSED`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_TxL_BYPASSED", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_Q_TxL_BYPASSED", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_CYCLES_NE`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_TxL_CYCLES_NE", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_CYCLES_NE: Event = Event(&EventInfo { name: "UNC_Q_TxL_CYCLES_NE", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G0.DATA`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G0_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.DATA", code: 0x00, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G0_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.DATA", code: 0x00, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G0.NON_DATA`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G0_NON_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.NON_DATA", code: 0x00, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G0_NON_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G0.NON_DATA", code: 0x00, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.SNP`: event select 0x00, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.SNP", code: 0x00, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_SNP: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.SNP", code: 0x00, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`: event select 0x00, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_REQ", code: 0x00, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_HOM_REQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_REQ", code: 0x00, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`: event select 0x00, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_NONREQ", code: 0x00, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM_NONREQ", code: 0x00, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.HOM`: event select 0x00, umask 0x06, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM", code: 0x00, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_HOM: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.HOM", code: 0x00, umask: 0x06, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`: event select 0x00, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_DATA", code: 0x00, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_DRS_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_DATA", code: 0x00, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`: event select 0x00, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_NONDATA", code: 0x00, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS_NONDATA", code: 0x00, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G1.DRS`: event select 0x00, umask 0x18, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS", code: 0x00, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G1_DRS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G1.DRS", code: 0x00, umask: 0x18, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NDR_AD`: event select 0x01, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AD", code: 0x01, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NDR_AD: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AD", code: 0x01, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NDR_AK`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AK", code: 0x01, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NDR_AK: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NDR_AK", code: 0x01, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`: event select 0x01, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_DATA", code: 0x01, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NCB_DATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_DATA", code: 0x01, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`: event select 0x01, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_NONDATA", code: 0x01, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB_NONDATA", code: 0x01, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NCB`: event select 0x01, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB", code: 0x01, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NCB: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCB", code: 0x01, umask: 0x0c, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_FLITS_G2.NCS`: event select 0x01, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const TXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCS", code: 0x01, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXL_FLITS_G2_NCS: Event = Event(&EventInfo { name: "UNC_Q_TxL_FLITS_G2.NCS", code: 0x01, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_INSERTS`: event select 0x04, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_TxL_INSERTS", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_INSERTS: Event = Event(&EventInfo { name: "UNC_Q_TxL_INSERTS", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_OCCUPANCY`: event select 0x07, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxL_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxL_OCCUPANCY", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0`: event select 0x26, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", code: 0x26, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", code: 0x26, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1`: event select 0x26, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", code: 0x26, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", code: 0x26, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0`: event select 0x22, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", code: 0x22, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", code: 0x22, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", code: 0x22, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", code: 0x22, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0`: event select 0x28, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", code: 0x28, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", code: 0x28, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1`: event select 0x28, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", code: 0x28, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", code: 0x28, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0`: event select 0x24, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", code: 0x24, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", code: 0x24, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1`: event select 0x24, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", code: 0x24, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", code: 0x24, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0`: event select 0x27, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", code: 0x27, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", code: 0x27, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1`: event select 0x27, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", code: 0x27, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", code: 0x27, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0`: event select 0x23, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", code: 0x23, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", code: 0x23, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1`: event select 0x23, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", code: 0x23, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", code: 0x23, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED`: event select 0x29, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", code: 0x29, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", code: 0x29, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", code: 0x25, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", code: 0x25, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0`: event select 0x2a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", code: 0x2a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", code: 0x2a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1`: event select 0x2a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", code: 0x2a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", code: 0x2a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR`: event select 0x2a, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", code: 0x2a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", code: 0x2a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0`: event select 0x1f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", code: 0x1f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", code: 0x1f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1`: event select 0x1f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", code: 0x1f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", code: 0x1f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR`: event select 0x1f, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", code: 0x1f, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", code: 0x1f, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0`: event select 0x2b, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", code: 0x2b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", code: 0x2b, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1`: event select 0x2b, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", code: 0x2b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", code: 0x2b, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0`: event select 0x20, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", code: 0x20, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", code: 0x20, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1`: event select 0x20, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", code: 0x20, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", code: 0x20, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0`: event select 0x2c, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", code: 0x2c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", code: 0x2c, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1`: event select 0x2c, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", code: 0x2c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", code: 0x2c, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0`: event select 0x21, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", code: 0x21, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", code: 0x21, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1`: event select 0x21, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", code: 0x21, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event(&EventInfo { name: "UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", code: 0x21, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_VNA_CREDIT_RETURNS`: event select 0x1c, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VNA_CREDIT_RETURNS: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURNS", code: 0x1c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const VNA_CREDIT_RETURNS: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURNS", code: 0x1c, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`: event select 0x1b, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x1b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", code: 0x1b, umask: 0x00, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`: event select 0x03, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.LINK_INIT", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.LINK_INIT", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`: event select 0x03, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event(&EventInfo { name: "UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_DRS.VN0`: event select 0x0f, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN0", code: 0x0f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN0", code: 0x0f, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_DRS.VN1`: event select 0x0f, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN1", code: 0x0f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_DRS.VN1", code: 0x0f, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_HOM.VN0`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN0", code: 0x12, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN0", code: 0x12, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_HOM.VN1`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN1", code: 0x12, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_HOM.VN1", code: 0x12, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NCB.VN0`: event select 0x10, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN0", code: 0x10, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN0", code: 0x10, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NCB.VN1`: event select 0x10, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN1", code: 0x10, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCB.VN1", code: 0x10, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NCS.VN0`: event select 0x11, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN0", code: 0x11, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN0", code: 0x11, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NCS.VN1`: event select 0x11, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN1", code: 0x11, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NCS.VN1", code: 0x11, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NDR.VN0`: event select 0x14, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN0", code: 0x14, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN0", code: 0x14, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_NDR.VN1`: event select 0x14, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN1", code: 0x14, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_NDR.VN1", code: 0x14, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_SNP.VN0`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN0", code: 0x13, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN0", code: 0x13, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_CYCLES_NE_SNP.VN1`: event select 0x13, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN1", code: 0x13, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event(&EventInfo { name: "UNC_Q_RxL_CYCLES_NE_SNP.VN1", code: 0x13, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_DRS`: event select 0x35, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_DRS", code: 0x35, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_DRS", code: 0x35, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_NCB`: event select 0x35, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCB", code: 0x35, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCB", code: 0x35, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_NCS`: event select 0x35, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCS", code: 0x35, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NCS", code: 0x35, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_HOM`: event select 0x35, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_HOM", code: 0x35, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_HOM", code: 0x35, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_SNP`: event select 0x35, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_SNP", code: 0x35, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_SNP", code: 0x35, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.BGF_NDR`: event select 0x35, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NDR", code: 0x35, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.BGF_NDR", code: 0x35, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS`: event select 0x35, umask 0x40, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", code: 0x35, umask: 0x40, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", code: 0x35, umask: 0x40, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN0.GV`: event select 0x35, umask 0x80, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN0_GV: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.GV", code: 0x35, umask: 0x80, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN0_GV: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN0.GV", code: 0x35, umask: 0x80, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_DRS`: event select 0x3a, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_DRS", code: 0x3a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_DRS", code: 0x3a, umask: 0x01, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_NCB`: event select 0x3a, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCB", code: 0x3a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCB", code: 0x3a, umask: 0x02, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_NCS`: event select 0x3a, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCS", code: 0x3a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NCS", code: 0x3a, umask: 0x04, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_HOM`: event select 0x3a, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_HOM", code: 0x3a, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_HOM", code: 0x3a, umask: 0x08, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_SNP`: event select 0x3a, umask 0x10, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_SNP", code: 0x3a, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_SNP", code: 0x3a, umask: 0x10, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_RxL_STALLS_VN1.BGF_NDR`: event select 0x3a, umask 0x20, counters 0b1111 (bit n: counter n).
-    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NDR", code: 0x3a, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "" });
+    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event(&EventInfo { name: "UNC_Q_RxL_STALLS_VN1.BGF_NDR", code: 0x3a, umask: 0x20, ext_sel: true, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.FULL", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.FULL", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`: event select 0x02, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event(&EventInfo { name: "UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CTO_COUNT, Event::DIRECT2CORE_SUCCESS_RBT_HIT, Event::DIRECT2CORE_FAILURE_CREDITS, Event::DIRECT2CORE_FAILURE_RBT_HIT, Event::DIRECT2CORE_FAILURE_CREDITS_RBT, Event::DIRECT2CORE_FAILURE_MISS, Event::DIRECT2CORE_FAILURE_CREDITS_MISS, Event::DIRECT2CORE_FAILURE_RBT_MISS, Event::DIRECT2CORE_FAILURE_CREDITS_RBT_MISS, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL0_POWER_CYCLES, Event::RXL_BYPASSED, Event::RXL_CREDITS_CONSUMED_VN0_DRS, Event::RXL_CREDITS_CONSUMED_VN0_NCB, Event::RXL_CREDITS_CONSUMED_VN0_NCS, Event::RXL_CREDITS_CONSUMED_VN0_HOM, Event::RXL_CREDITS_CONSUMED_VN0_SNP, Event::RXL_CREDITS_CONSUMED_VN0_NDR, Event::RXL_CREDITS_CONSUMED_VN1_DRS, Event::RXL_CREDITS_CONSUMED_VN1_NCB, Event::RXL_CREDITS_CONSUMED_VN1_NCS, Event::RXL_CREDITS_CONSUMED_VN1_HOM, Event::RXL_CREDITS_CONSUMED_VN1_SNP, Event::RXL_CREDITS_CONSUMED_VN1_NDR, Event::RXL_CREDITS_CONSUMED_VNA, Event::RXL_CYCLES_NE, Event::RXL_FLITS_G0_IDLE, Event::RXL_FLITS_G1_SNP, Event::RXL_FLITS_G1_HOM_REQ, Event::RXL_FLITS_G1_HOM_NONREQ, Event::RXL_FLITS_G1_HOM, Event::RXL_FLITS_G1_DRS_DATA, Event::RXL_FLITS_G1_DRS_NONDATA, Event::RXL_FLITS_G1_DRS, Event::RXL_FLITS_G2_NDR_AD, Event::RXL_FLITS_G2_NDR_AK, Event::RXL_FLITS_G2_NCB_DATA, Event::RXL_FLITS_G2_NCB_NONDATA, Event::RXL_FLITS_G2_NCB, Event::RXL_FLITS_G2_NCS, Event::RXL_INSERTS, Event::RXL_INSERTS_DRS_VN0, Event::RXL_INSERTS_DRS_VN1, Event::RXL_INSERTS_HOM_VN0, Event::RXL_INSERTS_HOM_VN1, Event::RXL_INSERTS_NCB_VN0, Event::RXL_INSERTS_NCB_VN1, Event::RXL_INSERTS_NCS_VN0, Event::RXL_INSERTS_NCS_VN1, Event::RXL_INSERTS_NDR_VN0, Event::RXL_INSERTS_NDR_VN1, Event::RXL_INSERTS_SNP_VN0, Event::RXL_INSERTS_SNP_VN1, Event::RXL_OCCUPANCY, Event::RXL_OCCUPANCY_DRS_VN0, Event::RXL_OCCUPANCY_DRS_VN1, Event::RXL_OCCUPANCY_HOM_VN0, Event::RXL_OCCUPANCY_HOM_VN1, Event::RXL_OCCUPANCY_NCB_VN0, Event::RXL_OCCUPANCY_NCB_VN1, Event::RXL_OCCUPANCY_NCS_VN0, Event::RXL_OCCUPANCY_NCS_VN1, Event::RXL_OCCUPANCY_NDR_VN0, Event::RXL_OCCUPANCY_NDR_VN1, Event::RXL_OCCUPANCY_SNP_VN0, Event::RXL_OCCUPANCY_SNP_VN1, Event::TXL0P_POWER_CYCLES, Event::TXL0_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_CYCLES_NE, Event::TXL_FLITS_G0_DATA, Event::TXL_FLITS_G0_NON_DATA, Event::TXL_FLITS_G1_SNP, Event::TXL_FLITS_G1_HOM_REQ, Event::TXL_FLITS_G1_HOM_NONREQ, Event::TXL_FLITS_G1_HOM, Event::TXL_FLITS_G1_DRS_DATA, Event::TXL_FLITS_G1_DRS_NONDATA, Event::TXL_FLITS_G1_DRS, Event::TXL_FLITS_G2_NDR_AD, Event::TXL_FLITS_G2_NDR_AK, Event::TXL_FLITS_G2_NCB_DATA, Event::TXL_FLITS_G2_NCB_NONDATA, Event::TXL_FLITS_G2_NCB, Event::TXL_FLITS_G2_NCS, Event::TXL_INSERTS, Event::TXL_OCCUPANCY, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN0, Event::TXR_AD_HOM_CREDIT_ACQUIRED_VN1, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_HOM_CREDIT_OCCUPANCY_VN1, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN0, Event::TXR_AD_NDR_CREDIT_ACQUIRED_VN1, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_NDR_CREDIT_OCCUPANCY_VN1, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN0, Event::TXR_AD_SNP_CREDIT_ACQUIRED_VN1, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN0, Event::TXR_AD_SNP_CREDIT_OCCUPANCY_VN1, Event::TXR_AK_NDR_CREDIT_ACQUIRED, Event::TXR_AK_NDR_CREDIT_OCCUPANCY, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN0, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN1, Event::TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN1, Event::TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN0, Event::TXR_BL_NCB_CREDIT_ACQUIRED_VN1, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_NCB_CREDIT_OCCUPANCY_VN1, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN0, Event::TXR_BL_NCS_CREDIT_ACQUIRED_VN1, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN0, Event::TXR_BL_NCS_CREDIT_OCCUPANCY_VN1, Event::VNA_CREDIT_RETURNS, Event::VNA_CREDIT_RETURN_OCCUPANCY, Event::RXL_CRC_ERRORS_LINK_INIT, Event::RXL_CRC_ERRORS_NORMAL_OP, Event::RXL_CYCLES_NE_DRS_VN0, Event::RXL_CYCLES_NE_DRS_VN1, Event::RXL_CYCLES_NE_HOM_VN0, Event::RXL_CYCLES_NE_HOM_VN1, Event::RXL_CYCLES_NE_NCB_VN0, Event::RXL_CYCLES_NE_NCB_VN1, Event::RXL_CYCLES_NE_NCS_VN0, Event::RXL_CYCLES_NE_NCS_VN1, Event::RXL_CYCLES_NE_NDR_VN0, Event::RXL_CYCLES_NE_NDR_VN1, Event::RXL_CYCLES_NE_SNP_VN0, Event::RXL_CYCLES_NE_SNP_VN1, Event::RXL_STALLS_VN0_BGF_DRS, Event::RXL_STALLS_VN0_BGF_NCB, Event::RXL_STALLS_VN0_BGF_NCS, Event::RXL_STALLS_VN0_BGF_HOM, Event::RXL_STALLS_VN0_BGF_SNP, Event::RXL_STALLS_VN0_BGF_NDR, Event::RXL_STALLS_VN0_EGRESS_CREDITS, Event::RXL_STALLS_VN0_GV, Event::RXL_STALLS_VN1_BGF_DRS, Event::RXL_STALLS_VN1_BGF_NCB, Event::RXL_STALLS_VN1_BGF_NCS, Event::RXL_STALLS_VN1_BGF_HOM, Event::RXL_STALLS_VN1_BGF_SNP, Event::RXL_STALLS_VN1_BGF_NDR, Event::TXL_CRC_NO_CREDITS_FULL, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL];

@@ -311,129 +311,129 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R2_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDIT.PRQ_QPI0`: event select 0x2d, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDIT_PRQ_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDIT_PRQ_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDIT.PRQ_QPI1`: event select 0x2d, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDIT_PRQ_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDIT_PRQ_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.PRQ_QPI1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDIT.ISOCH_QPI0`: event select 0x2d, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI0", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI0", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDIT.ISOCH_QPI1`: event select 0x2d, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI1", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDIT.ISOCH_QPI1", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CW`: event select 0x07, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.CCW`: event select 0x07, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_BOUNCES.UP`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_BOUNCES_UP: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.UP", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_BOUNCES_UP: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.UP", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_BOUNCES.DN`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_BOUNCES_DN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.DN", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_BOUNCES_DN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_BOUNCES.DN", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CW`: event select 0x08, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.CCW`: event select 0x08, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CW`: event select 0x09, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.CCW`: event select 0x09, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.CW`: event select 0x0a, umask 0x03, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.CCW`: event select 0x0a, umask 0x0c, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_CCW: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.CCW", code: 0x0a, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R2_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCB`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCB", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_CYCLES_NE.NCS`: event select 0x10, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_CYCLES_NE.NCS", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R2_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RxR_OCCUPANCY.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_DRS: Event = Event(&EventInfo { name: "UNC_R2_RxR_OCCUPANCY.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_SBO0_CREDITS_ACQUIRED.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_SBO0_CREDITS_ACQUIRED.BL`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x2c, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x2c, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x2c, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x2c, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AD`: event select 0x25, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AD", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.AK`: event select 0x25, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.AK", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_FULL.BL`: event select 0x25, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_FULL_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_FULL.BL", code: 0x25, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AD`: event select 0x23, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AD", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.AK`: event select 0x23, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.AK", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_CYCLES_NE.BL`: event select 0x23, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const TXR_CYCLES_NE_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_CYCLES_NE.BL", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.DN_AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_DN_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_DN_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.DN_BL`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_DN_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_DN_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.DN_AK`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_DN_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_DN_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.UP_AD`: event select 0x26, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_UP_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_UP_AD: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.UP_BL`: event select 0x26, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_UP_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_UP_BL: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_TxR_NACK_CW.UP_AK`: event select 0x26, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_CW_UP_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_CW_UP_AK: Event = Event(&EventInfo { name: "UNC_R2_TxR_NACK_CW.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`: event select 0x33, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`: event select 0x33, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`: event select 0x33, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCS", code: 0x33, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.DRS`: event select 0x32, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.DRS", code: 0x32, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCB`: event select 0x32, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCB", code: 0x32, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_IIO_CREDITS_USED.NCS`: event select 0x32, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const IIO_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R2_IIO_CREDITS_USED.NCS", code: 0x32, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x2a, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x2a, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AD_USED.ALL`: event select 0x07, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.ALL", code: 0x07, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_AD_USED.ALL", code: 0x07, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_AK_USED.ALL`: event select 0x08, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.ALL", code: 0x08, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_AK_USED.ALL", code: 0x08, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R2_RING_BL_USED.ALL`: event select 0x09, umask 0x0f, counters 0b1111 (bit n: counter n).
-    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.ALL", code: 0x09, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "" });
+    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_R2_RING_BL_USED.ALL", code: 0x09, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDIT_PRQ_QPI0, Event::IIO_CREDIT_PRQ_QPI1, Event::IIO_CREDIT_ISOCH_QPI0, Event::IIO_CREDIT_ISOCH_QPI1, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_BOUNCES_UP, Event::RING_AK_BOUNCES_DN, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_CW, Event::RING_IV_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACK_CW_DN_AD, Event::TXR_NACK_CW_DN_BL, Event::TXR_NACK_CW_DN_AK, Event::TXR_NACK_CW_UP_AD, Event::TXR_NACK_CW_UP_BL, Event::TXR_NACK_CW_UP_AK, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::RING_AD_USED_ALL, Event::RING_AK_USED_ALL, Event::RING_BL_USED_ALL];

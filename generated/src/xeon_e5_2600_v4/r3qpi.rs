@@ -349,305 +349,305 @@ pub struct Event(&'static EventInfo);
 
 impl Event {
     /// `UNC_R3_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b111 (bit n: counter n).
-    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "" });
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`: event select 0x1f, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`: event select 0x1f, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`: event select 0x1f, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x1f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", code: 0x1f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`: event select 0x1f, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x1f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", code: 0x1f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`: event select 0x1f, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`: event select 0x1f, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x1f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", code: 0x1f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16`: event select 0x1f, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO14_16: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16", code: 0x1f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO14_16: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16", code: 0x1f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17`: event select 0x1f, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const C_HI_AD_CREDITS_EMPTY_CBO_15_17: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17", code: 0x1f, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_HI_AD_CREDITS_EMPTY_CBO_15_17: Event = Event(&EventInfo { name: "UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17", code: 0x1f, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`: event select 0x22, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`: event select 0x22, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`: event select 0x22, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`: event select 0x22, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`: event select 0x22, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`: event select 0x22, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`: event select 0x22, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`: event select 0x22, umask 0x80, counters 0b11 (bit n: counter n).
-    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b11, filters: "" });
+    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event(&EventInfo { name: "UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`: event select 0x2d, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`: event select 0x2d, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`: event select 0x2d, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`: event select 0x2d, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event(&EventInfo { name: "UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`: event select 0x20, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`: event select 0x20, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`: event select 0x20, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`: event select 0x20, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x20, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x20, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x20, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x20, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", code: 0x20, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`: event select 0x21, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x21, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x21, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x21, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`: event select 0x2e, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`: event select 0x2e, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`: event select 0x2e, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`: event select 0x2e, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`: event select 0x2f, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`: event select 0x2f, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`: event select 0x2f, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`: event select 0x2f, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`: event select 0x2f, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", code: 0x2f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`: event select 0x2f, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", code: 0x2f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`: event select 0x2f, umask 0x40, counters 0b11 (bit n: counter n).
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "" });
+    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", code: 0x2f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_EVEN`: event select 0x07, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_EVEN", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW_ODD`: event select 0x07, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW_ODD", code: 0x07, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_EVEN`: event select 0x07, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_EVEN", code: 0x07, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW_ODD`: event select 0x07, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW_ODD", code: 0x07, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CW`: event select 0x07, umask 0x03, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CW", code: 0x07, umask: 0x03, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.CCW`: event select 0x07, umask 0x0c, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.CCW", code: 0x07, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_EVEN`: event select 0x08, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_EVEN", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW_ODD`: event select 0x08, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW_ODD", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_EVEN`: event select 0x08, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_EVEN", code: 0x08, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW_ODD`: event select 0x08, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW_ODD", code: 0x08, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CW`: event select 0x08, umask 0x03, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CW", code: 0x08, umask: 0x03, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.CCW`: event select 0x08, umask 0x0c, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.CCW", code: 0x08, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_EVEN`: event select 0x09, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_EVEN", code: 0x09, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW_ODD`: event select 0x09, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW_ODD", code: 0x09, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_EVEN`: event select 0x09, umask 0x04, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_EVEN: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_EVEN", code: 0x09, umask: 0x04, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW_ODD`: event select 0x09, umask 0x08, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW_ODD: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW_ODD", code: 0x09, umask: 0x08, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CW`: event select 0x09, umask 0x03, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CW", code: 0x09, umask: 0x03, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.CCW`: event select 0x09, umask 0x0c, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_CCW: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.CCW", code: 0x09, umask: 0x0c, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.CW`: event select 0x0a, umask 0x03, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_CW: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.CW", code: 0x0a, umask: 0x03, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_IV_USED.ANY`: event select 0x0a, umask 0x0f, counters 0b111 (bit n: counter n).
-    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_IV_USED_ANY: Event = Event(&EventInfo { name: "UNC_R3_RING_IV_USED.ANY", code: 0x0a, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_SINK_STARVED.AK`: event select 0x0e, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const RING_SINK_STARVED_AK: Event = Event(&EventInfo { name: "UNC_R3_RING_SINK_STARVED.AK", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_SINK_STARVED_AK: Event = Event(&EventInfo { name: "UNC_R3_RING_SINK_STARVED.AK", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.HOM`: event select 0x10, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.HOM", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.SNP`: event select 0x10, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.SNP", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE.NDR`: event select 0x10, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE.NDR", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.HOM`: event select 0x14, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.HOM", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.HOM", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.SNP`: event select 0x14, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.SNP", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.SNP", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.NDR`: event select 0x14, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NDR", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NDR", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.DRS`: event select 0x14, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.DRS", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.DRS", code: 0x14, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.NCB`: event select 0x14, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCB", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCB", code: 0x14, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_CYCLES_NE_VN1.NCS`: event select 0x14, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_CYCLES_NE_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCS", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_CYCLES_NE_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_CYCLES_NE_VN1.NCS", code: 0x14, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.HOM`: event select 0x11, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.HOM", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.SNP`: event select 0x11, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.SNP", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NDR`: event select 0x11, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NDR", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.DRS`: event select 0x11, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.DRS", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCB`: event select 0x11, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCB", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS.NCS`: event select 0x11, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS.NCS", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.HOM`: event select 0x15, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.HOM", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.HOM", code: 0x15, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.SNP`: event select 0x15, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.SNP", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.SNP", code: 0x15, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.NDR`: event select 0x15, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NDR", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NDR", code: 0x15, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.DRS`: event select 0x15, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.DRS", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.DRS", code: 0x15, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.NCB`: event select 0x15, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCB", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCB", code: 0x15, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_INSERTS_VN1.NCS`: event select 0x15, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const RXR_INSERTS_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCS", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const RXR_INSERTS_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_INSERTS_VN1.NCS", code: 0x15, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.HOM`: event select 0x13, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_HOM: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.HOM", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.SNP`: event select 0x13, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_SNP: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.SNP", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.NDR`: event select 0x13, umask 0x04, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_NDR: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NDR", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.DRS`: event select 0x13, umask 0x08, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_DRS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.DRS", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.NCB`: event select 0x13, umask 0x10, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_NCB: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCB", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RxR_OCCUPANCY_VN1.NCS`: event select 0x13, umask 0x20, counters 0b1 (bit n: counter n).
-    pub const RXR_OCCUPANCY_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "" });
+    pub const RXR_OCCUPANCY_VN1_NCS: Event = Event(&EventInfo { name: "UNC_R3_RxR_OCCUPANCY_VN1.NCS", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO0_CREDITS_ACQUIRED.AD`: event select 0x28, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.AD", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO0_CREDITS_ACQUIRED.BL`: event select 0x28, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDITS_ACQUIRED.BL", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO1_CREDITS_ACQUIRED.AD`: event select 0x29, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.AD", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.AD", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO1_CREDITS_ACQUIRED.BL`: event select 0x29, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.BL", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDITS_ACQUIRED.BL", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD`: event select 0x2c, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD`: event select 0x2c, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL`: event select 0x2c, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL`: event select 0x2c, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event(&EventInfo { name: "UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.DN_AD`: event select 0x26, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_DN_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_DN_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AD", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.DN_BL`: event select 0x26, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_DN_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_DN_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_BL", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.DN_AK`: event select 0x26, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_DN_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_DN_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.DN_AK", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.UP_AD`: event select 0x26, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_UP_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_UP_AD: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AD", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.UP_BL`: event select 0x26, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_UP_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_UP_BL: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_BL", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_TxR_NACK.UP_AK`: event select 0x26, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const TXR_NACK_UP_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const TXR_NACK_UP_AK: Event = Event(&EventInfo { name: "UNC_R3_TxR_NACK.UP_AK", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.HOM`: event select 0x37, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.HOM", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.SNP`: event select 0x37, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.SNP", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NDR`: event select 0x37, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NDR", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.DRS`: event select 0x37, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.DRS", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCB`: event select 0x37, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCB", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_REJECT.NCS`: event select 0x37, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_REJECT.NCS", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.HOM`: event select 0x36, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.HOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.SNP`: event select 0x36, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.SNP", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NDR`: event select 0x36, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NDR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.DRS`: event select 0x36, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.DRS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCB`: event select 0x36, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCB", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN0_CREDITS_USED.NCS`: event select 0x36, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN0_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN0_CREDITS_USED.NCS", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.HOM`: event select 0x39, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.HOM", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.SNP`: event select 0x39, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.SNP", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NDR`: event select 0x39, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NDR", code: 0x39, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.DRS`: event select 0x39, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.DRS", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NCB`: event select 0x39, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCB", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_REJECT.NCS`: event select 0x39, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_REJECT.NCS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.HOM`: event select 0x38, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_HOM: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.HOM", code: 0x38, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.SNP`: event select 0x38, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_SNP: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.SNP", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NDR`: event select 0x38, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NDR: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NDR", code: 0x38, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.DRS`: event select 0x38, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_DRS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.DRS", code: 0x38, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NCB`: event select 0x38, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NCB: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCB", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VN1_CREDITS_USED.NCS`: event select 0x38, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VN1_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VN1_CREDITS_USED_NCS: Event = Event(&EventInfo { name: "UNC_R3_VN1_CREDITS_USED.NCS", code: 0x38, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`: event select 0x33, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.AD", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`: event select 0x33, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_ACQUIRED.BL", code: 0x33, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.HOM`: event select 0x34, umask 0x01, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_HOM: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.HOM", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.SNP`: event select 0x34, umask 0x02, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_SNP: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.SNP", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NDR`: event select 0x34, umask 0x04, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NDR: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NDR", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.DRS`: event select 0x34, umask 0x08, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_DRS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.DRS", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCB`: event select 0x34, umask 0x10, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCB: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCB", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_VNA_CREDITS_REJECT.NCS`: event select 0x34, umask 0x20, counters 0b11 (bit n: counter n).
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "" });
+    pub const VNA_CREDITS_REJECT_NCS: Event = Event(&EventInfo { name: "UNC_R3_VNA_CREDITS_REJECT.NCS", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_BACKPRESSURE.SAT`: event select 0x0b, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.SAT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_BACKPRESSURE_SAT: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.SAT", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_BACKPRESSURE.HUB`: event select 0x0b, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.HUB", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_BACKPRESSURE_HUB: Event = Event(&EventInfo { name: "UNC_R3_IOT_BACKPRESSURE.HUB", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_CTS_HI.CTS2`: event select 0x0d, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS2", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_HI_CTS2: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS2", code: 0x0d, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_CTS_HI.CTS3`: event select 0x0d, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS3", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_HI_CTS3: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_HI.CTS3", code: 0x0d, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_CTS_LO.CTS0`: event select 0x0c, umask 0x01, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_LO_CTS0: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS0", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_LO_CTS0: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS0", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_IOT_CTS_LO.CTS1`: event select 0x0c, umask 0x02, counters 0b111 (bit n: counter n).
-    pub const IOT_CTS_LO_CTS1: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS1", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b111, filters: "" });
+    pub const IOT_CTS_LO_CTS1: Event = Event(&EventInfo { name: "UNC_R3_IOT_CTS_LO.CTS1", code: 0x0c, umask: 0x02, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.AD`: event select 0x2a, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.AD", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.BL`: event select 0x2a, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO0_CREDIT_OCCUPANCY.BL", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.AD`: event select 0x2b, umask 0x01, counters 0b1 (bit n: counter n).
-    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.AD", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.AD", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.BL`: event select 0x2b, umask 0x02, counters 0b1 (bit n: counter n).
-    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.BL", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b1, filters: "" });
+    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event(&EventInfo { name: "UNC_R3_SBO1_CREDIT_OCCUPANCY.BL", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AD_USED.ALL`: event select 0x07, umask 0x0f, counters 0b111 (bit n: counter n).
-    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.ALL", code: 0x07, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AD_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_AD_USED.ALL", code: 0x07, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_AK_USED.ALL`: event select 0x08, umask 0x0f, counters 0b111 (bit n: counter n).
-    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.ALL", code: 0x08, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_AK_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_AK_USED.ALL", code: 0x08, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
     /// `UNC_R3_RING_BL_USED.ALL`: event select 0x09, umask 0x0f, counters 0b111 (bit n: counter n).
-    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.ALL", code: 0x09, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "" });
+    pub const RING_BL_USED_ALL: Event = Event(&EventInfo { name: "UNC_R3_RING_BL_USED.ALL", code: 0x09, umask: 0x0f, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::C_HI_AD_CREDITS_EMPTY_CBO8, Event::C_HI_AD_CREDITS_EMPTY_CBO9, Event::C_HI_AD_CREDITS_EMPTY_CBO10, Event::C_HI_AD_CREDITS_EMPTY_CBO11, Event::C_HI_AD_CREDITS_EMPTY_CBO12, Event::C_HI_AD_CREDITS_EMPTY_CBO13, Event::C_HI_AD_CREDITS_EMPTY_CBO14_16, Event::C_HI_AD_CREDITS_EMPTY_CBO_15_17, Event::C_LO_AD_CREDITS_EMPTY_CBO0, Event::C_LO_AD_CREDITS_EMPTY_CBO1, Event::C_LO_AD_CREDITS_EMPTY_CBO2, Event::C_LO_AD_CREDITS_EMPTY_CBO3, Event::C_LO_AD_CREDITS_EMPTY_CBO4, Event::C_LO_AD_CREDITS_EMPTY_CBO5, Event::C_LO_AD_CREDITS_EMPTY_CBO6, Event::C_LO_AD_CREDITS_EMPTY_CBO7, Event::HA_R2_BL_CREDITS_EMPTY_HA0, Event::HA_R2_BL_CREDITS_EMPTY_HA1, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCB, Event::HA_R2_BL_CREDITS_EMPTY_R2_NCS, Event::QPI0_AD_CREDITS_EMPTY_VNA, Event::QPI0_AD_CREDITS_EMPTY_VN0_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN0_SNP, Event::QPI0_AD_CREDITS_EMPTY_VN0_NDR, Event::QPI0_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI0_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI0_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI0_BL_CREDITS_EMPTY_VNA, Event::QPI0_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI0_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI0_BL_CREDITS_EMPTY_VN1_NDR, Event::QPI1_AD_CREDITS_EMPTY_VNA, Event::QPI1_AD_CREDITS_EMPTY_VN1_HOM, Event::QPI1_AD_CREDITS_EMPTY_VN1_SNP, Event::QPI1_AD_CREDITS_EMPTY_VN1_NDR, Event::QPI1_BL_CREDITS_EMPTY_VNA, Event::QPI1_BL_CREDITS_EMPTY_VN0_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN0_SNP, Event::QPI1_BL_CREDITS_EMPTY_VN0_NDR, Event::QPI1_BL_CREDITS_EMPTY_VN1_HOM, Event::QPI1_BL_CREDITS_EMPTY_VN1_SNP, Event::QPI1_BL_CREDITS_EMPTY_VN1_NDR, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_CW, Event::RING_IV_USED_ANY, Event::RING_SINK_STARVED_AK, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_SNP, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_VN1_HOM, Event::RXR_CYCLES_NE_VN1_SNP, Event::RXR_CYCLES_NE_VN1_NDR, Event::RXR_CYCLES_NE_VN1_DRS, Event::RXR_CYCLES_NE_VN1_NCB, Event::RXR_CYCLES_NE_VN1_NCS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_SNP, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_VN1_HOM, Event::RXR_INSERTS_VN1_SNP, Event::RXR_INSERTS_VN1_NDR, Event::RXR_INSERTS_VN1_DRS, Event::RXR_INSERTS_VN1_NCB, Event::RXR_INSERTS_VN1_NCS, Event::RXR_OCCUPANCY_VN1_HOM, Event::RXR_OCCUPANCY_VN1_SNP, Event::RXR_OCCUPANCY_VN1_NDR, Event::RXR_OCCUPANCY_VN1_DRS, Event::RXR_OCCUPANCY_VN1_NCB, Event::RXR_OCCUPANCY_VN1_NCS, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO1_CREDITS_ACQUIRED_AD, Event::SBO1_CREDITS_ACQUIRED_BL, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TXR_NACK_DN_AD, Event::TXR_NACK_DN_BL, Event::TXR_NACK_DN_AK, Event::TXR_NACK_UP_AD, Event::TXR_NACK_UP_BL, Event::TXR_NACK_UP_AK, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_SNP, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN1_CREDITS_REJECT_HOM, Event::VN1_CREDITS_REJECT_SNP, Event::VN1_CREDITS_REJECT_NDR, Event::VN1_CREDITS_REJECT_DRS, Event::VN1_CREDITS_REJECT_NCB, Event::VN1_CREDITS_REJECT_NCS, Event::VN1_CREDITS_USED_HOM, Event::VN1_CREDITS_USED_SNP, Event::VN1_CREDITS_USED_NDR, Event::VN1_CREDITS_USED_DRS, Event::VN1_CREDITS_USED_NCB, Event::VN1_CREDITS_USED_NCS, Event::VNA_CREDITS_ACQUIRED_AD, Event::VNA_CREDITS_ACQUIRED_BL, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS, Event::IOT_BACKPRESSURE_SAT, Event::IOT_BACKPRESSURE_HUB, Event::IOT_CTS_HI_CTS2, Event::IOT_CTS_HI_CTS3, Event::IOT_CTS_LO_CTS0, Event::IOT_CTS_LO_CTS1, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::SBO1_CREDIT_OCCUPANCY_AD, Event::SBO1_CREDIT_OCCUPANCY_BL, Event::RING_AD_USED_ALL, Event::RING_AK_USED_ALL, Event::RING_BL_USED_ALL];

@@ -234,6 +234,11 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             sel.edge_detect.map_or(0, u64::from),
             "edge detect",
         )?;
+        set(
+            Role::AnyThread,
+            sel.any_thread.map_or(0, u64::from),
+            "any-thread",
+        )?;
         // Count in every privilege level where the control distinguishes them.
         for role in [Role::User, Role::Kernel] {
             if c.control_bits(role).is_some() {

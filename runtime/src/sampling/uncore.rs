@@ -83,6 +83,9 @@ pub struct EventSelect {
     pub edge_detect: Option<bool>,
     /// The event-select extension bit some events need (Intel's event lists mark them).
     pub event_ext: Option<bool>,
+    /// Count the event on both hardware threads of the core (a core control's any-thread
+    /// bit; some of Intel's core events set it).
+    pub any_thread: Option<bool>,
 }
 
 impl EventSelect {
@@ -95,6 +98,7 @@ impl EventSelect {
             invert: None,
             edge_detect: None,
             event_ext: None,
+            any_thread: None,
         }
     }
 
@@ -349,6 +353,11 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
             Role::Edge,
             sel.edge_detect.map_or(0, u64::from),
             "edge detect",
+        )?;
+        set(
+            Role::AnyThread,
+            sel.any_thread.map_or(0, u64::from),
+            "any-thread",
         )?;
         set(
             Role::OverflowEnable,

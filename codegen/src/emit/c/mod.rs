@@ -247,8 +247,18 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
         }
         if !u.events.is_empty() {
             h.out.push('\n');
-            events(&mut h, p, u);
+            events(&mut h, p, &u.name, &u.events, is_core_unit(u));
         }
+    }
+    if let Some(core) = &p.core_events {
+        h.out.push('\n');
+        h.comment(&format!(
+            "The processor's own core events, counted by the {} PMU's {} unit (its \
+             IA32_PERFEVTSELx): set _CODE, _UMASK, and _THRESHOLD, _INVERT, _EDGE and \
+             _ANY_THREAD in its cmask, inv, edge and any_thread fields.",
+            core.processor, core.unit
+        ));
+        events(&mut h, p, &core.unit, &core.events, true);
     }
     let _ = writeln!(h.out, "\n#endif /* {guard} */");
     h.out
@@ -496,18 +506,28 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     }
 }
 
+/// Whether `u` is a core PMU's unit, whose events carry settings.
+fn is_core_unit(u: &Unit) -> bool {
+    super::core_events::is_core_unit(u)
+}
+
 /// A unit's events: event select, unit mask, extension bit and the counters that may count
-/// each.
-fn events(h: &mut Header, p: &Processor, u: &Unit) {
+/// each; with `settings`, also the counter mask, invert, edge and any-thread values.
+fn events(h: &mut Header, p: &Processor, unit: &str, list: &[Event], settings: bool) {
     h.comment(&format!(
-        "Events of the {} unit, from Intel's public event list: _CODE is the event select, \
+        "Events of the {unit} unit, from Intel's public event list: _CODE is the event select, \
          _UMASK the unit mask, _EXT_SEL whether the event-select extension bit must be set, \
-         _COUNTERS a bit mask of the counters that may count it (bit n: counter n).",
-        u.name
+         _COUNTERS a bit mask of the counters that may count it (bit n: counter n){}.",
+        if settings {
+            "; _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's \
+             threshold (counter mask), invert, edge and any-thread fields"
+        } else {
+            ""
+        }
     ));
-    for e in &u.events {
-        let stem = names::event(&p.module, &u.name, &e.ident);
-        let what = || format!("event {} ({} unit)", e.name, u.name);
+    for e in list {
+        let stem = names::event(&p.module, unit, &e.ident);
+        let what = || format!("event {} ({unit} unit)", e.name);
         let filters = if e.filters.is_empty() {
             String::new()
         } else {
@@ -534,5 +554,17 @@ fn events(h: &mut Header, p: &Processor, u: &Unit) {
             &format!("0x{:X}U", e.counters),
             &what,
         );
+        if settings {
+            let s = e.settings;
+            let flag = |b: bool| if b { "1" } else { "0" };
+            h.define(
+                &format!("{stem}_THRESHOLD"),
+                &format!("{}U", s.threshold),
+                &what,
+            );
+            h.define(&format!("{stem}_INVERT"), flag(s.invert), &what);
+            h.define(&format!("{stem}_EDGE"), flag(s.edge), &what);
+            h.define(&format!("{stem}_ANY_THREAD"), flag(s.any_thread), &what);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `list`, `decode`, `encode`, `read` and `write`.
 
-use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, Role, PROCESSORS};
+use pmu_regs::{AddressInfo, Addresses, EventInfo, Location, RegisterInfo, Role, PROCESSORS};
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
 use pmu_runtime::machine::{Machine, Resolved};
@@ -270,25 +270,100 @@ impl Descriptions {
     }
 }
 
-/// `pmu list --events`: every unit's events, the architectural ones included, with Intel's
-/// descriptions when `perfmon` names Intel's event list.
+/// The processor `--processor` names (by id or module), or `None` when none is given.
+pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Failure> {
+    let Some(name) = name else { return Ok(None) };
+    PROCESSORS
+        .iter()
+        .find(|p| matches(Some(name), &[p.id, p.module]))
+        .map(|p| Some(p.id))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "there is no processor {name}; the processors are {}",
+                PROCESSORS
+                    .iter()
+                    .map(|p| p.id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// One event list `list --events` shows: (processor, unit, events).
+type EventList = (&'static str, &'static str, &'static [&'static EventInfo]);
+
+/// The event lists `list --events` shows: (processor, unit, events), every unit's own and
+/// every processor's own core list (for the unit of its core PMU), in the model's order.
+fn selected_event_lists(
+    processor: Option<&str>,
+    unit: Option<&str>,
+) -> Result<Vec<EventList>, Failure> {
+    let mut lists = Vec::new();
+    for p in PROCESSORS
+        .iter()
+        .filter(|p| matches(processor, &[p.id, p.module]))
+    {
+        for u in p
+            .units
+            .iter()
+            .filter(|u| matches(unit, &[u.name, u.module]))
+        {
+            lists.push((p.id, u.name, u.events));
+        }
+        if let Some(c) = p.core_events {
+            // The core PMU's unit, by its name or module (`CORE`, `core`).
+            let module = PROCESSORS
+                .iter()
+                .filter(|q| q.id == c.processor)
+                .flat_map(|q| q.units.iter())
+                .find(|u| u.name == c.unit)
+                .map_or(c.unit, |u| u.module);
+            if matches(unit, &[c.unit, module]) {
+                lists.push((p.id, c.unit, c.events));
+            }
+        }
+    }
+    if lists.is_empty() {
+        // The error names what exists.
+        selected_units(processor, unit)?;
+    }
+    Ok(lists)
+}
+
+/// What an event sets beyond its select and umask (`cmask=4 inv edge any`), or "".
+fn settings_text(e: &EventInfo) -> String {
+    let mut parts = Vec::new();
+    if e.threshold != 0 {
+        parts.push(format!("cmask={}", e.threshold));
+    }
+    for (set, name) in [(e.invert, "inv"), (e.edge, "edge"), (e.any_thread, "any")] {
+        if set {
+            parts.push(name.to_string());
+        }
+    }
+    parts.join(" ")
+}
+
+/// `pmu list --events`: every unit's events, the architectural ones included, and every
+/// processor's own core events, with Intel's descriptions when `perfmon` names Intel's
+/// event list.
 pub fn list_events(
     processor: Option<&str>,
     unit: Option<&str>,
     perfmon: Option<&std::path::Path>,
     json_out: bool,
 ) -> Out {
-    let units = selected_units(processor, unit)?;
+    let lists = selected_event_lists(processor, unit)?;
     let descriptions = perfmon.map(Descriptions::read).transpose()?;
     let describe =
         |u: &str, e: &pmu_regs::EventInfo| descriptions.as_ref().and_then(|d| d.of(u, e));
     if json_out {
-        let items: Vec<Value> = units
+        let items: Vec<Value> = lists
             .iter()
-            .flat_map(|(pid, u)| {
-                u.events.iter().map(move |e| {
+            .flat_map(|(pid, unit, events)| {
+                events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": u.name, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "description": describe(u.name, e)})
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "description": describe(unit, e)})
                 })
             })
             .collect();
@@ -297,13 +372,29 @@ pub fn list_events(
             serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
         ));
     }
+    let with_settings = lists
+        .iter()
+        .any(|(_, _, events)| events.iter().any(|e| !settings_text(e).is_empty()));
     let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
+    if with_settings {
+        header.push("SETTINGS");
+    }
     if descriptions.is_some() {
         header.push("DESCRIPTION");
     }
     let mut t = Table::new(&header);
-    for (_, u) in &units {
-        for e in u.events {
+    for (pid, unit, events) in &lists {
+        // A processor's own core list reads as `xeon-e5-2600:CORE`: the unit is another
+        // processor's (the architectural one), and the lists share names.
+        let shown = if PROCESSORS
+            .iter()
+            .any(|p| p.id == *pid && p.units.iter().any(|u| u.name == *unit))
+        {
+            unit.to_string()
+        } else {
+            format!("{pid}:{unit}")
+        };
+        for e in events.iter() {
             let counters: Vec<String> = (0..32)
                 .filter(|n| e.can_count_on(*n))
                 .map(|n| n.to_string())
@@ -315,14 +406,17 @@ pub fn list_events(
             };
             let mut row = vec![
                 e.name.into(),
-                u.name.into(),
+                shown.clone(),
                 code,
                 format!("{:#04x}", e.umask),
                 counters.join(","),
                 e.filters.into(),
             ];
+            if with_settings {
+                row.push(settings_text(e));
+            }
             if descriptions.is_some() {
-                row.push(describe(u.name, e).unwrap_or("").to_string());
+                row.push(describe(unit, e).unwrap_or("").to_string());
             }
             t.row(row);
         }
@@ -439,7 +533,7 @@ fn reserved_fields(info: &RegisterInfo, bits: u64) -> String {
         .join(", ")
 }
 
-fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>) -> String {
+fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>, core: Option<&str>) -> String {
     let mut m = serde_json::Map::new();
     m.insert("register".into(), json!(d.register.name));
     m.insert("value".into(), json!(d.raw));
@@ -463,7 +557,7 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>) -> String {
         "ignored_bits_set_hex".into(),
         json!(format!("{:#x}", d.ignored_set)),
     );
-    m.insert("event".into(), json!(event_of(d)));
+    m.insert("event".into(), json!(event_of(d, core)));
     m.extend(extra);
     format!(
         "{}\n",
@@ -485,26 +579,31 @@ fn header(found: &Found, value: u64) -> String {
     )
 }
 
-/// The event a control value selects, by its unit's event list (`UNC_H_REQUESTS.READS`).
-fn event_of(d: &Decoded) -> Option<&'static str> {
+/// The event a control value selects, by its event list (`UNC_H_REQUESTS.READS`; for a
+/// core PMU's control, processor `core`'s own list first): select, umask, extension bit and
+/// the counter mask, invert, edge and any-thread bits the event sets must all match.
+fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
     let info = d.register;
     let sel = info.role(Role::Event)?.extract(d.raw);
-    let umask = info.role(Role::Umask).map(|f| f.extract(d.raw));
-    let ext = info.role(Role::EventExt).map(|f| f.extract(d.raw) != 0);
-    codec::unit_events(info)
-        .iter()
+    let get = |role: Role| info.role(role).map(|f| f.extract(d.raw));
+    codec::events_for(info, core)
+        .into_iter()
         .find(|e| {
             u64::from(e.code) == sel
-                && umask.is_none_or(|u| u == u64::from(e.umask))
-                && ext.is_none_or(|x| x == e.ext_sel)
+                && get(Role::Umask).is_none_or(|u| u == u64::from(e.umask))
+                && get(Role::EventExt).is_none_or(|x| x == u64::from(e.ext_sel))
+                && get(Role::Threshold).is_none_or(|x| x == u64::from(e.threshold))
+                && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
+                && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
+                && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
         })
         .map(|e| e.name)
 }
 
-fn event_line(d: &Decoded) -> String {
+fn event_line(d: &Decoded, core: Option<&str>) -> String {
     // A control that is all zero selects nothing yet, whatever event 0 may be.
     (d.raw != 0)
-        .then(|| event_of(d))
+        .then(|| event_of(d, core))
         .flatten()
         .map(|e| format!("event: {e}\n"))
         .unwrap_or_default()
@@ -630,7 +729,7 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
         return Ok(format!("{}\n", value_only(&d, show)?));
     }
     if json_out {
-        return Ok(decoded_json(&d, Default::default()));
+        return Ok(decoded_json(&d, Default::default(), None));
     }
     if d.reserved_set != 0 {
         warn(&format!(
@@ -642,24 +741,36 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
     Ok(format!(
         "{}{}{}",
         header(&found, raw),
-        event_line(&d),
+        event_line(&d, None),
         decoded_table(&d)
     ))
 }
 
 /// `pmu encode`.
-pub fn encode(register: &str, fields: &[String], json_out: bool) -> Out {
+/// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
+/// processor /proc/cpuinfo under `root` names).
+pub fn encode(
+    register: &str,
+    fields: &[String],
+    processor: Option<&str>,
+    root: Option<&std::path::Path>,
+    json_out: bool,
+) -> Out {
+    let core = match processor_named(processor)? {
+        Some(p) => Some(p),
+        None => detect::detected(false, root),
+    };
     let found = resolve(register, None)?;
     let assignments = grammar::assignments(found.info, fields)?;
-    let raw = codec::encode(found.info, found.info.reset, &assignments)?;
+    let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
     let d = codec::decode(found.info, raw);
     if json_out {
-        return Ok(decoded_json(&d, Default::default()));
+        return Ok(decoded_json(&d, Default::default(), core));
     }
     Ok(format!(
         "{}{}{}",
         header(&found, raw),
-        event_line(&d),
+        event_line(&d, core),
         decoded_table(&d)
     ))
 }
@@ -757,14 +868,14 @@ pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_
         let mut extra = serde_json::Map::new();
         extra.insert("instance".into(), json!(addr.name));
         extra.insert("place".into(), place_json(place));
-        return Ok(decoded_json(&d, extra));
+        return Ok(decoded_json(&d, extra, None));
     }
     let head = header(&found, raw);
     Ok(format!(
         "{} on {}\n{}{}",
         head.trim_end(),
         place_text(place),
-        event_line(&d),
+        event_line(&d, None),
         decoded_table(&d)
     ))
 }
@@ -821,8 +932,9 @@ fn read_all(
             extra.insert("instance".into(), json!(addr.name));
             extra.insert("place".into(), place_json(place));
             extra.insert("socket".into(), json!(socket));
-            items
-                .push(serde_json::from_str::<Value>(&decoded_json(&d, extra)).expect("valid JSON"));
+            items.push(
+                serde_json::from_str::<Value>(&decoded_json(&d, extra, None)).expect("valid JSON"),
+            );
         } else {
             let set: Vec<String> = d
                 .fields
@@ -917,7 +1029,7 @@ pub fn write(
         extra.insert("previous".into(), json!(old));
         extra.insert("previous_hex".into(), json!(old.map(|o| format!("{o:#x}"))));
         extra.insert("written".into(), json!(!dry_run));
-        return Ok(decoded_json(&d, extra));
+        return Ok(decoded_json(&d, extra, None));
     }
     let verb = if dry_run { "would write" } else { "wrote" };
     let head = header(&found, new);

@@ -182,16 +182,22 @@ struct EncodeArgs {
     /// Register: an instance or a layout name.
     register: String,
     /// field=value pairs; a value is a number or a named value (invert=lt); event=NAME sets
-    /// the event select and umask from the unit's event list.
+    /// the event select and umask from the unit's event list (and, for a core event, the
+    /// counter mask, invert, edge and any-thread bits Intel's list gives it).
     #[arg(required = true)]
     fields: Vec<String>,
+    /// The processor whose own core events event=NAME may name for IA32_PERFEVTSELx
+    /// (xeon-e5-2600, ...); by default the one /proc/cpuinfo names.
+    #[arg(long)]
+    processor: Option<String>,
     /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
     /// `perf stat -e`; the register must be a counter control instance.
     #[arg(long)]
     perf: bool,
-    /// With --perf: read the PMU's format from ROOT/sys/bus/event_source/devices (default /;
-    /// the driver's own format is used when the PMU is absent).
-    #[arg(long, requires = "perf")]
+    /// The filesystem root (default /): ROOT/proc/cpuinfo names the processor when
+    /// --processor does not; with --perf, the PMU's format is read from
+    /// ROOT/sys/bus/event_source/devices (the driver's own format is used when it is absent).
+    #[arg(long)]
     root: Option<PathBuf>,
 }
 
@@ -311,7 +317,13 @@ fn main() -> ExitCode {
         Command::Encode(a) if a.perf => {
             perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
         }
-        Command::Encode(a) => commands::encode(&a.register, &a.fields, json),
+        Command::Encode(a) => commands::encode(
+            &a.register,
+            &a.fields,
+            a.processor.as_deref(),
+            a.root.as_deref(),
+            json,
+        ),
         Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)

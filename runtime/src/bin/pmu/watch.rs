@@ -27,9 +27,15 @@ pub struct WatchArgs {
     pub unit: Vec<String>,
     /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
     /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
-    /// ,edge=1 ,ext=1 (the event-select extension bit). Repeat for more counters.
+    /// ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core control's any-thread
+    /// bit). Repeat for more counters.
     #[arg(long = "event", required = true)]
     events: Vec<String>,
+    /// The processor this runs on (xeon-e5-2600, ...): settles a box name two processors
+    /// share, and lets --event name its own core events for CORE (event=INST_RETIRED.ANY_P).
+    /// On hardware it is detected; with --sim, name it to use a processor's core events.
+    #[arg(long)]
+    pub processor: Option<String>,
     /// Seconds between reports, from 0.01 to 86400.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     interval: f64,
@@ -80,7 +86,10 @@ enum WatchFormat {
 impl WatchArgs {
     /// What to count, in the terms `serve` shares.
     pub fn selection(&self) -> Selection {
-        let detected = detect::detected(self.place.sim, self.place.root.as_deref());
+        let detected = crate::commands::processor_named(self.processor.as_deref())
+            .ok()
+            .flatten()
+            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
         Selection {
             units: self.unit.clone(),
             events: self.events.clone(),
@@ -107,6 +116,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
              choose the socket with --socket (or every socket with -a)"
         )));
     }
+    crate::commands::processor_named(args.processor.as_deref())?;
     let plan = args.selection().resolve()?;
     plan.check_reach(args.place.sim, args.place.root.as_deref())?;
     let format = match (args.format, &args.separator, json_out) {

@@ -13,7 +13,7 @@ use crate::grammar;
 use crate::Failure;
 
 /// What `--event` takes, for messages.
-pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext";
+pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any";
 
 /// The role a word of `--event` sets; `None` for `event=NAME` (an event by name).
 fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
@@ -27,6 +27,7 @@ fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
         "invert" => Role::Invert,
         "edge" | "edge_det" | "edge_detect" => Role::Edge,
         "ext" | "ev_sel_ext" | "event_ext" => Role::EventExt,
+        "any" | "any_thread" => Role::AnyThread,
         _ => {
             return Err(Failure::usage(format!(
                 "`{key}` cannot be given to --event (watch sets the enables itself); it takes \
@@ -59,7 +60,13 @@ pub fn check_words(text: &str) -> Result<(), Failure> {
 
 /// Parses one `--event` for a counter whose control register is `control`: into the
 /// settings [`EventSelect`] carries, `None` where the text leaves the box's reset value.
-pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, Failure> {
+/// `event=NAME` may name an event of processor `core`'s own core list (the detected or
+/// named processor) when `control` is a core PMU's.
+pub fn parse(
+    control: &'static RegisterInfo,
+    text: &str,
+    core: Option<&str>,
+) -> Result<EventSelect, Failure> {
     check_words(text)?;
     let field = |role: Role| control.role(role).map(|f| f.name);
     let mut words = Vec::new();
@@ -82,11 +89,21 @@ pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, 
         }
     }
     let pairs = grammar::assignments(control, &words)?;
-    let raw = codec::encode(control, 0, &pairs)?;
-    // `event=NAME` sets the event select, the umask and the extension bit from the list.
+    let raw = codec::encode_for(control, 0, &pairs, core)?;
+    // `event=NAME` sets the event select, the umask and the extension bit from the list, and
+    // the counter mask, invert, edge and any-thread bits where the event has them.
     let set = |role: Role| {
-        (given.contains(&role) || (by_name && matches!(role, Role::Umask | Role::EventExt)))
-            .then(|| control.role(role).map(|f| f.extract(raw)))
+        let value = control.role(role).map(|f| f.extract(raw));
+        let from_event = by_name
+            && match role {
+                Role::Umask | Role::EventExt => true,
+                Role::Threshold | Role::Invert | Role::Edge | Role::AnyThread => {
+                    value.is_some_and(|v| v != 0)
+                }
+                _ => false,
+            };
+        (given.contains(&role) || from_event)
+            .then_some(value)
             .flatten()
     };
     let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
@@ -101,6 +118,7 @@ pub fn parse(control: &'static RegisterInfo, text: &str) -> Result<EventSelect, 
         invert: set(Role::Invert).map(|v| v != 0),
         edge_detect: set(Role::Edge).map(|v| v != 0),
         event_ext: set(Role::EventExt).map(|v| v != 0),
+        any_thread: set(Role::AnyThread).map(|v| v != 0),
     })
 }
 
@@ -109,6 +127,51 @@ mod tests {
     use super::*;
     use pmu_regs::{CounterKind, PROCESSORS};
     use pmu_runtime::boxes::Boxes;
+
+    /// `event=NAME` of a processor's core list carries the counter mask, invert and
+    /// any-thread bits into the selection, and the counter's control value programs them.
+    #[test]
+    fn a_core_event_by_name_carries_its_settings_into_the_control() {
+        let arch = PROCESSORS.iter().find(|p| p.id == "architectural").unwrap();
+        let boxes = Boxes::of(arch);
+        let c = boxes.boxes[0]
+            .counters
+            .iter()
+            .find(|c| c.info.kind == CounterKind::General)
+            .unwrap();
+        let info = c.control.unwrap().info;
+        let sel = parse(
+            info,
+            "event=UOPS_ISSUED.CORE_STALL_CYCLES",
+            Some("xeon-e5-2600"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (
+                sel.ev_sel,
+                sel.umask,
+                sel.thresh,
+                sel.invert,
+                sel.edge_detect,
+                sel.any_thread
+            ),
+            (0x0e, Some(1), Some(1), Some(true), None, Some(true))
+        );
+        let raw =
+            pmu_runtime::sampling::counting::Counting::<pmu_runtime::sim::Sim>::control_value(
+                c, &sel,
+            )
+            .unwrap();
+        // cmask 1, inv, en, any, os, usr, umask 1, event 0x0e.
+        assert_eq!(raw, 0x01e3_010e);
+        // Without the processor the name is refused, naming who has it.
+        let e = parse(info, "event=UOPS_ISSUED.CORE_STALL_CYCLES", None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is a core event of xeon-7500, xeon-e5-2600"),
+            "{e}"
+        );
+    }
 
     /// Every general counter control of every box of every processor reads each word by the
     /// role its field plays, whatever the guide calls the field; a word whose role the
@@ -125,7 +188,7 @@ mod tests {
                 {
                     let Some(ctl) = c.control else { continue };
                     let info = ctl.info;
-                    let sel = parse(info, "ev_sel=0x10").unwrap_or_else(|e| panic!("{e}"));
+                    let sel = parse(info, "ev_sel=0x10", None).unwrap_or_else(|e| panic!("{e}"));
                     assert_eq!(sel.ev_sel, 0x10);
                     assert_eq!((sel.umask, sel.thresh, sel.edge_detect), (None, None, None));
                     for (word, role) in [
@@ -134,15 +197,17 @@ mod tests {
                         ("invert", Role::Invert),
                         ("edge", Role::Edge),
                         ("ext", Role::EventExt),
+                        ("any", Role::AnyThread),
                     ] {
                         let text = format!("ev_sel=0x10,{word}=1");
-                        match (info.role(role), parse(info, &text)) {
+                        match (info.role(role), parse(info, &text, None)) {
                             (Some(_), Ok(sel)) => {
                                 let got = match role {
                                     Role::Umask => sel.umask.map(u64::from),
                                     Role::Threshold => sel.thresh.map(u64::from),
                                     Role::Invert => sel.invert.map(u64::from),
                                     Role::Edge => sel.edge_detect.map(u64::from),
+                                    Role::AnyThread => sel.any_thread.map(u64::from),
                                     _ => sel.event_ext.map(u64::from),
                                 };
                                 assert_eq!(got, Some(1), "{} {text}", info.name);

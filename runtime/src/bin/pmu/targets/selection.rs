@@ -180,7 +180,7 @@ impl Selection {
                     .into());
                 };
                 let control = c.control.expect("filtered on a control").info;
-                sels.push(watch_events::parse(control, text)?);
+                sels.push(watch_events::parse(control, text, self.detected)?);
             }
             boxes.push(PlannedBox {
                 boxes: b,

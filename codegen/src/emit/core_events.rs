@@ -1,0 +1,131 @@
+//! Core event lists in the generated crate: the events of a core PMU unit (scope `cpu`), and
+//! each processor's own list for its core PMU (`processors.xml`'s `core-pmu`), both through
+//! plain code over `CoreEvent` of `templates/core_events.rs`. A core PMU unit's counter control
+//! gets one `with_event` that takes an event of any list, since every processor counts its
+//! core events with the same architectural controls.
+
+use std::fmt::Write;
+
+use proc_macro2::Literal;
+
+use super::rust::{field_ident, HEADER};
+use crate::model::pmu::{Role, Scope};
+use crate::model::*;
+
+/// Whether `unit` lists its events as a core event list: a core PMU's unit.
+pub fn is_core_unit(unit: &Unit) -> bool {
+    unit.pmu.as_ref().is_some_and(|p| p.scope == Scope::Cpu)
+}
+
+/// The roles `with_event` sets, in the macro's order, with the value type each setter takes.
+const SETTERS: [(Role, &str); 6] = [
+    (Role::Event, "u8"),
+    (Role::Umask, "u8"),
+    (Role::Threshold, "u8"),
+    (Role::Invert, "bool"),
+    (Role::Edge, "bool"),
+    (Role::AnyThread, "bool"),
+];
+
+/// The type and setters (`with_a`, `with_b`, ..) of a counter control that has every role of [`SETTERS`]
+/// as a plain integer or bit field; `None` for any other register.
+fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
+    let mut setters = Vec::new();
+    for (role, ty) in SETTERS {
+        let f = reg
+            .fields
+            .iter()
+            .find(|f| f.role.as_ref().is_some_and(|r| r.role == role))?;
+        let plain = f.repeat.is_none()
+            && !f.has_enum()
+            && match ty {
+                "bool" => f.width() == 1,
+                _ => f.width() > 1 && f.width() <= 8,
+            };
+        if !plain || !f.access.is_writable() {
+            return None;
+        }
+        setters.push(format!("with_{}", field_ident(f)));
+    }
+    Some((reg.type_name.clone(), setters))
+}
+
+/// A core event list as plain code: `List`, `Event` (= `CoreEvent<List>`) with a constant
+/// per event, `ALL` and `EVENT_INFOS`; and `with_event` on each control in `controls`
+/// (`Type { with_event_select, with_umask, with_threshold, with_invert, with_edge, with_any }`).
+fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut String) {
+    out.push_str("/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there.\npub type Event = CoreEvent<List>;\n\nimpl Event {\n");
+    for e in events {
+        let s = e.settings;
+        let _ = writeln!(
+            out,
+            "    /// `{}`: event select {:#04x}, umask {:#04x}, counter mask {}, invert {}, edge {}, any thread {}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = CoreEvent::new(&EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: false, counters: {:#b}, filters: \"\", threshold: {}, invert: {}, edge: {}, any_thread: {} }});",
+            e.name,
+            e.code,
+            e.umask,
+            s.threshold,
+            s.invert,
+            s.edge,
+            s.any_thread,
+            e.counters,
+            e.ident,
+            Literal::string(&e.name),
+            e.code,
+            e.umask,
+            e.counters,
+            s.threshold,
+            s.invert,
+            s.edge,
+            s.any_thread
+        );
+    }
+    let all: Vec<String> = events
+        .iter()
+        .map(|e| format!("Event::{}", e.ident))
+        .collect();
+    let infos: Vec<String> = events
+        .iter()
+        .map(|e| format!("Event::{}.info()", e.ident))
+        .collect();
+    let _ = writeln!(
+        out,
+        "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &[{}];\n}}\n\nconst EVENT_INFOS: &[&EventInfo] = &[{}];\n",
+        all.join(", "),
+        infos.join(", ")
+    );
+    for (ty, s) in controls {
+        let _ = writeln!(
+            out,
+            "impl {ty} {{\n    /// This value set to count `event`, an event of any core event list: its event\n    /// select and umask, and the counter mask, invert, edge-detect and any-thread\n    /// settings the list gives it (each set, to 0 where the event has none).\n    #[inline]\n    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {{\n        let e = event.info();\n        self.{}(e.code).{}(e.umask).{}(e.threshold).{}(e.invert).{}(e.edge).{}(e.any_thread)\n    }}\n}}\n",
+            s[0], s[1], s[2], s[3], s[4], s[5]
+        );
+    }
+}
+
+/// A core PMU unit's events, and `with_event` on its counter controls.
+pub fn unit_events_text(unit: &Unit, out: &mut String) {
+    let controls: Vec<_> = unit.registers.iter().filter_map(control_setters).collect();
+    list_text(&controls, &unit.events, out);
+}
+
+/// `src/<processor>/core.rs`: the processor's own core event list, if it has one.
+pub fn processor_core_module(proc: &Processor) -> Option<String> {
+    let core = proc.core_events.as_ref()?;
+    let mut out = String::from(HEADER);
+    let _ = writeln!(
+        out,
+        "//! Core events of `{}` ({} events, from Intel's event list), counted by the\n//! `{}` PMU's {} unit: the `with_event` of its counter control takes them.\nuse crate::core_events::{{CoreEvent, CoreEventsInfo}};\nuse crate::support::EventInfo;\n",
+        proc.id,
+        core.events.len(),
+        core.processor,
+        core.unit,
+    );
+    list_text(&[], &core.events, &mut out);
+    let _ = writeln!(
+        out,
+        "/// This processor's core event list.\npub static EVENTS: CoreEventsInfo = CoreEventsInfo {{\n    processor: {},\n    unit: {},\n    events: EVENT_INFOS,\n}};",
+        Literal::string(&core.processor),
+        Literal::string(&core.unit)
+    );
+    Some(out)
+}

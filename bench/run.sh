@@ -85,9 +85,13 @@ TOML
   echo "# one processor alone: the generated crate with one feature (debug, fresh target directory)"
   local features
   features=$(sed -n '/^\[features\]/,/^\[/p' generated/Cargo.toml | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 | grep -vx default)
-  for feature in "(none: arch only)" $features; do
+  for feature in "(none: arch only)" $features "(all: default)"; do
     local args=(--no-default-features)
-    [ "$feature" = "(none: arch only)" ] || args+=(--features "$feature")
+    case "$feature" in
+      "(none: arch only)") ;;
+      "(all: default)") args=() ;;
+      *) args+=(--features "$feature") ;;
+    esac
     rm -rf "$WORK/target-feature"
     read -r t rss < <(measure env CARGO_TARGET_DIR="$WORK/target-feature" cargo build -q -p pmu-regs "${args[@]}")
     printf "%-20s %8.2f s %8.0f MiB\n" "$feature" "$t" "$rss"

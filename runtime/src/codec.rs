@@ -342,19 +342,25 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&st
                 ),
             });
         }
+        let near = suggest(name, events.iter().map(|e| e.name), 3);
+        let near = if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", near.join(", "))
+        };
+        // A processor's core list leaves out what these controls alone cannot count.
+        let core = core.filter(|_| core_lists(info).next().is_some());
+        let (list, absent) = match core {
+            Some(p) => (
+                format!("`pmu list --events --unit {} --processor {p}`", info.unit),
+                "; events that need another MSR (offcore response, load latency), count only on a fixed counter or only with PEBS are not in the list",
+            ),
+            None => (format!("`pmu list --events --unit {}`", info.unit), ""),
+        };
         return Err(UsageError::BadValue {
             text: name.to_string(),
             expected: format!(
-                "an event of the {} unit{}; `pmu list --events --unit {}` lists them",
-                info.unit,
-                {
-                    let near = suggest(name, events.iter().map(|e| e.name), 3);
-                    if near.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (did you mean {}?)", near.join(", "))
-                    }
-                },
+                "an event of the {} unit{near}; {list} lists them{absent}",
                 info.unit
             ),
         });

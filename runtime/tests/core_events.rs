@@ -258,3 +258,36 @@ fn watch_counts_core_events_on_the_simulator() {
         "{err}"
     );
 }
+
+/// `--processor` also picks among the registers several processors share, so a newcomer
+/// need not learn the `processor:` prefix to encode an uncore control.
+#[test]
+fn encode_with_a_processor_picks_its_register() {
+    let (code, out, err) = run(&[
+        "encode",
+        "C0_MSR_PMON_CTL0",
+        "ev_sel=0x34",
+        "umask=3",
+        "--processor",
+        "xeon-e5-2600-v3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Haswell-EP moved the C-boxes to MSRs 0xE00 + 0x10 n; the E5-2600's C0 control is 0xD10.
+    assert!(
+        out.starts_with("C0_MSR_PMON_CTL0 = 0x00000334 (32-bit, MSR 0xE01)"),
+        "{out}"
+    );
+    let (code, out, err) = run(&[
+        "encode",
+        "C0_MSR_PMON_CTL0",
+        "ev_sel=0x34",
+        "--processor",
+        "xeon-e5-2600",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("MSR 0xD10"), "{out}");
+    // Without it the name stays ambiguous, and the error says how to choose.
+    let (code, _, err) = run(&["encode", "C0_MSR_PMON_CTL0", "ev_sel=0x34"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("xeon-e5-2600-v3:C0_MSR_PMON_CTL0"), "{err}");
+}

@@ -746,7 +746,6 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
     ))
 }
 
-/// `pmu encode`.
 /// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
 /// processor /proc/cpuinfo under `root` names).
 pub fn encode(
@@ -760,7 +759,8 @@ pub fn encode(
         Some(p) => Some(p),
         None => detect::detected(false, root),
     };
-    let found = resolve(register, None)?;
+    // The named (or detected) processor also picks among registers several processors share.
+    let found = resolve(register, core)?;
     let assignments = grammar::assignments(found.info, fields)?;
     let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
     let d = codec::decode(found.info, raw);

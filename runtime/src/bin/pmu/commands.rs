@@ -190,7 +190,19 @@ fn selected_units(
     processor: Option<&str>,
     unit: Option<&str>,
 ) -> Result<Vec<(&'static str, &'static pmu_regs::UnitInfo)>, Failure> {
-    let units: Vec<_> = PROCESSORS
+    let units = matching_units(processor, unit);
+    if units.is_empty() {
+        return Err(nothing_selected(processor, unit));
+    }
+    Ok(units)
+}
+
+/// The units the filters select, in processor order; none is not an error here.
+fn matching_units(
+    processor: Option<&str>,
+    unit: Option<&str>,
+) -> Vec<(&'static str, &'static pmu_regs::UnitInfo)> {
+    PROCESSORS
         .iter()
         .filter(|p| matches(processor, &[p.id, p.module]))
         .flat_map(|p| {
@@ -199,11 +211,7 @@ fn selected_units(
                 .filter(|u| matches(unit, &[u.name, u.module]))
                 .map(move |u| (p.id, *u))
         })
-        .collect();
-    if units.is_empty() {
-        return Err(nothing_selected(processor, unit));
-    }
-    Ok(units)
+        .collect()
 }
 
 /// Event descriptions from an Intel perfmon JSON file: by name, and by (code, umask) for
@@ -426,22 +434,46 @@ pub fn list_events(
 
 /// `pmu list --summary`: registers (layouts and instances) and events per unit.
 pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
-    let units = selected_units(processor, unit)?;
-    let rows: Vec<(&str, &str, usize, usize, usize)> = units
-        .iter()
-        .map(|(pid, u)| {
+    // Per processor: its units, then its own core event list, whose registers are the core
+    // PMU's unit (`architectural` CORE) and so counted there, not here (0 layouts).
+    let mut rows: Vec<(&str, &str, usize, usize, usize)> = Vec::new();
+    // Which rows are a processor's core event list (by index), for the JSON.
+    let mut core_rows: Vec<usize> = Vec::new();
+    for p in PROCESSORS.iter() {
+        for (pid, u) in matching_units(processor, unit)
+            .into_iter()
+            .filter(|(pid, _)| *pid == p.id)
+        {
             let instances: usize = u
                 .registers
                 .iter()
                 .map(|r| r.known_addresses().len().max(1))
                 .sum();
-            (*pid, u.name, u.registers.len(), instances, u.events.len())
-        })
-        .collect();
+            rows.push((pid, u.name, u.registers.len(), instances, u.events.len()));
+        }
+        if let Some(core) = p.core_events {
+            if matches(processor, &[p.id, p.module]) && matches(unit, &[core.unit]) {
+                core_rows.push(rows.len());
+                rows.push((p.id, core.unit, 0, 0, core.events.len()));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Err(nothing_selected(processor, unit));
+    }
     if json_out {
         let items: Vec<Value> = rows
             .iter()
-            .map(|(p, u, l, i, e)| json!({"processor": p, "unit": u, "layouts": l, "registers": i, "events": e}))
+            .enumerate()
+            .map(|(n, (p, u, l, i, e))| {
+                let mut v =
+                    json!({"processor": p, "unit": u, "layouts": l, "registers": i, "events": e});
+                if core_rows.contains(&n) {
+                    // The events of the processor's own list for the core PMU's unit.
+                    v["core_events"] = json!(true);
+                }
+                v
+            })
             .collect();
         return Ok(format!(
             "{}\n",

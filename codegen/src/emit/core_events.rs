@@ -6,9 +6,7 @@
 
 use std::fmt::Write;
 
-use proc_macro2::Literal;
-
-use super::rust::{field_ident, HEADER};
+use super::rust::{field_ident, lit, HEADER};
 use crate::model::pmu::{Role, Scope};
 use crate::model::*;
 
@@ -59,7 +57,7 @@ fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut Str
         let s = e.settings;
         let _ = writeln!(
             out,
-            "    /// `{}`: event select {:#04x}, umask {:#04x}, counter mask {}, invert {}, edge {}, any thread {}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = CoreEvent::new(&EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: false, counters: {:#b}, filters: \"\", threshold: {}, invert: {}, edge: {}, any_thread: {} }});",
+            "    /// `{}`: event select {:#04x}, umask {:#04x}, counter mask {}, invert {}, edge {}, any thread {}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = CoreEvent::new(&{});",
             e.name,
             e.code,
             e.umask,
@@ -69,14 +67,7 @@ fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut Str
             s.any_thread,
             e.counters,
             e.ident,
-            Literal::string(&e.name),
-            e.code,
-            e.umask,
-            e.counters,
-            s.threshold,
-            s.invert,
-            s.edge,
-            s.any_thread
+            super::layout::event_info(e)
         );
     }
     let all: Vec<String> = events
@@ -124,8 +115,8 @@ pub fn processor_core_module(proc: &Processor) -> Option<String> {
     let _ = writeln!(
         out,
         "/// This processor's core event list.\npub static EVENTS: CoreEventsInfo = CoreEventsInfo {{\n    processor: {},\n    unit: {},\n    events: EVENT_INFOS,\n}};",
-        Literal::string(&core.processor),
-        Literal::string(&core.unit)
+        lit(&core.processor),
+        lit(&core.unit)
     );
     Some(out)
 }

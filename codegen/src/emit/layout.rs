@@ -66,16 +66,6 @@ fn value_type(reg: &Register, f: &Field) -> String {
     int_name(f.width()).into()
 }
 
-/// Bits of the integer type `int_name(width)` names.
-fn int_bits(width: u32) -> u32 {
-    match width {
-        0..=8 => 8,
-        9..=16 => 16,
-        17..=32 => 32,
-        _ => 64,
-    }
-}
-
 /// A value of the field's type as the `u64` the shared helpers take.
 fn widen(f: &Field, v: &str) -> String {
     if f.has_enum() {
@@ -204,8 +194,8 @@ fn accessors_text(reg: &Register, f: &Field, out: &mut String) {
     }
     if f.access.is_writable() {
         let v = widen(f, "v");
-        // A value type wider than the field can hold values that do not fit.
-        let narrow = !f.has_enum() && f.width() > 1 && int_bits(f.width()) != f.width();
+        // A value type wider than the field (`int_name`) can hold values that do not fit.
+        let narrow = !f.has_enum() && !matches!(f.width(), 1 | 8 | 16 | 32 | 64);
         let panics = if narrow {
             format!(
                 " Panics if `v` does not fit in {} bits (a compile error in const context); `try_with_{id}` returns an error instead.",
@@ -501,6 +491,25 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
     );
 }
 
+/// An event's facts as an `EventInfo` literal: the uncore units' and the core lists' events
+/// alike.
+pub fn event_info(e: &Event) -> String {
+    let s = e.settings;
+    format!(
+        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {} }}",
+        lit(&e.name),
+        e.code,
+        e.umask,
+        e.ext_sel,
+        e.counters,
+        lit(&e.filters),
+        s.threshold,
+        s.invert,
+        s.edge,
+        s.any_thread
+    )
+}
+
 /// The unit's events: a constant per event, and `with_event` on every counter control (a
 /// register with an `ev_sel` field).
 fn events_text(unit: &Unit, out: &mut String) {
@@ -508,18 +517,13 @@ fn events_text(unit: &Unit, out: &mut String) {
     for e in &unit.events {
         let _ = writeln!(
             out,
-            "    /// `{}`: event select {:#04x}, umask {:#04x}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = Event(&EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: 0, invert: false, edge: false, any_thread: false }});",
+            "    /// `{}`: event select {:#04x}, umask {:#04x}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = Event(&{});",
             e.name,
             e.code,
             e.umask,
             e.counters,
             e.ident,
-            lit(&e.name),
-            e.code,
-            e.umask,
-            e.ext_sel,
-            e.counters,
-            lit(&e.filters)
+            event_info(e)
         );
     }
     let all: Vec<String> = unit

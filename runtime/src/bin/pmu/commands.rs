@@ -439,11 +439,9 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
     let mut rows: Vec<(&str, &str, usize, usize, usize)> = Vec::new();
     // Which rows are a processor's core event list (by index), for the JSON.
     let mut core_rows: Vec<usize> = Vec::new();
+    let units = matching_units(processor, unit);
     for p in PROCESSORS.iter() {
-        for (pid, u) in matching_units(processor, unit)
-            .into_iter()
-            .filter(|(pid, _)| *pid == p.id)
-        {
+        for &(pid, u) in units.iter().filter(|(pid, _)| *pid == p.id) {
             let instances: usize = u
                 .registers
                 .iter()

@@ -31,7 +31,7 @@ pub use events::{events_unit, EventCapacity};
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};
 use processors::Catalogue;
-use structure::PendingRoutes;
+use structure::{PendingRoutes, UnitScope};
 
 /// Validates a parsed spec directory.
 pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {

@@ -93,17 +93,14 @@ impl Validator {
         if self.errors.len() > errors_before {
             return None;
         }
-        let known_source = |id: &str| cat.public.contains_key(id);
-        let perf_driver = |id: &str| cat.perf_drivers.get(id).cloned();
-        let structure = self.unit_pmu(
-            &ctx,
-            &path,
-            raw.pmu.as_ref(),
-            &registers,
-            &instances,
-            &known_source,
-            &perf_driver,
-        );
+        let scope = UnitScope {
+            ctx: &ctx,
+            path: &path,
+            registers: &registers,
+            instances: &instances,
+            cat,
+        };
+        let structure = self.unit_pmu(&scope, raw.pmu.as_ref());
         if self.errors.len() > errors_before {
             return None;
         }

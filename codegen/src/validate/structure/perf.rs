@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::super::{Ctx, Validator};
-use super::parse_counter_list;
+use super::super::Validator;
+use super::{ListOn, UnitScope};
 use crate::model::pmu::{Counter, CounterKind, FormatTarget, PerfDriver, PerfPmu, Role};
-use crate::model::{Instance, Register};
+use crate::model::Register;
 use crate::parse::pmu::{RawPerf, RawPmu};
 
 impl Validator {
@@ -16,57 +16,24 @@ impl Validator {
     /// PMU once any is named, a PMU counts one box (a name shared by several boxes needs
     /// `{i}`), the counters named exist, and the driver's format maps onto the unit
     /// ([`Validator::perf_driver_fits`]).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn perf_pmus(
         &mut self,
-        ctx: &Ctx<'_>,
+        unit: &UnitScope<'_>,
         raw: &RawPmu,
-        instances: &[Instance],
         numbers: &[u32],
-        known_source: &dyn Fn(&str) -> bool,
-        perf_driver: &dyn Fn(&str) -> Option<Arc<PerfDriver>>,
-        (registers, unit_counters): (&[Register], &[Counter]),
+        unit_counters: &[Counter],
     ) -> Vec<PerfPmu> {
+        let ctx = unit.ctx;
+        let instances = unit.instances;
         let mut out: Vec<PerfPmu> = Vec::new();
         let mut covered: BTreeMap<(usize, u32), String> = BTreeMap::new();
         for pf in &raw.perf {
-            let insts: Vec<usize> = match &pf.instances {
-                None => (0..instances.len()).collect(),
-                Some(list) => {
-                    let mut v = Vec::new();
-                    for name in list.split_whitespace() {
-                        match instances.iter().position(|i| i.name == name) {
-                            Some(i) => v.push(i),
-                            None => self.push(ctx.error(
-                                pf.at,
-                                format!("<perf> names unknown instance `{name}`"),
-                                "name instances the unit declares",
-                            )),
-                        }
-                    }
-                    v
-                }
+            let on = (ListOn::Perf, pf.at);
+            let insts = self.instance_list(unit, on, pf.instances.as_deref());
+            let Some(counters) = self.counter_list(ctx, on, pf.counters.as_deref(), numbers) else {
+                continue;
             };
-            let counters = match pf.counters.as_deref().map(parse_counter_list) {
-                None => numbers.to_vec(),
-                Some(Some(l)) => l,
-                Some(None) => {
-                    self.push(ctx.error(
-                        pf.at,
-                        "<perf> counters is not an ascending list of counter numbers",
-                        "write e.g. counters=\"0-7\"",
-                    ));
-                    continue;
-                }
-            };
-            if let Some(n) = counters.iter().find(|n| !numbers.contains(n)) {
-                self.push(ctx.error(
-                    pf.at,
-                    format!("<perf> names counter {n}, which the box does not have"),
-                    "name counters the <pmu> declares",
-                ));
-            }
-            let Some(driver) = perf_driver(&pf.driver) else {
+            let Some(driver) = unit.cat.perf_drivers.get(&pf.driver).cloned() else {
                 self.push(ctx.error(
                     pf.at,
                     format!("<perf> names unknown perf driver `{}`", pf.driver),
@@ -74,8 +41,8 @@ impl Validator {
                 ));
                 continue;
             };
-            self.perf_driver_fits(ctx, pf, &driver, &counters, registers, unit_counters);
-            if !known_source(&pf.source) {
+            self.perf_driver_fits(unit, pf, &driver, &counters, unit_counters);
+            if !unit.cat.public.contains_key(&pf.source) {
                 self.push(ctx.error(
                     pf.at,
                     format!("unknown source `{}`", pf.source),
@@ -153,13 +120,13 @@ impl Validator {
     /// the register in the unit.
     fn perf_driver_fits(
         &mut self,
-        ctx: &Ctx<'_>,
+        unit: &UnitScope<'_>,
         pf: &RawPerf,
         driver: &PerfDriver,
         counters: &[u32],
-        registers: &[Register],
         unit_counters: &[Counter],
     ) {
+        let (ctx, registers) = (unit.ctx, unit.registers);
         let controls: Vec<&Register> = {
             let mut v: Vec<usize> = unit_counters
                 .iter()

@@ -177,3 +177,9 @@ impl Validator {
         }
     }
 }
+
+/// The instances' names, for a help line: `"C0, C1"`.
+fn instance_names(instances: &[Instance]) -> String {
+    let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
+    names.join(", ")
+}

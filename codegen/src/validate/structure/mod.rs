@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::processors::Catalogue;
-use super::{Ctx, Validator};
+use super::{instance_names, Ctx, Validator};
 use crate::diagnostics::Diagnostic;
 use crate::model::{Instance, Position, Register};
 
@@ -124,12 +124,6 @@ impl Validator {
         }
         found
     }
-}
-
-/// The instances' names, for a help line: `"C0, C1"`.
-pub(in crate::validate) fn instance_names(instances: &[Instance]) -> String {
-    let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
-    names.join(", ")
 }
 
 /// A route as written, kept until every unit of the processor is validated.

@@ -103,6 +103,10 @@ error_cases!(
     pmu_perf_uncovered,
     pmu_perf_unknown_driver,
     pmu_perf_format_misfit,
+    // Many errors in one file: each check keeps its message and its place in the order.
+    register_many_errors,
+    pmu_counter_errors,
+    pmu_list_errors,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

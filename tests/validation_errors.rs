@@ -107,6 +107,7 @@ error_cases!(
     register_many_errors,
     pmu_counter_errors,
     pmu_list_errors,
+    pmu_route_bad_names,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -171,4 +172,51 @@ fn bad_cpuid() {
 #[test]
 fn bad_perf_driver() {
     insta::assert_snapshot!(processors_diagnostics("bad_perf_driver"));
+}
+
+/// Many processors.xml errors in one file: duplicate ids of each kind, a module name that is
+/// not an identifier, and each way a core-pmu link can be wrong.
+#[test]
+fn processors_many_errors() {
+    insta::assert_snapshot!(processors_diagnostics("many_errors"));
+}
+
+/// The errors of `fixtures/ok` with the files of `fixtures/spec-errors/{case}/` added: for
+/// what spans files (events files, two units).
+fn spec_diagnostics(case: &str) -> String {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    copy_tree(&root.join("ok"), dir.path());
+    copy_tree(&root.join("spec-errors").join(case), dir.path());
+    match codegen::load_spec(dir.path()) {
+        Ok(_) => panic!("spec {case} was accepted, but it must be rejected"),
+        Err(e) => e
+            .to_string()
+            .replace(&dir.path().display().to_string(), "SPEC"),
+    }
+}
+
+/// Events files: each event's attributes, its fit in the unit's controls, names given twice;
+/// a file naming an unknown unit, source or processor.
+#[test]
+fn events_many_errors() {
+    insta::assert_snapshot!(spec_diagnostics("events"));
+}
+
+/// A processor's global level is declared once.
+#[test]
+fn two_globals() {
+    insta::assert_snapshot!(spec_diagnostics("two_globals"));
 }

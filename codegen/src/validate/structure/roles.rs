@@ -74,24 +74,7 @@ impl Validator {
             ));
             return None;
         }
-        // Element width: what one counter's share of the field must be.
-        let elements = counters.len().max(1) as u32;
-        let problem = match (role.element_width(), repeat) {
-            (Some(ew), Some(rep)) => (rep.element_width != ew
-                || elements > rep.max_count
-                || (rep.count_cpuid.is_none() && elements != rep.max_count))
-                .then(|| format!("its {} elements of {} bit(s) do not give each of the {elements} counter(s) {ew} bit(s)", rep.max_count, rep.element_width)),
-            (Some(ew), None) if counters.is_empty() => (width != ew)
-                .then(|| format!("the role takes {ew} bit(s), and the field is {width} bits wide")),
-            (Some(ew), None) => (width != ew * elements).then(|| {
-                format!(
-                    "{elements} counters of {ew} bit(s) need {} bits, and the field is {width} bits wide",
-                    ew * elements
-                )
-            }),
-            (None, _) => (elements != 1)
-                .then(|| "a multi-bit value role stands for one counter".to_string()),
-        };
+        let problem = width_problem(role, &counters, width, repeat);
         if let Some(p) = problem {
             self.push(ctx.error(
                 f.at,
@@ -105,5 +88,33 @@ impl Validator {
             return None;
         }
         Some(Box::new(FieldRole { role, counters }))
+    }
+}
+
+/// Why a field of `width` bits (a bit array if `repeat`) cannot hold `role` for `counters`:
+/// each counter's share of the field is the role's element width, or a value role stands for
+/// one counter.
+fn width_problem(
+    role: Role,
+    counters: &[u32],
+    width: u32,
+    repeat: Option<&Repeat>,
+) -> Option<String> {
+    let elements = counters.len().max(1) as u32;
+    match (role.element_width(), repeat) {
+        (Some(ew), Some(rep)) => (rep.element_width != ew
+            || elements > rep.max_count
+            || (rep.count_cpuid.is_none() && elements != rep.max_count))
+            .then(|| format!("its {} elements of {} bit(s) do not give each of the {elements} counter(s) {ew} bit(s)", rep.max_count, rep.element_width)),
+        (Some(ew), None) if counters.is_empty() => (width != ew)
+            .then(|| format!("the role takes {ew} bit(s), and the field is {width} bits wide")),
+        (Some(ew), None) => (width != ew * elements).then(|| {
+            format!(
+                "{elements} counters of {ew} bit(s) need {} bits, and the field is {width} bits wide",
+                ew * elements
+            )
+        }),
+        (None, _) => (elements != 1)
+            .then(|| "a multi-bit value role stands for one counter".to_string()),
     }
 }

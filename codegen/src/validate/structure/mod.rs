@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::processors::Catalogue;
-use super::{instance_names, Ctx, Validator};
+use super::{instance_names, parse_counter_list, Ctx, Validator};
 use crate::diagnostics::Diagnostic;
 use crate::model::{Instance, Position, Register};
 
@@ -151,25 +151,6 @@ struct PendingBit {
 pub(crate) struct PendingRoutes {
     at: Position,
     routes: Vec<PendingRoute>,
-}
-
-/// `"0-3,5"` -> `[0, 1, 2, 3, 5]`: ascending, no repeats, or `None`.
-pub(crate) fn parse_counter_list(text: &str) -> Option<Vec<u32>> {
-    let mut out: Vec<u32> = Vec::new();
-    for part in text.split(',').map(str::trim) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
-            None => {
-                let n = part.parse::<u32>().ok()?;
-                (n, n)
-            }
-        };
-        if lo > hi || hi > 1023 || out.last().is_some_and(|&l| l >= lo) {
-            return None;
-        }
-        out.extend(lo..=hi);
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 fn diag(at: &Position, message: String, help: &str) -> Diagnostic {

@@ -1,7 +1,6 @@
 //! A field's `role` and `counters`, checked against its width and access.
 
-use super::super::{Ctx, Validator};
-use super::parse_counter_list;
+use super::super::{parse_counter_list, Ctx, Validator};
 use crate::model::pmu::*;
 use crate::model::{Access, Repeat};
 use crate::parse::RawField;

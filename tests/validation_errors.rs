@@ -108,6 +108,9 @@ error_cases!(
     pmu_counter_errors,
     pmu_list_errors,
     pmu_route_bad_names,
+    unit_many_errors,
+    unit_without_instance,
+    pmu_perf_boxes,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -219,4 +222,17 @@ fn events_many_errors() {
 #[test]
 fn two_globals() {
     insta::assert_snapshot!(spec_diagnostics("two_globals"));
+}
+
+/// A core PMU's events whose settings its controls cannot take, events for a unit without an
+/// event select, and a unit defined twice.
+#[test]
+fn events_core() {
+    insta::assert_snapshot!(spec_diagnostics("events_core"));
+}
+
+/// A register citing another processor's document.
+#[test]
+fn foreign_document() {
+    insta::assert_snapshot!(spec_diagnostics("foreign_document"));
 }

@@ -6,6 +6,10 @@
 //! (events files), `numbers` (how numbers and names are written). The validator keeps going
 //! after an error so one run lists every problem in every file. Reading files and threading
 //! are `crate::load`'s.
+//!
+//! A check is a short `Validator` method over a small scope struct: the file (`Ctx`), the
+//! unit (`unit::UnitFile`, `structure::UnitScope`) or the register (`unit::RegisterScope`)
+//! it is checking. `tests/validation_errors.rs` pins every message, its place and its order.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,6 +1,11 @@
-//! The PMU structure rules (spec/README.md, "PMU structure"): field roles (`roles`), a unit's
-//! `<pmu>` wiring (`wiring`), and, once every unit of a processor is known, its overflow
-//! routes and global level (`routes`).
+//! The PMU structure rules (spec/README.md, "PMU structure"): field roles (`roles`); a unit's
+//! `<pmu>` (`wiring`, which runs the passes: its counters in `counters`, where role fields sit
+//! in `placement`, its perf PMUs in `perf`); and, once every unit of a processor is known,
+//! its overflow routes and global level (`routes`).
+//!
+//! Each pass is a `Validator` method over a [`UnitScope`] (the unit being checked) that pushes
+//! what it finds and returns what it resolved, so the order of the diagnostics is the order
+//! of the passes.
 
 use std::path::Path;
 use std::sync::Arc;

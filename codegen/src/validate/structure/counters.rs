@@ -165,24 +165,7 @@ impl Validator {
         let control = self.counter_control(unit, s, kind, creg)?;
         wired.counter_controls.extend(control);
         let alias = self.counter_alias(unit, s, creg)?;
-        if let Some(c) = s.width_cpuid.filter(|c| !is_cpuid_bits(c)) {
-            self.push(unit.ctx.error(
-                s.at,
-                format!("width-cpuid `{c}` is not of the form 0AH.EAX[23:16]"),
-                "name the CPUID leaf, register and bits",
-            ));
-        }
-        if kind != CounterKind::General && s.event.is_none() {
-            self.push(unit.ctx.error(
-                s.at,
-                format!(
-                    "the {} counter {} does not say what it counts",
-                    kind.as_str(),
-                    creg.name
-                ),
-                "add event=\"...\" (e.g. \"uncore clock ticks\")",
-            ));
-        }
+        self.counter_attributes(unit, s, kind, creg);
         wired.counter_regs.push(ci);
         let elements: Vec<(u32, u32)> = match s.single {
             Some(i) => vec![(s.first, i)],
@@ -219,6 +202,34 @@ impl Validator {
             });
         }
         Ok(())
+    }
+
+    /// `width-cpuid`, and what a fixed or free-running counter counts.
+    fn counter_attributes(
+        &mut self,
+        unit: &UnitScope<'_>,
+        s: &CounterSpec,
+        kind: CounterKind,
+        creg: &Register,
+    ) {
+        if let Some(c) = s.width_cpuid.filter(|c| !is_cpuid_bits(c)) {
+            self.push(unit.ctx.error(
+                s.at,
+                format!("width-cpuid `{c}` is not of the form 0AH.EAX[23:16]"),
+                "name the CPUID leaf, register and bits",
+            ));
+        }
+        if kind != CounterKind::General && s.event.is_none() {
+            self.push(unit.ctx.error(
+                s.at,
+                format!(
+                    "the {} counter {} does not say what it counts",
+                    kind.as_str(),
+                    creg.name
+                ),
+                "add event=\"...\" (e.g. \"uncore clock ticks\")",
+            ));
+        }
     }
 
     fn counter_kind(

@@ -47,20 +47,7 @@ impl Validator {
             ));
             return None;
         }
-        let counters = match &f.counters {
-            None => Vec::new(),
-            Some(c) => match parse_counter_list(c) {
-                Some(list) => list,
-                None => {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}`: counters `{c}` is not an ascending list of counter numbers", f.name),
-                        "write e.g. counters=\"0-3\" or \"32\" or \"0,2\"",
-                    ));
-                    return None;
-                }
-            },
-        };
+        let counters = self.role_counters(ctx, f)?;
         if role.is_bitmap() && counters.is_empty() {
             self.push(ctx.error(
                 f.at,
@@ -87,6 +74,26 @@ impl Validator {
             return None;
         }
         Some(Box::new(FieldRole { role, counters }))
+    }
+
+    /// `counters="..."` of a role field: an ascending list, or none; `None` (reported) when it
+    /// does not parse.
+    fn role_counters(&mut self, ctx: &Ctx<'_>, f: &RawField) -> Option<Vec<u32>> {
+        let Some(c) = &f.counters else {
+            return Some(Vec::new());
+        };
+        let list = parse_counter_list(c);
+        if list.is_none() {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: counters `{c}` is not an ascending list of counter numbers",
+                    f.name
+                ),
+                "write e.g. counters=\"0-3\" or \"32\" or \"0,2\"",
+            ));
+        }
+        list
     }
 }
 

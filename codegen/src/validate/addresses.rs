@@ -155,13 +155,7 @@ impl Validator {
         addresses: &mut Vec<Address>,
     ) {
         let ctx = reg.ctx;
-        if !reg.cat.public.contains_key(e.source) {
-            self.push(ctx.error(
-                e.at,
-                format!("unknown source `{}`", e.source),
-                "public sources are declared in processors.xml",
-            ));
-        }
+        self.public_source(ctx, reg.cat, e.at, e.source);
         let Some(inst) = reg.instances.iter().position(|i| i.name == e.instance) else {
             self.push(ctx.error(
                 e.at,

@@ -202,12 +202,11 @@ impl Validator {
         ctx: &SpecContext,
     ) -> Option<(String, String, EventCapacity)> {
         let err = |at: usize, msg: String, help: &str| file.error_at(at, msg).help(help);
-        if !ctx.catalogue.public.contains_key(&raw.source) {
-            self.push(err(
-                raw.at,
-                format!("unknown source `{}`", raw.source),
-                "public sources are declared in processors.xml",
-            ));
+        let file_ctx = Ctx {
+            file,
+            register: None,
+        };
+        if !self.public_source(&file_ctx, &ctx.catalogue, raw.at, &raw.source) {
             return None;
         }
         let (unit_name, owner, caps) = match events_unit(&ctx.processors, &raw.processor, &raw.unit)

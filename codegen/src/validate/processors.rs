@@ -175,6 +175,26 @@ impl Validator {
         public_sources
     }
 
+    /// Whether `id` is a public `<source>` of processors.xml; an unknown one is reported at
+    /// `at`.
+    pub(super) fn public_source(
+        &mut self,
+        ctx: &Ctx,
+        cat: &Catalogue,
+        at: usize,
+        id: &str,
+    ) -> bool {
+        let known = cat.public.contains_key(id);
+        if !known {
+            self.push(ctx.error(
+                at,
+                format!("unknown source `{id}`"),
+                "public sources are declared in processors.xml",
+            ));
+        }
+        known
+    }
+
     /// `core-pmu`: the processor whose units are this one's core PMU. It must be another
     /// processor of the file, and one without a core PMU of its own (the link is one step).
     fn core_pmus(&mut self, ctx: &Ctx, processors: &mut [Processor], raw: &[RawProcessor]) {

@@ -73,13 +73,7 @@ impl Validator {
             return;
         };
         self.perf_driver_fits(unit, pf, &driver, &counters, unit_counters);
-        if !unit.cat.public.contains_key(&pf.source) {
-            self.push(ctx.error(
-                pf.at,
-                format!("unknown source `{}`", pf.source),
-                "public sources are declared in processors.xml",
-            ));
-        }
+        self.public_source(ctx, unit.cat, pf.at, &pf.source);
         if insts.len() > 1 && !pf.pmu.contains("{i}") {
             self.push(ctx.error(
                 pf.at,

@@ -53,9 +53,9 @@ impl ListOn {
 
 impl Validator {
     /// `counters="..."` of a filter, route or `<perf>`: an ascending list of counters the box
-    /// has (`numbers`). Absent, a filter applies to no counter in particular and a route or
-    /// `<perf>` to every counter. `None` when the list does not parse; a counter the box
-    /// lacks is reported, and the list kept.
+    /// has (`numbers`). Absent, the element covers every counter: a filter says so with an
+    /// empty list, a route or `<perf>` lists them all. `None` when the list does not parse; a
+    /// counter the box lacks is reported, and the list kept.
     fn counter_list(
         &mut self,
         ctx: &Ctx<'_>,

@@ -20,6 +20,11 @@ fn diagnostics_for(case: &str) -> String {
         dir.path().join("demo/x.xml"),
     )
     .unwrap();
+    rejection(&dir, case)
+}
+
+/// The errors of the spec in `dir`, which must be rejected, with its path written `SPEC`.
+fn rejection(dir: &tempfile::TempDir, case: &str) -> String {
     match codegen::load_spec(dir.path()) {
         Ok(_) => panic!("fixture {case} was accepted, but it must be rejected"),
         Err(e) => e
@@ -103,6 +108,14 @@ error_cases!(
     pmu_perf_uncovered,
     pmu_perf_unknown_driver,
     pmu_perf_format_misfit,
+    // Many errors in one file: each check keeps its message and its place in the order.
+    register_many_errors,
+    pmu_counter_errors,
+    pmu_list_errors,
+    pmu_route_bad_names,
+    unit_many_errors,
+    unit_without_instance,
+    pmu_perf_boxes,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -140,12 +153,7 @@ fn processors_diagnostics(case: &str) -> String {
         dir.path().join("processors.xml"),
     )
     .unwrap();
-    match codegen::load_spec(dir.path()) {
-        Ok(_) => panic!("fixture {case} was accepted, but it must be rejected"),
-        Err(e) => e
-            .to_string()
-            .replace(&dir.path().display().to_string(), "SPEC"),
-    }
+    rejection(&dir, case)
 }
 
 /// Two processors claiming one CPUID signature (or one perfmon file name) are refused: the
@@ -167,4 +175,59 @@ fn bad_cpuid() {
 #[test]
 fn bad_perf_driver() {
     insta::assert_snapshot!(processors_diagnostics("bad_perf_driver"));
+}
+
+/// Many processors.xml errors in one file: duplicate ids of each kind, a module name that is
+/// not an identifier, and each way a core-pmu link can be wrong.
+#[test]
+fn processors_many_errors() {
+    insta::assert_snapshot!(processors_diagnostics("many_errors"));
+}
+
+/// The errors of `fixtures/ok` with the files of `fixtures/spec-errors/{case}/` added: for
+/// what spans files (events files, two units).
+fn spec_diagnostics(case: &str) -> String {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    copy_tree(&root.join("ok"), dir.path());
+    copy_tree(&root.join("spec-errors").join(case), dir.path());
+    rejection(&dir, case)
+}
+
+/// Events files: each event's attributes, its fit in the unit's controls, names given twice;
+/// a file naming an unknown unit, source or processor.
+#[test]
+fn events_many_errors() {
+    insta::assert_snapshot!(spec_diagnostics("events"));
+}
+
+/// A processor's global level is declared once.
+#[test]
+fn two_globals() {
+    insta::assert_snapshot!(spec_diagnostics("two_globals"));
+}
+
+/// A core PMU's events whose settings its controls cannot take, events for a unit without an
+/// event select, and a unit defined twice.
+#[test]
+fn events_core() {
+    insta::assert_snapshot!(spec_diagnostics("events_core"));
+}
+
+/// A register citing another processor's document.
+#[test]
+fn foreign_document() {
+    insta::assert_snapshot!(spec_diagnostics("foreign_document"));
 }

@@ -250,157 +250,196 @@ pub fn plan(
                     .join(", ")
             ))
         })?;
-
     let mut report = Report::default();
-    // unit module -> (unit name, processor directory, XML lines)
-    let mut files: BTreeMap<String, (String, String, Vec<String>)> = BTreeMap::new();
+    // unit module -> (unit name, XML lines)
+    let mut files: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    for (i, e) in parsed.events.iter().enumerate() {
+        match map_record(spec, processor, e) {
+            Ok(m) => files
+                .entry(m.module)
+                .or_insert_with(|| (m.unit, Vec::new()))
+                .1
+                .push(m.line),
+            Err((kind, why)) => {
+                let record = format!("record {} ({})", i + 1, e.event_name);
+                report.errors.push(format!("{record}: {why}"));
+                *report.not_imported.entry(kind).or_default() += 1;
+            }
+        }
+    }
     // The directory of the processor's spec (its unit files'), for its events files.
     let proc_dir = proc
         .units
         .first()
         .and_then(|u| u.file.split('/').next())
-        .unwrap_or(processor)
-        .to_string();
-    for (i, e) in parsed.events.iter().enumerate() {
-        let record = format!("record {} ({})", i + 1, e.event_name);
-        let mut refuse = |kind: &'static str, why: String| {
-            report.errors.push(format!("{record}: {why}"));
-            *report.not_imported.entry(kind).or_default() += 1;
-        };
-        let ours = if e.unit.trim().is_empty() {
-            CORE_UNIT
-        } else if let Some((_, ours)) = UNIT_NAMES.iter().find(|(theirs, _)| *theirs == e.unit) {
-            ours
-        } else {
-            refuse(
-                "unknown Intel unit",
-                format!(
-                    "Intel unit `{}` has no counterpart here; known units: {}",
-                    e.unit,
-                    UNIT_NAMES
-                        .iter()
-                        .map(|(t, _)| *t)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            );
-            continue;
-        };
-        // The one rule for which unit an events file may name (the processor's own, or its
-        // core PMU's).
-        let Ok((unit_name, owner, caps)) =
-            crate::validate::events_unit(&spec.processors, processor, ours)
-        else {
-            refuse(
-                "unit not in the spec",
-                format!(
-                    "unit {ours} is not in the spec of {processor} yet; add its registers first"
-                ),
-            );
-            continue;
-        };
-        if ours == CORE_UNIT {
-            if let Some((kind, why)) = core_refusal(e) {
-                refuse(kind, why);
-                continue;
-            }
-        }
-        // Records the unit cannot count are reported here, one by one, rather than failing the
-        // whole import in validation.
-        let code = crate::validate::parse_number(&e.event_code);
-        let umask = crate::validate::parse_number(&e.umask);
-        let counters = crate::validate::counters_mask(&e.counter.replace(' ', ""));
-        let ext_sel = e.ext_sel.trim() == "1";
-        let settings = settings_of(e);
-        let refusal = match (code, umask, counters, caps, &settings) {
-            (None, _, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
-            (_, None, _, _, _) => Some(format!("umask `{}` is not a number", e.umask)),
-            (_, _, None, _, _) => Some(format!("counters `{}` are not a counter list", e.counter)),
-            (_, _, _, None, _) => Some(format!("unit {ours} has no counter control register")),
-            (_, _, _, _, Err(why)) => Some(why.clone()),
-            (Some(c), Some(u), Some(m), Some(cap), Ok(set)) => cap
-                .refuse(c, u, m, ext_sel)
-                .or_else(|| cap.refuse_settings(set)),
-        };
-        if let Some(why) = refusal {
-            refuse("does not fit the unit's controls", why);
-            continue;
-        }
-        let settings = settings.unwrap_or_default();
-        let ext = if ext_sel { " ext-sel=\"1\"" } else { "" };
-        let filters = match e.filter.trim() {
-            // Later lists write "na" where there is no filter.
-            "" | "null" | "na" => String::new(),
-            f => format!(" filters=\"{}\"", xml_escape(f)),
-        };
-        let mut extra = String::new();
-        if settings.threshold != 0 {
-            let _ = write!(extra, " threshold=\"{}\"", settings.threshold);
-        }
-        for (set, name) in [
-            (settings.invert, "invert"),
-            (settings.edge, "edge"),
-            (settings.any_thread, "any-thread"),
-        ] {
-            if set {
-                let _ = write!(extra, " {name}=\"1\"");
-            }
-        }
-        let line = format!(
-            "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
-            xml_escape(&e.event_name),
-            xml_escape(e.event_code.trim()),
-            xml_escape(e.umask.trim()),
-            xml_escape(&e.counter.replace(' ', ""))
-        );
-        let module = spec
-            .processors
-            .iter()
-            .filter(|p| p.id == owner)
-            .flat_map(|p| &p.units)
-            .find(|u| u.name == unit_name)
-            .map_or_else(|| unit_name.to_ascii_lowercase(), |u| u.module.clone());
-        files
-            .entry(module)
-            .or_insert_with(|| (unit_name.clone(), proc_dir.clone(), Vec::new()))
-            .2
-            .push(line);
-    }
-
-    // Each processor's event list is its own source when processors.xml declares one
-    // (`intel-perfmon-<processor>`); the first processor's list keeps the plain id. Core
-    // lists cite `intel-perfmon-core` where it is declared.
-    let declared = |id: &str| spec.public_sources.iter().any(|s| s.id == id);
-    let specific = format!("intel-perfmon-{processor}");
-    let uncore_source = if declared(&specific) {
-        specific
-    } else {
-        "intel-perfmon".to_string()
-    };
-    let source_of = |unit: &str| {
-        if unit == CORE_UNIT && declared("intel-perfmon-core") {
-            "intel-perfmon-core".to_string()
-        } else {
-            uncore_source.clone()
-        }
-    };
+        .unwrap_or(processor);
     let mut plan = Plan {
         report,
         files: Vec::new(),
     };
-    for (module, (name, dir, lines)) in &files {
-        let source = source_of(name);
+    for (module, (name, lines)) in &files {
+        let source = events_source(spec, processor, name);
         let content = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")
         );
         plan.files.push((
-            Path::new(dir).join("events").join(format!("{module}.xml")),
+            Path::new(proc_dir)
+                .join("events")
+                .join(format!("{module}.xml")),
             content,
         ));
         plan.report.imported.insert(name.clone(), lines.len());
     }
     Ok(plan)
+}
+
+/// Why a record is not imported: its kind (for the report's counts) and the reason.
+type Refusal = (&'static str, String);
+
+/// Where an imported record goes: its unit's module (the file), the unit's name, and the
+/// record's XML line.
+struct Mapped {
+    module: String,
+    unit: String,
+    line: String,
+}
+
+/// One record of Intel's list, mapped onto a unit of `processor` (or its core PMU) and
+/// checked against what that unit's controls take.
+fn map_record(
+    spec: &crate::model::Spec,
+    processor: &str,
+    e: &PerfmonEvent,
+) -> Result<Mapped, Refusal> {
+    let ours = our_unit(e)?;
+    // The one rule for which unit an events file may name (the processor's own, or its core
+    // PMU's).
+    let Ok((unit_name, owner, caps)) =
+        crate::validate::events_unit(&spec.processors, processor, ours)
+    else {
+        return Err((
+            "unit not in the spec",
+            format!("unit {ours} is not in the spec of {processor} yet; add its registers first"),
+        ));
+    };
+    if ours == CORE_UNIT {
+        if let Some(refusal) = core_refusal(e) {
+            return Err(refusal);
+        }
+    }
+    // Records the unit cannot count are reported here, one by one, rather than failing the
+    // whole import in validation.
+    let settings = settings_of(e);
+    if let Some(why) = fit_refusal(e, ours, caps, &settings) {
+        return Err(("does not fit the unit's controls", why));
+    }
+    let module = spec
+        .processors
+        .iter()
+        .filter(|p| p.id == owner)
+        .flat_map(|p| &p.units)
+        .find(|u| u.name == unit_name)
+        .map_or_else(|| unit_name.to_ascii_lowercase(), |u| u.module.clone());
+    Ok(Mapped {
+        module,
+        unit: unit_name,
+        line: event_line(e, &settings.unwrap_or_default()),
+    })
+}
+
+/// Our name for the record's unit: Intel's, translated, or the core unit for core lists.
+fn our_unit(e: &PerfmonEvent) -> Result<&'static str, Refusal> {
+    if e.unit.trim().is_empty() {
+        return Ok(CORE_UNIT);
+    }
+    match UNIT_NAMES.iter().find(|(theirs, _)| *theirs == e.unit) {
+        Some((_, ours)) => Ok(ours),
+        None => Err((
+            "unknown Intel unit",
+            format!(
+                "Intel unit `{}` has no counterpart here; known units: {}",
+                e.unit,
+                UNIT_NAMES
+                    .iter()
+                    .map(|(t, _)| *t)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+/// Why unit `ours`, whose controls take `caps`, cannot count the record, if it cannot.
+fn fit_refusal(
+    e: &PerfmonEvent,
+    ours: &str,
+    caps: Option<crate::validate::EventCapacity>,
+    settings: &Result<crate::model::EventSettings, String>,
+) -> Option<String> {
+    let code = crate::validate::parse_number(&e.event_code);
+    let umask = crate::validate::parse_number(&e.umask);
+    let counters = crate::validate::counters_mask(&e.counter.replace(' ', ""));
+    let ext_sel = e.ext_sel.trim() == "1";
+    match (code, umask, counters, caps, settings) {
+        (None, _, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
+        (_, None, _, _, _) => Some(format!("umask `{}` is not a number", e.umask)),
+        (_, _, None, _, _) => Some(format!("counters `{}` are not a counter list", e.counter)),
+        (_, _, _, None, _) => Some(format!("unit {ours} has no counter control register")),
+        (_, _, _, _, Err(why)) => Some(why.clone()),
+        (Some(c), Some(u), Some(m), Some(cap), Ok(set)) => cap
+            .refuse(c, u, m, ext_sel)
+            .or_else(|| cap.refuse_settings(set)),
+    }
+}
+
+/// The record as a line of our events file: facts only.
+fn event_line(e: &PerfmonEvent, settings: &crate::model::EventSettings) -> String {
+    let ext = if e.ext_sel.trim() == "1" {
+        " ext-sel=\"1\""
+    } else {
+        ""
+    };
+    let filters = match e.filter.trim() {
+        // Later lists write "na" where there is no filter.
+        "" | "null" | "na" => String::new(),
+        f => format!(" filters=\"{}\"", xml_escape(f)),
+    };
+    let mut extra = String::new();
+    if settings.threshold != 0 {
+        let _ = write!(extra, " threshold=\"{}\"", settings.threshold);
+    }
+    for (set, name) in [
+        (settings.invert, "invert"),
+        (settings.edge, "edge"),
+        (settings.any_thread, "any-thread"),
+    ] {
+        if set {
+            let _ = write!(extra, " {name}=\"1\"");
+        }
+    }
+    format!(
+        "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
+        xml_escape(&e.event_name),
+        xml_escape(e.event_code.trim()),
+        xml_escape(e.umask.trim()),
+        xml_escape(&e.counter.replace(' ', ""))
+    )
+}
+
+/// The source an events file of `unit` cites. Each processor's event list is its own source
+/// when processors.xml declares one (`intel-perfmon-<processor>`); the first processor's list
+/// keeps the plain id. Core lists cite `intel-perfmon-core` where it is declared.
+fn events_source(spec: &crate::model::Spec, processor: &str, unit: &str) -> String {
+    let declared = |id: &str| spec.public_sources.iter().any(|s| s.id == id);
+    let specific = format!("intel-perfmon-{processor}");
+    if unit == CORE_UNIT && declared("intel-perfmon-core") {
+        "intel-perfmon-core".to_string()
+    } else if declared(&specific) {
+        specific
+    } else {
+        "intel-perfmon".to_string()
+    }
 }
 
 /// Reads `file` and writes the event files of `processor` into `spec_dir`.

@@ -1,7 +1,7 @@
 //! `cargo run -p codegen [-- --check]`: regenerate `generated/` from `spec/`, or check that it
 //! is up to date.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -51,91 +51,103 @@ fn workspace_path(name: &str) -> PathBuf {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Some(Command::ImportPerfmon {
-        file,
-        processor,
-        skip_unmapped,
-    }) = &args.command
-    {
-        let processor = match processor {
-            Some(p) => p.clone(),
-            None => match codegen::import::processor_for_file(file, &args.spec) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::FAILURE;
-                }
-            },
-        };
-        return match codegen::import::import_perfmon(file, &args.spec, &processor) {
-            Ok(report) => {
-                print!("{}", report.render());
-                if report.errors.is_empty() || *skip_unmapped {
-                    println!("run `cargo run -p codegen` to regenerate the crate");
-                    ExitCode::SUCCESS
-                } else {
-                    eprintln!("some records were not imported (see above); pass --skip-unmapped to accept that");
-                    ExitCode::FAILURE
-                }
-            }
+    match &args.command {
+        Some(Command::ImportPerfmon {
+            file,
+            processor,
+            skip_unmapped,
+        }) => import(&args, file, processor.as_deref(), *skip_unmapped),
+        None if args.check => check(&args),
+        None => generate(&args),
+    }
+}
+
+/// `import-perfmon`: the report, and failure when records were left out unless
+/// `--skip-unmapped` accepts that.
+fn import(args: &Args, file: &Path, processor: Option<&str>, skip_unmapped: bool) -> ExitCode {
+    let processor = match processor {
+        Some(p) => p.to_string(),
+        None => match codegen::import::processor_for_file(file, &args.spec) {
+            Ok(p) => p,
             Err(e) => {
                 eprintln!("{e}");
-                ExitCode::FAILURE
+                return ExitCode::FAILURE;
             }
-        };
-    }
-    if args.check {
-        match codegen::check(&args.spec, &args.out) {
-            Ok(stale) if stale.is_empty() => {
-                println!(
-                    "{} is up to date with {}",
-                    args.out.display(),
-                    args.spec.display()
-                );
+        },
+    };
+    match codegen::import::import_perfmon(file, &args.spec, &processor) {
+        Ok(report) => {
+            print!("{}", report.render());
+            if report.errors.is_empty() || skip_unmapped {
+                println!("run `cargo run -p codegen` to regenerate the crate");
                 ExitCode::SUCCESS
-            }
-            Ok(stale) => {
-                eprintln!(
-                    "{} is out of date with {} ({} file{}):",
-                    args.out.display(),
-                    args.spec.display(),
-                    stale.len(),
-                    if stale.len() == 1 { "" } else { "s" }
-                );
-                for s in &stale {
-                    eprintln!("  {s}");
-                }
-                eprintln!("run `cargo run -p codegen` and commit the result");
-                ExitCode::FAILURE
-            }
-            Err(e) => {
-                eprint!("{e}");
+            } else {
+                eprintln!("some records were not imported (see above); pass --skip-unmapped to accept that");
                 ExitCode::FAILURE
             }
         }
-    } else {
-        match codegen::generate(&args.spec, &args.out) {
-            Ok(codegen::Outcome::UpToDate) => {
-                println!("{} is up to date", args.out.display());
-                ExitCode::SUCCESS
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--check`: names every out-of-date file of the output directory.
+fn check(args: &Args) -> ExitCode {
+    match codegen::check(&args.spec, &args.out) {
+        Ok(stale) if stale.is_empty() => {
+            println!(
+                "{} is up to date with {}",
+                args.out.display(),
+                args.spec.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(stale) => {
+            eprintln!(
+                "{} is out of date with {} ({} file{}):",
+                args.out.display(),
+                args.spec.display(),
+                stale.len(),
+                if stale.len() == 1 { "" } else { "s" }
+            );
+            for s in &stale {
+                eprintln!("  {s}");
             }
-            Ok(codegen::Outcome::Written { changed }) => {
-                println!(
-                    "wrote {} ({} files changed)",
-                    args.out.display(),
-                    changed.len()
-                );
-                ExitCode::SUCCESS
+            eprintln!("run `cargo run -p codegen` and commit the result");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprint!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Regenerates the output directory; on a spec error, says it was left unchanged.
+fn generate(args: &Args) -> ExitCode {
+    match codegen::generate(&args.spec, &args.out) {
+        Ok(codegen::Outcome::UpToDate) => {
+            println!("{} is up to date", args.out.display());
+            ExitCode::SUCCESS
+        }
+        Ok(codegen::Outcome::Written { changed }) => {
+            println!(
+                "wrote {} ({} files changed)",
+                args.out.display(),
+                changed.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{e}");
+            if matches!(e, codegen::Error::Spec(_)) {
+                eprintln!("{} was not changed", args.out.display());
+            } else {
+                eprintln!();
             }
-            Err(e) => {
-                eprint!("{e}");
-                if matches!(e, codegen::Error::Spec(_)) {
-                    eprintln!("{} was not changed", args.out.display());
-                } else {
-                    eprintln!();
-                }
-                ExitCode::FAILURE
-            }
+            ExitCode::FAILURE
         }
     }
 }

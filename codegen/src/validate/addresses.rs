@@ -3,252 +3,302 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::unit::RegisterScope;
 use super::*;
+
+/// One `<msr>` or `<pci>` element: its base address (if it parses), for expanding.
+struct Entry<'s> {
+    at: usize,
+    instance: &'s str,
+    index: Option<&'s str>,
+    stride: Option<&'s str>,
+    base: Option<Location>,
+    source: &'s str,
+}
+
+/// Where each (instance, index) got its address: the element's offset.
+type Seen = BTreeMap<(usize, u32), usize>;
 
 impl Validator {
     /// A register's addresses, expanded to one per instance and index, or why none is known.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn addresses(
-        &mut self,
-        ctx: &Ctx<'_>,
-        r: &RawRegister,
-        space: Space,
-        width: u32,
-        count: u32,
-        instances: &[Instance],
-        cat: &Catalogue,
-    ) -> Addresses {
+    pub(super) fn addresses(&mut self, reg: &RegisterScope<'_>) -> Addresses {
+        let r = reg.raw;
         if let Some(u) = &r.address_unknown {
-            if !r.msr.is_empty() || !r.pci.is_empty() {
-                self.push(ctx.error(
-                    u.at,
-                    "<address-unknown> cannot stand beside addresses",
-                    "keep either the addresses or <address-unknown>",
-                ));
-            }
-            if u.reason.trim().is_empty() {
-                self.push(ctx.error(
-                    u.at,
-                    "<address-unknown> needs a reason",
-                    "say which sources were searched and why none gives the address",
-                ));
-            }
-            return Addresses::Unknown {
-                reason: normalize_text(&u.reason),
-            };
+            return self.address_unknown(reg, u);
         }
-        // (at, instance, index, stride, location, source)
-        struct Entry<'s> {
-            at: usize,
-            instance: &'s str,
-            index: Option<&'s str>,
-            stride: Option<&'s str>,
-            base: Option<Location>,
-            source: &'s str,
-        }
-        let mut entries = Vec::new();
-        for m in &r.msr {
-            if space != Space::Msr {
-                self.push(ctx.error(
-                    m.at,
-                    "an <msr> address on a register in PCI space",
-                    "use <pci> elements, or set space=\"msr\"",
-                ));
-            }
-            let base = match parse_number(&m.address) {
-                Some(a) if a <= u32::MAX as u64 => Some(Location::Msr(a as u32)),
-                _ => {
-                    self.push(ctx.error(
-                        m.at,
-                        format!("MSR address `{}` is not a 32-bit number", m.address),
-                        "MSR numbers are 32-bit, e.g. 0xC90",
-                    ));
-                    None
-                }
-            };
-            entries.push(Entry {
-                at: m.at,
-                instance: &m.instance,
-                index: m.index.as_deref(),
-                stride: m.stride.as_deref(),
-                base,
-                source: &m.source,
-            });
-        }
-        for p in &r.pci {
-            if space != Space::Pci {
-                self.push(ctx.error(
-                    p.at,
-                    "a <pci> address on a register in MSR space",
-                    "use <msr> elements, or set space=\"pci\"",
-                ));
-            }
-            let num = |s: &str, max: u64| parse_number(s).filter(|v| *v <= max);
-            let base = match (
-                num(&p.device_id, 0xFFFF),
-                num(&p.device, 31),
-                num(&p.function, 7),
-                num(&p.offset, 0xFFF),
-            ) {
-                (Some(id), Some(dev), Some(func), Some(off)) => {
-                    if off % 4 != 0 || off + u64::from(width / 8) > 0x1000 {
-                        self.push(ctx.error(p.at, format!("config-space offset {off:#x} is not dword-aligned or runs past 4 KiB"), "PCI registers start on a 4-byte boundary inside the 4 KiB config space"));
-                    }
-                    Some(Location::Pci {
-                        device_id: id as u16,
-                        device: dev as u8,
-                        function: func as u8,
-                        offset: off as u16,
-                    })
-                }
-                _ => {
-                    self.push(ctx.error(
-                        p.at,
-                        "PCI address out of range",
-                        "device-id is 16-bit, device 0-31, function 0-7, offset 0-0xFFF",
-                    ));
-                    None
-                }
-            };
-            entries.push(Entry {
-                at: p.at,
-                instance: &p.instance,
-                index: p.index.as_deref(),
-                stride: p.stride.as_deref(),
-                base,
-                source: &p.source,
-            });
-        }
+        let msr = r.msr.iter().map(|m| self.msr_entry(reg, m));
+        let mut entries: Vec<Entry> = msr.collect();
+        entries.extend(r.pci.iter().map(|p| self.pci_entry(reg, p)));
         if entries.is_empty() {
-            self.push(ctx.error(r.at, "the register has no address", "add <msr>/<pci> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
         }
-
-        let mut seen: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+        let mut seen = Seen::new();
         let mut addresses = Vec::new();
         for e in &entries {
-            if !cat.public.contains_key(e.source) {
-                self.push(ctx.error(
-                    e.at,
-                    format!("unknown source `{}`", e.source),
-                    "public sources are declared in processors.xml",
-                ));
-            }
-            let Some(inst) = instances.iter().position(|i| i.name == e.instance) else {
-                let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
-                self.push(ctx.error(
-                    e.at,
-                    format!("unknown instance `{}`", e.instance),
-                    &format!("the unit's instances are: {}", names.join(", ")),
-                ));
-                continue;
-            };
-            let indices: Vec<u32> = match (e.index, e.stride) {
-                (Some(_), Some(_)) => {
-                    self.push(ctx.error(
-                        e.at,
-                        "an address has both index and stride",
-                        "use index=\"k\" for one element, or stride for all",
-                    ));
-                    continue;
-                }
-                (Some(i), None) => match parse_number(i) {
-                    Some(i) if i < u64::from(count) => vec![i as u32],
-                    _ => {
-                        self.push(ctx.error(
-                            e.at,
-                            format!("index `{i}` is outside the array (count {count})"),
-                            "indices run from 0 to count-1",
-                        ));
-                        continue;
-                    }
-                },
-                (None, stride) => {
-                    if count > 1 && stride.is_none() {
-                        self.push(ctx.error(e.at, format!("the register is an array of {count}, but this address has neither stride nor index"), "add stride=\"N\" (index n at address + n*N) or one element per index"));
-                        continue;
-                    }
-                    (0..count).collect()
-                }
-            };
-            let stride = match e.stride.map(parse_number) {
-                None => 0,
-                Some(Some(s)) if s > 0 => s,
-                Some(_) => {
-                    self.push(ctx.error(
-                        e.at,
-                        "stride must be a positive number",
-                        "stride is the distance between consecutive elements",
-                    ));
-                    continue;
-                }
-            };
-            let Some(base) = e.base else { continue };
-            let source: Arc<str> = Arc::from(e.source);
-            for n in indices {
-                if let Some(_prev) = seen.insert((inst, n), e.at) {
-                    self.push(ctx.error(
-                        e.at,
-                        format!("instance {} index {n} has two addresses", e.instance),
-                        "give each instance and index exactly one address",
-                    ));
-                    continue;
-                }
-                let delta = stride * u64::from(n);
-                let location = match base {
-                    Location::Msr(a) => match u32::try_from(u64::from(a) + delta) {
-                        Ok(a) => Location::Msr(a),
-                        Err(_) => continue,
-                    },
-                    Location::Pci {
-                        device_id,
-                        device,
-                        function,
-                        offset,
-                    } => {
-                        let off = u64::from(offset) + delta;
-                        if off + u64::from(width / 8) > 0x1000 {
-                            self.push(ctx.error(e.at, format!("index {n} lands at offset {off:#x}, past the 4 KiB config space"), "check the stride"));
-                            continue;
-                        }
-                        Location::Pci {
-                            device_id,
-                            device,
-                            function,
-                            offset: off as u16,
-                        }
-                    }
-                };
-                addresses.push(Address {
-                    instance: inst,
-                    index: n,
-                    location,
-                    source: Arc::clone(&source),
-                });
-            }
+            self.expand_entry(reg, e, &mut seen, &mut addresses);
         }
         if !entries.is_empty() {
-            for (ii, inst) in instances.iter().enumerate() {
-                let missing: Vec<String> = (0..count)
-                    .filter(|n| !seen.contains_key(&(ii, *n)))
-                    .map(|n| n.to_string())
-                    .collect();
-                if !missing.is_empty() {
-                    let what = if count > 1 {
-                        format!(
-                            "instance {} index {} has no address",
-                            inst.name,
-                            missing.join(", ")
-                        )
-                    } else {
-                        format!("instance {} has no address", inst.name)
-                    };
-                    self.push(ctx.error(r.at, what, "every instance (and index) needs an address, or the register gets <address-unknown>"));
-                }
-            }
+            self.missing_addresses(reg, &seen);
         }
         addresses.sort_by_key(|a| (a.instance, a.index));
         addresses.shrink_to_fit();
         Addresses::Known(addresses)
+    }
+
+    /// `<address-unknown>`: alone, and with a reason.
+    fn address_unknown(&mut self, reg: &RegisterScope<'_>, u: &RawAddressUnknown) -> Addresses {
+        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() {
+            self.push(reg.ctx.error(
+                u.at,
+                "<address-unknown> cannot stand beside addresses",
+                "keep either the addresses or <address-unknown>",
+            ));
+        }
+        if u.reason.trim().is_empty() {
+            self.push(reg.ctx.error(
+                u.at,
+                "<address-unknown> needs a reason",
+                "say which sources were searched and why none gives the address",
+            ));
+        }
+        Addresses::Unknown {
+            reason: normalize_text(&u.reason),
+        }
+    }
+
+    fn msr_entry<'s>(&mut self, reg: &RegisterScope<'_>, m: &'s RawMsr) -> Entry<'s> {
+        if reg.space != Space::Msr {
+            self.push(reg.ctx.error(
+                m.at,
+                "an <msr> address on a register in PCI space",
+                "use <pci> elements, or set space=\"msr\"",
+            ));
+        }
+        let base = match parse_number(&m.address) {
+            Some(a) if a <= u32::MAX as u64 => Some(Location::Msr(a as u32)),
+            _ => {
+                self.push(reg.ctx.error(
+                    m.at,
+                    format!("MSR address `{}` is not a 32-bit number", m.address),
+                    "MSR numbers are 32-bit, e.g. 0xC90",
+                ));
+                None
+            }
+        };
+        Entry {
+            at: m.at,
+            instance: &m.instance,
+            index: m.index.as_deref(),
+            stride: m.stride.as_deref(),
+            base,
+            source: &m.source,
+        }
+    }
+
+    fn pci_entry<'s>(&mut self, reg: &RegisterScope<'_>, p: &'s RawPci) -> Entry<'s> {
+        if reg.space != Space::Pci {
+            self.push(reg.ctx.error(
+                p.at,
+                "a <pci> address on a register in MSR space",
+                "use <msr> elements, or set space=\"pci\"",
+            ));
+        }
+        let num = |s: &str, max: u64| parse_number(s).filter(|v| *v <= max);
+        let base = match (
+            num(&p.device_id, 0xFFFF),
+            num(&p.device, 31),
+            num(&p.function, 7),
+            num(&p.offset, 0xFFF),
+        ) {
+            (Some(id), Some(dev), Some(func), Some(off)) => {
+                if off % 4 != 0 || off + u64::from(reg.width / 8) > 0x1000 {
+                    self.push(reg.ctx.error(
+                        p.at,
+                        format!(
+                            "config-space offset {off:#x} is not dword-aligned or runs past 4 KiB"
+                        ),
+                        "PCI registers start on a 4-byte boundary inside the 4 KiB config space",
+                    ));
+                }
+                Some(Location::Pci {
+                    device_id: id as u16,
+                    device: dev as u8,
+                    function: func as u8,
+                    offset: off as u16,
+                })
+            }
+            _ => {
+                self.push(reg.ctx.error(
+                    p.at,
+                    "PCI address out of range",
+                    "device-id is 16-bit, device 0-31, function 0-7, offset 0-0xFFF",
+                ));
+                None
+            }
+        };
+        Entry {
+            at: p.at,
+            instance: &p.instance,
+            index: p.index.as_deref(),
+            stride: p.stride.as_deref(),
+            base,
+            source: &p.source,
+        }
+    }
+
+    /// One element's addresses: for its instance, each index it covers, at base + n * stride.
+    fn expand_entry(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        e: &Entry,
+        seen: &mut Seen,
+        addresses: &mut Vec<Address>,
+    ) {
+        let ctx = reg.ctx;
+        self.public_source(ctx, reg.cat, e.at, e.source);
+        let Some(inst) = reg.instances.iter().position(|i| i.name == e.instance) else {
+            self.push(ctx.error(
+                e.at,
+                format!("unknown instance `{}`", e.instance),
+                &format!(
+                    "the unit's instances are: {}",
+                    instance_names(reg.instances)
+                ),
+            ));
+            return;
+        };
+        let Some((indices, stride)) = self.entry_indices(reg, e) else {
+            return;
+        };
+        let Some(base) = e.base else { return };
+        let source: Arc<str> = Arc::from(e.source);
+        for n in indices {
+            if let Some(_prev) = seen.insert((inst, n), e.at) {
+                self.push(ctx.error(
+                    e.at,
+                    format!("instance {} index {n} has two addresses", e.instance),
+                    "give each instance and index exactly one address",
+                ));
+                continue;
+            }
+            let Some(location) = self.element_location(reg, e, base, stride * u64::from(n), n)
+            else {
+                continue;
+            };
+            addresses.push(Address {
+                instance: inst,
+                index: n,
+                location,
+                source: Arc::clone(&source),
+            });
+        }
+    }
+
+    /// The indices an element covers (one with `index`, all with `stride`) and its stride.
+    fn entry_indices(&mut self, reg: &RegisterScope<'_>, e: &Entry) -> Option<(Vec<u32>, u64)> {
+        let (ctx, count) = (reg.ctx, reg.count);
+        let indices: Vec<u32> = match (e.index, e.stride) {
+            (Some(_), Some(_)) => {
+                self.push(ctx.error(
+                    e.at,
+                    "an address has both index and stride",
+                    "use index=\"k\" for one element, or stride for all",
+                ));
+                return None;
+            }
+            (Some(i), None) => match parse_number(i) {
+                Some(i) if i < u64::from(count) => vec![i as u32],
+                _ => {
+                    self.push(ctx.error(
+                        e.at,
+                        format!("index `{i}` is outside the array (count {count})"),
+                        "indices run from 0 to count-1",
+                    ));
+                    return None;
+                }
+            },
+            (None, stride) => {
+                if count > 1 && stride.is_none() {
+                    self.push(ctx.error(e.at, format!("the register is an array of {count}, but this address has neither stride nor index"), "add stride=\"N\" (index n at address + n*N) or one element per index"));
+                    return None;
+                }
+                (0..count).collect()
+            }
+        };
+        let stride = match e.stride.map(parse_number) {
+            None => 0,
+            Some(Some(s)) if s > 0 => s,
+            Some(_) => {
+                self.push(ctx.error(
+                    e.at,
+                    "stride must be a positive number",
+                    "stride is the distance between consecutive elements",
+                ));
+                return None;
+            }
+        };
+        Some((indices, stride))
+    }
+
+    /// Element `n`'s address, `delta` bytes (or MSR numbers) past the base; `None` when it
+    /// leaves the space (a PCI offset past 4 KiB is reported).
+    fn element_location(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        e: &Entry,
+        base: Location,
+        delta: u64,
+        n: u32,
+    ) -> Option<Location> {
+        match base {
+            Location::Msr(a) => u32::try_from(u64::from(a) + delta).ok().map(Location::Msr),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                offset,
+            } => {
+                let off = u64::from(offset) + delta;
+                if off + u64::from(reg.width / 8) > 0x1000 {
+                    self.push(reg.ctx.error(
+                        e.at,
+                        format!("index {n} lands at offset {off:#x}, past the 4 KiB config space"),
+                        "check the stride",
+                    ));
+                    return None;
+                }
+                Some(Location::Pci {
+                    device_id,
+                    device,
+                    function,
+                    offset: off as u16,
+                })
+            }
+        }
+    }
+
+    /// Every instance and index has an address.
+    fn missing_addresses(&mut self, reg: &RegisterScope<'_>, seen: &Seen) {
+        let count = reg.count;
+        for (ii, inst) in reg.instances.iter().enumerate() {
+            let missing: Vec<String> = (0..count)
+                .filter(|n| !seen.contains_key(&(ii, *n)))
+                .map(|n| n.to_string())
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let what = if count > 1 {
+                format!(
+                    "instance {} index {} has no address",
+                    inst.name,
+                    missing.join(", ")
+                )
+            } else {
+                format!("instance {} has no address", inst.name)
+            };
+            self.push(reg.ctx.error(reg.raw.at, what, "every instance (and index) needs an address, or the register gets <address-unknown>"));
+        }
     }
 
     /// No two registers of a processor share an address in one space (a 64-bit PCI

@@ -138,34 +138,26 @@ impl EventCapacity {
     }
 }
 
+/// The events of one unit's list so far, by name and by constant name, each given once.
+struct Taken {
+    names: HashSet<String>,
+    idents: HashSet<String>,
+}
+
+/// An event's attributes as parsed, before they are checked against its unit.
+struct Parsed {
+    code: Option<u64>,
+    umask: Option<u64>,
+    mask: Option<u32>,
+    ext: bool,
+    ident: String,
+    settings: EventSettings,
+}
+
 impl Validator {
     /// Checks an events file against its unit and adds its events to the unit.
     pub(crate) fn events(&mut self, file: &SourceFile, raw: &RawEvents, ctx: &mut SpecContext) {
-        let err = |at: usize, msg: String, help: &str| file.error_at(at, msg).help(help);
-        if !ctx.catalogue.public.contains_key(&raw.source) {
-            self.push(err(
-                raw.at,
-                format!("unknown source `{}`", raw.source),
-                "public sources are declared in processors.xml",
-            ));
-            return;
-        }
-        let (unit_name, owner, caps) = match events_unit(&ctx.processors, &raw.processor, &raw.unit)
-        {
-            Ok(found) => found,
-            Err((msg, help)) => {
-                self.push(err(raw.at, msg, &help));
-                return;
-            }
-        };
-        let Some(caps) = caps else {
-            self.push(err(
-                raw.at,
-                format!(
-                    "unit `{unit_name}` has no control register with an ev_sel field to take events"
-                ),
-                "add the unit's counter control registers first",
-            ));
+        let Some((unit_name, owner, caps)) = self.events_unit_of(file, raw, ctx) else {
             return;
         };
         let processor = ctx
@@ -190,105 +182,176 @@ impl Validator {
                 })
                 .events
         };
-        let EventCapacity {
-            sel_max,
-            umask_max,
-            counters,
-            has_ext,
-            ..
-        } = caps;
-        let mut names: HashSet<String> = target.iter().map(|e| e.name.clone()).collect();
-        let mut idents: HashSet<String> = target.iter().map(|e| e.ident.clone()).collect();
+        let mut taken = Taken {
+            names: target.iter().map(|e| e.name.clone()).collect(),
+            idents: target.iter().map(|e| e.ident.clone()).collect(),
+        };
         for e in &raw.event {
-            let ctx_msg = |m: String| format!("event {}: {m}", e.name);
-            let code = parse_number(&e.code).filter(|c| *c <= sel_max);
-            let umask = parse_number(&e.umask).filter(|u| *u <= umask_max);
-            let mask = parse_counters(&e.counters);
-            let ext = match e.ext_sel.as_deref() {
-                None | Some("0") => false,
-                Some("1") => true,
-                Some(other) => {
-                    self.push(err(
-                        e.at,
-                        ctx_msg(format!("ext-sel `{other}` is not 0 or 1")),
-                        "write ext-sel=\"1\" when the event needs the event-select extension bit",
-                    ));
-                    continue;
-                }
-            };
-            let ident = event_ident(&e.name);
-            let settings = match event_settings(e) {
-                Ok(s) => s,
-                Err(msg) => {
-                    self.push(err(
-                        e.at,
-                        ctx_msg(msg),
-                        "threshold is a number (0-255); invert, edge and any-thread are 0 or 1",
-                    ));
-                    continue;
-                }
-            };
-            let problem = if code.is_none() {
-                Some((
-                    format!(
-                        "code `{}` does not fit the unit's event select (max {sel_max:#x})",
-                        e.code
-                    ),
-                    "check the event code",
-                ))
-            } else if umask.is_none() {
-                Some((
-                    format!(
-                        "umask `{}` does not fit the unit's umask (max {umask_max:#x})",
-                        e.umask
-                    ),
-                    "check the unit mask",
-                ))
-            } else if mask.is_none_or(|m| m >> counters != 0) {
-                Some((
-                    format!(
-                        "counters `{}` are not a list of counters below {counters}",
-                        e.counters
-                    ),
-                    "write e.g. counters=\"0,1\" or \"0-3\"",
-                ))
-            } else if ext && !has_ext {
-                Some((
-                    "needs the event-select extension bit, which this unit's controls do not have"
-                        .to_string(),
-                    "check the unit, or the ext-sel attribute",
-                ))
-            } else if let Some(why) = caps.refuse_settings(&settings) {
-                Some((why, "check the unit, or the event's settings"))
-            } else if !names.insert(e.name.clone()) {
-                Some((
-                    "is listed twice".to_string(),
-                    "each event appears once per unit",
-                ))
-            } else if !idents.insert(ident.clone()) {
-                Some((
-                    format!("its constant name {ident} clashes with another event's"),
-                    "rename one of the events",
-                ))
-            } else {
-                None
-            };
-            if let Some((msg, help)) = problem {
-                self.push(err(e.at, ctx_msg(msg), help));
-                continue;
+            if let Some(event) = self.event(file, e, &caps, &mut taken, &raw.source) {
+                target.push(event);
             }
-            target.push(Event {
-                name: e.name.clone(),
-                ident,
-                code: code.unwrap_or(0) as u8,
-                umask: umask.unwrap_or(0) as u8,
-                ext_sel: ext,
-                counters: mask.unwrap_or(0),
-                filters: e.filters.clone().unwrap_or_default(),
-                source: raw.source.clone(),
-                settings,
-            });
         }
+    }
+
+    /// The unit an events file is for (its name, owning processor and capacity), from a
+    /// declared source; `None` (reported) otherwise.
+    fn events_unit_of(
+        &mut self,
+        file: &SourceFile,
+        raw: &RawEvents,
+        ctx: &SpecContext,
+    ) -> Option<(String, String, EventCapacity)> {
+        let err = |at: usize, msg: String, help: &str| file.error_at(at, msg).help(help);
+        let file_ctx = Ctx {
+            file,
+            register: None,
+        };
+        if !self.public_source(&file_ctx, &ctx.catalogue, raw.at, &raw.source) {
+            return None;
+        }
+        let (unit_name, owner, caps) = match events_unit(&ctx.processors, &raw.processor, &raw.unit)
+        {
+            Ok(found) => found,
+            Err((msg, help)) => {
+                self.push(err(raw.at, msg, &help));
+                return None;
+            }
+        };
+        let Some(caps) = caps else {
+            self.push(err(
+                raw.at,
+                format!(
+                    "unit `{unit_name}` has no control register with an ev_sel field to take events"
+                ),
+                "add the unit's counter control registers first",
+            ));
+            return None;
+        };
+        Some((unit_name, owner, caps))
+    }
+
+    /// One event, checked against its unit's controls and the events before it.
+    fn event(
+        &mut self,
+        file: &SourceFile,
+        e: &RawEvent,
+        caps: &EventCapacity,
+        taken: &mut Taken,
+        source: &str,
+    ) -> Option<Event> {
+        let err = |msg: String, help: &str| {
+            file.error_at(e.at, format!("event {}: {msg}", e.name))
+                .help(help)
+        };
+        let ext = match e.ext_sel.as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                self.push(err(
+                    format!("ext-sel `{other}` is not 0 or 1"),
+                    "write ext-sel=\"1\" when the event needs the event-select extension bit",
+                ));
+                return None;
+            }
+        };
+        let settings = match event_settings(e) {
+            Ok(s) => s,
+            Err(msg) => {
+                self.push(err(
+                    msg,
+                    "threshold is a number (0-255); invert, edge and any-thread are 0 or 1",
+                ));
+                return None;
+            }
+        };
+        let parsed = Parsed {
+            code: parse_number(&e.code).filter(|c| *c <= caps.sel_max),
+            umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max),
+            mask: parse_counters(&e.counters),
+            ext,
+            ident: event_ident(&e.name),
+            settings,
+        };
+        if let Some((msg, help)) = event_problem(e, &parsed, caps, taken) {
+            self.push(err(msg, help));
+            return None;
+        }
+        Some(Event {
+            name: e.name.clone(),
+            ident: parsed.ident,
+            code: parsed.code.unwrap_or(0) as u8,
+            umask: parsed.umask.unwrap_or(0) as u8,
+            ext_sel: ext,
+            counters: parsed.mask.unwrap_or(0),
+            filters: e.filters.clone().unwrap_or_default(),
+            source: source.to_string(),
+            settings: parsed.settings,
+        })
+    }
+}
+
+/// Why the unit cannot take an event, or its name is taken (the first reason, with its
+/// help); an event that fits takes its name and constant name.
+fn event_problem(
+    e: &RawEvent,
+    parsed: &Parsed,
+    caps: &EventCapacity,
+    taken: &mut Taken,
+) -> Option<(String, &'static str)> {
+    let EventCapacity {
+        sel_max,
+        umask_max,
+        counters,
+        has_ext,
+        ..
+    } = *caps;
+    if parsed.code.is_none() {
+        Some((
+            format!(
+                "code `{}` does not fit the unit's event select (max {sel_max:#x})",
+                e.code
+            ),
+            "check the event code",
+        ))
+    } else if parsed.umask.is_none() {
+        Some((
+            format!(
+                "umask `{}` does not fit the unit's umask (max {umask_max:#x})",
+                e.umask
+            ),
+            "check the unit mask",
+        ))
+    } else if parsed.mask.is_none_or(|m| m >> counters != 0) {
+        Some((
+            format!(
+                "counters `{}` are not a list of counters below {counters}",
+                e.counters
+            ),
+            "write e.g. counters=\"0,1\" or \"0-3\"",
+        ))
+    } else if parsed.ext && !has_ext {
+        Some((
+            "needs the event-select extension bit, which this unit's controls do not have"
+                .to_string(),
+            "check the unit, or the ext-sel attribute",
+        ))
+    } else if let Some(why) = caps.refuse_settings(&parsed.settings) {
+        Some((why, "check the unit, or the event's settings"))
+    } else if !taken.names.insert(e.name.clone()) {
+        Some((
+            "is listed twice".to_string(),
+            "each event appears once per unit",
+        ))
+    } else if !taken.idents.insert(parsed.ident.clone()) {
+        Some((
+            format!(
+                "its constant name {} clashes with another event's",
+                parsed.ident
+            ),
+            "rename one of the events",
+        ))
+    } else {
+        None
     }
 }
 

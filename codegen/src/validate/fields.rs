@@ -4,253 +4,299 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::unit::RegisterScope;
 use super::*;
+
+/// Why a field was left out, the error reported: the bits it still covers (high, low) within
+/// the register, so that one bad attribute does not also report a gap.
+struct Dropped(Option<(u32, u32)>);
 
 impl Validator {
     /// A register's fields, most significant first, each bit covered exactly once.
-    pub(super) fn fields(
-        &mut self,
-        ctx: &Ctx<'_>,
-        r: &RawRegister,
-        width: u32,
-        cat: &Catalogue,
-    ) -> Vec<Field> {
+    pub(super) fn fields(&mut self, reg: &RegisterScope<'_>) -> Vec<Field> {
+        let r = reg.raw;
         let mut fields: Vec<(usize, Field)> = Vec::new();
-        // Bits of fields rejected for other reasons still count as covered, so that one bad
-        // attribute does not also report a gap.
+        // Bits of fields rejected for other reasons still count as covered.
         let mut rejected_bits: Vec<(u32, u32)> = Vec::new();
         let mut names: HashMap<&str, usize> = HashMap::new();
         if r.field.is_empty() {
-            self.push(ctx.error(
+            self.push(reg.ctx.error(
                 r.at,
                 "the register has no fields",
                 "describe every bit, reserved ones included",
             ));
         }
         for f in &r.field {
-            let Some((msb, lsb)) = parse_bits(&f.bits) else {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "field `{}`: bits `{}` is not `msb:lsb` or a bit number",
-                        f.name, f.bits
-                    ),
-                    "write e.g. bits=\"7:0\" or bits=\"22\"",
-                ));
-                continue;
-            };
-            if msb < lsb {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "field `{}`: bits {msb}:{lsb} are in the wrong order",
-                        f.name
-                    ),
-                    "write the most significant bit first: msb:lsb",
-                ));
-                if lsb < width {
-                    rejected_bits.push((lsb, msb));
-                }
-                continue;
+            match self.field(reg, f, &mut names) {
+                Ok(field) => fields.push((f.at, field)),
+                Err(Dropped(bits)) => rejected_bits.extend(bits),
             }
-            if msb >= width {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "field `{}`: bits {} lie outside the {width}-bit register",
-                        f.name, f.bits
-                    ),
-                    "a field's bits must be below the register width",
-                ));
-                if lsb < width {
-                    rejected_bits.push((width - 1, lsb));
-                }
-                continue;
+        }
+        let mut owner = self.overlaps(reg, &fields);
+        for (msb, lsb) in rejected_bits {
+            for b in lsb..=msb {
+                owner[b as usize].get_or_insert(usize::MAX);
             }
-            let Some(access) = Access::parse(&f.access) else {
-                let kinds: Vec<&str> = Access::ALL.iter().map(|(_, n)| *n).collect();
-                self.push(ctx.error(
-                    f.at,
-                    format!("field `{}`: unknown access `{}`", f.name, f.access),
-                    &format!("use one of: {}", kinds.join(", ")),
-                ));
-                rejected_bits.push((msb, lsb));
-                continue;
-            };
-            let fwidth = msb - lsb + 1;
-            let reset = match parse_number(&f.reset) {
-                Some(v) if v <= low_mask(fwidth) => v,
-                Some(v) => {
-                    self.push(ctx.error(
-                        f.at,
-                        format!(
-                            "field `{}`: reset {v:#x} does not fit in {fwidth} bit{}",
-                            f.name,
-                            if fwidth == 1 { "" } else { "s" }
-                        ),
-                        "a field's reset is its own value, not shifted into register position",
-                    ));
-                    rejected_bits.push((msb, lsb));
-                    continue;
-                }
-                None => {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}`: reset `{}` is not a number", f.name, f.reset),
-                        "write decimal or 0x-prefixed hex",
-                    ));
-                    rejected_bits.push((msb, lsb));
-                    continue;
-                }
-            };
-            if !access.is_placeholder() {
-                if let Some(_prev) = names.insert(&f.name, f.at) {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("duplicate field name `{}`", f.name),
-                        "only reserved fields (rsv, rv, ig) may share a name",
-                    ));
-                }
-                if f.description.as_deref().is_none_or(|d| d.trim().is_empty()) {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}` has no description", f.name),
-                        "describe what the field does, in our own words",
-                    ));
-                }
-                let snake = snake_case(&f.name.replace("{n}", ""));
-                if !is_identifier(&snake) {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field name `{}` cannot become a Rust identifier", f.name),
-                        "use letters, digits and `_`",
-                    ));
-                }
-            }
-            if let Some(s) = &f.source {
-                if !cat.public.contains_key(s) && !cat.documents.contains_key(s) {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}`: unknown source `{s}`", f.name),
-                        "sources and documents are declared in processors.xml",
-                    ));
-                }
-            }
-            let repeat = match (&f.repeat, &f.count_cpuid) {
-                (None, None) => {
-                    if f.name.contains("{n}") {
-                        self.push(ctx.error(
-                            f.at,
-                            format!("field `{}` has {{n}} but no repeat", f.name),
-                            "bit arrays say repeat=\"element width\"",
-                        ));
-                    }
-                    None
-                }
-                (None, Some(_)) => {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}`: count-cpuid without repeat", f.name),
-                        "count-cpuid sizes a bit array; add repeat=\"1\"",
-                    ));
-                    None
-                }
-                (Some(rep), cpuid) => match parse_number(rep) {
-                    Some(ew) if ew > 0 && u64::from(fwidth) % ew == 0 => {
-                        if !f.name.contains("{n}") {
-                            self.push(ctx.error(
-                                f.at,
-                                format!("bit-array field `{}` needs {{n}} in its name", f.name),
-                                "write e.g. PMC{n}_EN",
-                            ));
-                        }
-                        if let Some(c) = cpuid.as_deref().filter(|c| !is_cpuid_bits(c)) {
-                            self.push(ctx.error(
-                                f.at,
-                                format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
-                                "name the CPUID leaf, register and bits",
-                            ));
-                        }
-                        if access.is_placeholder() {
-                            self.push(ctx.error(
-                                f.at,
-                                format!("reserved field `{}` cannot be a bit array", f.name),
-                                "reserved bits need no repeat",
-                            ));
-                        }
-                        Some(Box::new(Repeat {
-                            element_width: ew as u32,
-                            max_count: fwidth / ew as u32,
-                            count_cpuid: cpuid.clone(),
-                        }))
-                    }
-                    _ => {
-                        self.push(ctx.error(
-                            f.at,
-                            format!(
-                                "field `{}`: repeat `{rep}` does not divide its {fwidth} bits",
-                                f.name
-                            ),
-                            "repeat is the width of one element",
-                        ));
-                        None
-                    }
-                },
-            };
-            let mut values: Vec<EnumValue> = Vec::new();
-            for v in &f.value {
-                match parse_number(&v.value) {
-                    Some(n) if n <= low_mask(fwidth) => {
-                        if values.iter().any(|o| o.value == n || o.name == v.name) {
-                            self.push(ctx.error(
-                                v.at,
-                                format!(
-                                    "field `{}`: value {} (`{}`) is listed twice",
-                                    f.name, v.value, v.name
-                                ),
-                                "each enumerated value and name appears once",
-                            ));
-                        }
-                        values.push(EnumValue {
-                            value: n,
-                            name: v.name.clone(),
-                            description: v.description.clone(),
-                        });
-                    }
-                    _ => self.push(ctx.error(
-                        v.at,
-                        format!(
-                            "field `{}`: value `{}` does not fit the field",
-                            f.name, v.value
-                        ),
-                        "enumerated values lie within the field's width",
-                    )),
-                }
-            }
-            fields.push((
+        }
+        self.gaps(reg, &owner);
+        let mut fields: Vec<Field> = fields.into_iter().map(|(_, f)| f).collect();
+        fields.sort_by_key(|f| std::cmp::Reverse(f.lsb));
+        fields.shrink_to_fit();
+        fields
+    }
+
+    /// One field; `names` holds the names of the register's named fields so far.
+    fn field<'r>(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        f: &'r RawField,
+        names: &mut HashMap<&'r str, usize>,
+    ) -> Result<Field, Dropped> {
+        let ctx = reg.ctx;
+        let (msb, lsb) = self.field_bits(reg, f)?;
+        let Some(access) = Access::parse(&f.access) else {
+            let kinds: Vec<&str> = Access::ALL.iter().map(|(_, n)| *n).collect();
+            self.push(ctx.error(
                 f.at,
-                Field {
-                    name: self.intern(&f.name),
-                    lsb,
-                    msb,
-                    access,
-                    reset,
-                    description: self.intern(
-                        &f.description
-                            .as_deref()
-                            .map(normalize_text)
-                            .unwrap_or_default(),
+                format!("field `{}`: unknown access `{}`", f.name, f.access),
+                &format!("use one of: {}", kinds.join(", ")),
+            ));
+            return Err(Dropped(Some((msb, lsb))));
+        };
+        let fwidth = msb - lsb + 1;
+        let reset = self
+            .field_reset(ctx, f, fwidth)
+            .ok_or(Dropped(Some((msb, lsb))))?;
+        if !access.is_placeholder() {
+            self.field_naming(ctx, f, names);
+        }
+        if let Some(s) = &f.source {
+            if !reg.cat.public.contains_key(s) && !reg.cat.documents.contains_key(s) {
+                self.push(ctx.error(
+                    f.at,
+                    format!("field `{}`: unknown source `{s}`", f.name),
+                    "sources and documents are declared in processors.xml",
+                ));
+            }
+        }
+        let repeat = self.field_repeat(ctx, f, fwidth, access);
+        let values = self.field_values(ctx, f, fwidth);
+        let description = f.description.as_deref().map(normalize_text);
+        Ok(Field {
+            name: self.intern(&f.name),
+            lsb,
+            msb,
+            access,
+            reset,
+            description: self.intern(&description.unwrap_or_default()),
+            values,
+            role: self.field_role(ctx, f, fwidth, access, repeat.as_deref()),
+            repeat,
+            source: f.source.as_deref().map(Arc::from),
+        })
+    }
+
+    /// `bits="msb:lsb"` (or one bit), in order and inside the register.
+    fn field_bits(&mut self, reg: &RegisterScope<'_>, f: &RawField) -> Result<(u32, u32), Dropped> {
+        let (ctx, width) = (reg.ctx, reg.width);
+        let Some((msb, lsb)) = parse_bits(&f.bits) else {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: bits `{}` is not `msb:lsb` or a bit number",
+                    f.name, f.bits
+                ),
+                "write e.g. bits=\"7:0\" or bits=\"22\"",
+            ));
+            return Err(Dropped(None));
+        };
+        if msb < lsb {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: bits {msb}:{lsb} are in the wrong order",
+                    f.name
+                ),
+                "write the most significant bit first: msb:lsb",
+            ));
+            return Err(Dropped((lsb < width).then_some((lsb, msb))));
+        }
+        if msb >= width {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: bits {} lie outside the {width}-bit register",
+                    f.name, f.bits
+                ),
+                "a field's bits must be below the register width",
+            ));
+            return Err(Dropped((lsb < width).then_some((width - 1, lsb))));
+        }
+        Ok((msb, lsb))
+    }
+
+    /// The field's own reset value, which fits its width.
+    fn field_reset(&mut self, ctx: &Ctx<'_>, f: &RawField, fwidth: u32) -> Option<u64> {
+        match parse_number(&f.reset) {
+            Some(v) if v <= low_mask(fwidth) => Some(v),
+            Some(v) => {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: reset {v:#x} does not fit in {fwidth} bit{}",
+                        f.name,
+                        if fwidth == 1 { "" } else { "s" }
                     ),
-                    values,
-                    role: self.field_role(ctx, f, fwidth, access, repeat.as_deref()),
-                    repeat,
-                    source: f.source.as_deref().map(Arc::from),
-                },
+                    "a field's reset is its own value, not shifted into register position",
+                ));
+                None
+            }
+            None => {
+                self.push(ctx.error(
+                    f.at,
+                    format!("field `{}`: reset `{}` is not a number", f.name, f.reset),
+                    "write decimal or 0x-prefixed hex",
+                ));
+                None
+            }
+        }
+    }
+
+    /// A named (not reserved) field: a name of its own that becomes a Rust identifier, and a
+    /// description.
+    fn field_naming<'r>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &'r RawField,
+        names: &mut HashMap<&'r str, usize>,
+    ) {
+        if let Some(_prev) = names.insert(&f.name, f.at) {
+            self.push(ctx.error(
+                f.at,
+                format!("duplicate field name `{}`", f.name),
+                "only reserved fields (rsv, rv, ig) may share a name",
             ));
         }
+        if f.description.as_deref().is_none_or(|d| d.trim().is_empty()) {
+            self.push(ctx.error(
+                f.at,
+                format!("field `{}` has no description", f.name),
+                "describe what the field does, in our own words",
+            ));
+        }
+        let snake = snake_case(&f.name.replace("{n}", ""));
+        if !is_identifier(&snake) {
+            self.push(ctx.error(
+                f.at,
+                format!("field name `{}` cannot become a Rust identifier", f.name),
+                "use letters, digits and `_`",
+            ));
+        }
+    }
 
-        // Each bit exactly once: report overlaps pairwise, then gaps as ranges.
-        let mut owner: Vec<Option<usize>> = vec![None; width as usize];
+    /// A bit array (`repeat`, `count-cpuid`, `{n}` in the name), or none.
+    fn field_repeat(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &RawField,
+        fwidth: u32,
+        access: Access,
+    ) -> Option<Box<Repeat>> {
+        let Some(rep) = &f.repeat else {
+            let (message, help) = match &f.count_cpuid {
+                None if f.name.contains("{n}") => (
+                    format!("field `{}` has {{n}} but no repeat", f.name),
+                    "bit arrays say repeat=\"element width\"",
+                ),
+                None => return None,
+                Some(_) => (
+                    format!("field `{}`: count-cpuid without repeat", f.name),
+                    "count-cpuid sizes a bit array; add repeat=\"1\"",
+                ),
+            };
+            self.push(ctx.error(f.at, message, help));
+            return None;
+        };
+        let Some(ew) = parse_number(rep).filter(|&ew| ew > 0 && u64::from(fwidth) % ew == 0) else {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: repeat `{rep}` does not divide its {fwidth} bits",
+                    f.name
+                ),
+                "repeat is the width of one element",
+            ));
+            return None;
+        };
+        if !f.name.contains("{n}") {
+            self.push(ctx.error(
+                f.at,
+                format!("bit-array field `{}` needs {{n}} in its name", f.name),
+                "write e.g. PMC{n}_EN",
+            ));
+        }
+        if let Some(c) = f.count_cpuid.as_deref().filter(|c| !is_cpuid_bits(c)) {
+            self.push(ctx.error(
+                f.at,
+                format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
+                "name the CPUID leaf, register and bits",
+            ));
+        }
+        if access.is_placeholder() {
+            self.push(ctx.error(
+                f.at,
+                format!("reserved field `{}` cannot be a bit array", f.name),
+                "reserved bits need no repeat",
+            ));
+        }
+        Some(Box::new(Repeat {
+            element_width: ew as u32,
+            max_count: fwidth / ew as u32,
+            count_cpuid: f.count_cpuid.clone(),
+        }))
+    }
+
+    /// The field's enumerated values: within its width, each value and name once.
+    fn field_values(&mut self, ctx: &Ctx<'_>, f: &RawField, fwidth: u32) -> Vec<EnumValue> {
+        let mut values: Vec<EnumValue> = Vec::new();
+        for v in &f.value {
+            let Some(n) = parse_number(&v.value).filter(|&n| n <= low_mask(fwidth)) else {
+                self.push(ctx.error(
+                    v.at,
+                    format!(
+                        "field `{}`: value `{}` does not fit the field",
+                        f.name, v.value
+                    ),
+                    "enumerated values lie within the field's width",
+                ));
+                continue;
+            };
+            if values.iter().any(|o| o.value == n || o.name == v.name) {
+                self.push(ctx.error(
+                    v.at,
+                    format!(
+                        "field `{}`: value {} (`{}`) is listed twice",
+                        f.name, v.value, v.name
+                    ),
+                    "each enumerated value and name appears once",
+                ));
+            }
+            values.push(EnumValue {
+                value: n,
+                name: v.name.clone(),
+                description: v.description.clone(),
+            });
+        }
+        values
+    }
+
+    /// Each bit in one field: overlaps reported pairwise. Returns which field owns each bit.
+    fn overlaps(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        fields: &[(usize, Field)],
+    ) -> Vec<Option<usize>> {
+        let mut owner: Vec<Option<usize>> = vec![None; reg.width as usize];
         for (i, (at, f)) in fields.iter().enumerate() {
             let mut clash: Option<(usize, u32, u32)> = None;
             for bit in f.lsb..=f.msb {
@@ -272,14 +318,15 @@ impl Validator {
                 } else {
                     format!("{hi}:{lo}")
                 };
-                self.push(ctx.error(*at, format!("field `{}` ({}) overlaps field `{}` ({}) at bit{} {bits}", f.name, f.bits_text(), other.name, other.bits_text(), if lo == hi { "" } else { "s" }), "each bit belongs to exactly one field; where the source table lists a range twice, decide which row is right and record a <note kind=\"erratum\">"));
+                self.push(reg.ctx.error(*at, format!("field `{}` ({}) overlaps field `{}` ({}) at bit{} {bits}", f.name, f.bits_text(), other.name, other.bits_text(), if lo == hi { "" } else { "s" }), "each bit belongs to exactly one field; where the source table lists a range twice, decide which row is right and record a <note kind=\"erratum\">"));
             }
         }
-        for (msb, lsb) in rejected_bits {
-            for b in lsb..=msb {
-                owner[b as usize].get_or_insert(usize::MAX);
-            }
-        }
+        owner
+    }
+
+    /// Bits no field covers, reported as ranges.
+    fn gaps(&mut self, reg: &RegisterScope<'_>, owner: &[Option<usize>]) {
+        let width = reg.width;
         let mut bit = 0;
         while bit < width {
             if owner[bit as usize].is_none() {
@@ -293,13 +340,9 @@ impl Validator {
                 } else {
                     format!("bits {end}:{start} are")
                 };
-                self.push(ctx.error(r.at, format!("{bits} not covered by any field"), "describe every bit; reserved bits are fields too (access=\"rsv\", \"rv\" or \"ig\")"));
+                self.push(reg.ctx.error(reg.raw.at, format!("{bits} not covered by any field"), "describe every bit; reserved bits are fields too (access=\"rsv\", \"rv\" or \"ig\")"));
             }
             bit += 1;
         }
-        let mut fields: Vec<Field> = fields.into_iter().map(|(_, f)| f).collect();
-        fields.sort_by_key(|f| std::cmp::Reverse(f.lsb));
-        fields.shrink_to_fit();
-        fields
     }
 }

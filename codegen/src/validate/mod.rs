@@ -6,6 +6,10 @@
 //! (events files), `numbers` (how numbers and names are written). The validator keeps going
 //! after an error so one run lists every problem in every file. Reading files and threading
 //! are `crate::load`'s.
+//!
+//! A check is a short `Validator` method over a small scope struct: the file (`Ctx`), the
+//! unit (`unit::UnitFile`, `structure::UnitScope`) or the register (`unit::RegisterScope`)
+//! it is checking. `tests/validation_errors.rs` pins every message, its place and its order.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -31,7 +35,7 @@ pub use events::{events_unit, EventCapacity};
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};
 use processors::Catalogue;
-use structure::PendingRoutes;
+use structure::{PendingRoutes, UnitScope};
 
 /// Validates a parsed spec directory.
 pub fn validate(raw: &RawSpec) -> Result<Spec, Vec<Diagnostic>> {
@@ -176,4 +180,10 @@ impl Validator {
             Err(self.errors)
         }
     }
+}
+
+/// The instances' names, for a help line: `"C0, C1"`.
+fn instance_names(instances: &[Instance]) -> String {
+    let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
+    names.join(", ")
 }

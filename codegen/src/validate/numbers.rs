@@ -8,15 +8,8 @@ pub fn counters_mask(text: &str) -> Option<u32> {
 /// "0,1,2,3" or "0-3" or "2" -> a bit mask of counters.
 pub(crate) fn parse_counters(text: &str) -> Option<u32> {
     let mut mask = 0u32;
-    for part in text.split(',').map(str::trim) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
-            None => {
-                let n = part.parse::<u32>().ok()?;
-                (n, n)
-            }
-        };
-        if lo > hi || hi >= 32 {
+    for (lo, hi) in counter_ranges(text)? {
+        if hi >= 32 {
             return None;
         }
         for n in lo..=hi {
@@ -24,6 +17,34 @@ pub(crate) fn parse_counters(text: &str) -> Option<u32> {
         }
     }
     (mask != 0).then_some(mask)
+}
+
+/// `"0-3,5"` -> `[0, 1, 2, 3, 5]`: ascending, no repeats, below 1024, or `None`.
+pub(crate) fn parse_counter_list(text: &str) -> Option<Vec<u32>> {
+    let mut out: Vec<u32> = Vec::new();
+    for (lo, hi) in counter_ranges(text)? {
+        if hi > 1023 || out.last().is_some_and(|&l| l >= lo) {
+            return None;
+        }
+        out.extend(lo..=hi);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The comma-separated parts of a counter list, each `lo-hi` or one number, as (lo, hi) with
+/// lo <= hi; `None` if a part is neither.
+fn counter_ranges(text: &str) -> Option<Vec<(u32, u32)>> {
+    let part = |part: &str| {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
+            None => {
+                let n = part.parse::<u32>().ok()?;
+                (n, n)
+            }
+        };
+        (lo <= hi).then_some((lo, hi))
+    };
+    text.split(',').map(str::trim).map(part).collect()
 }
 
 /// Parses `0x`-prefixed hex or decimal.
@@ -69,4 +90,29 @@ pub(crate) fn is_cpuid_bits(s: &str) -> bool {
         && rest.ends_with(']')
         && parse_bits(&rest[4..rest.len() - 1]).is_some_and(|(m, l)| m >= l && m < 32);
     leaf_ok && reg_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_masks_take_any_order_below_32() {
+        assert_eq!(parse_counters("0-3"), Some(0b1111));
+        assert_eq!(parse_counters(" 3 , 0-1,1"), Some(0b1011));
+        assert_eq!(parse_counters("31"), Some(1 << 31));
+        for bad in ["", "32", "3-1", "x", "0-", "0,,1"] {
+            assert_eq!(parse_counters(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn counter_lists_are_ascending_without_repeats_below_1024() {
+        assert_eq!(parse_counter_list("0-3,5"), Some(vec![0, 1, 2, 3, 5]));
+        assert_eq!(parse_counter_list(" 32 "), Some(vec![32]));
+        assert_eq!(parse_counter_list("1023"), Some(vec![1023]));
+        for bad in ["", "1024", "3-1", "2,1", "1,1", "0-3,3", "x", "0,,1"] {
+            assert_eq!(parse_counter_list(bad), None, "{bad:?}");
+        }
+    }
 }

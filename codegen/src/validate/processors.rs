@@ -17,20 +17,61 @@ pub(crate) struct Catalogue {
 }
 
 impl Validator {
+    /// processors.xml: the processors with their documents, the public sources and perf
+    /// drivers, CPUID identities and core-PMU links.
     pub(crate) fn processors(&mut self, parsed: &ParsedProcessors) -> SpecContext {
-        let pf = &parsed.file;
         let ctx = Ctx {
-            file: pf,
+            file: &parsed.file,
             register: None,
         };
-        let mut processors: Vec<Processor> = Vec::new();
         let mut catalogue = Catalogue {
             documents: HashMap::new(),
             public: HashMap::new(),
             perf_drivers: HashMap::new(),
         };
+        let raw = &parsed.raw;
+        let mut processors = self.processor_list(&ctx, &raw.processor, &mut catalogue);
+        let public_sources = self.public_sources(&ctx, &raw.source, &mut catalogue);
+        for d in &raw.perf_driver {
+            if let Some(driver) = self.perf_driver(&ctx, d, &catalogue) {
+                if catalogue
+                    .perf_drivers
+                    .insert(d.id.clone(), Arc::new(driver))
+                    .is_some()
+                {
+                    self.push(ctx.error(
+                        d.at,
+                        format!("duplicate perf driver id `{}`", d.id),
+                        "give each <perf-driver> its own id",
+                    ));
+                }
+            }
+        }
+        for (p, raw) in processors.iter_mut().zip(&raw.processor) {
+            if let Some(raw) = &raw.identity {
+                p.identity = self.identity(&ctx, &p.id, raw, &catalogue);
+            }
+        }
+        self.unique_identities(&ctx, &processors, &raw.processor);
+        self.core_pmus(&ctx, &mut processors, &raw.processor);
+        SpecContext {
+            processors,
+            public_sources,
+            catalogue,
+        }
+    }
+
+    /// The `<processor>`s, each with its own id and module; their documents go into the
+    /// catalogue, each id once.
+    fn processor_list(
+        &mut self,
+        ctx: &Ctx,
+        raw: &[RawProcessor],
+        catalogue: &mut Catalogue,
+    ) -> Vec<Processor> {
+        let mut processors: Vec<Processor> = Vec::new();
         let mut modules = HashSet::new();
-        for p in &parsed.raw.processor {
+        for p in raw {
             if processors.iter().any(|q| q.id == p.id) {
                 self.push(ctx.error(
                     p.at,
@@ -48,31 +89,11 @@ impl Validator {
                     "use a unique snake_case module name",
                 ));
             }
-            let mut documents = Vec::new();
-            for d in &p.document {
-                let doc = Document {
-                    id: d.id.clone(),
-                    title: d.title.clone(),
-                    reference: d.reference.clone(),
-                };
-                let origin = Arc::new(SourceOrigin::Document {
-                    id: doc.id.clone(),
-                    title: doc.title.clone(),
-                    reference: doc.reference.clone(),
-                });
-                if catalogue
-                    .documents
-                    .insert(d.id.clone(), (p.id.clone(), doc.clone(), origin))
-                    .is_some()
-                {
-                    self.push(ctx.error(
-                        d.at,
-                        format!("duplicate document id `{}`", d.id),
-                        "document ids are global: give each its own",
-                    ));
-                }
-                documents.push(doc);
-            }
+            let documents = p
+                .document
+                .iter()
+                .map(|d| self.document(ctx, &p.id, d, catalogue))
+                .collect();
             processors.push(Processor {
                 id: p.id.clone(),
                 module: p.module.clone(),
@@ -84,8 +105,51 @@ impl Validator {
                 core_events: None,
             });
         }
+        processors
+    }
+
+    /// A `<document>` of processor `pid`, added to the catalogue (document ids are global).
+    fn document(
+        &mut self,
+        ctx: &Ctx,
+        pid: &str,
+        d: &RawDocument,
+        catalogue: &mut Catalogue,
+    ) -> Document {
+        let doc = Document {
+            id: d.id.clone(),
+            title: d.title.clone(),
+            reference: d.reference.clone(),
+        };
+        let origin = Arc::new(SourceOrigin::Document {
+            id: doc.id.clone(),
+            title: doc.title.clone(),
+            reference: doc.reference.clone(),
+        });
+        if catalogue
+            .documents
+            .insert(d.id.clone(), (pid.to_string(), doc.clone(), origin))
+            .is_some()
+        {
+            self.push(ctx.error(
+                d.at,
+                format!("duplicate document id `{}`", d.id),
+                "document ids are global: give each its own",
+            ));
+        }
+        doc
+    }
+
+    /// The public `<source>`s, added to the catalogue; source and document ids share one
+    /// namespace.
+    fn public_sources(
+        &mut self,
+        ctx: &Ctx,
+        raw: &[RawPublicSource],
+        catalogue: &mut Catalogue,
+    ) -> Vec<PublicSource> {
         let mut public_sources = Vec::new();
-        for s in &parsed.raw.source {
+        for s in raw {
             let src = PublicSource {
                 id: s.id.clone(),
                 title: s.title.clone(),
@@ -108,33 +172,27 @@ impl Validator {
             }
             public_sources.push(src);
         }
-        for d in &parsed.raw.perf_driver {
-            if let Some(driver) = self.perf_driver(&ctx, d, &catalogue) {
-                if catalogue
-                    .perf_drivers
-                    .insert(d.id.clone(), Arc::new(driver))
-                    .is_some()
-                {
-                    self.push(ctx.error(
-                        d.at,
-                        format!("duplicate perf driver id `{}`", d.id),
-                        "give each <perf-driver> its own id",
-                    ));
-                }
-            }
+        public_sources
+    }
+
+    /// Whether `id` is a public `<source>` of processors.xml; an unknown one is reported at
+    /// `at`.
+    pub(super) fn public_source(
+        &mut self,
+        ctx: &Ctx,
+        cat: &Catalogue,
+        at: usize,
+        id: &str,
+    ) -> bool {
+        let known = cat.public.contains_key(id);
+        if !known {
+            self.push(ctx.error(
+                at,
+                format!("unknown source `{id}`"),
+                "public sources are declared in processors.xml",
+            ));
         }
-        for (p, raw) in processors.iter_mut().zip(&parsed.raw.processor) {
-            if let Some(raw) = &raw.identity {
-                p.identity = self.identity(&ctx, &p.id, raw, &catalogue);
-            }
-        }
-        self.unique_identities(&ctx, &processors, &parsed.raw.processor);
-        self.core_pmus(&ctx, &mut processors, &parsed.raw.processor);
-        SpecContext {
-            processors,
-            public_sources,
-            catalogue,
-        }
+        known
     }
 
     /// `core-pmu`: the processor whose units are this one's core PMU. It must be another
@@ -187,77 +245,12 @@ impl Validator {
                 String::new()
             }
         };
-        let mut formats: Vec<PerfFormat> = Vec::new();
         let mut seen = HashSet::new();
-        for f in &raw.format {
-            if !seen.insert(f.name.as_str()) {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "perf driver `{}`: format `{}` is given twice",
-                        raw.id, f.name
-                    ),
-                    "a driver has one format file of each name",
-                ));
-            }
-            let Some(width) = format_width(&f.config) else {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "perf driver `{}`: format `{}` is `{}`, not WORD:BITS as the kernel writes it",
-                        raw.id, f.name, f.config
-                    ),
-                    "write e.g. config:0-7, config1:0-31 or config:0-7,21 (ranges lo-hi within 0-63, at most 64 bits)",
-                ));
-                continue;
-            };
-            let text = normalize_text(&f.text);
-            let targets = [
-                f.role.is_some(),
-                f.field.is_some(),
-                f.register.is_some(),
-                !text.is_empty(),
-            ];
-            if targets.iter().filter(|t| **t).count() != 1 {
-                self.push(ctx.error(
-                    f.at,
-                    format!(
-                        "perf driver `{}`: format `{}` must map onto exactly one of a role, a field or a register, or say why it maps onto nothing",
-                        raw.id, f.name
-                    ),
-                    "give role=\"event\", field=\"tid_en\" or register=\"C{i}_MSR_PMON_BOX_FILTER\", or the reason as the element's text",
-                ));
-                continue;
-            }
-            let target = if let Some(r) = &f.role {
-                match Role::parse(r) {
-                    Some(role) => FormatTarget::Role(role),
-                    None => {
-                        self.push(ctx.error(
-                            f.at,
-                            format!(
-                                "perf driver `{}`: format `{}` maps onto unknown role `{r}`",
-                                raw.id, f.name
-                            ),
-                            "use a role of spec/README.md's role table",
-                        ));
-                        continue;
-                    }
-                }
-            } else if let Some(field) = &f.field {
-                FormatTarget::Field(field.clone())
-            } else if let Some(reg) = &f.register {
-                FormatTarget::Register(reg.clone())
-            } else {
-                FormatTarget::Unmapped(text)
-            };
-            formats.push(PerfFormat {
-                name: f.name.clone(),
-                config: f.config.clone(),
-                width,
-                target,
-            });
-        }
+        let formats: Vec<PerfFormat> = raw
+            .format
+            .iter()
+            .filter_map(|f| self.perf_format(ctx, raw, f, &mut seen))
+            .collect();
         if self.errors.len() > before {
             return None;
         }
@@ -268,6 +261,84 @@ impl Validator {
             source: raw.source.clone(),
             source_title,
             formats,
+        })
+    }
+
+    /// One `<format>` of a driver: it parses as the kernel writes it, appears once (`seen`
+    /// holds the names so far), and maps onto one target or says why none.
+    fn perf_format<'r>(
+        &mut self,
+        ctx: &Ctx,
+        raw: &RawPerfDriver,
+        f: &'r RawPerfFormat,
+        seen: &mut HashSet<&'r str>,
+    ) -> Option<PerfFormat> {
+        if !seen.insert(f.name.as_str()) {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` is given twice",
+                    raw.id, f.name
+                ),
+                "a driver has one format file of each name",
+            ));
+        }
+        let Some(width) = format_width(&f.config) else {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` is `{}`, not WORD:BITS as the kernel writes it",
+                    raw.id, f.name, f.config
+                ),
+                "write e.g. config:0-7, config1:0-31 or config:0-7,21 (ranges lo-hi within 0-63, at most 64 bits)",
+            ));
+            return None;
+        };
+        let text = normalize_text(&f.text);
+        let targets = [
+            f.role.is_some(),
+            f.field.is_some(),
+            f.register.is_some(),
+            !text.is_empty(),
+        ];
+        if targets.iter().filter(|t| **t).count() != 1 {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` must map onto exactly one of a role, a field or a register, or say why it maps onto nothing",
+                    raw.id, f.name
+                ),
+                "give role=\"event\", field=\"tid_en\" or register=\"C{i}_MSR_PMON_BOX_FILTER\", or the reason as the element's text",
+            ));
+            return None;
+        }
+        let target = if let Some(r) = &f.role {
+            match Role::parse(r) {
+                Some(role) => FormatTarget::Role(role),
+                None => {
+                    self.push(ctx.error(
+                        f.at,
+                        format!(
+                            "perf driver `{}`: format `{}` maps onto unknown role `{r}`",
+                            raw.id, f.name
+                        ),
+                        "use a role of spec/README.md's role table",
+                    ));
+                    return None;
+                }
+            }
+        } else if let Some(field) = &f.field {
+            FormatTarget::Field(field.clone())
+        } else if let Some(reg) = &f.register {
+            FormatTarget::Register(reg.clone())
+        } else {
+            FormatTarget::Unmapped(text)
+        };
+        Some(PerfFormat {
+            name: f.name.clone(),
+            config: f.config.clone(),
+            width,
+            target,
         })
     }
 

@@ -6,6 +6,26 @@ use std::sync::Arc;
 
 use super::*;
 
+/// The unit file being checked: its text and path, its processor, and what processors.xml
+/// declares.
+pub(super) struct UnitFile<'a> {
+    file: &'a SourceFile,
+    path: &'a Arc<Path>,
+    proc: &'a Processor,
+    cat: &'a Catalogue,
+}
+
+/// The register being checked, with what its addresses and fields are checked against.
+pub(super) struct RegisterScope<'a> {
+    pub(super) ctx: &'a Ctx<'a>,
+    pub(super) raw: &'a RawRegister,
+    pub(super) space: Space,
+    pub(super) width: u32,
+    pub(super) count: u32,
+    pub(super) instances: &'a [Instance],
+    pub(super) cat: &'a Catalogue,
+}
+
 impl Validator {
     /// A unit file: its instances, registers and PMU structure, with its routes as written.
     pub(super) fn unit(
@@ -16,11 +36,51 @@ impl Validator {
     ) -> Option<(Unit, Option<PendingRoutes>)> {
         let raw = &parsed.raw;
         let path: Arc<Path> = Arc::from(parsed.file.path.as_path());
+        let file = UnitFile {
+            file: &parsed.file,
+            path: &path,
+            proc,
+            cat,
+        };
         let ctx = Ctx {
             file: &parsed.file,
             register: None,
         };
         let errors_before = self.errors.len();
+        let instances = self.instances(&ctx, raw);
+        let registers = self.registers(&file, raw, &instances);
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        let scope = UnitScope {
+            ctx: &ctx,
+            path: &path,
+            registers: &registers,
+            instances: &instances,
+            cat,
+        };
+        let structure = self.unit_pmu(&scope, raw.pmu.as_ref());
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        let (pmu, routes) = structure.unzip();
+        let unit = Unit {
+            name: raw.name.clone(),
+            module: raw.module.clone(),
+            title: raw.title.clone(),
+            description: normalize_text(&raw.description),
+            instances,
+            registers,
+            file: relative_spec_path(&parsed.file.path),
+            at: Position::of(&parsed.file, &path, raw.at),
+            events: Vec::new(),
+            pmu,
+        };
+        Some((unit, routes))
+    }
+
+    /// The unit's module name and its instances, each once.
+    fn instances(&mut self, ctx: &Ctx<'_>, raw: &RawUnit) -> Vec<Instance> {
         if !is_identifier(&raw.module) {
             self.push(ctx.error(
                 raw.at,
@@ -53,16 +113,25 @@ impl Validator {
                 key,
             });
         }
+        instances
+    }
 
+    /// The unit's registers, each defined once and with a type name of its own.
+    fn registers(
+        &mut self,
+        unit: &UnitFile<'_>,
+        raw: &RawUnit,
+        instances: &[Instance],
+    ) -> Vec<Register> {
         let mut registers: Vec<Register> = Vec::new();
         let mut first_at: HashMap<&str, usize> = HashMap::new();
         for r in &raw.register {
+            let ctx = Ctx {
+                file: unit.file,
+                register: Some(&r.name),
+            };
             if let Some(first) = first_at.get(r.name.as_str()) {
-                let (line, _) = parsed.file.position(*first);
-                let ctx = Ctx {
-                    file: &parsed.file,
-                    register: Some(&r.name),
-                };
+                let (line, _) = unit.file.position(*first);
                 self.push(ctx.error(
                     r.at,
                     format!("defined a second time (first at line {line})"),
@@ -71,74 +140,77 @@ impl Validator {
                 continue;
             }
             first_at.insert(&r.name, r.at);
-            if let Some(reg) = self.register(&parsed.file, &path, r, &instances, proc, cat) {
-                let ctx = Ctx {
-                    file: &parsed.file,
-                    register: Some(&r.name),
-                };
-                if let Some(other) = registers.iter().find(|o| o.type_name == reg.type_name) {
-                    self.push(ctx.error(
-                        r.at,
-                        format!(
-                            "type name `{}` is already used by {}",
-                            reg.type_name, other.name
-                        ),
-                        "set a distinct type=\"...\" on one of them",
-                    ));
-                } else {
-                    registers.push(reg);
-                }
+            let Some(reg) = self.register(unit, r, instances) else {
+                continue;
+            };
+            if let Some(other) = registers.iter().find(|o| o.type_name == reg.type_name) {
+                self.push(ctx.error(
+                    r.at,
+                    format!(
+                        "type name `{}` is already used by {}",
+                        reg.type_name, other.name
+                    ),
+                    "set a distinct type=\"...\" on one of them",
+                ));
+            } else {
+                registers.push(reg);
             }
         }
-        if self.errors.len() > errors_before {
-            return None;
-        }
-        let known_source = |id: &str| cat.public.contains_key(id);
-        let perf_driver = |id: &str| cat.perf_drivers.get(id).cloned();
-        let structure = self.unit_pmu(
-            &ctx,
-            &path,
-            raw.pmu.as_ref(),
-            &registers,
-            &instances,
-            &known_source,
-            &perf_driver,
-        );
-        if self.errors.len() > errors_before {
-            return None;
-        }
-        let (pmu, routes) = structure.unzip();
-        let unit = Unit {
-            name: raw.name.clone(),
-            module: raw.module.clone(),
-            title: raw.title.clone(),
-            description: normalize_text(&raw.description),
-            instances,
-            registers,
-            file: relative_spec_path(&parsed.file.path),
-            at: Position::of(&parsed.file, &path, raw.at),
-            events: Vec::new(),
-            pmu,
-        };
-        Some((unit, routes))
+        registers
     }
 
     /// One register: width, space, placeholders, type name, sources, addresses, fields,
     /// reset and notes.
     pub(super) fn register(
         &mut self,
-        file: &SourceFile,
-        path: &Arc<Path>,
+        unit: &UnitFile<'_>,
         r: &RawRegister,
         instances: &[Instance],
-        proc: &Processor,
-        cat: &Catalogue,
     ) -> Option<Register> {
         let ctx = Ctx {
-            file,
+            file: unit.file,
             register: Some(&r.name),
         };
         let errors_before = self.errors.len();
+        let (width, space, count) = self.register_shape(&ctx, r);
+        let type_name = self.register_name(&ctx, r, instances.len() > 1, count);
+        let sources = self.register_sources(&ctx, r, unit);
+        let reg = RegisterScope {
+            ctx: &ctx,
+            raw: r,
+            space,
+            width,
+            count,
+            instances,
+            cat: unit.cat,
+        };
+        let addresses = self.addresses(&reg);
+        let fields = self.fields(&reg);
+        let reset = fields.iter().fold(0u64, |acc, f| acc | (f.reset << f.lsb));
+        self.register_reset(&ctx, r, reset);
+        let notes = self.notes(&ctx, &r.note);
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        Some(Register {
+            name: r.name.clone(),
+            type_name,
+            width,
+            space,
+            count,
+            count_cpuid: r.count_cpuid.clone(),
+            reset,
+            sources,
+            description: normalize_text(&r.description),
+            addresses,
+            fields,
+            notes,
+            at: Position::of(unit.file, unit.path, r.at),
+        })
+    }
+
+    /// Width, address space and array length (with `count-cpuid`).
+    fn register_shape(&mut self, ctx: &Ctx<'_>, r: &RawRegister) -> (u32, Space, u32) {
         let width = match r.width.as_str() {
             "32" => 32,
             "64" => 64,
@@ -178,18 +250,19 @@ impl Validator {
                 1
             }
         };
-        if let Some(c) = &r.count_cpuid {
-            if !is_cpuid_bits(c) {
-                self.push(ctx.error(
-                    r.at,
-                    format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
-                    "name the CPUID leaf, register and bits",
-                ));
-            }
+        if let Some(c) = r.count_cpuid.as_deref().filter(|c| !is_cpuid_bits(c)) {
+            self.push(ctx.error(
+                r.at,
+                format!("count-cpuid `{c}` is not of the form 0AH.EAX[15:8]"),
+                "name the CPUID leaf, register and bits",
+            ));
         }
+        (width, space, count)
+    }
 
-        // Placeholders.
-        let multi = instances.len() > 1;
+    /// The name's placeholders ({i} exactly when the unit has several instances, {n} exactly
+    /// for an array), and the register's Rust type name.
+    fn register_name(&mut self, ctx: &Ctx<'_>, r: &RawRegister, multi: bool, count: u32) -> String {
         let has_i = r.name.contains("{i}");
         let has_n = r.name.contains("{n}");
         let bare = strip_placeholders(&r.name);
@@ -225,58 +298,22 @@ impl Validator {
                 "use CamelCase letters and digits",
             ));
         }
-        let type_name = rust_type_name(type_name);
+        rust_type_name(type_name)
+    }
 
-        // Sources.
-        let mut sources = Vec::new();
+    /// The `<source>`s of a register: each a document of its processor or a public source.
+    fn register_sources(
+        &mut self,
+        ctx: &Ctx<'_>,
+        r: &RawRegister,
+        unit: &UnitFile<'_>,
+    ) -> Vec<SourceRef> {
         if r.source.is_empty() {
             self.push(ctx.error(r.at, "no <source> says where the layout comes from", "add <source document=\"...\" table=\"...\" page=\"...\"/> or <source source=\"...\"/>"));
         }
+        let mut sources = Vec::new();
         for s in &r.source {
-            let origin = match (&s.document, &s.source) {
-                (Some(d), None) => match cat.documents.get(d) {
-                    Some((pid, _, origin)) if *pid == proc.id => Some(Arc::clone(origin)),
-                    Some((pid, _, _)) => {
-                        self.push(ctx.error(
-                            s.at,
-                            format!(
-                                "document `{d}` belongs to processor `{pid}`, not `{}`",
-                                proc.id
-                            ),
-                            "cite a document of this unit's processor",
-                        ));
-                        None
-                    }
-                    None => {
-                        self.push(ctx.error(
-                            s.at,
-                            format!("unknown document `{d}`"),
-                            "documents are declared in processors.xml",
-                        ));
-                        None
-                    }
-                },
-                (None, Some(id)) => match cat.public.get(id) {
-                    Some((_, origin)) => Some(Arc::clone(origin)),
-                    None => {
-                        self.push(ctx.error(
-                            s.at,
-                            format!("unknown source `{id}`"),
-                            "public sources are declared in processors.xml",
-                        ));
-                        None
-                    }
-                },
-                _ => {
-                    self.push(ctx.error(
-                        s.at,
-                        "a <source> names exactly one of document=\"...\" or source=\"...\"",
-                        "split it into two <source> elements",
-                    ));
-                    None
-                }
-            };
-            if let Some(origin) = origin {
+            if let Some(origin) = self.source_origin(ctx, s, unit) {
                 sources.push(SourceRef {
                     origin,
                     table: s.table.clone(),
@@ -285,31 +322,69 @@ impl Validator {
                 });
             }
         }
+        sources
+    }
 
-        let addresses = self.addresses(&ctx, r, space, width, count, instances, cat);
-        let fields = self.fields(&ctx, r, width, cat);
-
-        let reset = fields.iter().fold(0u64, |acc, f| acc | (f.reset << f.lsb));
-        if let Some(text) = &r.reset {
-            match parse_number(text) {
-                Some(v) if v == reset => {}
-                Some(v) => self.push(ctx.error(
-                    r.at,
+    /// The document or public source one `<source>` cites.
+    fn source_origin(
+        &mut self,
+        ctx: &Ctx<'_>,
+        s: &RawSourceRef,
+        unit: &UnitFile<'_>,
+    ) -> Option<Arc<SourceOrigin>> {
+        let (message, help) = match (&s.document, &s.source) {
+            (Some(d), None) => match unit.cat.documents.get(d) {
+                Some((pid, _, origin)) if *pid == unit.proc.id => return Some(Arc::clone(origin)),
+                Some((pid, _, _)) => (
                     format!(
-                        "reset {v:#x} disagrees with the fields' resets, which make {reset:#x}"
+                        "document `{d}` belongs to processor `{pid}`, not `{}`",
+                        unit.proc.id
                     ),
-                    "fix the register reset or the field resets so they agree",
-                )),
-                None => self.push(ctx.error(
-                    r.at,
-                    format!("reset `{text}` is not a number"),
-                    "write decimal or 0x-prefixed hex",
-                )),
-            }
-        }
+                    "cite a document of this unit's processor",
+                ),
+                None => (
+                    format!("unknown document `{d}`"),
+                    "documents are declared in processors.xml",
+                ),
+            },
+            (None, Some(id)) => match unit.cat.public.get(id) {
+                Some((_, origin)) => return Some(Arc::clone(origin)),
+                None => (
+                    format!("unknown source `{id}`"),
+                    "public sources are declared in processors.xml",
+                ),
+            },
+            _ => (
+                "a <source> names exactly one of document=\"...\" or source=\"...\"".to_string(),
+                "split it into two <source> elements",
+            ),
+        };
+        self.push(ctx.error(s.at, message, help));
+        None
+    }
 
-        let mut notes = Vec::new();
-        for n in &r.note {
+    /// `reset="..."` on a register agrees with its fields' resets.
+    fn register_reset(&mut self, ctx: &Ctx<'_>, r: &RawRegister, reset: u64) {
+        let Some(text) = &r.reset else { return };
+        match parse_number(text) {
+            Some(v) if v == reset => {}
+            Some(v) => self.push(ctx.error(
+                r.at,
+                format!("reset {v:#x} disagrees with the fields' resets, which make {reset:#x}"),
+                "fix the register reset or the field resets so they agree",
+            )),
+            None => self.push(ctx.error(
+                r.at,
+                format!("reset `{text}` is not a number"),
+                "write decimal or 0x-prefixed hex",
+            )),
+        }
+    }
+
+    /// A register's `<note>`s, each of a known kind.
+    fn notes(&mut self, ctx: &Ctx<'_>, notes: &[RawNote]) -> Vec<Note> {
+        let mut out = Vec::new();
+        for n in notes {
             if !["erratum", "source-conflict", "info"].contains(&n.kind.as_str()) {
                 self.push(ctx.error(
                     n.at,
@@ -317,30 +392,12 @@ impl Validator {
                     "use erratum, source-conflict or info",
                 ));
             }
-            notes.push(Note {
+            out.push(Note {
                 kind: n.kind.clone(),
                 title: n.title.clone(),
                 text: normalize_text(&n.text),
             });
         }
-
-        if self.errors.len() > errors_before {
-            return None;
-        }
-        Some(Register {
-            name: r.name.clone(),
-            type_name,
-            width,
-            space,
-            count,
-            count_cpuid: r.count_cpuid.clone(),
-            reset,
-            sources,
-            description: normalize_text(&r.description),
-            addresses,
-            fields,
-            notes,
-            at: Position::of(file, path, r.at),
-        })
+        out
     }
 }

@@ -1,14 +1,135 @@
-//! The PMU structure rules (spec/README.md, "PMU structure"): field roles (`roles`), a unit's
-//! `<pmu>` wiring (`wiring`), and, once every unit of a processor is known, its overflow
-//! routes and global level (`routes`).
+//! The PMU structure rules (spec/README.md, "PMU structure"): field roles (`roles`); a unit's
+//! `<pmu>` (`wiring`, which runs the passes: its counters in `counters`, where role fields sit
+//! in `placement`, its perf PMUs in `perf`); and, once every unit of a processor is known,
+//! its overflow routes and global level (`routes`).
+//!
+//! Each pass is a `Validator` method over a [`UnitScope`] (the unit being checked) that pushes
+//! what it finds and returns what it resolved, so the order of the diagnostics is the order
+//! of the passes.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use super::processors::Catalogue;
+use super::{instance_names, parse_counter_list, Ctx, Validator};
 use crate::diagnostics::Diagnostic;
-use crate::model::Position;
+use crate::model::{Instance, Position, Register};
 
+mod counters;
 mod perf;
+mod placement;
 mod roles;
 mod routes;
 mod wiring;
+
+/// The unit whose `<pmu>` is being checked: its file, its validated registers and
+/// instances, and what processors.xml declares (sources, perf drivers).
+pub(in crate::validate) struct UnitScope<'a> {
+    pub(in crate::validate) ctx: &'a Ctx<'a>,
+    pub(in crate::validate) path: &'a Arc<Path>,
+    pub(in crate::validate) registers: &'a [Register],
+    pub(in crate::validate) instances: &'a [Instance],
+    pub(in crate::validate) cat: &'a Catalogue,
+}
+
+/// The `<pmu>` element a `counters="..."` or `instances="..."` list is written on, for the
+/// messages and the list's default.
+#[derive(Clone, Copy)]
+enum ListOn {
+    Filter,
+    Route,
+    Perf,
+}
+
+impl ListOn {
+    fn name(self) -> &'static str {
+        match self {
+            ListOn::Filter => "filter",
+            ListOn::Route => "route",
+            ListOn::Perf => "<perf>",
+        }
+    }
+}
+
+impl Validator {
+    /// `counters="..."` of a filter, route or `<perf>`: an ascending list of counters the box
+    /// has (`numbers`). Absent, the element covers every counter: a filter says so with an
+    /// empty list, a route or `<perf>` lists them all. `None` when the list does not parse; a
+    /// counter the box lacks is reported, and the list kept.
+    fn counter_list(
+        &mut self,
+        ctx: &Ctx<'_>,
+        (on, at): (ListOn, usize),
+        text: Option<&str>,
+        numbers: &[u32],
+    ) -> Option<Vec<u32>> {
+        let list = match (text.map(parse_counter_list), on) {
+            (None, ListOn::Filter) => Vec::new(),
+            (None, _) => numbers.to_vec(),
+            (Some(Some(l)), _) => l,
+            (Some(None), _) => {
+                let example = match on {
+                    ListOn::Filter => "write e.g. counters=\"0-3\"",
+                    _ => "write e.g. counters=\"0-7\"",
+                };
+                self.push(ctx.error(
+                    at,
+                    format!(
+                        "{} counters is not an ascending list of counter numbers",
+                        on.name()
+                    ),
+                    example,
+                ));
+                return None;
+            }
+        };
+        if let Some(n) = list.iter().find(|n| !numbers.contains(n)) {
+            self.push(ctx.error(
+                at,
+                format!(
+                    "{} names counter {n}, which the box does not have",
+                    on.name()
+                ),
+                "name counters the <pmu> declares",
+            ));
+        }
+        Some(list)
+    }
+
+    /// `instances="..."` of a route or `<perf>`: the instances named (unknown ones reported
+    /// and left out), or every instance of the unit.
+    fn instance_list(
+        &mut self,
+        unit: &UnitScope<'_>,
+        (on, at): (ListOn, usize),
+        text: Option<&str>,
+    ) -> Vec<usize> {
+        let Some(text) = text else {
+            return (0..unit.instances.len()).collect();
+        };
+        let mut found = Vec::new();
+        for name in text.split_whitespace() {
+            match unit.instances.iter().position(|i| i.name == name) {
+                Some(i) => found.push(i),
+                None => {
+                    let help = match on {
+                        ListOn::Perf => "name instances the unit declares".to_string(),
+                        _ => format!(
+                            "the unit's instances are: {}",
+                            instance_names(unit.instances)
+                        ),
+                    };
+                    self.push(unit.ctx.error(
+                        at,
+                        format!("{} names unknown instance `{name}`", on.name()),
+                        &help,
+                    ))
+                }
+            }
+        }
+        found
+    }
+}
 
 /// A route as written, kept until every unit of the processor is validated.
 #[derive(Debug, Clone)]
@@ -35,25 +156,6 @@ struct PendingBit {
 pub(crate) struct PendingRoutes {
     at: Position,
     routes: Vec<PendingRoute>,
-}
-
-/// `"0-3,5"` -> `[0, 1, 2, 3, 5]`: ascending, no repeats, or `None`.
-pub(crate) fn parse_counter_list(text: &str) -> Option<Vec<u32>> {
-    let mut out: Vec<u32> = Vec::new();
-    for part in text.split(',').map(str::trim) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
-            None => {
-                let n = part.parse::<u32>().ok()?;
-                (n, n)
-            }
-        };
-        if lo > hi || hi > 1023 || out.last().is_some_and(|&l| l >= lo) {
-            return None;
-        }
-        out.extend(lo..=hi);
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 fn diag(at: &Position, message: String, help: &str) -> Diagnostic {

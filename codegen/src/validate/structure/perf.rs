@@ -4,11 +4,28 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::super::{Ctx, Validator};
-use super::parse_counter_list;
-use crate::model::pmu::{Counter, CounterKind, FormatTarget, PerfDriver, PerfPmu, Role};
-use crate::model::{Instance, Register};
+use super::super::Validator;
+use super::{ListOn, UnitScope};
+use crate::model::pmu::{
+    Counter, CounterKind, FormatTarget, PerfDriver, PerfFormat, PerfPmu, Role,
+};
+use crate::model::Register;
 use crate::parse::pmu::{RawPerf, RawPmu};
+
+/// The kernel PMUs named so far, and which one counts each (box, counter).
+#[derive(Default)]
+struct Coverage {
+    pmus: Vec<PerfPmu>,
+    counted_by: BTreeMap<(usize, u32), String>,
+}
+
+/// One format of a driver named by a `<perf>` at `at`, for its messages.
+#[derive(Clone, Copy)]
+struct Format<'a> {
+    at: usize,
+    driver: &'a PerfDriver,
+    format: &'a PerfFormat,
+}
 
 impl Validator {
     /// A unit's `<perf>` elements: which Linux perf PMU counts which counters of which box.
@@ -16,134 +33,133 @@ impl Validator {
     /// PMU once any is named, a PMU counts one box (a name shared by several boxes needs
     /// `{i}`), the counters named exist, and the driver's format maps onto the unit
     /// ([`Validator::perf_driver_fits`]).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn perf_pmus(
         &mut self,
-        ctx: &Ctx<'_>,
+        unit: &UnitScope<'_>,
         raw: &RawPmu,
-        instances: &[Instance],
         numbers: &[u32],
-        known_source: &dyn Fn(&str) -> bool,
-        perf_driver: &dyn Fn(&str) -> Option<Arc<PerfDriver>>,
-        (registers, unit_counters): (&[Register], &[Counter]),
+        unit_counters: &[Counter],
     ) -> Vec<PerfPmu> {
-        let mut out: Vec<PerfPmu> = Vec::new();
-        let mut covered: BTreeMap<(usize, u32), String> = BTreeMap::new();
+        let mut coverage = Coverage::default();
         for pf in &raw.perf {
-            let insts: Vec<usize> = match &pf.instances {
-                None => (0..instances.len()).collect(),
-                Some(list) => {
-                    let mut v = Vec::new();
-                    for name in list.split_whitespace() {
-                        match instances.iter().position(|i| i.name == name) {
-                            Some(i) => v.push(i),
-                            None => self.push(ctx.error(
-                                pf.at,
-                                format!("<perf> names unknown instance `{name}`"),
-                                "name instances the unit declares",
-                            )),
-                        }
-                    }
-                    v
-                }
-            };
-            let counters = match pf.counters.as_deref().map(parse_counter_list) {
-                None => numbers.to_vec(),
-                Some(Some(l)) => l,
-                Some(None) => {
-                    self.push(ctx.error(
-                        pf.at,
-                        "<perf> counters is not an ascending list of counter numbers",
-                        "write e.g. counters=\"0-7\"",
-                    ));
-                    continue;
-                }
-            };
-            if let Some(n) = counters.iter().find(|n| !numbers.contains(n)) {
-                self.push(ctx.error(
-                    pf.at,
-                    format!("<perf> names counter {n}, which the box does not have"),
-                    "name counters the <pmu> declares",
-                ));
-            }
-            let Some(driver) = perf_driver(&pf.driver) else {
-                self.push(ctx.error(
-                    pf.at,
-                    format!("<perf> names unknown perf driver `{}`", pf.driver),
-                    "declare the driver's formats in processors.xml (<perf-driver id=\"...\">)",
-                ));
-                continue;
-            };
-            self.perf_driver_fits(ctx, pf, &driver, &counters, registers, unit_counters);
-            if !known_source(&pf.source) {
-                self.push(ctx.error(
-                    pf.at,
-                    format!("unknown source `{}`", pf.source),
-                    "public sources are declared in processors.xml",
-                ));
-            }
-            if insts.len() > 1 && !pf.pmu.contains("{i}") {
-                self.push(ctx.error(
-                    pf.at,
-                    format!("<perf pmu=\"{}\"> names one kernel PMU for {} boxes", pf.pmu, insts.len()),
-                    "a kernel PMU counts one box: write the box number as {i} (uncore_cbox_{i}), or one <perf> per box",
-                ));
-                continue;
-            }
-            for &i in &insts {
-                let pmu = pf.pmu.replace("{i}", &instances[i].key);
-                if let Some(other) = out.iter().find(|o| o.pmu == pmu && o.instance != i) {
-                    self.push(ctx.error(
-                        pf.at,
-                        format!(
-                            "kernel PMU {pmu} is given to boxes {} and {}",
-                            instances[other.instance].name, instances[i].name
-                        ),
-                        "a kernel PMU counts one box: give each box its own name",
-                    ));
-                }
-                for &c in &counters {
-                    if let Some(first) = covered.insert((i, c), pmu.clone()) {
-                        self.push(ctx.error(
-                            pf.at,
-                            format!(
-                                "counter {c} of box {} is counted by two kernel PMUs, {first} and {pmu}",
-                                instances[i].name
-                            ),
-                            "give each counter one <perf>; split counters=\"...\"",
-                        ));
-                    }
-                }
-                out.push(PerfPmu {
-                    instance: i,
-                    pmu,
-                    counters: counters.clone(),
-                    source: pf.source.clone(),
-                    driver: Arc::clone(&driver),
-                });
-            }
+            self.perf(unit, pf, (numbers, unit_counters), &mut coverage);
         }
         if !raw.perf.is_empty() {
-            for (i, inst) in instances.iter().enumerate() {
-                let missing: Vec<String> = numbers
-                    .iter()
-                    .filter(|c| !covered.contains_key(&(i, **c)))
-                    .map(|c| c.to_string())
-                    .collect();
-                if !missing.is_empty() {
-                    self.push(ctx.error(
-                        raw.at,
-                        format!(
-                            "counter(s) {} of box {} have no kernel PMU, though the unit names perf PMUs",
-                            missing.join(", "),
-                            inst.name
-                        ),
-                        "add a <perf> that counts them (its counters=\"...\" and instances=\"...\")",
-                    ));
-                }
+            self.perf_uncovered(unit, raw.at, numbers, &coverage);
+        }
+        coverage.pmus
+    }
+
+    /// One `<perf>`: its boxes and counters, driver and source, one kernel PMU per box.
+    fn perf(
+        &mut self,
+        unit: &UnitScope<'_>,
+        pf: &RawPerf,
+        (numbers, unit_counters): (&[u32], &[Counter]),
+        coverage: &mut Coverage,
+    ) {
+        let ctx = unit.ctx;
+        let on = (ListOn::Perf, pf.at);
+        let insts = self.instance_list(unit, on, pf.instances.as_deref());
+        let Some(counters) = self.counter_list(ctx, on, pf.counters.as_deref(), numbers) else {
+            return;
+        };
+        let Some(driver) = unit.cat.perf_drivers.get(&pf.driver).cloned() else {
+            self.push(ctx.error(
+                pf.at,
+                format!("<perf> names unknown perf driver `{}`", pf.driver),
+                "declare the driver's formats in processors.xml (<perf-driver id=\"...\">)",
+            ));
+            return;
+        };
+        self.perf_driver_fits(unit, pf, &driver, &counters, unit_counters);
+        self.public_source(ctx, unit.cat, pf.at, &pf.source);
+        if insts.len() > 1 && !pf.pmu.contains("{i}") {
+            self.push(ctx.error(
+                pf.at,
+                format!("<perf pmu=\"{}\"> names one kernel PMU for {} boxes", pf.pmu, insts.len()),
+                "a kernel PMU counts one box: write the box number as {i} (uncore_cbox_{i}), or one <perf> per box",
+            ));
+            return;
+        }
+        for &i in &insts {
+            let pmu = pf.pmu.replace("{i}", &unit.instances[i].key);
+            self.perf_box(unit, pf.at, (i, &pmu), &counters, coverage);
+            coverage.pmus.push(PerfPmu {
+                instance: i,
+                pmu,
+                counters: counters.clone(),
+                source: pf.source.clone(),
+                driver: Arc::clone(&driver),
+            });
+        }
+    }
+
+    /// Kernel PMU `pmu` counts `counters` of box `i`: no other box has that PMU, and no other
+    /// PMU counts those counters.
+    fn perf_box(
+        &mut self,
+        unit: &UnitScope<'_>,
+        at: usize,
+        (i, pmu): (usize, &str),
+        counters: &[u32],
+        coverage: &mut Coverage,
+    ) {
+        let instances = unit.instances;
+        if let Some(other) = coverage
+            .pmus
+            .iter()
+            .find(|o| o.pmu == pmu && o.instance != i)
+        {
+            self.push(unit.ctx.error(
+                at,
+                format!(
+                    "kernel PMU {pmu} is given to boxes {} and {}",
+                    instances[other.instance].name, instances[i].name
+                ),
+                "a kernel PMU counts one box: give each box its own name",
+            ));
+        }
+        for &c in counters {
+            if let Some(first) = coverage.counted_by.insert((i, c), pmu.to_string()) {
+                self.push(unit.ctx.error(
+                    at,
+                    format!(
+                        "counter {c} of box {} is counted by two kernel PMUs, {first} and {pmu}",
+                        instances[i].name
+                    ),
+                    "give each counter one <perf>; split counters=\"...\"",
+                ));
             }
         }
-        out
+    }
+
+    /// Once a unit names perf PMUs, every counter of every box has one.
+    fn perf_uncovered(
+        &mut self,
+        unit: &UnitScope<'_>,
+        pmu_at: usize,
+        numbers: &[u32],
+        coverage: &Coverage,
+    ) {
+        for (i, inst) in unit.instances.iter().enumerate() {
+            let missing: Vec<String> = numbers
+                .iter()
+                .filter(|c| !coverage.counted_by.contains_key(&(i, **c)))
+                .map(|c| c.to_string())
+                .collect();
+            if !missing.is_empty() {
+                self.push(unit.ctx.error(
+                    pmu_at,
+                    format!(
+                        "counter(s) {} of box {} have no kernel PMU, though the unit names perf PMUs",
+                        missing.join(", "),
+                        inst.name
+                    ),
+                    "add a <perf> that counts them (its counters=\"...\" and instances=\"...\")",
+                ));
+            }
+        }
     }
 
     /// The driver's format against the counters a `<perf>` covers: a format mapped onto a
@@ -153,13 +169,13 @@ impl Validator {
     /// the register in the unit.
     fn perf_driver_fits(
         &mut self,
-        ctx: &Ctx<'_>,
+        unit: &UnitScope<'_>,
         pf: &RawPerf,
         driver: &PerfDriver,
         counters: &[u32],
-        registers: &[Register],
         unit_counters: &[Counter],
     ) {
+        let registers = unit.registers;
         let controls: Vec<&Register> = {
             let mut v: Vec<usize> = unit_counters
                 .iter()
@@ -170,73 +186,30 @@ impl Validator {
             v.dedup();
             v.into_iter().map(|r| &registers[r]).collect()
         };
-        for f in &driver.formats {
-            match &f.target {
+        for format in &driver.formats {
+            let f = Format {
+                at: pf.at,
+                driver,
+                format,
+            };
+            match &format.target {
                 FormatTarget::Role(role) => {
                     for reg in &controls {
-                        let has = |r: Role| {
-                            reg.fields.iter().find(|x| {
-                                x.role
-                                    .as_ref()
-                                    .is_some_and(|fr| fr.role == r && fr.counters.is_empty())
-                            })
-                        };
-                        let Some(field) = has(*role) else {
-                            self.push(ctx.error(
-                                pf.at,
-                                format!(
-                                    "perf driver `{}`: format `{}` maps onto role {}, which {} has no field for",
-                                    driver.id, f.name, role.as_str(), reg.name
-                                ),
-                                "map the format onto what the control has, or give the driver's reason as the <format>'s text (and a note)",
-                            ));
-                            continue;
-                        };
-                        let ext = has(Role::EventExt).map_or(0, |e| e.width());
-                        let fits = field.width() == f.width
-                            || (*role == Role::Event && ext > 0 && field.width() + ext == f.width);
-                        if !fits {
-                            self.push(ctx.error(
-                                pf.at,
-                                format!(
-                                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} ({}) is {}",
-                                    driver.id, f.name, f.config, f.width, reg.name, field.name, role.as_str(), field.width()
-                                ),
-                                "a format field and the control field it maps onto have one width",
-                            ));
-                        }
+                        self.format_on_role(unit, f, reg, *role);
                     }
                 }
                 FormatTarget::Field(name) => {
                     for reg in &controls {
-                        match reg.fields.iter().find(|x| &*x.name == name.as_str()) {
-                            Some(field) if field.width() == f.width => {}
-                            Some(field) => self.push(ctx.error(
-                                pf.at,
-                                format!(
-                                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} is {}",
-                                    driver.id, f.name, f.config, f.width, reg.name, name, field.width()
-                                ),
-                                "a format field and the control field it maps onto have one width",
-                            )),
-                            None => self.push(ctx.error(
-                                pf.at,
-                                format!(
-                                    "perf driver `{}`: format `{}` maps onto field `{name}`, which {} does not have",
-                                    driver.id, f.name, reg.name
-                                ),
-                                "name a field of the counter control, or give the driver's reason as the <format>'s text",
-                            )),
-                        }
+                        self.format_on_field(unit, f, reg, name);
                     }
                 }
                 FormatTarget::Register(name) => {
                     if !registers.iter().any(|r| &r.name == name) {
-                        self.push(ctx.error(
+                        self.push(unit.ctx.error(
                             pf.at,
                             format!(
                                 "perf driver `{}`: format `{}` maps onto register {name}, which the unit does not have",
-                                driver.id, f.name
+                                driver.id, format.name
                             ),
                             "name a register of this unit (its name template), or give the reason as the <format>'s text",
                         ));
@@ -244,6 +217,75 @@ impl Validator {
                 }
                 FormatTarget::Unmapped(_) => {}
             }
+        }
+    }
+
+    /// A format mapped onto `role`: the control `reg` has a field of that role (serving
+    /// every counter) of the format's width, or for `event` that width less the `event-ext`
+    /// bit.
+    fn format_on_role(&mut self, unit: &UnitScope<'_>, f: Format, reg: &Register, role: Role) {
+        let (driver, format) = (f.driver, f.format);
+        let has = |r: Role| {
+            reg.fields.iter().find(|x| {
+                x.role
+                    .as_ref()
+                    .is_some_and(|fr| fr.role == r && fr.counters.is_empty())
+            })
+        };
+        let Some(field) = has(role) else {
+            self.push(unit.ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` maps onto role {}, which {} has no field for",
+                    driver.id, format.name, role.as_str(), reg.name
+                ),
+                "map the format onto what the control has, or give the driver's reason as the <format>'s text (and a note)",
+            ));
+            return;
+        };
+        let ext = has(Role::EventExt).map_or(0, |e| e.width());
+        let fits = field.width() == format.width
+            || (role == Role::Event && ext > 0 && field.width() + ext == format.width);
+        if !fits {
+            self.push(unit.ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} ({}) is {}",
+                    driver.id,
+                    format.name,
+                    format.config,
+                    format.width,
+                    reg.name,
+                    field.name,
+                    role.as_str(),
+                    field.width()
+                ),
+                "a format field and the control field it maps onto have one width",
+            ));
+        }
+    }
+
+    /// A format mapped onto field `name`: the control `reg` has it, of the format's width.
+    fn format_on_field(&mut self, unit: &UnitScope<'_>, f: Format, reg: &Register, name: &str) {
+        let (driver, format) = (f.driver, f.format);
+        match reg.fields.iter().find(|x| &*x.name == name) {
+            Some(field) if field.width() == format.width => {}
+            Some(field) => self.push(unit.ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` ({}) is {} bits, but {}.{} is {}",
+                    driver.id, format.name, format.config, format.width, reg.name, name, field.width()
+                ),
+                "a format field and the control field it maps onto have one width",
+            )),
+            None => self.push(unit.ctx.error(
+                f.at,
+                format!(
+                    "perf driver `{}`: format `{}` maps onto field `{name}`, which {} does not have",
+                    driver.id, format.name, reg.name
+                ),
+                "name a field of the counter control, or give the driver's reason as the <format>'s text",
+            )),
         }
     }
 }

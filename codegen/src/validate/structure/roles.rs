@@ -1,7 +1,6 @@
 //! A field's `role` and `counters`, checked against its width and access.
 
-use super::super::{Ctx, Validator};
-use super::parse_counter_list;
+use super::super::{parse_counter_list, Ctx, Validator};
 use crate::model::pmu::*;
 use crate::model::{Access, Repeat};
 use crate::parse::RawField;
@@ -48,20 +47,7 @@ impl Validator {
             ));
             return None;
         }
-        let counters = match &f.counters {
-            None => Vec::new(),
-            Some(c) => match parse_counter_list(c) {
-                Some(list) => list,
-                None => {
-                    self.push(ctx.error(
-                        f.at,
-                        format!("field `{}`: counters `{c}` is not an ascending list of counter numbers", f.name),
-                        "write e.g. counters=\"0-3\" or \"32\" or \"0,2\"",
-                    ));
-                    return None;
-                }
-            },
-        };
+        let counters = self.role_counters(ctx, f)?;
         if role.is_bitmap() && counters.is_empty() {
             self.push(ctx.error(
                 f.at,
@@ -74,24 +60,7 @@ impl Validator {
             ));
             return None;
         }
-        // Element width: what one counter's share of the field must be.
-        let elements = counters.len().max(1) as u32;
-        let problem = match (role.element_width(), repeat) {
-            (Some(ew), Some(rep)) => (rep.element_width != ew
-                || elements > rep.max_count
-                || (rep.count_cpuid.is_none() && elements != rep.max_count))
-                .then(|| format!("its {} elements of {} bit(s) do not give each of the {elements} counter(s) {ew} bit(s)", rep.max_count, rep.element_width)),
-            (Some(ew), None) if counters.is_empty() => (width != ew)
-                .then(|| format!("the role takes {ew} bit(s), and the field is {width} bits wide")),
-            (Some(ew), None) => (width != ew * elements).then(|| {
-                format!(
-                    "{elements} counters of {ew} bit(s) need {} bits, and the field is {width} bits wide",
-                    ew * elements
-                )
-            }),
-            (None, _) => (elements != 1)
-                .then(|| "a multi-bit value role stands for one counter".to_string()),
-        };
+        let problem = width_problem(role, &counters, width, repeat);
         if let Some(p) = problem {
             self.push(ctx.error(
                 f.at,
@@ -105,5 +74,53 @@ impl Validator {
             return None;
         }
         Some(Box::new(FieldRole { role, counters }))
+    }
+
+    /// `counters="..."` of a role field: an ascending list, or none; `None` (reported) when it
+    /// does not parse.
+    fn role_counters(&mut self, ctx: &Ctx<'_>, f: &RawField) -> Option<Vec<u32>> {
+        let Some(c) = &f.counters else {
+            return Some(Vec::new());
+        };
+        let list = parse_counter_list(c);
+        if list.is_none() {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}`: counters `{c}` is not an ascending list of counter numbers",
+                    f.name
+                ),
+                "write e.g. counters=\"0-3\" or \"32\" or \"0,2\"",
+            ));
+        }
+        list
+    }
+}
+
+/// Why a field of `width` bits (a bit array if `repeat`) cannot hold `role` for `counters`:
+/// each counter's share of the field is the role's element width, or a value role stands for
+/// one counter.
+fn width_problem(
+    role: Role,
+    counters: &[u32],
+    width: u32,
+    repeat: Option<&Repeat>,
+) -> Option<String> {
+    let elements = counters.len().max(1) as u32;
+    match (role.element_width(), repeat) {
+        (Some(ew), Some(rep)) => (rep.element_width != ew
+            || elements > rep.max_count
+            || (rep.count_cpuid.is_none() && elements != rep.max_count))
+            .then(|| format!("its {} elements of {} bit(s) do not give each of the {elements} counter(s) {ew} bit(s)", rep.max_count, rep.element_width)),
+        (Some(ew), None) if counters.is_empty() => (width != ew)
+            .then(|| format!("the role takes {ew} bit(s), and the field is {width} bits wide")),
+        (Some(ew), None) => (width != ew * elements).then(|| {
+            format!(
+                "{elements} counters of {ew} bit(s) need {} bits, and the field is {width} bits wide",
+                ew * elements
+            )
+        }),
+        (None, _) => (elements != 1)
+            .then(|| "a multi-bit value role stands for one counter".to_string()),
     }
 }

@@ -411,13 +411,17 @@ fn cxx_headers_agree_with_the_rust_crate() {
     run_checks(&compiler("CXX", "c++"), &["-std=c++11"], "checks.cpp");
 }
 
-/// The README's C example, compiled and run as it is printed.
+/// The C example of docs/c-and-json.md, compiled and run as it is printed.
 #[test]
-fn readme_c_example_runs() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
-    let start = readme.find("```c\n").expect("README has a ```c example") + 5;
+fn docs_c_example_runs() {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/c-and-json.md"),
+    )
+    .unwrap();
+    let start = readme
+        .find("```c\n")
+        .expect("docs/c-and-json.md has a ```c example")
+        + 5;
     let len = readme[start..].find("```").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
+use pmu_runtime::export::web_config::WebConfig;
 use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
 
 use crate::detect;
@@ -34,6 +35,11 @@ pub struct ServeArgs {
     /// counters tell what the machine runs; put a firewall or a proxy in front.
     #[arg(long)]
     allow_remote: bool,
+    /// A web configuration file, as every Prometheus exporter takes it: TLS
+    /// (tls_server_config: cert_file, key_file) and the users who may read
+    /// (basic_auth_users: name: bcrypt hash). Without it, anyone who can connect reads.
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    web_config: Option<PathBuf>,
     /// A file of standing counters, one box per line: the box, then its events in --event's
     /// grammar (`xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#`
     /// starts a comment. Adds to --unit/--event.
@@ -160,6 +166,11 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         )));
     }
     http::check_listen(args.listen, args.allow_remote).map_err(Failure::usage)?;
+    let web = match &args.web_config {
+        Some(path) => WebConfig::load(path)
+            .map_err(|e| Failure::usage(format!("--web.config.file {}: {e}", path.display())))?,
+        None => WebConfig::default(),
+    };
     // Everything the command line and the config file can get wrong is found here, before
     // the socket is bound and before any register is touched.
     let plans: Vec<Plan> = args
@@ -214,7 +225,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         }
     }
     // A panic from here on unwinds through `sets`, whose drops put the registers back.
-    let result = serve(&sets, &plans, args, listener, addr);
+    let result = serve(&sets, &plans, args, (listener, addr, web));
     close_all(sets, result.map(|()| String::new()))
 }
 
@@ -239,8 +250,7 @@ fn serve(
     sets: &[Targets],
     plans: &[Plan],
     args: &ServeArgs,
-    listener: TcpListener,
-    addr: SocketAddr,
+    (listener, addr, web): (TcpListener, SocketAddr, WebConfig),
 ) -> Result<(), Failure> {
     let series: Vec<Series> = sets
         .iter()
@@ -296,14 +306,15 @@ fn serve(
         }
         })
     };
+    let scheme = if web.tls() { "https" } else { "http" };
     let server = {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
             .name("pmu-serve-http".into())
-            .spawn(move || http::run(listener, handler, Limits::default(), &stop))
+            .spawn(move || http::run(listener, handler, Limits::default(), &web, &stop))
             .map_err(|e| Failure::operation(format!("cannot start the HTTP server: {e}")))?
     };
-    eprintln!("pmu serve: listening on http://{addr}/metrics");
+    eprintln!("pmu serve: listening on {scheme}://{addr}/metrics");
 
     let counted = count_loop(sets, plans, args, &exporter, &stop, simulated);
     stop.store(true, Ordering::SeqCst);

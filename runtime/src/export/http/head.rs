@@ -10,6 +10,7 @@ pub(super) struct Head {
     pub method: String,
     pub path: String,
     pub accept: Option<String>,
+    pub authorization: Option<String>,
 }
 
 /// Why a request head could not be read.
@@ -45,6 +46,7 @@ pub(super) fn parse(buf: &[u8]) -> Result<Option<Head>, HeadError> {
             };
             Ok(Some(Head {
                 accept: header("accept"),
+                authorization: header("authorization"),
                 method: request.method.unwrap_or_default().to_string(),
                 path: request.path.unwrap_or_default().to_string(),
             }))

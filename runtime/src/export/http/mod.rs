@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
+use super::web_config::WebConfig;
 use conn::Conn;
 use head::Head;
 use table::{Progress, Table, Waiting};
@@ -66,7 +67,7 @@ impl Default for Limits {
         Self {
             max_connections: 512,
             max_per_client: 32,
-            max_workers: 16,
+            max_workers: 64,
             idle_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
             max_request_bytes: 8192,
@@ -121,18 +122,20 @@ pub fn check_listen(addr: SocketAddr, allow_remote: bool) -> Result<(), String> 
     }
 }
 
-/// Serves connections from `listener` until `stop` is set. Returns the listener's error if
-/// accepting fails for good.
+/// Serves connections from `listener` until `stop` is set, in TLS and to the users `web`
+/// names (if it does). Returns the listener's error if accepting fails for good.
 pub fn run(
     listener: TcpListener,
     handler: Arc<Handler>,
     limits: Limits,
+    web: &WebConfig,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let server = Server {
         handler,
         limits,
+        web: Arc::new(web.clone()),
         busy: Arc::new(AtomicUsize::new(0)),
     };
     let mut table = Table::default();
@@ -174,6 +177,7 @@ fn wait(listener: &TcpListener, table: &Table) -> io::Result<(bool, Vec<bool>)> 
 struct Server {
     handler: Arc<Handler>,
     limits: Limits,
+    web: Arc<WebConfig>,
     /// Requests being answered now.
     busy: Arc<AtomicUsize>,
 }
@@ -209,8 +213,10 @@ impl Server {
                     if stream.set_nonblocking(true).is_err() {
                         continue;
                     }
-                    let w = Waiting::new(Conn::Plain(stream), peer.ip(), Instant::now());
-                    table.admit(w, &self.limits);
+                    // Only an exhausted TLS configuration fails here: drop the connection.
+                    if let Ok(conn) = Conn::new(stream, self.web.server_config()) {
+                        table.admit(Waiting::new(conn, peer.ip(), Instant::now()), &self.limits);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 // A client that gave up before we accepted it, or a passing shortage of file
@@ -243,12 +249,13 @@ impl Server {
             return;
         }
         let handler = Arc::clone(&self.handler);
+        let web = Arc::clone(&self.web);
         let busy = Arc::clone(&self.busy);
         let limits = self.limits;
         let spawned = std::thread::Builder::new()
             .name("pmu-serve-conn".into())
             .spawn(move || {
-                respond(conn, &head, &*handler, limits);
+                respond(conn, &head, &*handler, &web, limits);
                 busy.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
@@ -275,10 +282,18 @@ fn answer_now(mut conn: Conn, r: &Response) {
 }
 
 /// Answers a whole request head (blocking, within the write timeout) and closes.
-fn respond(mut conn: Conn, head: &Head, handler: &Handler, limits: Limits) {
+fn respond(mut conn: Conn, head: &Head, handler: &Handler, web: &WebConfig, limits: Limits) {
     let _ = conn.socket().set_nonblocking(false);
     let _ = conn.socket().set_write_timeout(Some(limits.write_timeout));
-    let response = answer(head, handler);
+    // bcrypt takes its time on purpose: here, on the answering thread, not in the accept loop.
+    let response = if web.authorized(head.authorization.as_deref()) {
+        answer(head, handler)
+    } else {
+        Response::text(
+            401,
+            "a user name and password are needed (HTTP basic auth)\n",
+        )
+    };
     let _ = head::write_response(&mut conn, &response, head.method == "HEAD");
     conn.close();
 }
@@ -324,7 +339,7 @@ mod tests {
         });
         let thread = {
             let stop = Arc::clone(&stop);
-            std::thread::spawn(move || run(listener, handler, limits, &stop))
+            std::thread::spawn(move || run(listener, handler, limits, &WebConfig::default(), &stop))
         };
         Running {
             addr,
@@ -452,7 +467,7 @@ mod tests {
         };
         let thread = {
             let stop = Arc::clone(&stop);
-            std::thread::spawn(move || run(listener, handler, limits, &stop))
+            std::thread::spawn(move || run(listener, handler, limits, &WebConfig::default(), &stop))
         };
         let mut first = TcpStream::connect(addr).unwrap();
         first.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();

@@ -61,8 +61,7 @@ impl fmt::Display for ReadError {
             ReadError::Io(e) => write!(f, "{e}"),
             ReadError::TooLarge(n) => write!(
                 f,
-                "it is larger than {} KiB, the most a configuration file may be; is it the \
-                 right file?",
+                "it is larger than {} KiB, the most a configuration file may be",
                 n / 1024
             ),
             ReadError::NotUtf8 => write!(f, "it is not UTF-8 text"),

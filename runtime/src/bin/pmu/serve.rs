@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
-use pmu_runtime::export::web_config::WebConfig;
+use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
 use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
 
 use crate::detect;
@@ -42,7 +42,7 @@ pub struct ServeArgs {
     web_config: Option<PathBuf>,
     /// A file of standing counters, one box per line: the box, then its events in --event's
     /// grammar (`xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#`
-    /// starts a comment. Adds to --unit/--event.
+    /// starts a comment; at most 1 MiB. Adds to --unit/--event.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE), with the
@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// it (event=NAME or ev_sel=N,umask=N,...). Repeat for more counters.
     #[arg(long = "event", requires = "unit")]
     events: Vec<String>,
+    /// The processor this runs on (xeon-e5-2600, ...), as `pmu watch --processor` takes it:
+    /// settles a box name several processors share (for --unit and the config file's lines)
+    /// and lets --event name its own core events. On hardware it is detected.
+    #[arg(long)]
+    processor: Option<String>,
     /// Seconds between counter reads, from 0.01 to 86400; independent of scrapes.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     interval: f64,
@@ -82,7 +87,10 @@ impl ServeArgs {
     /// Every selection asked for: the command line's, then the config file's lines, each
     /// with where it came from (`FILE:LINE` for a config line) for its errors.
     fn selections(&self) -> Result<Vec<(Option<String>, Selection)>, Failure> {
-        let detected = detect::detected(self.place.sim, self.place.root.as_deref());
+        let detected = crate::commands::processor_named(self.processor.as_deref())
+            .ok()
+            .flatten()
+            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
         let mut selections = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
@@ -126,7 +134,8 @@ impl ServeArgs {
 
 /// The selections of a configuration file, each with its `FILE:LINE`; an error names them.
 fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selection)>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // Bounded: a path such as /dev/zero is refused, not read until memory runs out.
+    let text = read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| {
         Failure::usage(format!(
             "cannot read the config file {}: {e}; check the path",
             path.display()
@@ -166,6 +175,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         )));
     }
     http::check_listen(args.listen, args.allow_remote).map_err(Failure::usage)?;
+    crate::commands::processor_named(args.processor.as_deref())?;
     let web = match &args.web_config {
         Some(path) => WebConfig::load(path)
             .map_err(|e| Failure::usage(format!("--web.config.file {}: {e}", path.display())))?,

@@ -194,6 +194,8 @@ struct EncodeArgs {
     /// `perf stat -e`; the register must be a counter control instance.
     #[arg(long)]
     perf: bool,
+    #[command(flatten)]
+    show: ValueArgs,
     /// The filesystem root (default /): ROOT/proc/cpuinfo names the processor when
     /// --processor does not; with --perf, the PMU's format is read from
     /// ROOT/sys/bus/event_source/devices (the driver's own format is used when it is absent).
@@ -314,14 +316,19 @@ fn main() -> ExitCode {
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
+        Command::Encode(a) if a.perf && a.show.wanted() => Err(Failure::usage(
+            "--perf prints a perf event string; -x, -d and -f print a register value: give one \
+             or the other"
+                .to_string(),
+        )),
         Command::Encode(a) if a.perf => {
             perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
         }
         Command::Encode(a) => commands::encode(
             &a.register,
             &a.fields,
-            a.processor.as_deref(),
-            a.root.as_deref(),
+            (a.processor.as_deref(), a.root.as_deref()),
+            &a.show,
             json,
         ),
         Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)

@@ -64,5 +64,5 @@ fn encode_refuses_what_it_cannot_print() {
     refused(&["-f", "nope"], "its fields are");
     refused(&["-f", "70:3"], "MSB:LSB");
     refused(&["-x", "-d"], "cannot be used with");
-    refused(&["--perf", "-x"], "--perf prints a perf event string");
+    refused(&["--perf", "-x"], "cannot be used with");
 }

@@ -192,7 +192,7 @@ struct EncodeArgs {
     processor: Option<String>,
     /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
     /// `perf stat -e`; the register must be a counter control instance.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["hex", "decimal", "field"])]
     perf: bool,
     #[command(flatten)]
     show: ValueArgs,
@@ -316,11 +316,6 @@ fn main() -> ExitCode {
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
-        Command::Encode(a) if a.perf && a.show.wanted() => Err(Failure::usage(
-            "--perf prints a perf event string; -x, -d and -f print a register value: give one \
-             or the other"
-                .to_string(),
-        )),
         Command::Encode(a) if a.perf => {
             perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
         }

@@ -291,31 +291,7 @@ fn serve(
         // ctrlc's `termination` feature: SIGINT, SIGTERM and SIGHUP all end the loop.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let handler: Arc<Handler> = {
-        let exporter = Arc::clone(&exporter);
-        Arc::new(move |r: &Request| {
-            match r.path.as_str() {
-            // OpenMetrics for Prometheus (it asks for it), the Prometheus text format for
-            // everything else (promtool, curl).
-            "/metrics" => match exporter.encode() {
-                Ok(text) => {
-                    let (content_type, body) = negotiate(r.accept.as_deref(), text);
-                    Response {
-                        status: 200,
-                        content_type,
-                        body,
-                    }
-                }
-                Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
-            },
-            "/" => Response::text(
-                200,
-                "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
-            ),
-            _ => Response::text(404, "not found; the metrics are at /metrics\n"),
-        }
-        })
-    };
+    let handler = metrics_handler(Arc::clone(&exporter));
     let scheme = if web.tls() { "https" } else { "http" };
     let server = {
         let stop = Arc::clone(&stop);
@@ -339,6 +315,30 @@ fn serve(
             "the HTTP server panicked; counting stopped and the registers are put back".to_string(),
         )),
     }
+}
+
+/// Answers `/metrics` from the exporter's totals (never the hardware): OpenMetrics for
+/// Prometheus (it asks for it), the Prometheus text format for everything else (promtool,
+/// curl); `/` points there.
+fn metrics_handler(exporter: Arc<Exporter>) -> Arc<Handler> {
+    Arc::new(move |r: &Request| match r.path.as_str() {
+        "/metrics" => match exporter.encode() {
+            Ok(text) => {
+                let (content_type, body) = negotiate(r.accept.as_deref(), text);
+                Response {
+                    status: 200,
+                    content_type,
+                    body,
+                }
+            }
+            Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
+        },
+        "/" => Response::text(
+            200,
+            "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
+        ),
+        _ => Response::text(404, "not found; the metrics are at /metrics\n"),
+    })
 }
 
 /// One reading per series of every set, in the exporter's order.

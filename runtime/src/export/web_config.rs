@@ -269,3 +269,50 @@ impl std::error::Error for WebConfigError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn basic(user_password: &str) -> String {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(user_password);
+        format!("Basic {encoded}")
+    }
+
+    #[test]
+    fn an_empty_file_asks_for_nothing() {
+        let web = WebConfig::parse("", Path::new(".")).unwrap();
+        assert!(!web.tls() && !web.authenticates());
+        assert!(web.authorized(None));
+    }
+
+    #[test]
+    fn a_user_is_checked_against_its_bcrypt_hash() {
+        let hash = bcrypt::hash("pa:ss", 4).unwrap();
+        let text = format!("basic_auth_users:\n  alice: '{hash}'\n");
+        let web = WebConfig::parse(&text, Path::new(".")).unwrap();
+        assert!(web.authenticates() && !web.tls());
+        // The password may hold a colon; the scheme is case-insensitive.
+        assert!(web.authorized(Some(&basic("alice:pa:ss"))));
+        assert!(web.authorized(Some(&basic("alice:pa:ss").replace("Basic", "basic"))));
+        assert!(!web.authorized(Some(&basic("alice:pa"))));
+        assert!(!web.authorized(Some(&basic("bob:pa:ss"))));
+        assert!(!web.authorized(Some("Bearer abc")));
+        assert!(!web.authorized(Some("Basic !!!")));
+        assert!(!web.authorized(None));
+    }
+
+    #[test]
+    fn unknown_keys_and_clear_text_passwords_are_refused() {
+        let e = WebConfig::parse("http_server_config:\n  http2: false\n", Path::new("."));
+        assert!(e.unwrap_err().to_string().contains("http_server_config"));
+        let e = WebConfig::parse("basic_auth_users:\n  alice: secret\n", Path::new("."));
+        assert!(matches!(e, Err(WebConfigError::User(u)) if u == "alice"));
+    }
+
+    #[test]
+    fn reading_stops_at_the_bound() {
+        let e = read_bounded(Path::new("/dev/zero"), 4096).unwrap_err();
+        assert!(matches!(e, ReadError::TooLarge(4096)), "{e}");
+    }
+}

@@ -32,7 +32,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9464")]
     listen: SocketAddr,
     /// Serve beyond this machine: allow a --listen address that is not loopback. The
-    /// counters tell what the machine runs; put a firewall or a proxy in front.
+    /// counters tell what the machine runs: give --web.config.file with TLS and users, or
+    /// put a firewall or a proxy in front.
     #[arg(long)]
     allow_remote: bool,
     /// A web configuration file, as every Prometheus exporter takes it: TLS

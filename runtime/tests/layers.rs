@@ -17,8 +17,16 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             continue;
         }
         if path.is_dir() {
-            for f in std::fs::read_dir(&path).unwrap().flatten() {
-                files.push((name.clone(), f.path()));
+            // Every file under the folder, however deep, belongs to its top-level module.
+            let mut dirs = vec![path];
+            while let Some(dir) = dirs.pop() {
+                for f in std::fs::read_dir(&dir).unwrap().flatten() {
+                    if f.path().is_dir() {
+                        dirs.push(f.path());
+                    } else {
+                        files.push((name.clone(), f.path()));
+                    }
+                }
             }
         } else {
             files.push((name, path));

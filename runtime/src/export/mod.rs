@@ -10,6 +10,8 @@
 //! - [`http`]: a small HTTP/1.1 server for `/metrics`, with limits on header size, time to send
 //!   a request, and concurrent connections, so a bad or slow client gets an answer or a timeout
 //!   and never stalls counting.
+//! - [`web_config`]: TLS and basic-auth users from the Prometheus exporters' web
+//!   configuration file (`--web.config.file`).
 //!
 //! Counting and scraping are independent: the counting loop calls [`Exporter::record`] on its
 //! own interval; a scrape calls [`Exporter::encode`], which never touches the hardware. Each
@@ -19,6 +21,7 @@
 pub mod http;
 mod metrics;
 mod text;
+pub mod web_config;
 
 pub use metrics::{Exporter, Reading, Series, SeriesLabels};
 pub use text::{negotiate, prometheus_text};

@@ -38,7 +38,11 @@ pub fn start(args: &[&str]) -> Served {
             let Ok(line) = line else { break };
             banner.push_str(&line);
             banner.push('\n');
-            if let Some(rest) = line.split("listening on http://").nth(1) {
+            // http:// or, with a web configuration file's TLS, https://.
+            if let Some((_, rest)) = line
+                .split_once("://")
+                .filter(|_| line.contains("listening on"))
+            {
                 let addr = rest.trim_end_matches("/metrics").to_string();
                 let _ = tx.send(Ok((addr, banner.clone())));
                 // Keep draining so the child never blocks on a full pipe.

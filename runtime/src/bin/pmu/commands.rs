@@ -777,12 +777,12 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
 }
 
 /// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
-/// processor /proc/cpuinfo under `root` names).
+/// processor /proc/cpuinfo under `root` names). With `show`, only the value (or a field).
 pub fn encode(
     register: &str,
     fields: &[String],
-    processor: Option<&str>,
-    root: Option<&std::path::Path>,
+    (processor, root): (Option<&str>, Option<&std::path::Path>),
+    show: &ValueArgs,
     json_out: bool,
 ) -> Out {
     let core = match processor_named(processor)? {
@@ -794,6 +794,10 @@ pub fn encode(
     let assignments = grammar::assignments(found.info, fields)?;
     let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
     let d = codec::decode(found.info, raw);
+    // The value alone (`-x`, `-d`, `-f`), for `wrmsr -p0 0x186 $(pmu encode ... -x)`.
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
     if json_out {
         return Ok(decoded_json(&d, Default::default(), core));
     }

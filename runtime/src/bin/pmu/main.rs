@@ -192,8 +192,10 @@ struct EncodeArgs {
     processor: Option<String>,
     /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
     /// `perf stat -e`; the register must be a counter control instance.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["hex", "decimal", "field"])]
     perf: bool,
+    #[command(flatten)]
+    show: ValueArgs,
     /// The filesystem root (default /): ROOT/proc/cpuinfo names the processor when
     /// --processor does not; with --perf, the PMU's format is read from
     /// ROOT/sys/bus/event_source/devices (the driver's own format is used when it is absent).
@@ -320,8 +322,8 @@ fn main() -> ExitCode {
         Command::Encode(a) => commands::encode(
             &a.register,
             &a.fields,
-            a.processor.as_deref(),
-            a.root.as_deref(),
+            (a.processor.as_deref(), a.root.as_deref()),
+            &a.show,
             json,
         ),
         Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)

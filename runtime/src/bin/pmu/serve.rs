@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
+use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
 use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
 
 use crate::detect;
@@ -31,12 +32,18 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9464")]
     listen: SocketAddr,
     /// Serve beyond this machine: allow a --listen address that is not loopback. The
-    /// counters tell what the machine runs; put a firewall or a proxy in front.
+    /// counters tell what the machine runs: give --web.config.file with TLS and users, or
+    /// put a firewall or a proxy in front.
     #[arg(long)]
     allow_remote: bool,
+    /// A web configuration file, as every Prometheus exporter takes it: TLS
+    /// (tls_server_config: cert_file, key_file) and the users who may read
+    /// (basic_auth_users: name: bcrypt hash). Without it, anyone who can connect reads.
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    web_config: Option<PathBuf>,
     /// A file of standing counters, one box per line: the box, then its events in --event's
     /// grammar (`xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR`); `#`
-    /// starts a comment. Adds to --unit/--event.
+    /// starts a comment; at most 1 MiB. Adds to --unit/--event.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE), with the
@@ -48,6 +55,11 @@ pub struct ServeArgs {
     /// it (event=NAME or ev_sel=N,umask=N,...). Repeat for more counters.
     #[arg(long = "event", requires = "unit")]
     events: Vec<String>,
+    /// The processor this runs on (xeon-e5-2600, ...), as `pmu watch --processor` takes it:
+    /// settles a box name several processors share (for --unit and the config file's lines)
+    /// and lets --event name its own core events. On hardware it is detected.
+    #[arg(long)]
+    processor: Option<String>,
     /// Seconds between counter reads, from 0.01 to 86400; independent of scrapes.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     interval: f64,
@@ -76,7 +88,10 @@ impl ServeArgs {
     /// Every selection asked for: the command line's, then the config file's lines, each
     /// with where it came from (`FILE:LINE` for a config line) for its errors.
     fn selections(&self) -> Result<Vec<(Option<String>, Selection)>, Failure> {
-        let detected = detect::detected(self.place.sim, self.place.root.as_deref());
+        let detected = crate::commands::processor_named(self.processor.as_deref())
+            .ok()
+            .flatten()
+            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
         let mut selections = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
@@ -120,7 +135,8 @@ impl ServeArgs {
 
 /// The selections of a configuration file, each with its `FILE:LINE`; an error names them.
 fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selection)>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // Bounded: a path such as /dev/zero is refused, not read until memory runs out.
+    let text = read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| {
         Failure::usage(format!(
             "cannot read the config file {}: {e}; check the path",
             path.display()
@@ -160,6 +176,12 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         )));
     }
     http::check_listen(args.listen, args.allow_remote).map_err(Failure::usage)?;
+    crate::commands::processor_named(args.processor.as_deref())?;
+    let web = match &args.web_config {
+        Some(path) => WebConfig::load(path)
+            .map_err(|e| Failure::usage(format!("--web.config.file {}: {e}", path.display())))?,
+        None => WebConfig::default(),
+    };
     // Everything the command line and the config file can get wrong is found here, before
     // the socket is bound and before any register is touched.
     let plans: Vec<Plan> = args
@@ -214,7 +236,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         }
     }
     // A panic from here on unwinds through `sets`, whose drops put the registers back.
-    let result = serve(&sets, &plans, args, listener, addr);
+    let result = serve(&sets, &plans, args, (listener, addr, web));
     close_all(sets, result.map(|()| String::new()))
 }
 
@@ -239,8 +261,7 @@ fn serve(
     sets: &[Targets],
     plans: &[Plan],
     args: &ServeArgs,
-    listener: TcpListener,
-    addr: SocketAddr,
+    (listener, addr, web): (TcpListener, SocketAddr, WebConfig),
 ) -> Result<(), Failure> {
     let series: Vec<Series> = sets
         .iter()
@@ -271,39 +292,16 @@ fn serve(
         // ctrlc's `termination` feature: SIGINT, SIGTERM and SIGHUP all end the loop.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let handler: Arc<Handler> = {
-        let exporter = Arc::clone(&exporter);
-        Arc::new(move |r: &Request| {
-            match r.path.as_str() {
-            // OpenMetrics for Prometheus (it asks for it), the Prometheus text format for
-            // everything else (promtool, curl).
-            "/metrics" => match exporter.encode() {
-                Ok(text) => {
-                    let (content_type, body) = negotiate(r.accept.as_deref(), text);
-                    Response {
-                        status: 200,
-                        content_type,
-                        body,
-                    }
-                }
-                Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
-            },
-            "/" => Response::text(
-                200,
-                "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
-            ),
-            _ => Response::text(404, "not found; the metrics are at /metrics\n"),
-        }
-        })
-    };
+    let handler = metrics_handler(Arc::clone(&exporter));
+    let scheme = if web.tls() { "https" } else { "http" };
     let server = {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
             .name("pmu-serve-http".into())
-            .spawn(move || http::run(listener, handler, Limits::default(), &stop))
+            .spawn(move || http::run(listener, handler, Limits::default(), &web, &stop))
             .map_err(|e| Failure::operation(format!("cannot start the HTTP server: {e}")))?
     };
-    eprintln!("pmu serve: listening on http://{addr}/metrics");
+    eprintln!("pmu serve: listening on {scheme}://{addr}/metrics");
 
     let counted = count_loop(sets, plans, args, &exporter, &stop, simulated);
     stop.store(true, Ordering::SeqCst);
@@ -318,6 +316,30 @@ fn serve(
             "the HTTP server panicked; counting stopped and the registers are put back".to_string(),
         )),
     }
+}
+
+/// Answers `/metrics` from the exporter's totals (never the hardware): OpenMetrics for
+/// Prometheus (it asks for it), the Prometheus text format for everything else (promtool,
+/// curl); `/` points there.
+fn metrics_handler(exporter: Arc<Exporter>) -> Arc<Handler> {
+    Arc::new(move |r: &Request| match r.path.as_str() {
+        "/metrics" => match exporter.encode() {
+            Ok(text) => {
+                let (content_type, body) = negotiate(r.accept.as_deref(), text);
+                Response {
+                    status: 200,
+                    content_type,
+                    body,
+                }
+            }
+            Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
+        },
+        "/" => Response::text(
+            200,
+            "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
+        ),
+        _ => Response::text(404, "not found; the metrics are at /metrics\n"),
+    })
 }
 
 /// One reading per series of every set, in the exporter's order.

@@ -20,6 +20,9 @@
 //! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
 //!   it a register instance lives (`--cpu`, `--socket`, `--device`).
 //! - [`ownership`]: one session per PMU, checked in-process and across processes.
+//! - [`session`]: counting sessions, what `pmu watch` and `pmu serve` run: a selection of
+//!   boxes and events over a backend (registers, perf, the simulator), opened, read per
+//!   interval and put back.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], backend errors) <- backends
@@ -56,6 +59,8 @@ pub mod ownership;
 pub mod pci;
 pub mod perf;
 pub mod sampling;
+#[cfg(target_os = "linux")]
+pub mod session;
 pub mod sim;
 pub mod sim_perf;
 pub mod topology;

@@ -94,6 +94,12 @@ impl Machine {
         Self::new(Backend::Sim(Box::new(Sim::new(config))))
     }
 
+    /// A fresh simulator of `processor`, on the default simulated machine (two sockets of
+    /// two CPUs).
+    pub fn simulating(processor: &'static ProcessorInfo) -> Self {
+        Self::simulated(SimConfig::of(processor))
+    }
+
     fn new(backend: Backend) -> Self {
         Machine {
             backend: Faulty::new(backend, When::Never, Fault::Eio),

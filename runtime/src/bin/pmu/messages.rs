@@ -4,10 +4,10 @@
 
 use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::machine::Machine;
-use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{AccessError, BackendError, Error, Target};
 
-use crate::{Failure, PlaceArgs};
+use crate::failure::Failure;
+use crate::place::PlaceArgs;
 
 /// A PCI device as the docs and `pmu list` write it: id, device and function numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,7 +67,11 @@ pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failu
     let Failure::Runtime(Error::Backend(e)) = failure else {
         return failure;
     };
-    let sim_topology = || Machine::simulated(SimConfig::default()).topology().ok();
+    let sim_topology = || {
+        Machine::simulating(&pmu_regs::xeon_7500::PROCESSOR)
+            .topology()
+            .ok()
+    };
     match (&e, place.sim) {
         (
             BackendError::Access {

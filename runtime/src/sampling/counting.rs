@@ -23,12 +23,12 @@ use std::sync::Arc;
 use pmu_regs::{CounterKind, Location, Role, Scope};
 
 use crate::access::{read_by_info, write_by_info, MsrAccess, PciAccess, Place};
+use crate::boxes::EventSelect;
 use crate::boxes::{Boxes, Counter, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu};
 use crate::pci::UncoreDevices;
 use crate::sampling::rolled_back;
-use crate::sampling::uncore::EventSelect;
 
 /// The counters of one box, owned by this session while the value lives.
 pub struct Counting<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> {
@@ -200,55 +200,6 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             .collect()
     }
 
-    /// The control value that counts `sel` on `c`: from the control's roles alone, so a
-    /// setting the box lacks is refused before any access. (The perf backend translates the
-    /// same value into the kernel's event.)
-    pub fn control_value(c: &Counter, sel: &EventSelect) -> Result<u64> {
-        let ctl = c.control.expect("general counters have a control");
-        let name = ctl.name();
-        let mut raw = ctl.info.reset;
-        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
-            match c.control_bits(role) {
-                Some(bits) => {
-                    raw = bits.insert(name, raw, value)?;
-                    Ok(())
-                }
-                None if value == 0 => Ok(()),
-                None => Err(UsageError::UnsupportedField {
-                    register: name,
-                    field: setting,
-                }
-                .into()),
-            }
-        };
-        set(Role::Event, u64::from(sel.ev_sel), "event select")?;
-        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
-        set(
-            Role::Threshold,
-            sel.thresh.map_or(0, u64::from),
-            "threshold",
-        )?;
-        set(Role::Invert, sel.invert.map_or(0, u64::from), "invert")?;
-        set(
-            Role::Edge,
-            sel.edge_detect.map_or(0, u64::from),
-            "edge detect",
-        )?;
-        set(
-            Role::AnyThread,
-            sel.any_thread.map_or(0, u64::from),
-            "any-thread",
-        )?;
-        // Count in every privilege level where the control distinguishes them.
-        for role in [Role::User, Role::Kernel] {
-            if c.control_bits(role).is_some() {
-                set(role, 1, "privilege level")?;
-            }
-        }
-        set(Role::Enable, 1, "enable")?;
-        Ok(raw)
-    }
-
     /// Programs the next free general counters for `sels`, one each, enables them at box
     /// and global level, and returns their numbers. Everything is checked before the first
     /// access; a failed write puts back what was changed.
@@ -272,7 +223,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
         let plan: Vec<(&Counter, u64)> = free
             .iter()
             .zip(sels)
-            .map(|(c, s)| Ok((*c, Self::control_value(c, s)?)))
+            .map(|(c, s)| Ok((*c, c.control_value(s, false)?)))
             .collect::<Result<_>>()?;
         self.program_plan(&plan)
     }

@@ -12,7 +12,6 @@ use crate::perf::encode::from_control;
 use crate::perf::layer::PerfLayer;
 use crate::perf::syscall::Syscalls;
 use crate::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
-use crate::sampling::counting::Counting;
 
 use super::selection::BoxEvents;
 use super::Clock;
@@ -166,7 +165,7 @@ pub(super) fn perf_events(
             }
         };
         let control = c.control.expect("general counters have a control").info;
-        let raw = Counting::<Machine>::control_value(c, sel)?;
+        let raw = c.control_value(sel, false)?;
         let (pmu, events, counters) = &mut groups[at];
         events.push(from_control(
             control,

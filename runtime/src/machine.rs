@@ -19,16 +19,15 @@ use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PR
 
 use crate::access::{
     check_by_info, read_by_info, write_by_info, BackendError, Bdf, MsrAccess, PciAccess, Place,
-    Result as BackendResult, UncoreSummary,
+    Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};
 use crate::lookup;
 use crate::msr::MsrDev;
 use crate::ownership::{default_runtime_dir, Lease, LockDir, Ownership, Pmu};
-use crate::pci::{PciSysfs, UncoreDevices};
+use crate::pci::PciSysfs;
 use crate::sim::{Sim, SimConfig};
-use crate::topology::Topology;
 
 /// Where the user asked a register to be reached: all optional, as on a command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

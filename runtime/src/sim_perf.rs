@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use pmu_regs::{CounterKind, Role};
 
 use crate::boxes::{Boxes, PmuBox};
+use crate::counters::Counting;
 use crate::perf::encode::to_control;
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
 use crate::perf::{EventSources, PerfError, PerfNames, Pmu, PmuName, SpecNames};
-use crate::sampling::counting::Counting;
 use crate::sim::Sim;
 
 /// `EINVAL` and `ENOENT`, as the kernel answers an event it refuses and a PMU type it lacks.

@@ -3,7 +3,8 @@
 //! - no module (a file or folder under `src/`, or under `src/bin/pmu/` for the command)
 //!   reaches, directly or through others, back to itself;
 //! - the layering the crate documents: the access layer below the errors, the simulator
-//!   and sampling beside each other;
+//!   and sampling beside each other and reaching registers through the access layer only,
+//!   the base errors naming no backend, no backend using a sampling procedure;
 //! - the `pmu` command reaches counters through the library's sessions and machine, never
 //!   through the simulator or the raw backends themselves.
 
@@ -131,6 +132,46 @@ fn no_module_depends_on_itself_through_others() {
         assert!(
             reaches(&graph, low, high).is_none(),
             "{low} must not depend on {high}"
+        );
+    }
+}
+
+/// The backends: what reaches registers or counters on a machine.
+const BACKENDS: [&str; 7] = ["msr", "pci", "sim", "sim_perf", "perf", "fault", "machine"];
+
+#[test]
+fn sampling_and_the_simulator_reach_registers_through_the_access_layer_only() {
+    let graph = graph(&src(), "crate::");
+    for module in ["sampling", "sim", "counters"] {
+        for backend in BACKENDS.iter().filter(|b| **b != module) {
+            assert!(
+                !graph[module].contains(*backend),
+                "{module} names the backend {backend}; reach registers through crate::access"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_base_errors_name_no_backend() {
+    let graph = graph(&src(), "crate::");
+    for backend in BACKENDS {
+        assert!(
+            reaches(&graph, "error", backend).is_none(),
+            "error reaches the backend {backend}: a backend's error reaches the base error as \
+             Error::Driver, boxed"
+        );
+    }
+}
+
+#[test]
+fn no_backend_uses_a_sampling_procedure() {
+    let graph = graph(&src(), "crate::");
+    for backend in BACKENDS {
+        assert!(
+            reaches(&graph, backend, "sampling").is_none(),
+            "{backend} reaches sampling: {:?}",
+            reaches(&graph, backend, "sampling")
         );
     }
 }

@@ -26,11 +26,11 @@
 use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
 use pmu_regs::{FieldInfo, Register, Role};
 
-use crate::access::{Bdf, PciAccess, Place};
+use crate::access::{Bdf, Place, UncoreDevices};
 use crate::boxes::{Boxes, Counter, EventSelect, PmuBox, Reg};
+use crate::counters::Registers;
 use crate::error::{Result, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
-use crate::pci::UncoreDevices;
+use crate::ownership::{Lease, Pmu};
 use crate::sampling::{rolled_back, RegIo};
 
 /// The packet filter of a QPI port: two match/mask pairs, in the generated layouts (written to
@@ -49,13 +49,13 @@ pub struct QpiFilter {
 
 /// One box of one socket that is programmed on its own, owned by this session while the
 /// value lives.
-pub struct E5Box<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> {
+pub struct E5Box<'a, B: Registers + ?Sized> {
     io: RegIo<'a, B>,
     pmu_box: &'static PmuBox,
     _lease: Lease,
 }
 
-impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a, B> {
+impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
     /// Box `instance` of `devices`' processor on `socket` (`HA`, `P0`, `CH2`, `C3`, ...;
     /// MSR boxes are reached through `socket`'s first CPU in the simulator's numbering, so
     /// prefer [`Self::with_cpu`] on hardware).

@@ -35,12 +35,12 @@ use std::fmt;
 
 use pmu_regs::{Location, ProcessorInfo, Role};
 
+use crate::access::UncoreDevices;
 pub use crate::access::UncoreSummary;
-use crate::access::{MsrAccess, PciAccess};
 use crate::boxes::{hop_reg, Boxes, Counter, Global, PmuBox, Reg};
+use crate::counters::Registers;
 use crate::error::{Result, SamplingError, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
-use crate::pci::UncoreDevices;
+use crate::ownership::{Lease, Pmu};
 use crate::sampling::{delta, preload, rolled_back, RegIo};
 
 /// A counter of a box: the box instance and the counter's number in it (the W-box fixed
@@ -81,7 +81,7 @@ pub struct SamplePlan {
 
 /// An armed sampling session: each counter's interval and where it started, and what to put
 /// back when it ends ([`Self::close`], or drop).
-pub struct Sampling<'u, 'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+pub struct Sampling<'u, 'a, B: Registers + ?Sized> {
     uncore: &'u Uncore<'a, B>,
     armed: Vec<Armed>,
     /// What arming changed; `None` once put back.
@@ -96,7 +96,7 @@ struct Armed {
     start: u64,
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_, '_, B> {
+impl<B: Registers + ?Sized> Sampling<'_, '_, B> {
     /// The armed counters, in plan order.
     pub fn counters(&self) -> Vec<UncoreCounter> {
         self.armed.iter().map(|a| a.counter).collect()
@@ -113,7 +113,7 @@ impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_,
     }
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Drop for Sampling<'_, '_, B> {
+impl<B: Registers + ?Sized> Drop for Sampling<'_, '_, B> {
     fn drop(&mut self) {
         // A session dropped without close (an error, a panic) still puts everything back;
         // a failure here has no one to report to, which is what close() is for.
@@ -123,9 +123,7 @@ impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Drop for Sam
     }
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> fmt::Debug
-    for Sampling<'_, '_, B>
-{
+impl<B: Registers + ?Sized> fmt::Debug for Sampling<'_, '_, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sampling")
             .field("armed", &self.armed)
@@ -169,15 +167,15 @@ struct Prepared {
 }
 
 /// The uncore of one socket, owned by this session while the value lives.
-pub struct Uncore<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+pub struct Uncore<'a, B: Registers + ?Sized> {
     io: RegIo<'a, B>,
     boxes: &'static Boxes,
     _lease: Lease,
 }
 
-impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'a, B> {
+impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
     /// Claims the uncore of `processor` on `socket`, reached through `cpu` (any online CPU
-    /// of that socket; see [`crate::topology::Topology::cpu_for_socket`]). Refused, naming
+    /// of that socket; see [`crate::access::Topology::cpu_for_socket`]). Refused, naming
     /// the holder, while another session owns it. Boxes in PCI space need
     /// [`Self::with_devices`].
     pub fn open(

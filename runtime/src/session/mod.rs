@@ -43,10 +43,10 @@ mod selection;
 
 use std::time::{Duration, Instant};
 
+use crate::counters::Counting;
 use crate::error::{Error, Result};
 use crate::machine::Machine;
 use crate::perf::counting::BoxGroup;
-use crate::sampling::counting::Counting;
 use crate::sampling::delta;
 use crate::sampling::uncore::EventSelect;
 use crate::sim::{Rate, StreamId};

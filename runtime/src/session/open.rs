@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use pmu_regs::Scope;
 
+use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::perf::counting::BoxGroup;
 use crate::perf::encode::from_terms;
 use crate::perf::layer::PerfLayer;
 use crate::perf::session::Session as PerfSession;
 use crate::perf::{PerfEvent, Pmu};
-use crate::sampling::counting::Counting;
 use crate::sim::{Stream, StreamTarget};
 
 use super::backend::{perf_events, PerfPlan};

@@ -59,13 +59,11 @@ pub struct QpiPacket {
 
 use crate::access::{
     AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result as BackendResult, Target,
-    UncoreSummary,
+    Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu, Registry};
-use crate::pci::UncoreDevices;
-use crate::topology::Topology;
 use regs::{Index, Reg};
 
 /// The running number of injected events (1-based once any was injected).

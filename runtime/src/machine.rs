@@ -120,6 +120,13 @@ impl Machine {
         }
     }
 
+    /// Register accesses so far, (reads, writes): MSRs and PCI dwords, each counted once
+    /// (a 64-bit PCI register is two or more dword accesses). What benchmarks measure a
+    /// session's cost in.
+    pub fn access_counts(&self) -> (usize, usize) {
+        self.backend.counts()
+    }
+
     /// The simulator, when this machine is simulated.
     pub fn sim(&self) -> Option<&Sim> {
         self.backend.inner().sim()

@@ -61,6 +61,16 @@ fn count(
     let mut intervals = Vec::new();
     for _ in 0..3 {
         let interval = session.interval()?;
+        // Through perf each count carries its interval's times (the simulated driver never
+        // multiplexes: running is enabled); through the registers none.
+        for (s, c) in series.iter().zip(&interval.counts) {
+            let times = c.times.filter(|t| t.running == t.enabled);
+            assert_eq!(
+                times.is_some(),
+                s.backend == BackendKind::Perf,
+                "{s:?} {c:?}"
+            );
+        }
         intervals.push(
             series
                 .iter()

@@ -2,7 +2,7 @@
 //! [`Selection`] (boxes and their events, or a kernel PMU; sockets; a CPU) over a
 //! [`Backend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
 //! opens (checks everything, then programs every box on every socket), reads per interval
-//! (counts, wrap-correct 64-bit totals, the share of time a perf event ran), and closes
+//! (counts, wrap-correct 64-bit totals, a perf event's time enabled and running), and closes
 //! (puts back every register it changed) on every way out: [`Session::close`], a failure
 //! while opening, or dropping it.
 //!
@@ -102,6 +102,18 @@ pub struct Reading {
     pub value: u64,
     /// Through perf: the share of the enabled time the event was on the hardware.
     pub running_ratio: Option<f64>,
+    /// Through perf: how long the event has been enabled, and on the hardware, so far.
+    pub times: Option<Times>,
+}
+
+/// How long a perf event has been enabled, and how long of that it was on the hardware
+/// (less where the kernel multiplexed it with other events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    /// Time enabled.
+    pub enabled: Duration,
+    /// Time running.
+    pub running: Duration,
 }
 
 /// One counter over one interval.
@@ -113,6 +125,8 @@ pub struct Count {
     pub total: u64,
     /// Through perf: the share of the enabled time the event was on the hardware.
     pub running_ratio: Option<f64>,
+    /// Through perf: the time enabled and running within this interval.
+    pub times: Option<Times>,
 }
 
 /// Every counter over one interval, in [`Session::series`] order.
@@ -206,8 +220,8 @@ pub struct Session<'m> {
     opened: Instant,
     /// Readings taken so far (the clock's step count).
     reads: u32,
-    /// The previous reading's time and values, for [`Self::interval`].
-    last: Option<(Duration, Vec<u64>)>,
+    /// The previous reading's time and readings, for [`Self::interval`].
+    last: Option<(Duration, Vec<Reading>)>,
     totals: Vec<u64>,
 }
 
@@ -279,8 +293,8 @@ impl<'m> Session<'m> {
     /// it was not taken; take it first to report a failure before the first interval.
     pub fn start(&mut self) -> Result<()> {
         let (at, _) = self.tick()?;
-        let values = self.read_strict()?.iter().map(|r| r.value).collect();
-        self.last = Some((at, values));
+        let readings = self.read_strict()?;
+        self.last = Some((at, readings));
         self.totals = vec![0; self.series.len()];
         Ok(())
     }
@@ -300,17 +314,21 @@ impl<'m> Session<'m> {
             .zip(&previous)
             .zip(&now)
             .zip(&mut self.totals)
-            .map(|(((s, &p), n), total)| {
-                let d = delta(p, n.value, s.width);
+            .map(|(((s, p), n), total)| {
+                let d = delta(p.value, n.value, s.width);
                 *total = total.wrapping_add(d);
                 Count {
                     delta: d,
                     total: *total,
                     running_ratio: n.running_ratio,
+                    times: n.times.zip(p.times).map(|(n, p)| Times {
+                        enabled: n.enabled.saturating_sub(p.enabled),
+                        running: n.running.saturating_sub(p.running),
+                    }),
                 }
             })
             .collect();
-        self.last = Some((at, now.iter().map(|r| r.value).collect()));
+        self.last = Some((at, now));
         Ok(Interval {
             time,
             seconds: (at - before).as_secs_f64(),
@@ -331,6 +349,7 @@ impl<'m> Session<'m> {
                         g.counting.read_counter(n).map(|value| Reading {
                             value,
                             running_ratio: None,
+                            times: None,
                         })
                     })
                     .collect()
@@ -348,6 +367,10 @@ impl<'m> Session<'m> {
                             0.0
                         } else {
                             r.time_running.as_secs_f64() / r.time_enabled.as_secs_f64()
+                        }),
+                        times: Some(Times {
+                            enabled: r.time_enabled,
+                            running: r.time_running,
                         }),
                     })
                     .collect())

@@ -112,65 +112,68 @@ impl Selection {
         }
         let mut boxes: Vec<BoxEvents> = Vec::new();
         for unit in &self.units {
-            let (b, pmu_box) = find_box(unit, self.detected)?;
-            // Two names of one box (`CH0` and `IMC0`) would program it twice.
-            if let Some((other, _)) = self
-                .units
-                .iter()
-                .zip(&boxes)
-                .find(|(_, x)| std::ptr::eq(x.pmu_box, pmu_box))
-            {
-                return Err(Failure::usage(format!(
-                    "--unit {unit} is box {} of {}, which --unit {other} names already; give \
-                     each box once",
-                    pmu_box.instance, b.processor.id
-                )));
-            }
-            if let Some(p) = boxes.first().map(|x| x.boxes.processor) {
-                if p.id != b.processor.id {
-                    return Err(Failure::usage(format!(
-                        "--unit {unit} is a {} box, but {} is a {} box; watch the boxes of one \
-                         processor at a time",
-                        b.processor.id, self.units[0], p.id
-                    )));
-                }
-            }
-            let mut planned = BoxEvents {
-                boxes: b,
-                pmu_box,
-                events: Vec::new(),
-            };
-            if planned.in_pci() && self.cpu.is_some() {
-                return Err(Failure::usage(format!(
-                    "--cpu does not apply to {unit}: its registers are in PCI configuration \
-                     space; choose it with --socket or --device"
-                )));
-            }
-            let general: Vec<_> = pmu_box
-                .counters
-                .iter()
-                .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
-                .collect();
-            for (i, text) in self.events.iter().enumerate() {
-                let Some(c) = general.get(i) else {
-                    return Err(UsageError::NoSuchCounter {
-                        counter: format!(
-                            "free counter for event {} in {}",
-                            i + 1,
-                            pmu_box.instance
-                        ),
-                        available: format!("{} general counters", general.len()),
-                    }
-                    .into());
-                };
-                let control = c.control.expect("filtered on a control").info;
-                planned
-                    .events
-                    .push(watch_events::parse(control, text, self.detected)?);
-            }
+            let planned = self.plan_box(unit, &boxes)?;
             boxes.push(planned);
         }
         Ok(self.plan(Counted::Boxes(boxes)))
+    }
+
+    /// Box `unit` with its events parsed for its counters' controls, refusing a box that
+    /// `before` (the boxes already planned) names already or that is of another processor.
+    fn plan_box(&self, unit: &str, before: &[BoxEvents]) -> Result<BoxEvents, Failure> {
+        let (b, pmu_box) = find_box(unit, self.detected)?;
+        // Two names of one box (`CH0` and `IMC0`) would program it twice.
+        if let Some((other, _)) = self
+            .units
+            .iter()
+            .zip(before)
+            .find(|(_, x)| std::ptr::eq(x.pmu_box, pmu_box))
+        {
+            return Err(Failure::usage(format!(
+                "--unit {unit} is box {} of {}, which --unit {other} names already; give \
+                 each box once",
+                pmu_box.instance, b.processor.id
+            )));
+        }
+        if let Some(p) = before.first().map(|x| x.boxes.processor) {
+            if p.id != b.processor.id {
+                return Err(Failure::usage(format!(
+                    "--unit {unit} is a {} box, but {} is a {} box; watch the boxes of one \
+                     processor at a time",
+                    b.processor.id, self.units[0], p.id
+                )));
+            }
+        }
+        let mut planned = BoxEvents {
+            boxes: b,
+            pmu_box,
+            events: Vec::new(),
+        };
+        if planned.in_pci() && self.cpu.is_some() {
+            return Err(Failure::usage(format!(
+                "--cpu does not apply to {unit}: its registers are in PCI configuration \
+                 space; choose it with --socket or --device"
+            )));
+        }
+        let general: Vec<_> = pmu_box
+            .counters
+            .iter()
+            .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
+            .collect();
+        for (i, text) in self.events.iter().enumerate() {
+            let Some(c) = general.get(i) else {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!("free counter for event {} in {}", i + 1, pmu_box.instance),
+                    available: format!("{} general counters", general.len()),
+                }
+                .into());
+            };
+            let control = c.control.expect("filtered on a control").info;
+            planned
+                .events
+                .push(watch_events::parse(control, text, self.detected)?);
+        }
+        Ok(planned)
     }
 
     /// The plan that counts `counted` as this selection says.

@@ -16,6 +16,8 @@
 //! ```
 
 use std::collections::HashMap;
+
+use crate::error::UsageError;
 use std::sync::{Mutex, OnceLock};
 
 use pmu_regs::{
@@ -90,6 +92,127 @@ impl Counter {
     /// The bits of its counter register that count.
     pub fn count_bits(&self) -> Option<RoleBits> {
         self.info.count_bits()
+    }
+}
+
+/// What to count, in the terms the boxes' control registers use: one value for counting,
+/// sampling and the perf encoder alike. Settings a box does not have (a umask on the B-box,
+/// a threshold on the M-box) are refused rather than dropped; `None` leaves the control's
+/// reset value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EventSelect {
+    /// Event select (the control's event role). A fixed counter counts only its own event,
+    /// selected as [`FIXED_EVENT`].
+    pub ev_sel: u8,
+    /// Unit mask.
+    pub umask: Option<u8>,
+    /// Threshold compared with the per-cycle increment.
+    pub thresh: Option<u8>,
+    /// Invert the threshold comparison.
+    pub invert: Option<bool>,
+    /// Count rising edges instead of cycles.
+    pub edge_detect: Option<bool>,
+    /// The event-select extension bit some events need (Intel's event lists mark them).
+    pub event_ext: Option<bool>,
+    /// Count the event on both hardware threads of the core (a core control's any-thread
+    /// bit; some of Intel's core events set it).
+    pub any_thread: Option<bool>,
+}
+
+impl EventSelect {
+    /// Event `ev_sel` with every other setting left at its reset value.
+    pub const fn event(ev_sel: u8) -> Self {
+        Self {
+            ev_sel,
+            umask: None,
+            thresh: None,
+            invert: None,
+            edge_detect: None,
+            event_ext: None,
+            any_thread: None,
+        }
+    }
+
+    /// The same event with a unit mask.
+    pub const fn with_umask(mut self, umask: u8) -> Self {
+        self.umask = Some(umask);
+        self
+    }
+}
+
+impl Counter {
+    /// The control value that counts `sel` on this counter, with its overflow signal (the
+    /// PMI) on if `pmi`: each setting written through the field playing its role, counting
+    /// in every privilege level where the control tells them apart, enabled (its enable, or
+    /// its ring-level enables where it has those instead). From the roles alone, so a setting
+    /// the control lacks is refused before any access. Counting, sampling and the perf
+    /// encoder all program a counter with this.
+    pub fn control_value(&self, sel: &EventSelect, pmi: bool) -> crate::error::Result<u64> {
+        let Some(ctl) = self.control else {
+            return Err(UsageError::UnsupportedField {
+                register: self.counter.name(),
+                field: "control (a free-running counter cannot be programmed)",
+            }
+            .into());
+        };
+        let name = ctl.name();
+        let mut raw = ctl.info.reset;
+        let mut set = |role: Role, value: u64, setting: &'static str| -> crate::error::Result<()> {
+            match self.control_bits(role) {
+                Some(bits) => raw = bits.insert(name, raw, value)?,
+                None if value == 0 => {}
+                None => {
+                    return Err(UsageError::UnsupportedField {
+                        register: name,
+                        field: setting,
+                    }
+                    .into())
+                }
+            }
+            Ok(())
+        };
+        if self.info.kind == pmu_regs::CounterKind::General {
+            set(Role::Event, u64::from(sel.ev_sel), "event select")?;
+        } else if sel.ev_sel != FIXED_EVENT || sel.umask.is_some() || sel.thresh.is_some() {
+            return Err(UsageError::UnsupportedField {
+                register: name,
+                field: "event select (a fixed counter counts only its own event, selected as 0xFF)",
+            }
+            .into());
+        }
+        let flag = |v: Option<bool>| v.map_or(0, u64::from);
+        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
+        set(
+            Role::Threshold,
+            sel.thresh.map_or(0, u64::from),
+            "threshold",
+        )?;
+        set(Role::Invert, flag(sel.invert), "invert")?;
+        set(Role::Edge, flag(sel.edge_detect), "edge detect")?;
+        set(
+            Role::EventExt,
+            flag(sel.event_ext),
+            "event-select extension",
+        )?;
+        set(Role::AnyThread, flag(sel.any_thread), "any-thread")?;
+        set(
+            Role::OverflowEnable,
+            u64::from(pmi),
+            "overflow (PMI) enable",
+        )?;
+        for role in [Role::User, Role::Kernel] {
+            if self.control_bits(role).is_some() {
+                set(role, 1, "privilege level")?;
+            }
+        }
+        match (
+            self.control_bits(Role::Enable),
+            self.control_bits(Role::RingEnable),
+        ) {
+            (None, Some(ring)) => set(Role::RingEnable, ring.max(), "enable")?,
+            _ => set(Role::Enable, 1, "enable")?,
+        }
+        Ok(raw)
     }
 }
 

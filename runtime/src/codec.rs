@@ -309,61 +309,72 @@ fn names(e: &pmu_regs::EventInfo, name: &str) -> bool {
     }
 }
 
-/// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
-/// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
-/// and any-thread bits where the event sets them.
-fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&str>) -> Result<u64> {
-    let events = events_for(info, core);
-    let Some(event) = events.iter().find(|e| names(e, name)) else {
-        // A core event of other processors' lists: say which, and how to pick one.
-        let others: Vec<&str> = core_lists(info)
-            .filter(|(_, list)| list.iter().any(|e| names(e, name)))
-            .map(|(p, _)| p)
-            .collect();
-        if !others.is_empty() {
-            let this = match core {
+/// Why `event=NAME` names no event of `info`'s list (`events`): a core event of other
+/// processors' lists, a unit with no list, or a name near others.
+fn no_such_event(
+    info: &'static RegisterInfo,
+    events: &[&pmu_regs::EventInfo],
+    name: &str,
+    core: Option<&str>,
+) -> UsageError {
+    // A core event of other processors' lists: say which, and how to pick one.
+    let others: Vec<&str> = core_lists(info)
+        .filter(|(_, list)| list.iter().any(|e| names(e, name)))
+        .map(|(p, _)| p)
+        .collect();
+    if !others.is_empty() {
+        let this = match core {
                 Some(p) => format!("an event of {p}'s core list or an architectural event ({name} is not one)"),
                 None => format!("an architectural event of the {} unit, or, with the processor named, one of its own core events", info.unit),
             };
-            return Err(UsageError::BadValue {
+        return UsageError::BadValue {
                 text: name.to_string(),
                 expected: format!(
                     "{this}; {name} is a core event of {}: pass --processor with the processor this runs on (on hardware, the detected one is used)",
                     others.join(", ")
                 ),
-            });
-        }
-        if events.is_empty() {
-            return Err(UsageError::BadValue {
-                text: format!("event={name}"),
-                expected: format!(
-                    "field=value pairs: the {} unit has no event list",
-                    info.unit
-                ),
-            });
-        }
-        let near = suggest(name, events.iter().map(|e| e.name), 3);
-        let near = if near.is_empty() {
-            String::new()
-        } else {
-            format!(" (did you mean {}?)", near.join(", "))
+            };
+    }
+    if events.is_empty() {
+        return UsageError::BadValue {
+            text: format!("event={name}"),
+            expected: format!(
+                "field=value pairs: the {} unit has no event list",
+                info.unit
+            ),
         };
-        // A processor's core list leaves out what these controls alone cannot count.
-        let core = core.filter(|_| core_lists(info).next().is_some());
-        let (list, absent) = match core {
+    }
+    let near = suggest(name, events.iter().map(|e| e.name), 3);
+    let near = if near.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", near.join(", "))
+    };
+    // A processor's core list leaves out what these controls alone cannot count.
+    let core = core.filter(|_| core_lists(info).next().is_some());
+    let (list, absent) = match core {
             Some(p) => (
                 format!("`pmu list --events --unit {} --processor {p}`", info.unit),
                 "; events that need another MSR (offcore response, load latency), count only on a fixed counter or only with PEBS are not in the list",
             ),
             None => (format!("`pmu list --events --unit {}`", info.unit), ""),
         };
-        return Err(UsageError::BadValue {
-            text: name.to_string(),
-            expected: format!(
-                "an event of the {} unit{near}; {list} lists them{absent}",
-                info.unit
-            ),
-        });
+    UsageError::BadValue {
+        text: name.to_string(),
+        expected: format!(
+            "an event of the {} unit{near}; {list} lists them{absent}",
+            info.unit
+        ),
+    }
+}
+
+/// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
+/// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
+/// and any-thread bits where the event sets them.
+fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&str>) -> Result<u64> {
+    let events = events_for(info, core);
+    let Some(event) = events.iter().find(|e| names(e, name)) else {
+        return Err(no_such_event(info, &events, name, core));
     };
     // The fields come from the layout's roles, whatever the box calls them.
     let Some(ev_sel) = info.role(Role::Event) else {

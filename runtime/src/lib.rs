@@ -8,23 +8,31 @@
 //!   reserved bits back).
 //! - [`msr::MsrDev`]: `/dev/cpu/N/msr`. [`pci::PciSysfs`]: `/sys/bus/pci/devices/<BDF>/config`,
 //!   with discovery of each socket's uncore devices. Both roots are configurable.
-//! - [`topology::Topology`]: which CPU serves each socket's uncore MSRs.
+//! - [`access::Topology`]: which CPU serves each socket's uncore MSRs;
+//!   [`access::UncoreDevices`]: where each socket's uncore PCI devices are.
 //! - [`sim::Sim`]: the simulated PMU. [`fault::Faulty`]: fails a chosen access, for tests.
 //! - [`sampling`]: the guides' procedures: configure, poll, sample after N events, walk the
 //!   overflow hierarchy, re-arm, on any processor whose spec declares the structure; box
 //!   freeze, resets and packet filters; architectural counters.
-//! - [`boxes`]: every box of a processor, from the structure its spec declares.
+//! - [`boxes`]: every box of a processor, from the structure its spec declares, and the one
+//!   encoder of an event selection into a counter's control value.
+//! - [`counters`]: counting on any box through that structure, beneath sampling, sessions
+//!   and the simulated perf driver.
 //! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //!   [`sim_perf`]: a kernel perf driver over the simulator, behind the same syscall trait.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
 //! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
 //!   it a register instance lives (`--cpu`, `--socket`, `--device`).
 //! - [`ownership`]: one session per PMU, checked in-process and across processes.
+//! - [`session`]: counting sessions, what `pmu watch` and `pmu serve` run: a selection of
+//!   boxes and events over a backend (registers, perf, the simulator), opened, read per
+//!   interval and put back.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
-//! Layers depend one way: [`access`] (traits, [`Bdf`], backend errors) <- backends
-//! ([`msr`], [`pci`], [`topology`], [`sim`], [`fault`]) <- [`lookup`]/[`codec`] <-
-//! [`sampling`] <- [`machine`].
+//! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
+//! errors) <- backends ([`msr`], [`pci`], [`sim`], [`fault`], [`perf`]) and
+//! [`boxes`]/[`lookup`]/[`codec`] <- [`counters`] <- [`sampling`] <- [`machine`] <-
+//! [`session`]. `runtime/tests/layers.rs` checks it.
 //!
 //! ```
 //! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
@@ -43,6 +51,7 @@
 pub mod access;
 pub mod boxes;
 pub mod codec;
+pub mod counters;
 pub mod cpuid;
 pub mod error;
 #[cfg(feature = "export")]
@@ -56,9 +65,12 @@ pub mod ownership;
 pub mod pci;
 pub mod perf;
 pub mod sampling;
+#[cfg(target_os = "linux")]
+pub mod session;
 pub mod sim;
 pub mod sim_perf;
-pub mod topology;
+/// Sockets and their CPUs: in the access layer ([`access::Topology`]), kept here by its old name.
+pub use access::topology;
 
 pub use access::{
     read_by_info, write_by_info, Bdf, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess,

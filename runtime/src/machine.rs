@@ -19,16 +19,15 @@ use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PR
 
 use crate::access::{
     check_by_info, read_by_info, write_by_info, BackendError, Bdf, MsrAccess, PciAccess, Place,
-    Result as BackendResult, UncoreSummary,
+    Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};
 use crate::lookup;
 use crate::msr::MsrDev;
 use crate::ownership::{default_runtime_dir, Lease, LockDir, Ownership, Pmu};
-use crate::pci::{PciSysfs, UncoreDevices};
+use crate::pci::PciSysfs;
 use crate::sim::{Sim, SimConfig};
-use crate::topology::Topology;
 
 /// Where the user asked a register to be reached: all optional, as on a command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -94,6 +93,12 @@ impl Machine {
         Self::new(Backend::Sim(Box::new(Sim::new(config))))
     }
 
+    /// A fresh simulator of `processor`, on the default simulated machine (two sockets of
+    /// two CPUs).
+    pub fn simulating(processor: &'static ProcessorInfo) -> Self {
+        Self::simulated(SimConfig::of(processor))
+    }
+
     fn new(backend: Backend) -> Self {
         Machine {
             backend: Faulty::new(backend, When::Never, Fault::Eio),
@@ -113,6 +118,13 @@ impl Machine {
         Machine {
             backend: Faulty::new(self.backend.into_inner(), when, fault),
         }
+    }
+
+    /// Register accesses so far, (reads, writes): MSRs and PCI dwords, each counted once
+    /// (a 64-bit PCI register is two or more dword accesses). What benchmarks measure a
+    /// session's cost in.
+    pub fn access_counts(&self) -> (usize, usize) {
+        self.backend.counts()
     }
 
     /// The simulator, when this machine is simulated.

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use pmu_regs::{CounterKind, Role};
 
 use crate::boxes::{Boxes, PmuBox};
+use crate::counters::Counting;
 use crate::perf::encode::to_control;
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
 use crate::perf::{EventSources, PerfError, PerfNames, Pmu, PmuName, SpecNames};
-use crate::sampling::counting::Counting;
 use crate::sim::Sim;
 
 /// `EINVAL` and `ENOENT`, as the kernel answers an event it refuses and a PMU type it lacks.
@@ -95,6 +95,58 @@ fn refused(index: usize, why: impl std::fmt::Display) -> OpenError {
     }
 }
 
+/// The counter and control value of each event of a group on `d`, as the driver programs
+/// them: its config decoded through the PMU's format files, enabled, in the privilege levels
+/// the event asks for.
+fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, u64)>, OpenError> {
+    // The kernel hands out the PMU's counters in its order; a counter select in the
+    // format (the Xeon 7500 B-box) picks one.
+    let counter_format = d.pmu.format("counter");
+    // The general counters, in the PMU's order (the fixed counter takes only its own
+    // event, 0xff, which a group of selected events does not use).
+    let general: Vec<u32> = d
+        .name
+        .counters
+        .iter()
+        .copied()
+        .filter(|&n| {
+            d.pmu_box
+                .counter(n)
+                .is_some_and(|c| c.info.kind == CounterKind::General)
+        })
+        .collect();
+    let mut controls = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        let k = match counter_format {
+            Some(f) => f.extract(&ev.config) as usize,
+            None => i,
+        };
+        let Some(&number) = general.get(k) else {
+            return Err(OpenError {
+                index: i,
+                fits_alone: i > 0,
+                source: io::Error::from_raw_os_error(EINVAL),
+            });
+        };
+        let Some(c) = d.pmu_box.counter(number).filter(|c| c.control.is_some()) else {
+            return Err(refused(i, format!("counter {number} has no control")));
+        };
+        let control = c.control.expect("filtered").info;
+        let mut raw = to_control(control, &ev.config, &d.pmu.name, &d.pmu.formats)
+            .map_err(|e| refused(i, e))?;
+        let mut set = |role, on: bool| {
+            if let Some(bits) = c.control_bits(role) {
+                raw = bits.insert(control.name, raw, u64::from(on)).unwrap_or(raw);
+            }
+        };
+        set(Role::Enable, true);
+        set(Role::User, !ev.exclude_user);
+        set(Role::Kernel, !ev.exclude_kernel);
+        controls.push((number, raw));
+    }
+    Ok(controls)
+}
+
 impl PerfLayer for SimPerf<'_> {
     fn open_group<'l>(
         &'l self,
@@ -124,51 +176,7 @@ impl PerfLayer for SimPerf<'_> {
             .topology()
             .socket_of(cpu)
             .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
-        // The kernel hands out the PMU's counters in its order; a counter select in the
-        // format (the Xeon 7500 B-box) picks one.
-        let counter_format = d.pmu.format("counter");
-        // The general counters, in the PMU's order (the fixed counter takes only its own
-        // event, 0xff, which a group of selected events does not use).
-        let general: Vec<u32> = d
-            .name
-            .counters
-            .iter()
-            .copied()
-            .filter(|&n| {
-                d.pmu_box
-                    .counter(n)
-                    .is_some_and(|c| c.info.kind == CounterKind::General)
-            })
-            .collect();
-        let mut controls = Vec::new();
-        for (i, ev) in events.iter().enumerate() {
-            let k = match counter_format {
-                Some(f) => f.extract(&ev.config) as usize,
-                None => i,
-            };
-            let Some(&number) = general.get(k) else {
-                return Err(OpenError {
-                    index: i,
-                    fits_alone: i > 0,
-                    source: io::Error::from_raw_os_error(EINVAL),
-                });
-            };
-            let Some(c) = d.pmu_box.counter(number).filter(|c| c.control.is_some()) else {
-                return Err(refused(i, format!("counter {number} has no control")));
-            };
-            let control = c.control.expect("filtered").info;
-            let mut raw = to_control(control, &ev.config, &d.pmu.name, &d.pmu.formats)
-                .map_err(|e| refused(i, e))?;
-            let mut set = |role, on: bool| {
-                if let Some(bits) = c.control_bits(role) {
-                    raw = bits.insert(control.name, raw, u64::from(on)).unwrap_or(raw);
-                }
-            };
-            set(Role::Enable, true);
-            set(Role::User, !ev.exclude_user);
-            set(Role::Kernel, !ev.exclude_kernel);
-            controls.push((number, raw));
-        }
+        let controls = controls(d, events)?;
         let devices = Some(self.sim.uncore_devices());
         let counting = Counting::open(self.sim, d.boxes, d.pmu_box, cpu, socket as usize, devices)
             .map_err(|e| OpenError {

@@ -54,7 +54,10 @@ fn variant(e: &Error) -> &'static str {
         },
         Error::Cleanup { .. } => "Cleanup",
         Error::RestoreFailed(_) => "RestoreFailed",
-        Error::Perf(p) => match p {
+        Error::Driver(d) => match d
+            .downcast_ref::<PerfError>()
+            .expect("the only driver error")
+        {
             PerfError::PmuAbsent { .. } => "Perf/PmuAbsent",
             PerfError::Sysfs { .. } => "Perf/Sysfs",
             PerfError::BadSysfs { .. } => "Perf/BadSysfs",
@@ -298,73 +301,73 @@ fn every_error() -> Vec<Error> {
         }
         .into(),
         Error::RestoreFailed(Box::new(access(Op::Write, AccessError::Rejected, None))),
-        Error::Perf(PerfError::PmuAbsent {
+        Error::from(PerfError::PmuAbsent {
             pmu: "uncore_ha".into(),
             path: "/sys/bus/event_source/devices/uncore_ha".into(),
             driver: "intel_uncore (Linux arch/x86/events/intel/uncore_snbep.c)".into(),
         }),
-        Error::Perf(PerfError::Sysfs {
+        Error::from(PerfError::Sysfs {
             path: "/sys/bus/event_source/devices/uncore_ha/type".into(),
             source: io::Error::from_raw_os_error(13),
         }),
-        Error::Perf(PerfError::BadSysfs {
+        Error::from(PerfError::BadSysfs {
             path: "/sys/bus/event_source/devices/uncore_ha/format/event".into(),
             text: "config3:0-7".into(),
             problem: "the word must be config, config1 or config2".into(),
         }),
-        Error::Perf(PerfError::FieldNotInFormat {
+        Error::from(PerfError::FieldNotInFormat {
             pmu: "uncore_pcu".into(),
             field: "ev_sel_ext (PCU_MSR_PMON_CTL{n})".into(),
             available: "event, occ_sel, edge, inv, thresh".into(),
         }),
-        Error::Perf(PerfError::ValueTooWide {
+        Error::from(PerfError::ValueTooWide {
             pmu: "uncore_ubox".into(),
             field: "thresh".into(),
             value: 0x20,
             format: "config:24-28".into(),
         }),
-        Error::Perf(PerfError::FormatMismatch {
+        Error::from(PerfError::FormatMismatch {
             pmu: "uncore_pcu".into(),
             field: "occ_edge_det (PCU_MSR_PMON_CTL{n})".into(),
             format: "config:14-51".into(),
             width: 1,
         }),
-        Error::Perf(PerfError::NotForCounting {
+        Error::from(PerfError::NotForCounting {
             field: "C_MSR_PMON_EVT_SEL{n}.pmi_en".into(),
         }),
-        Error::Perf(PerfError::UnknownEvent {
+        Error::from(PerfError::UnknownEvent {
             pmu: "msr".into(),
             event: "tcs".into(),
             available: "tsc".into(),
         }),
-        Error::Perf(PerfError::NoPermission {
+        Error::from(PerfError::NoPermission {
             event: "uncore_ha/event=0x1,umask=0x3/".into(),
             cpu: Some(0),
             paranoid: Some(2),
             source: io::Error::from_raw_os_error(13),
         }),
-        Error::Perf(PerfError::Busy {
+        Error::from(PerfError::Busy {
             event: "uncore_cbox_3/event=0x34,umask=0x3/".into(),
             pmu: "uncore_cbox_3".into(),
             source: io::Error::from_raw_os_error(16),
         }),
-        Error::Perf(PerfError::TooManyEvents {
+        Error::from(PerfError::TooManyEvents {
             event: "uncore_ha/event=0x2,umask=0x3/".into(),
             pmu: "uncore_ha".into(),
             opened: 4,
             source: io::Error::from_raw_os_error(22),
         }),
-        Error::Perf(PerfError::Rejected {
+        Error::from(PerfError::Rejected {
             event: "msr/event=0x99/".into(),
             pmu: "msr".into(),
             source: io::Error::from_raw_os_error(22),
         }),
-        Error::Perf(PerfError::Io {
+        Error::from(PerfError::Io {
             op: "read",
             event: "msr/event=0x0/".into(),
             source: io::Error::from_raw_os_error(9),
         }),
-        Error::Perf(PerfError::NoPmuName {
+        Error::from(PerfError::NoPmuName {
             what: "socket 2 of uncore_ha".into(),
             reason: "its cpumask names 2 socket(s), so choose --socket 0 to 1".into(),
         }),

@@ -7,7 +7,7 @@
 
 use pmu_regs::{Role, Scope, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
-use pmu_runtime::sampling::counting::Counting;
+use pmu_runtime::counters::Counting;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 use pmu_runtime::{read_by_info, Place};

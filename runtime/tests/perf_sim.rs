@@ -1,72 +1,110 @@
-//! `pmu watch --backend perf` against `--backend raw` on the same injected events, through
-//! the command line: the perf path (the spec's PMU names, encoding through the tree's format
-//! files, groups per CPU, reads with times, interval deltas) over `sim_perf::SimPerf`, a
-//! kernel driver over the simulator, selected by the hidden test hook
-//! `PMU_SIM_EVENT_SOURCES` (see `perf_cli::SIM_EVENT_SOURCES`), and the raw path over the
-//! same simulator. Every unit of every processor whose spec names its kernel PMUs is
-//! watched both ways; the per-interval counts must be the same.
+//! The perf path against the register path on the same simulated events, through the
+//! library's counting session: `Backend::Perf` over `sim_perf::SimPerf` (a kernel driver
+//! over the simulator: the spec's PMU names, encoding through a sysfs tree's format files,
+//! groups per CPU, reads with times) and `Backend::Registers` over a simulator of the same
+//! processor, both running the session's demo workload on the same stepped clock. Every unit
+//! of every processor whose spec names its kernel PMUs is counted both ways; the
+//! per-interval counts must be the same.
 
 #[path = "support/kernel_pmus.rs"]
 mod kernel_pmus;
 
+use std::path::Path;
+use std::time::Duration;
+
 use assert_cmd::Command;
-use pmu_regs::{CounterKind, PROCESSORS};
-use serde_json::Value;
+use pmu_regs::{CounterKind, ProcessorInfo, PROCESSORS};
+use pmu_runtime::boxes::Boxes;
+use pmu_runtime::machine::Machine;
+use pmu_runtime::perf::EventSources;
+use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::session::{
+    Backend, BackendKind, Options, PerfBackend, Selection, SeriesInfo, Session, Sockets,
+};
+use pmu_runtime::sim_perf::SimPerf;
 
 /// The simulator's sockets start at CPUs 0 and 2 (two sockets of two CPUs).
 const CPUMASK: &str = "0,2";
 
-fn watch(tree: Option<&std::path::Path>, backend: &str, extra: &[&str]) -> (i32, String, String) {
-    let mut cmd = Command::cargo_bin("pmu").unwrap();
-    cmd.env_remove("PMU_SIM_EVENT_SOURCES");
-    if let Some(t) = tree {
-        cmd.env("PMU_SIM_EVENT_SOURCES", t);
+/// One row of an interval: socket, counter register, event, count.
+type Row = (u32, String, String, u64);
+
+/// The rows of three intervals of 10 ms of `selection`, through the registers (`tree` is
+/// `None`) or through perf over the PMUs of `tree` (falling back to the registers where
+/// `fallback`), with the series.
+fn count(
+    processor: &'static ProcessorInfo,
+    selection: &Selection,
+    tree: Option<(&Path, bool)>,
+) -> Result<(Vec<Vec<Row>>, Vec<SeriesInfo>), pmu_runtime::Error> {
+    let machine = Machine::simulating(processor);
+    let sources = tree.map(|(t, _)| EventSources::with_root(t));
+    let driver = match &sources {
+        Some(s) => Some(SimPerf::new(machine.sim().unwrap(), s)?),
+        None => None,
+    };
+    let backend = match (&driver, sources, tree) {
+        (Some(driver), Some(sources), Some((_, fallback))) => Backend::Perf(PerfBackend {
+            machine: &machine,
+            sources,
+            layer: driver,
+            fallback,
+        }),
+        _ => Backend::Registers(&machine),
+    };
+    let options = Options {
+        clock: backend.clock(Duration::from_millis(10)),
+        ..Options::default()
+    };
+    let mut session = Session::open(&backend, selection, options)?;
+    let series = session.series().to_vec();
+    let mut intervals = Vec::new();
+    for _ in 0..3 {
+        let interval = session.interval()?;
+        // Through perf each count carries its interval's times (the simulated driver never
+        // multiplexes: running is enabled); through the registers none.
+        for (s, c) in series.iter().zip(&interval.counts) {
+            let times = c.times.filter(|t| t.running == t.enabled);
+            assert_eq!(
+                times.is_some(),
+                s.backend == BackendKind::Perf,
+                "{s:?} {c:?}"
+            );
+        }
+        intervals.push(
+            series
+                .iter()
+                .zip(&interval.counts)
+                .map(|(s, c)| (s.socket, s.counter.clone(), s.event.clone(), c.delta))
+                .collect(),
+        );
     }
-    let out = cmd
-        .args(["--json", "watch", "--sim", "--backend", backend])
-        .args(["--count", "3", "--interval", "0.01"])
-        .args(extra)
-        .output()
-        .unwrap();
+    session.close()?;
+    Ok((intervals, series))
+}
+
+/// `ev_sel=0x1` and `ev_sel=0x2,umask=0x1`, the first `n`.
+fn events(n: usize) -> (Vec<&'static str>, Vec<EventSelect>) {
+    let two = EventSelect {
+        umask: Some(1),
+        ..EventSelect::event(2)
+    };
+    let names = ["ev_sel=0x1", "ev_sel=0x2,umask=0x1"];
     (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
+        names[..n].to_vec(),
+        [EventSelect::event(1), two][..n].to_vec(),
     )
 }
 
-/// One row of an interval: socket, counter register, event, count.
-type Row = (u64, String, String, u64);
-
-/// Per interval: every row, and the backends.
-fn counts(out: &str) -> (Vec<Vec<Row>>, Vec<String>) {
-    let mut backends = Vec::new();
-    let intervals = out
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["counts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| {
-                    backends.push(c["backend"].as_str().unwrap().to_string());
-                    (
-                        c["socket"].as_u64().unwrap(),
-                        c["counter"].as_str().unwrap().to_string(),
-                        c["event"].as_str().unwrap().to_string(),
-                        c["count"].as_u64().unwrap(),
-                    )
-                })
-                .collect()
-        })
-        .collect();
-    (intervals, backends)
+fn selection(processor: &'static ProcessorInfo, unit: &str, n: usize) -> Selection {
+    let boxes = Boxes::of(processor);
+    let (names, sels) = events(n);
+    Selection::of_boxes(&[(boxes, boxes.find(unit).unwrap())], &names, &sels).unwrap()
 }
 
-/// Each unit of each processor whose units name kernel PMUs: `PROCESSOR:UNITn` for its first
-/// box, with as many events as it has general counters (up to two).
-fn cases() -> Vec<(&'static str, String, usize)> {
+/// Each unit of each processor whose units name kernel PMUs: its first box, with as many
+/// events as it has general counters (up to two).
+fn cases() -> Vec<(&'static ProcessorInfo, String, usize)> {
     let mut out = Vec::new();
     for p in PROCESSORS {
         if !p
@@ -86,12 +124,7 @@ fn cases() -> Vec<(&'static str, String, usize)> {
             if general == 0 {
                 continue;
             }
-            let name = if u.instances.len() == 1 {
-                u.name.to_string()
-            } else {
-                format!("{}0", u.name)
-            };
-            out.push((p.id, format!("{}:{name}", p.id), general.min(2)));
+            out.push((*p, u.instances[0].to_string(), general.min(2)));
         }
     }
     out
@@ -103,42 +136,32 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
     let mut compared = 0;
     for (processor, unit, n) in cases() {
         let tree = tempfile::tempdir().unwrap();
-        kernel_pmus::write_tree(tree.path(), processor, CPUMASK);
-        let events = ["ev_sel=0x1", "ev_sel=0x2,umask=0x1"];
-        let mut args = vec!["--unit", unit.as_str()];
-        for e in &events[..n] {
-            args.extend(["--event", e]);
-        }
+        kernel_pmus::write_tree(tree.path(), processor.id, CPUMASK);
         // The CORE's umask role aside, a PCU or M-box control may lack a umask: one event.
-        let (code, raw, err) = watch(None, "raw", &args);
-        let (args, raw) = if code != 0 && err.contains("umask") {
-            let args = vec!["--unit", unit.as_str(), "--event", events[0]];
-            let (code, raw, err) = watch(None, "raw", &args);
-            assert_eq!(code, 0, "{unit} raw: {err}");
-            (args, raw)
-        } else {
-            assert_eq!(code, 0, "{unit} raw: {err}");
-            (args, raw)
+        let mut selection = selection(processor, &unit, n);
+        let raw = match count(processor, &selection, None) {
+            Err(e) if e.to_string().contains("umask") => {
+                selection = self::selection(processor, &unit, 1);
+                count(processor, &selection, None)
+            }
+            other => other,
         };
-        let (code, perf, err) = watch(Some(tree.path()), "perf", &args);
-        assert_eq!(code, 0, "{unit} perf: {err}");
-        let (raw_counts, raw_backends) = counts(&raw);
-        let (perf_counts, perf_backends) = counts(&perf);
-        assert!(raw_backends.iter().all(|b| b == "sim"), "{unit}: {raw}");
-        assert!(perf_backends.iter().all(|b| b == "perf"), "{unit}: {perf}");
-        assert_eq!(raw_counts.len(), 3, "{unit}: {raw}");
-        assert_eq!(perf_counts, raw_counts, "{unit}\nraw: {raw}\nperf: {perf}");
-        // The injected events were counted: 1000 x (event + 1) + 37 x interval each time.
-        for (i, interval) in raw_counts.iter().enumerate() {
+        let (raw, raw_series) = raw.unwrap_or_else(|e| panic!("{unit} raw: {e}"));
+        let (perf, perf_series) = count(processor, &selection, Some((tree.path(), false)))
+            .unwrap_or_else(|e| panic!("{unit} perf: {e}"));
+        assert!(raw_series
+            .iter()
+            .all(|s| s.backend == BackendKind::Simulator));
+        assert!(perf_series.iter().all(|s| s.backend == BackendKind::Perf));
+        assert_eq!(raw.len(), 3);
+        assert_eq!(perf, raw, "{} {unit}", processor.id);
+        // The demo workload was counted: 1000 x (event + 1) + 37 x interval each time.
+        for (i, interval) in raw.iter().enumerate() {
             for (k, row) in interval.iter().enumerate() {
-                assert_eq!(
-                    row.3,
-                    1000 * (k as u64 + 1) + 37 * (i as u64 + 1),
-                    "{unit}: {raw}"
-                );
+                assert_eq!(row.3, 1000 * (k as u64 + 1) + 37 * (i as u64 + 1), "{unit}");
             }
         }
-        processors.insert(processor);
+        processors.insert(processor.id);
         compared += 1;
     }
     assert!(compared >= 45, "only {compared} units compared");
@@ -147,66 +170,87 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
 
 #[test]
 fn every_socket_through_the_simulated_driver_is_a_row_per_socket() {
+    let p = &pmu_regs::xeon_e5_2600::PROCESSOR;
     let tree = tempfile::tempdir().unwrap();
-    kernel_pmus::write_tree(tree.path(), "xeon-e5-2600", CPUMASK);
-    let args = [
-        "-a",
-        "--unit",
-        "xeon-e5-2600:CBO3",
-        "--event",
-        "event=UNC_C_LLC_LOOKUP.DATA_READ",
-    ];
-    let (code, raw, err) = watch(None, "raw", &args);
-    assert_eq!(code, 0, "{err}");
-    let (code, perf, err) = watch(Some(tree.path()), "perf", &args);
-    assert_eq!(code, 0, "{err}");
-    let (raw_counts, _) = counts(&raw);
-    let (perf_counts, _) = counts(&perf);
-    assert_eq!(perf_counts, raw_counts);
-    let sockets: Vec<u64> = perf_counts[0].iter().map(|r| r.0).collect();
-    assert_eq!(sockets, [0, 1], "{perf}");
-    let v: Value = serde_json::from_str(perf.lines().next().unwrap()).unwrap();
+    kernel_pmus::write_tree(tree.path(), p.id, CPUMASK);
+    let boxes = Boxes::of(p);
+    let sel = EventSelect {
+        umask: Some(3),
+        ..EventSelect::event(0x34)
+    };
+    let selection = Selection::of_boxes(
+        &[(boxes, boxes.find("CBO3").unwrap())],
+        &["event=UNC_C_LLC_LOOKUP.DATA_READ"],
+        &[sel],
+    )
+    .unwrap()
+    .on(Sockets::All);
+    let (raw, _) = count(p, &selection, None).unwrap();
+    let (perf, series) = count(p, &selection, Some((tree.path(), false))).unwrap();
+    assert_eq!(perf, raw);
+    let sockets: Vec<u32> = perf[0].iter().map(|r| r.0).collect();
+    assert_eq!(sockets, [0, 1]);
+    let perf0 = series[0].perf.as_ref().unwrap();
+    assert_eq!(perf0.event, "uncore_cbox_3/event=0x34,umask=0x3/");
     assert_eq!(
-        v["counts"][0]["perf_event"],
-        "uncore_cbox_3/event=0x34,umask=0x3/"
-    );
-    assert_eq!(
-        v["counts"][1]["cpu"], 2,
+        series[1].perf.as_ref().unwrap().cpu,
+        Some(2),
         "socket 1 counts on its cpumask CPU"
     );
 }
 
 #[test]
 fn the_comparison_can_fail() {
-    // A tree whose C-box format puts the umask elsewhere: the simulated driver decodes the
-    // event from the same files, so the string round-trips, but a driver that reads the
-    // config as a register value would count another event. Here, a tree without `umask`:
-    // the perf path refuses the event by name instead of counting something else.
+    // A tree without the C-box's `umask` format: the perf path refuses the event by name
+    // instead of counting something else.
+    let p = &pmu_regs::xeon_e5_2600::PROCESSOR;
     let tree = tempfile::tempdir().unwrap();
-    kernel_pmus::write_tree(tree.path(), "xeon-e5-2600", CPUMASK);
+    kernel_pmus::write_tree(tree.path(), p.id, CPUMASK);
     std::fs::remove_file(tree.path().join("uncore_cbox_0/format/umask")).unwrap();
-    let args = [
-        "--unit",
-        "xeon-e5-2600:CBO0",
-        "--event",
-        "ev_sel=0x1,umask=0x1",
-    ];
-    let (code, _, err) = watch(Some(tree.path()), "perf", &args);
-    assert_eq!(code, 1, "{err}");
+    let boxes = Boxes::of(p);
+    let sel = EventSelect {
+        umask: Some(1),
+        ..EventSelect::event(1)
+    };
+    let selection = Selection::of_boxes(
+        &[(boxes, boxes.find("CBO0").unwrap())],
+        &["ev_sel=0x1,umask=0x1"],
+        &[sel],
+    )
+    .unwrap();
+    let e = count(p, &selection, Some((tree.path(), false))).unwrap_err();
     assert!(
-        err.contains("uncore_cbox_0 has no format field for umask"),
-        "{err}"
+        e.to_string()
+            .contains("uncore_cbox_0 has no format field for umask"),
+        "{e}"
     );
-    // Without the hook, --sim has no perf to count through, as documented.
-    let (code, _, err) = watch(None, "perf", &args);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--sim simulates the registers"), "{err}");
-    // A PMU the tree lacks: perf names it and the driver, auto falls back to the registers.
+    // The command line's --sim has no perf to count through.
+    let out = Command::cargo_bin("pmu")
+        .unwrap()
+        .args([
+            "watch",
+            "--sim",
+            "--backend",
+            "perf",
+            "--unit",
+            "xeon-e5-2600:CBO0",
+        ])
+        .args([
+            "--event",
+            "ev_sel=0x1",
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sim simulates the registers"));
+    // A PMU the tree lacks: perf names it and the driver, a fallback counts the registers.
     std::fs::remove_dir_all(tree.path().join("uncore_cbox_0")).unwrap();
-    let (code, _, err) = watch(Some(tree.path()), "perf", &args);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("no PMU uncore_cbox_0"), "{err}");
-    let (code, out, err) = watch(Some(tree.path()), "auto", &args);
-    assert_eq!(code, 0, "{err}");
-    assert!(counts(&out).1.iter().all(|b| b == "sim"), "{out}");
+    let e = count(p, &selection, Some((tree.path(), false))).unwrap_err();
+    assert!(e.to_string().contains("no PMU uncore_cbox_0"), "{e}");
+    let (_, series) = count(p, &selection, Some((tree.path(), true))).unwrap();
+    assert!(series.iter().all(|s| s.backend == BackendKind::Simulator));
 }

@@ -5,7 +5,7 @@ use pmu_regs::xeon_7500::ubox;
 use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::{E5Box, E5EventSelect, QpiFilter};
+use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
 use pmu_runtime::sampling::uncore::{
     EventSelect, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
@@ -460,15 +460,8 @@ fn e5_boxes_freeze_reset_and_filter() {
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
     let ha = E5Box::of(&sim, &devices, 1, "HA").unwrap();
-    ha.configure(
-        0,
-        &E5EventSelect {
-            ev_sel: 0x01,
-            umask: 0x03,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    ha.configure(0, &EventSelect::event(0x01).with_umask(0x03))
+        .unwrap();
     let e = PciEvent {
         instance: "HA",
         ev_sel: 0x01,
@@ -490,8 +483,8 @@ fn e5_boxes_freeze_reset_and_filter() {
     assert!(ha
         .configure(
             1,
-            &E5EventSelect {
-                ev_sel_ext: true,
+            &EventSelect {
+                event_ext: Some(true),
                 ..Default::default()
             }
         )

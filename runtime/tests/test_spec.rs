@@ -18,7 +18,7 @@ use pmu_regs::{
     UnitInfo,
 };
 use pmu_runtime::boxes::Boxes;
-use pmu_runtime::sampling::counting::Counting;
+use pmu_runtime::counters::Counting;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 

@@ -8,12 +8,16 @@
 use pmu_regs::{AddressInfo, Location, Msr, PciRegister, Register, RegisterInfo};
 
 mod bdf;
+mod devices;
 mod error;
 mod summary;
+pub mod topology;
 
 pub use bdf::{BadBdf, Bdf};
+pub use devices::{wanted_devices, SocketDevices, UncoreDevices, INTEL_VENDOR_ID};
 pub use error::{AccessError, BackendError, Op, Target};
 pub use summary::UncoreSummary;
+pub use topology::Topology;
 
 /// The result of a backend operation.
 pub type Result<T, E = BackendError> = std::result::Result<T, E>;

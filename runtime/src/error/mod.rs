@@ -1,8 +1,9 @@
 //! The runtime's errors, typed by layer: [`BackendError`] (reaching a register, finding where
 //! it is), [`UsageError`] (a name, value or request the caller got wrong) and
-//! [`SamplingError`] (what the sampling procedures refuse), and the perf backend's
-//! [`PerfError`](crate::perf::PerfError). [`Error`] is any of them, or a
-//! failure whose undo failed too. Every message names what went wrong and what to do next;
+//! [`SamplingError`] (what the sampling procedures refuse); a backend above the register
+//! access layer (the kernel's perf drivers) reaches it as [`Error::Driver`], its own error
+//! boxed, without this layer knowing its type. [`Error`] is any of them, or a failure whose
+//! undo failed too. Every message names what went wrong and what to do next;
 //! `source()` leads to the operating system's error where there is one.
 
 use std::fmt;
@@ -33,8 +34,9 @@ pub enum Error {
     },
     /// The operation itself succeeded, but putting the registers back afterwards failed.
     RestoreFailed(Box<Error>),
-    /// The perf backend failed.
-    Perf(crate::perf::PerfError),
+    /// A backend above the register access layer failed (the kernel's perf drivers): its
+    /// own error, which a caller can `downcast_ref` to its type.
+    Driver(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
 
 impl Error {
@@ -66,7 +68,7 @@ impl fmt::Display for Error {
             Error::Backend(e) => e.fmt(f),
             Error::Usage(e) => e.fmt(f),
             Error::Sampling(e) => e.fmt(f),
-            Error::Perf(e) => e.fmt(f),
+            Error::Driver(e) => e.fmt(f),
             Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
             Error::RestoreFailed(e) => write!(f, "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"),
         }
@@ -81,7 +83,7 @@ impl std::error::Error for Error {
             Error::Backend(e) => e.source(),
             Error::Usage(e) => e.source(),
             Error::Sampling(e) => e.source(),
-            Error::Perf(e) => e.source(),
+            Error::Driver(e) => e.source(),
             Error::Cleanup { error, .. } => error.source(),
             Error::RestoreFailed(e) => e.source(),
         }
@@ -103,12 +105,6 @@ impl From<UsageError> for Error {
 impl From<SamplingError> for Error {
     fn from(e: SamplingError) -> Self {
         Error::Sampling(e)
-    }
-}
-
-impl From<crate::perf::PerfError> for Error {
-    fn from(e: crate::perf::PerfError) -> Self {
-        Error::Perf(e)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use pmu_regs::RegisterInfo;
+use pmu_regs::{FieldInfo, RegisterInfo};
 
 use super::error::PerfError;
 use super::format::{parse_terms, FormatField};
@@ -146,71 +146,16 @@ pub fn from_control(
     let (mut usr, mut os) = (false, false);
     let ext = info.field("ev_sel_ext").map_or(0, |f| f.extract(raw));
     for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
-        let ours = field.name.to_ascii_lowercase();
         let value = field.extract(raw);
-        if PERF_SETS.contains(&ours.as_str()) || ours == "ev_sel_ext" {
-            continue;
-        }
-        if SAMPLING.contains(&ours.as_str()) {
-            if value != 0 {
-                return Err(PerfError::NotForCounting {
-                    field: format!("{}.{}", info.name, field.name),
-                });
+        match field.name.to_ascii_lowercase().as_str() {
+            "usr" => usr = value != 0,
+            "os" => os = value != 0,
+            _ => {
+                if let Some((name, value)) = term(info, field, value, ext, pmu, formats)? {
+                    set(pmu, formats, &mut terms, &mut words, &name, value)?;
+                }
             }
-            continue;
         }
-        match ours.as_str() {
-            "usr" => {
-                usr = value != 0;
-                continue;
-            }
-            "os" => {
-                os = value != 0;
-                continue;
-            }
-            _ => {}
-        }
-        if !field.access.is_writable() {
-            continue;
-        }
-        let name = kernel_name(&ours);
-        let always = name == "event" || name == "umask";
-        let Some(f) = formats.iter().find(|f| f.name == name) else {
-            if value == 0 {
-                continue;
-            }
-            return Err(PerfError::FieldNotInFormat {
-                pmu: pmu.to_string(),
-                field: format!("{} ({})", field.name, info.name),
-                available: names(formats),
-            });
-        };
-        let mut value = value;
-        let mut width = field.width();
-        if name == "event" && ext != 0 {
-            // The extension bit is the event's ninth bit (QPI: `config:0-7,21`).
-            if f.width() <= width {
-                return Err(PerfError::FieldNotInFormat {
-                    pmu: pmu.to_string(),
-                    field: format!("ev_sel_ext ({})", info.name),
-                    available: names(formats),
-                });
-            }
-            value |= ext << field.width();
-            width += 1;
-        }
-        if value == 0 && !always {
-            continue;
-        }
-        if f.width() != width && !(name == "event" && f.width() > width) {
-            return Err(PerfError::FormatMismatch {
-                pmu: pmu.to_string(),
-                field: format!("{} ({})", field.name, info.name),
-                format: f.spec(),
-                width,
-            });
-        }
-        set(pmu, formats, &mut terms, &mut words, name, value)?;
     }
     if ext != 0 && !terms.iter().any(|(k, _)| k == "event") {
         return Err(PerfError::FieldNotInFormat {
@@ -239,6 +184,72 @@ pub fn from_control(
         config: words,
         modifier,
     })
+}
+
+/// The term one field of a control value (`value`, with the extension bit `ext`) becomes
+/// in `pmu`'s format: `None` for what perf sets itself, a field that cannot be written, or
+/// a zero the event need not say; an error for what the format cannot express.
+fn term(
+    info: &RegisterInfo,
+    field: &FieldInfo,
+    value: u64,
+    ext: u64,
+    pmu: &str,
+    formats: &[FormatField],
+) -> Result<Option<(String, u64)>, PerfError> {
+    let ours = field.name.to_ascii_lowercase();
+    if PERF_SETS.contains(&ours.as_str()) || ours == "ev_sel_ext" {
+        return Ok(None);
+    }
+    if SAMPLING.contains(&ours.as_str()) {
+        if value != 0 {
+            return Err(PerfError::NotForCounting {
+                field: format!("{}.{}", info.name, field.name),
+            });
+        }
+        return Ok(None);
+    }
+    if !field.access.is_writable() {
+        return Ok(None);
+    }
+    let name = kernel_name(&ours);
+    let always = name == "event" || name == "umask";
+    let Some(f) = formats.iter().find(|f| f.name == name) else {
+        if value == 0 {
+            return Ok(None);
+        }
+        return Err(PerfError::FieldNotInFormat {
+            pmu: pmu.to_string(),
+            field: format!("{} ({})", field.name, info.name),
+            available: names(formats),
+        });
+    };
+    let mut value = value;
+    let mut width = field.width();
+    if name == "event" && ext != 0 {
+        // The extension bit is the event's ninth bit (QPI: `config:0-7,21`).
+        if f.width() <= width {
+            return Err(PerfError::FieldNotInFormat {
+                pmu: pmu.to_string(),
+                field: format!("ev_sel_ext ({})", info.name),
+                available: names(formats),
+            });
+        }
+        value |= ext << field.width();
+        width += 1;
+    }
+    if value == 0 && !always {
+        return Ok(None);
+    }
+    if f.width() != width && !(name == "event" && f.width() > width) {
+        return Err(PerfError::FormatMismatch {
+            pmu: pmu.to_string(),
+            field: format!("{} ({})", field.name, info.name),
+            format: f.spec(),
+            width,
+        });
+    }
+    Ok(Some((name.to_string(), value)))
 }
 
 /// The reverse of [`from_control`], as a kernel driver reads an event: the counter control

@@ -218,3 +218,10 @@ impl std::error::Error for PerfError {
         }
     }
 }
+
+// The base error knows no backend: this one arrives as a driver error, boxed.
+impl From<PerfError> for crate::error::Error {
+    fn from(e: PerfError) -> Self {
+        crate::error::Error::Driver(Box::new(e))
+    }
+}

@@ -24,31 +24,14 @@
 //! ```
 
 use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
-use pmu_regs::{CounterKind, FieldInfo, Register, Role};
+use pmu_regs::{FieldInfo, Register, Role};
 
-use crate::access::{Bdf, PciAccess, Place};
-use crate::boxes::{Boxes, Counter, PmuBox, Reg};
+use crate::access::{Bdf, Place, UncoreDevices};
+use crate::boxes::{Boxes, Counter, EventSelect, PmuBox, Reg};
+use crate::counters::Registers;
 use crate::error::{Result, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
-use crate::pci::UncoreDevices;
+use crate::ownership::{Lease, Pmu};
 use crate::sampling::{rolled_back, RegIo};
-
-/// What to count on an E5-2600 box counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct E5EventSelect {
-    /// Event select.
-    pub ev_sel: u8,
-    /// Unit mask.
-    pub umask: u8,
-    /// Threshold.
-    pub thresh: u8,
-    /// Invert the threshold comparison.
-    pub invert: bool,
-    /// Count rising edges.
-    pub edge_det: bool,
-    /// The event-select extension bit; refused where the control has none.
-    pub ev_sel_ext: bool,
-}
 
 /// The packet filter of a QPI port: two match/mask pairs, in the generated layouts (written to
 /// the box's first and second filter).
@@ -66,13 +49,13 @@ pub struct QpiFilter {
 
 /// One box of one socket that is programmed on its own, owned by this session while the
 /// value lives.
-pub struct E5Box<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> {
+pub struct E5Box<'a, B: Registers + ?Sized> {
     io: RegIo<'a, B>,
     pmu_box: &'static PmuBox,
     _lease: Lease,
 }
 
-impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a, B> {
+impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
     /// Box `instance` of `devices`' processor on `socket` (`HA`, `P0`, `CH2`, `C3`, ...;
     /// MSR boxes are reached through `socket`'s first CPU in the simulator's numbering, so
     /// prefer [`Self::with_cpu`] on hardware).
@@ -215,39 +198,9 @@ impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a,
 
     /// Programs counter `i` for `sel` and enables it. A setting the control lacks is refused
     /// before anything is written.
-    pub fn configure(&self, i: usize, sel: &E5EventSelect) -> Result<()> {
-        let c = self.counter(i)?;
-        let ctl = self.control(i)?;
-        let name = ctl.name();
-        let mut raw = ctl.info.reset;
-        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
-            match c.control_bits(role) {
-                Some(bits) => {
-                    raw = bits.insert(name, raw, value)?;
-                    Ok(())
-                }
-                None if value == 0 => Ok(()),
-                None => Err(UsageError::UnsupportedField {
-                    register: name,
-                    field: setting,
-                }
-                .into()),
-            }
-        };
-        if c.info.kind == CounterKind::General {
-            set(Role::Event, u64::from(sel.ev_sel), "event select")?;
-        }
-        set(Role::Umask, u64::from(sel.umask), "umask")?;
-        set(Role::Threshold, u64::from(sel.thresh), "threshold")?;
-        set(Role::Invert, u64::from(sel.invert), "invert")?;
-        set(Role::Edge, u64::from(sel.edge_det), "edge detect")?;
-        set(
-            Role::EventExt,
-            u64::from(sel.ev_sel_ext),
-            "event-select extension",
-        )?;
-        set(Role::Enable, 1, "enable")?;
-        self.io.write(&ctl, raw)
+    pub fn configure(&self, i: usize, sel: &EventSelect) -> Result<()> {
+        let raw = self.counter(i)?.control_value(sel, false)?;
+        self.io.write(&self.control(i)?, raw)
     }
 
     /// Saves the control registers of counters `counters`, to put back with [`Self::restore`].
@@ -302,11 +255,10 @@ impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a,
         }
         self.configure(
             i,
-            &E5EventSelect {
-                ev_sel: event.code,
-                umask: event.umask,
-                ev_sel_ext: event.ext_sel,
-                ..E5EventSelect::default()
+            &EventSelect {
+                umask: Some(event.umask),
+                event_ext: Some(event.ext_sel),
+                ..EventSelect::event(event.code)
             },
         )
     }
@@ -347,10 +299,9 @@ impl<'a, B: PciAccess + crate::access::MsrAccess + Ownership + ?Sized> E5Box<'a,
             (Some(reg(first.register)?), filter.match0.to_raw()),
             (Some(reg(second.register)?), filter.match1.to_raw()),
         ];
-        let sel = E5EventSelect {
-            ev_sel: first.event.unwrap_or(0),
-            ev_sel_ext: first.event_ext,
-            ..E5EventSelect::default()
+        let sel = EventSelect {
+            event_ext: Some(first.event_ext),
+            ..EventSelect::event(first.event.unwrap_or(0))
         };
         // If any write fails, the counter's control is put back, so it never counts through a
         // half-written filter; the counter is programmed last for the same reason.

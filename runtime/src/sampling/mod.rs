@@ -5,7 +5,8 @@
 //! - [`uncore`]: any processor's uncore, from the structure its spec declares (the Xeon 7500
 //!   guide's section 2.1: set-up, reading the sample interval, a new interval from frozen
 //!   counters).
-//! - [`counting`]: counting on any box (what `pmu watch` uses).
+//! - Counting on any box is [`crate::counters::Counting`], beneath these procedures (what
+//!   sessions and the simulated perf driver program boxes with).
 //! - [`e5`]: boxes programmed on their own (box freeze and resets, packet filters).
 //! - [`core`]: the architectural counters (CPUID leaf 0AH, full-width or sign-extending
 //!   writes, IA32_PERF_GLOBAL_INUSE).
@@ -21,13 +22,9 @@
 //! `pmi_comes_on_exactly_the_nth_event` and `the_w_box_formula_is_one_event_late` show both
 //! against the simulator.
 
-use crate::access::{MsrAccess, PciAccess, Place};
-use crate::boxes::Reg as BoxReg;
-use crate::error::{Error, Result, SamplingError, UsageError};
-use crate::pci::UncoreDevices;
+use crate::error::{Result, SamplingError};
 
 pub mod core;
-pub mod counting;
 pub mod e5;
 pub mod uncore;
 
@@ -55,76 +52,8 @@ pub fn delta(start: u64, now: u64, width: u32) -> u64 {
     now.wrapping_sub(start) & mask
 }
 
-/// Where a session's registers are reached: MSRs through a CPU, PCI registers through the
-/// socket's devices.
-pub(crate) struct RegIo<'a, B: ?Sized> {
-    pub backend: &'a B,
-    pub cpu: u32,
-    pub socket: usize,
-    pub devices: Option<UncoreDevices>,
-}
-
-impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
-    pub fn place(&self, reg: &BoxReg) -> Result<Place> {
-        match reg.addr.location {
-            pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
-            pmu_regs::Location::Pci {
-                device_id,
-                device,
-                function,
-                ..
-            } => {
-                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
-                    text: reg.name().to_string(),
-                    expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
-                })?;
-                Ok(Place::Device(devices.bdf_at(
-                    self.socket,
-                    device_id,
-                    device,
-                    function,
-                    reg.name(),
-                )?))
-            }
-        }
-    }
-
-    pub fn read(&self, reg: &BoxReg) -> Result<u64> {
-        Ok(crate::access::read_by_info(
-            self.backend,
-            reg.info,
-            reg.addr,
-            self.place(reg)?,
-        )?)
-    }
-
-    pub fn write(&self, reg: &BoxReg, raw: u64) -> Result<()> {
-        Ok(crate::access::write_by_info(
-            self.backend,
-            reg.info,
-            reg.addr,
-            self.place(reg)?,
-            raw,
-        )?)
-    }
-}
-
-/// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.
-pub fn rolled_back<T>(
-    program: impl FnOnce() -> Result<T>,
-    undo: impl FnOnce() -> Result<()>,
-) -> Result<T> {
-    match program() {
-        Ok(v) => Ok(v),
-        Err(error) => match undo() {
-            Ok(()) => Err(error),
-            Err(cleanup) => Err(Error::Cleanup {
-                error: Box::new(error),
-                cleanup: Box::new(cleanup),
-            }),
-        },
-    }
-}
+pub use crate::counters::rolled_back;
+pub(crate) use crate::counters::RegIo;
 
 #[cfg(test)]
 mod tests {

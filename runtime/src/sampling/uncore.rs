@@ -33,14 +33,14 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use pmu_regs::{CounterKind, Location, ProcessorInfo, Role};
+use pmu_regs::{Location, ProcessorInfo, Role};
 
+use crate::access::UncoreDevices;
 pub use crate::access::UncoreSummary;
-use crate::access::{MsrAccess, PciAccess};
-use crate::boxes::{hop_reg, Boxes, Counter, Global, PmuBox, Reg, FIXED_EVENT};
+use crate::boxes::{hop_reg, Boxes, Counter, Global, PmuBox, Reg};
+use crate::counters::Registers;
 use crate::error::{Result, SamplingError, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
-use crate::pci::UncoreDevices;
+use crate::ownership::{Lease, Pmu};
 use crate::sampling::{delta, preload, rolled_back, RegIo};
 
 /// A counter of a box: the box instance and the counter's number in it (the W-box fixed
@@ -66,48 +66,7 @@ impl fmt::Display for UncoreCounter {
     }
 }
 
-/// What to count, in the terms the boxes' control registers use. Settings a box does not have
-/// (a umask on the B-box, a threshold on the M-box) are refused rather than dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EventSelect {
-    /// Event select (the control's event role). A fixed counter counts only its own event,
-    /// selected as [`FIXED_EVENT`].
-    pub ev_sel: u8,
-    /// Unit mask.
-    pub umask: Option<u8>,
-    /// Threshold compared with the per-cycle increment.
-    pub thresh: Option<u8>,
-    /// Invert the threshold comparison.
-    pub invert: Option<bool>,
-    /// Count rising edges instead of cycles.
-    pub edge_detect: Option<bool>,
-    /// The event-select extension bit some events need (Intel's event lists mark them).
-    pub event_ext: Option<bool>,
-    /// Count the event on both hardware threads of the core (a core control's any-thread
-    /// bit; some of Intel's core events set it).
-    pub any_thread: Option<bool>,
-}
-
-impl EventSelect {
-    /// Event `ev_sel` with every other setting left at its reset value.
-    pub const fn event(ev_sel: u8) -> Self {
-        Self {
-            ev_sel,
-            umask: None,
-            thresh: None,
-            invert: None,
-            edge_detect: None,
-            event_ext: None,
-            any_thread: None,
-        }
-    }
-
-    /// The same event with a unit mask.
-    pub const fn with_umask(mut self, umask: u8) -> Self {
-        self.umask = Some(umask);
-        self
-    }
-}
+pub use crate::boxes::EventSelect;
 
 /// A set of counters to sample, each with its event and interval, and the core that takes
 /// the PMI.
@@ -122,7 +81,7 @@ pub struct SamplePlan {
 
 /// An armed sampling session: each counter's interval and where it started, and what to put
 /// back when it ends ([`Self::close`], or drop).
-pub struct Sampling<'u, 'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+pub struct Sampling<'u, 'a, B: Registers + ?Sized> {
     uncore: &'u Uncore<'a, B>,
     armed: Vec<Armed>,
     /// What arming changed; `None` once put back.
@@ -137,7 +96,7 @@ struct Armed {
     start: u64,
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_, '_, B> {
+impl<B: Registers + ?Sized> Sampling<'_, '_, B> {
     /// The armed counters, in plan order.
     pub fn counters(&self) -> Vec<UncoreCounter> {
         self.armed.iter().map(|a| a.counter).collect()
@@ -154,7 +113,7 @@ impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Sampling<'_,
     }
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Drop for Sampling<'_, '_, B> {
+impl<B: Registers + ?Sized> Drop for Sampling<'_, '_, B> {
     fn drop(&mut self) {
         // A session dropped without close (an error, a panic) still puts everything back;
         // a failure here has no one to report to, which is what close() is for.
@@ -164,9 +123,7 @@ impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Drop for Sam
     }
 }
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> fmt::Debug
-    for Sampling<'_, '_, B>
-{
+impl<B: Registers + ?Sized> fmt::Debug for Sampling<'_, '_, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sampling")
             .field("armed", &self.armed)
@@ -210,15 +167,15 @@ struct Prepared {
 }
 
 /// The uncore of one socket, owned by this session while the value lives.
-pub struct Uncore<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> {
+pub struct Uncore<'a, B: Registers + ?Sized> {
     io: RegIo<'a, B>,
     boxes: &'static Boxes,
     _lease: Lease,
 }
 
-impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'a, B> {
+impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
     /// Claims the uncore of `processor` on `socket`, reached through `cpu` (any online CPU
-    /// of that socket; see [`crate::topology::Topology::cpu_for_socket`]). Refused, naming
+    /// of that socket; see [`crate::access::Topology::cpu_for_socket`]). Refused, naming
     /// the holder, while another session owns it. Boxes in PCI space need
     /// [`Self::with_devices`].
     pub fn open(
@@ -310,68 +267,9 @@ impl<'a, B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Uncore<'
     /// before any access.
     fn prepare(&self, counter: UncoreCounter, sel: &EventSelect, pmi: bool) -> Result<Prepared> {
         let (_, c) = self.lookup(counter)?;
-        let Some(ctl) = c.control else {
-            return Err(UsageError::UnsupportedField {
-                register: c.counter.name(),
-                field: "control (a free-running counter cannot be programmed)",
-            }
-            .into());
-        };
-        let name = ctl.name();
-        let mut raw = ctl.info.reset;
-        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
-            match c.control_bits(role) {
-                Some(bits) => {
-                    raw = bits.insert(name, raw, value)?;
-                    Ok(())
-                }
-                None if value == 0 => Ok(()),
-                None => Err(UsageError::UnsupportedField {
-                    register: name,
-                    field: setting,
-                }
-                .into()),
-            }
-        };
-        if c.info.kind == CounterKind::General {
-            set(Role::Event, u64::from(sel.ev_sel), "event select")?;
-        } else if sel.ev_sel != FIXED_EVENT || sel.umask.is_some() || sel.thresh.is_some() {
-            return Err(UsageError::UnsupportedField {
-                register: name,
-                field: "event select (a fixed counter counts only its own event, selected as 0xFF)",
-            }
-            .into());
-        }
-        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
-        set(
-            Role::Threshold,
-            sel.thresh.map_or(0, u64::from),
-            "threshold",
-        )?;
-        set(Role::Invert, sel.invert.map_or(0, u64::from), "invert")?;
-        set(
-            Role::Edge,
-            sel.edge_detect.map_or(0, u64::from),
-            "edge detect",
-        )?;
-        set(
-            Role::AnyThread,
-            sel.any_thread.map_or(0, u64::from),
-            "any-thread",
-        )?;
-        set(
-            Role::OverflowEnable,
-            u64::from(pmi),
-            "overflow (PMI) enable",
-        )?;
-        if c.control_bits(Role::Enable).is_some() {
-            set(Role::Enable, 1, "enable")?;
-        } else {
-            set(Role::RingEnable, 0b11, "enable")?;
-        }
         Ok(Prepared {
             counter,
-            ctl: Some(raw),
+            ctl: Some(c.control_value(sel, pmi)?),
         })
     }
 

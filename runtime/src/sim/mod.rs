@@ -11,7 +11,9 @@
 //! Events are injected explicitly ([`Sim::inject_uncore`], [`Sim::inject_filtered`],
 //! [`Sim::inject_core`]); counters advance only when enabled at every level, wrap at their
 //! width, and raise PMIs that [`Sim::pmis`] records with the number of the injected event
-//! that caused them. Everything is deterministic.
+//! that caused them. Everything is deterministic. A workload runs streams of events at a
+//! rate ([`Sim::start_stream`]), advanced by the clock of whoever counts ([`Sim::advance`]):
+//! what a counting session on the simulator sees happen.
 //!
 //! ```
 //! use pmu_regs::xeon_7500::{ubox, wbox};
@@ -31,6 +33,7 @@
 mod arch;
 mod regs;
 mod uncore;
+mod workload;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -39,6 +42,7 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 pub use crate::cpuid::Cpuid0A;
 pub use arch::ArchConfig;
 pub use uncore::{UncoreEvent, FIXED_EVENT};
+pub use workload::{Rate, Stream, StreamId, StreamTarget};
 
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
@@ -55,13 +59,11 @@ pub struct QpiPacket {
 
 use crate::access::{
     AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result as BackendResult, Target,
-    UncoreSummary,
+    Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu, Registry};
-use crate::pci::UncoreDevices;
-use crate::topology::Topology;
 use regs::{Index, Reg};
 
 /// The running number of injected events (1-based once any was injected).
@@ -181,6 +183,8 @@ pub struct Sim {
     uncore: uncore::Model,
     state: Mutex<State>,
     owners: Registry,
+    /// Streams of events that run while something counts (see [`workload`]).
+    workload: Mutex<workload::Workload>,
 }
 
 /// The architectural register of layout `type_name` and array index `index`.
@@ -229,6 +233,7 @@ impl Sim {
                 journal: Journal::default(),
             }),
             owners: Registry::new(),
+            workload: Mutex::default(),
         }
     }
 
@@ -429,6 +434,57 @@ impl Sim {
             .get_mut(cpu as usize)
             .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject_fixed(cpu, i, count, &mut st.journal);
+        Ok(())
+    }
+
+    /// Runs `stream` from now on: [`Self::advance`] feeds it its events.
+    pub fn start_stream(&self, stream: Stream) -> StreamId {
+        let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
+        let id = StreamId(w.next);
+        w.next += 1;
+        w.running.push((id, stream, 0));
+        id
+    }
+
+    /// Stops the streams `ids`.
+    pub fn stop_streams(&self, ids: &[StreamId]) {
+        let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
+        w.running.retain(|(id, _, _)| !ids.contains(id));
+    }
+
+    /// Brings the streams `ids` to time `t` of their clock (time 0: when they started):
+    /// each gets the events its rate gives it up to `t` that it has not had yet.
+    pub fn advance(&self, ids: &[StreamId], t: std::time::Duration) -> Result<()> {
+        let mut due = Vec::new();
+        {
+            let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
+            for (id, stream, done) in &mut w.running {
+                if !ids.contains(id) {
+                    continue;
+                }
+                let total = stream.rate.events_until(t);
+                if total > *done {
+                    due.push((*stream, total - *done));
+                    *done = total;
+                }
+            }
+        }
+        for (s, count) in due {
+            match s.target {
+                StreamTarget::Core { cpu } => {
+                    self.inject_core(cpu, s.ev_sel, s.umask.unwrap_or(0), count)?
+                }
+                StreamTarget::Uncore { socket, instance } => self.inject_uncore(
+                    socket,
+                    UncoreEvent {
+                        instance,
+                        ev_sel: s.ev_sel,
+                        umask: s.umask,
+                    },
+                    count,
+                )?,
+            }
+        }
         Ok(())
     }
 

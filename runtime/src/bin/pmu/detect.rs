@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// The processor as `/proc/cpuinfo` describes its first CPU.
 #[derive(Debug)]

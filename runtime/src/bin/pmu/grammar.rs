@@ -4,7 +4,7 @@
 
 use pmu_regs::{RegisterInfo, Role};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// The number rule, for `--help`.
 pub const NUMBER_RULE: &str = "Numbers: 0x1f is hex, 0d31 decimal, 0b11111 binary. A bare number \

@@ -3,10 +3,12 @@
 
 mod commands;
 mod detect;
+mod failure;
 mod grammar;
 mod messages;
 mod output;
 mod perf_cli;
+mod place;
 mod serve;
 mod table;
 mod targets;
@@ -18,11 +20,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use pmu_regs::ProcessorInfo;
-use pmu_runtime::fault;
-use pmu_runtime::machine::{Machine, Where};
-use pmu_runtime::sim::SimConfig;
-use pmu_runtime::{Bdf, Error, UsageError};
+
+pub use failure::Failure;
+pub use place::PlaceArgs;
 
 /// List, decode, encode, read, write and watch Intel performance-monitoring registers by name.
 ///
@@ -203,68 +203,6 @@ struct EncodeArgs {
     root: Option<PathBuf>,
 }
 
-/// Where to reach the hardware.
-#[derive(Args, Clone)]
-pub struct PlaceArgs {
-    /// The logical CPU for an MSR (default: 0, or the first CPU of --socket).
-    #[arg(long, conflicts_with_all = ["device", "socket"])]
-    cpu: Option<u32>,
-    /// The socket: picks a CPU of it for MSRs, or its uncore device for PCI registers.
-    #[arg(long)]
-    socket: Option<u32>,
-    /// The PCI device (e.g. 0000:3f:0e.1) for a PCI register.
-    #[arg(long)]
-    device: Option<String>,
-    /// Use this directory as the filesystem root: ROOT/dev/cpu/N/msr,
-    /// ROOT/sys/bus/pci/devices, ROOT/sys/devices/system/cpu.
-    #[arg(long, conflicts_with = "sim")]
-    root: Option<PathBuf>,
-    /// Use the simulated PMU instead of hardware (a fresh one each run).
-    #[arg(long)]
-    sim: bool,
-    /// Fail one register access (without performing it) to see how a command copes:
-    /// read:N:KIND, write:N:KIND or writes-from:N:KIND, KIND one of eio, eacces, enoent,
-    /// short. N counts reads or writes from 1.
-    #[arg(long, value_name = "OP:N:KIND", hide_short_help = true)]
-    inject_fault: Option<String>,
-}
-
-impl PlaceArgs {
-    /// The machine these options name for `processor`'s registers: `--sim` (a simulator of
-    /// that processor), or the hardware under `--root` (default `/`), with `--inject-fault`
-    /// applied.
-    fn machine_for(&self, processor: &'static ProcessorInfo) -> Result<Machine, Error> {
-        let machine = if self.sim {
-            Machine::simulated(SimConfig::of(processor))
-        } else {
-            Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
-        };
-        Ok(match &self.inject_fault {
-            Some(text) => {
-                let (when, fault) = fault::parse(text)?;
-                machine.with_fault(when, fault)
-            }
-            None => machine,
-        })
-    }
-
-    /// Where `--cpu`, `--socket` and `--device` say a register is.
-    fn at(&self) -> Result<Where, Error> {
-        let device = match &self.device {
-            Some(d) => Some(d.parse::<Bdf>().map_err(|e| UsageError::BadValue {
-                text: d.clone(),
-                expected: e.to_string(),
-            })?),
-            None => None,
-        };
-        Ok(Where {
-            cpu: self.cpu,
-            socket: self.socket,
-            device,
-        })
-    }
-}
-
 #[derive(Args)]
 struct ReadArgs {
     /// Register instance (W_MSR_PMON_EVT_SEL2, Q_P0_PCI_PMON_CTL1) or MSR number (0x186).
@@ -336,7 +274,7 @@ fn main() -> ExitCode {
             let addresses: Vec<&pmu_regs::AddressInfo> = a
                 .unit
                 .iter()
-                .filter_map(|u| targets::find_box(u, None).ok())
+                .filter_map(|u| pmu_runtime::session::find_box(u, None).ok())
                 .flat_map(|(_, b)| b.counters.iter().map(|c| c.counter.addr))
                 .collect();
             messages::explain(e, &a.place, &messages::device_ids(addresses))
@@ -396,65 +334,4 @@ fn eprint_error(message: &str) {
 /// `warning: ...` on stderr.
 pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "warning: {message}");
-}
-
-/// A failed command: usage errors (a name or value the user got wrong) exit 2, operation
-/// failures 1.
-pub enum Failure {
-    /// A runtime error, as the library reports it.
-    Runtime(pmu_runtime::Error),
-    /// The command line asked for something that cannot be done as asked.
-    Usage(String),
-    /// The operation failed.
-    Operation(String),
-}
-
-impl Failure {
-    /// A usage error (exit 2) with this message.
-    pub fn usage(message: String) -> Self {
-        Failure::Usage(message)
-    }
-
-    /// An operation failure (exit 1) with this message.
-    pub fn operation(message: String) -> Self {
-        Failure::Operation(message)
-    }
-
-    /// This failure, and putting back what had been changed failed too.
-    pub fn with_cleanup(self, cleanup: pmu_runtime::Error) -> Self {
-        match self {
-            Failure::Runtime(error) => Failure::Runtime(pmu_runtime::Error::Cleanup {
-                error: Box::new(error),
-                cleanup: Box::new(cleanup),
-            }),
-            other => Failure::Operation(format!(
-                "{other}; putting the registers back also failed: {cleanup}; check them with \
-                 `pmu read` before counting again"
-            )),
-        }
-    }
-
-    fn exit_code(&self) -> u8 {
-        match self {
-            Failure::Usage(_) => 2,
-            Failure::Operation(_) => 1,
-            Failure::Runtime(e) if e.is_usage() => 2,
-            Failure::Runtime(_) => 1,
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Runtime(e) => e.fmt(f),
-            Failure::Usage(m) | Failure::Operation(m) => f.write_str(m),
-        }
-    }
-}
-
-impl<E: Into<pmu_runtime::Error>> From<E> for Failure {
-    fn from(error: E) -> Self {
-        Failure::Runtime(error.into())
-    }
 }

@@ -4,10 +4,10 @@
 
 use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::machine::Machine;
-use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{AccessError, BackendError, Error, Target};
 
-use crate::{Failure, PlaceArgs};
+use crate::failure::Failure;
+use crate::place::PlaceArgs;
 
 /// A PCI device as the docs and `pmu list` write it: id, device and function numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,13 +61,40 @@ fn target_text(register: Option<&str>, target: &Target) -> String {
     }
 }
 
+/// Who refused an access, and why that usually is, for hardware or the simulator.
+fn refused(target: &Target, sim: bool) -> &'static str {
+    match (target, sim) {
+        (Target::Msr { .. }, false) => {
+            "the processor refused the access (EIO, a #GP fault): this register does not \
+             exist on this processor, or the value sets bits it does not allow"
+        }
+        (Target::Msr { .. }, true) => {
+            "the simulated processor refused the access, as hardware does with a #GP \
+             fault: it does not have this register, or the value sets bits it does not \
+             allow"
+        }
+        (Target::Pci { .. }, false) => {
+            "the device refused the access (EIO): it does not answer at this offset, or \
+             the value sets bits it does not allow; check the device with `lspci -xxx`"
+        }
+        (Target::Pci { .. }, true) => {
+            "the simulated device refused the access: the simulator does not model this \
+             register, or the value sets bits it does not allow"
+        }
+    }
+}
+
 /// Rewrites the backend errors whose library message would mislead here; every other failure
 /// passes through unchanged.
 pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failure {
     let Failure::Runtime(Error::Backend(e)) = failure else {
         return failure;
     };
-    let sim_topology = || Machine::simulated(SimConfig::default()).topology().ok();
+    let sim_topology = || {
+        Machine::simulating(&pmu_regs::xeon_7500::PROCESSOR)
+            .topology()
+            .ok()
+    };
     match (&e, place.sim) {
         (
             BackendError::Access {
@@ -112,32 +139,14 @@ pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failu
             },
             sim,
         ) => {
-            let who = match (target, sim) {
-                (Target::Msr { .. }, false) => {
-                    "the processor refused the access (EIO, a #GP fault): this register does not \
-                     exist on this processor, or the value sets bits it does not allow"
-                }
-                (Target::Msr { .. }, true) => {
-                    "the simulated processor refused the access, as hardware does with a #GP \
-                     fault: it does not have this register, or the value sets bits it does not \
-                     allow"
-                }
-                (Target::Pci { .. }, false) => {
-                    "the device refused the access (EIO): it does not answer at this offset, or \
-                     the value sets bits it does not allow; check the device with `lspci -xxx`"
-                }
-                (Target::Pci { .. }, true) => {
-                    "the simulated device refused the access: the simulator does not model this \
-                     register, or the value sets bits it does not allow"
-                }
-            };
             let os = source
                 .as_ref()
                 .map(|e| format!(" ({e})"))
                 .unwrap_or_default();
             Failure::operation(format!(
-                "cannot {op} {}: {who}{os}",
-                target_text(*register, target)
+                "cannot {op} {}: {}{os}",
+                target_text(*register, target),
+                refused(target, sim)
             ))
         }
         (BackendError::NoUncoreDevices { root, .. }, _) if !devices.is_empty() => {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use pmu_runtime::export::{prometheus_text, Exporter, Reading, Series, SeriesLabels};
 use serde_json::json;
 
-use crate::targets::PerfSeries;
+use pmu_runtime::session::PerfSeries;
 
 /// One count of one interval.
 pub struct Row<'a> {

@@ -1,5 +1,5 @@
 //! The perf backend in the `pmu` command: `encode --perf`, `watch`'s `--backend perf|raw|auto`
-//! and `--pmu` options (the counting is the counting set's, `targets`), `list --backends`.
+//! and `--pmu` options (the counting is the library's `session`), `list --backends`.
 
 use std::path::{Path, PathBuf};
 
@@ -8,16 +8,13 @@ use pmu_regs::{Location, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::lookup;
 use pmu_runtime::machine::Machine;
-use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
-use pmu_runtime::sim_perf::SimPerf;
 use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
+use crate::failure::Failure;
 use crate::table::Table;
-use crate::targets::Reach;
-use crate::Failure;
 
 /// Which way `watch` reaches the counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -48,52 +45,6 @@ pub struct PerfWatchArgs {
 pub fn sources(root: Option<&Path>) -> EventSources {
     let root = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
     EventSources::with_root(root.join("sys/bus/event_source/devices"))
-}
-
-/// A test hook, not an option (it is in no `--help`): with `--sim`, `PMU_SIM_EVENT_SOURCES=DIR`
-/// makes DIR the simulated machine's `/sys/bus/event_source/devices`, and its PMUs count
-/// through [`SimPerf`], a kernel perf driver over the simulator, instead of `--sim` counting
-/// only through the registers. `--backend perf|auto` then takes the perf path end to end
-/// (names, format encoding, groups, reads) on the events the simulator is given, so a test
-/// can compare it with `--backend raw` through the command line itself
-/// (`runtime/tests/perf_sim.rs`). An environment variable rather than a flag: the simulated
-/// driver is a test double, not something to offer users or promise in the man page; a
-/// cargo feature would not be on in `cargo test --workspace`. It does nothing without
-/// `--sim`, so it cannot change what happens on hardware.
-pub const SIM_EVENT_SOURCES: &str = "PMU_SIM_EVENT_SOURCES";
-
-/// Whether [`SIM_EVENT_SOURCES`] asks for the simulated perf driver under `--sim`.
-pub fn sim_driver_requested() -> bool {
-    std::env::var_os(SIM_EVENT_SOURCES).is_some()
-}
-
-/// The simulated perf driver and its PMUs, when `machine` is the simulator and
-/// [`SIM_EVENT_SOURCES`] is set.
-pub fn sim_driver(machine: &Machine) -> Result<Option<(EventSources, SimPerf<'_>)>, Error> {
-    let (Some(sim), Some(dir)) = (machine.sim(), std::env::var_os(SIM_EVENT_SOURCES)) else {
-        return Ok(None);
-    };
-    let sources = EventSources::with_root(dir);
-    let driver = SimPerf::new(sim, &sources)?;
-    Ok(Some((sources, driver)))
-}
-
-/// What `watch` and `serve` reach counters through: `machine`'s registers and the kernel's
-/// perf PMUs under `root`, or the simulated driver's ([`sim_driver`]).
-pub fn reach<'m>(
-    machine: &'m Machine,
-    root: Option<&Path>,
-    sim_driver: Option<&'m (EventSources, SimPerf<'m>)>,
-) -> Reach<'m> {
-    match sim_driver {
-        Some((sources, driver)) => Reach {
-            machine,
-            perf: sources.clone(),
-            layer: driver,
-            perf_on_sim: true,
-        },
-        None => Reach::new(machine, sources(root)),
-    }
 }
 
 /// `pmu encode REGISTER fields... --perf`: the perf event string of a counter control value.
@@ -157,10 +108,10 @@ pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Fail
     let base = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
     let s = sources(root);
     let msr_dev = base.join("dev/cpu/0/msr").exists();
-    let pci = PciSysfs::with_root(base.join("sys/bus/pci/devices"));
+    let machine = Machine::hardware(&base);
     let mut rows = Vec::new();
     for p in PROCESSORS {
-        let pci_found = pci.discover(p).is_ok();
+        let pci_found = machine.devices(p).is_ok();
         for u in p.units {
             let space = u
                 .registers

@@ -2,7 +2,7 @@
 //! totals at `/metrics` in the OpenMetrics text format for Prometheus to scrape; put
 //! everything back on SIGINT, SIGTERM, SIGHUP, a panic, or an error.
 //!
-//! The counters are the same [`Targets`] set `watch` programs, chosen in `watch`'s words:
+//! The counters are library [`Session`]s, as `watch` counts, chosen in `watch`'s words:
 //! `--unit`/`--event` on the command line, or a configuration file of lines such as
 //! `IMC0 event=UNC_M_CAS_COUNT.RD event=UNC_M_CAS_COUNT.WR` (one line per box, its events in
 //! `--event`'s grammar). Counting runs on the main thread; the HTTP server on threads of its
@@ -20,10 +20,13 @@ use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
 use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
 use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
 
+use pmu_runtime::session::{self, Clock, Options, Pace, Session, Sockets};
+
 use crate::detect;
-use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{check_interval, Plan, Selection, Sockets, Targets};
-use crate::{Failure, PlaceArgs};
+use crate::failure::Failure;
+use crate::perf_cli::PerfWatchArgs;
+use crate::place::PlaceArgs;
+use crate::targets::{check_interval, close_after, Plan, Selection};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -226,18 +229,23 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     })?;
 
     let machine = args.place.machine_for(processor)?;
-    let sim_driver = perf_cli::sim_driver(&machine)?;
-    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
-    let mut sets: Vec<Targets> = Vec::new();
+    // Prometheus's rate() is per second of real time: the wall clock, even on the simulator,
+    // whose events then happen at --sim-rate per real second.
+    let options = Options {
+        clock: Clock::Wall,
+        pace: Pace::Steady(args.sim_rate.round() as u64),
+    };
+    let mut sessions: Vec<Session> = Vec::new();
     for plan in &plans {
-        match Targets::program(&reach, plan) {
-            Ok(t) => sets.push(t),
-            Err(e) => return close_all(sets, Err(Failure::Runtime(e))),
+        let backend = args.place.backend(&machine, plan.selection().route());
+        match Session::open(&backend, plan.counting(), options) {
+            Ok(s) => sessions.push(s),
+            Err(e) => return close_all(sessions, Err(Failure::Runtime(e))),
         }
     }
-    // A panic from here on unwinds through `sets`, whose drops put the registers back.
-    let result = serve(&sets, &plans, args, (listener, addr, web));
-    close_all(sets, result.map(|()| String::new()))
+    // A panic from here on unwinds through `sessions`, whose drops put the registers back.
+    let result = serve(&mut sessions, args, (listener, addr, web));
+    close_all(sessions, result.map(|()| String::new()))
 }
 
 /// `e`, naming the config file line it comes from (if it does).
@@ -251,19 +259,19 @@ fn at(origin: Option<&str>, e: Failure) -> Failure {
     }
 }
 
-/// Closes every set, whatever happened, and reports both failures if both fail.
-fn close_all(sets: Vec<Targets>, result: Result<String, Failure>) -> Result<String, Failure> {
-    sets.into_iter()
-        .fold(result, |result, set| set.close_after(result))
+/// Closes every session, whatever happened, and reports both failures if both fail.
+fn close_all(sessions: Vec<Session>, result: Result<String, Failure>) -> Result<String, Failure> {
+    sessions
+        .into_iter()
+        .fold(result, |result, session| close_after(session, result))
 }
 
 fn serve(
-    sets: &[Targets],
-    plans: &[Plan],
+    sessions: &mut [Session],
     args: &ServeArgs,
     (listener, addr, web): (TcpListener, SocketAddr, WebConfig),
 ) -> Result<(), Failure> {
-    let series: Vec<Series> = sets
+    let series: Vec<Series> = sessions
         .iter()
         .flat_map(|t| t.series())
         .map(|s| Series {
@@ -274,17 +282,13 @@ fn serve(
                 box_name: s.instance.clone(),
                 counter: s.counter.clone(),
                 event: s.event.clone(),
-                backend: s.backend.to_string(),
+                backend: s.backend.label().to_string(),
             },
             width: s.width,
         })
         .collect();
-    let simulated = sets
-        .iter()
-        .flat_map(|t| t.series())
-        .any(|s| s.backend == "sim");
     let exporter = Arc::new(Exporter::new(series, Instant::now()));
-    exporter.baseline(&read_all(sets));
+    exporter.baseline(&read_all(sessions));
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -303,7 +307,7 @@ fn serve(
     };
     eprintln!("pmu serve: listening on {scheme}://{addr}/metrics");
 
-    let counted = count_loop(sets, plans, args, &exporter, &stop, simulated);
+    let counted = count_loop(sessions, args, &exporter, &stop);
     stop.store(true, Ordering::SeqCst);
     let served = server.join();
     counted?;
@@ -342,29 +346,29 @@ fn metrics_handler(exporter: Arc<Exporter>) -> Arc<Handler> {
     })
 }
 
-/// One reading per series of every set, in the exporter's order.
-fn read_all(sets: &[Targets]) -> Vec<Option<Reading>> {
-    sets.iter().flat_map(|t| t.read()).collect()
+/// One reading per series of every session, in the exporter's order.
+fn read_all(sessions: &mut [Session]) -> Vec<Option<Reading>> {
+    sessions
+        .iter_mut()
+        .flat_map(|s| s.read())
+        .map(|r| {
+            r.map(|r: session::Reading| Reading {
+                value: r.value,
+                running_ratio: r.running_ratio,
+            })
+        })
+        .collect()
 }
 
-/// Counts until `stop`: each interval, feeds the simulator (with `--sim`), reads every
-/// counter and adds the deltas to the totals.
+/// Counts until `stop`: each interval, reads every counter and adds the deltas to the
+/// totals.
 fn count_loop(
-    sets: &[Targets],
-    plans: &[Plan],
+    sessions: &mut [Session],
     args: &ServeArgs,
     exporter: &Exporter,
     stop: &AtomicBool,
-    simulated: bool,
 ) -> Result<(), Failure> {
     let period = Duration::from_secs_f64(args.interval);
-    let start = Instant::now();
-    // Events injected so far, per set and event: the simulator runs at --sim-rate per
-    // second of real time, so Prometheus's rate() shows that rate.
-    let mut injected: Vec<Vec<u64>> = plans
-        .iter()
-        .map(|p| vec![0; p.selection().events.len()])
-        .collect();
     while !stop.load(Ordering::SeqCst) {
         let deadline = Instant::now() + period;
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
@@ -373,16 +377,7 @@ fn count_loop(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        if simulated {
-            let due = (args.sim_rate * start.elapsed().as_secs_f64()) as u64;
-            for (set, done) in sets.iter().zip(&mut injected) {
-                for (i, done) in done.iter_mut().enumerate() {
-                    set.inject(i, due - *done)?;
-                    *done = due;
-                }
-            }
-        }
-        exporter.record(&read_all(sets));
+        exporter.record(&read_all(sessions));
     }
     Ok(())
 }

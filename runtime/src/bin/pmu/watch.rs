@@ -1,6 +1,6 @@
 //! `pmu watch`: program counters, print their counts every interval, and put everything back
-//! as it was on exit (including Ctrl-C, SIGTERM and a panic). The counters are a
-//! [`Targets`] set: every box of every processor, on one socket or all.
+//! as it was on exit (including Ctrl-C, SIGTERM and a panic). The counting is the library's
+//! [`Session`]: this parses the arguments, opens it, and prints each interval.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use pmu_runtime::sampling::delta;
+use pmu_runtime::session::{Options, Session, Sockets};
 
 use crate::detect;
+use crate::failure::Failure;
 use crate::output::{Format, Output, Row};
-use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{check_interval, Plan, Selection, Sockets, Targets};
-use crate::{Failure, PlaceArgs};
+use crate::perf_cli::PerfWatchArgs;
+use crate::place::PlaceArgs;
+use crate::targets::{check_interval, close_after, Selection};
 
 #[derive(Args)]
 pub struct WatchArgs {
@@ -153,19 +154,27 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         },
     };
     let machine = args.place.machine_for(plan.processor())?;
-    let sim_driver = perf_cli::sim_driver(&machine)?;
-    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
-    let targets = Targets::program(&reach, &plan)?;
-    let perf = targets.series().iter().any(|s| s.perf.is_some());
-    let mut out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {
-        Failure::operation(format!(
-            "cannot write {}: {e}; choose a file in a writable directory",
-            args.output
-                .as_deref()
-                .unwrap_or("stdout".as_ref())
-                .display()
-        ))
-    })?;
+    let backend = args.place.backend(&machine, plan.selection().route());
+    let period = Duration::from_secs_f64(args.interval);
+    let options = Options {
+        clock: backend.clock(period),
+        ..Options::default()
+    };
+    let mut session = Session::open(&backend, plan.counting(), options)?;
+    let perf = session.series().iter().any(|s| s.perf.is_some());
+    let mut out = match Output::new(format, perf, args.output.as_deref()) {
+        Ok(out) => out,
+        Err(e) => {
+            let failure = Failure::operation(format!(
+                "cannot write {}: {e}; choose a file in a writable directory",
+                args.output
+                    .as_deref()
+                    .unwrap_or("stdout".as_ref())
+                    .display()
+            ));
+            return close_after(session, Err(failure));
+        }
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -175,31 +184,27 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
 
-    // A panic from here on unwinds through `targets`, whose drop puts the registers back.
-    let result = watch_loop(&targets, &plan, args, &stop, &mut out);
+    // A panic from here on unwinds through `session`, whose drop puts the registers back.
+    let result = watch_loop(&mut session, args, &stop, &mut out);
     // Disable what was enabled, whatever happened, and report both failures if both fail.
-    targets.close_after(result).map(|()| String::new())
+    close_after(session, result).map(|()| String::new())
 }
 
 fn watch_loop(
-    targets: &Targets,
-    plan: &Plan,
+    session: &mut Session,
     args: &WatchArgs,
     stop: &AtomicBool,
     out: &mut Output,
 ) -> Result<(), Failure> {
-    let series = targets.series();
-    let mut previous = targets.read_all()?;
-    let simulated = series.iter().any(|s| s.backend == "sim");
-    let start = Instant::now();
-    let mut last = start;
+    session.start()?;
+    let series = session.series().to_vec();
     let period = Duration::from_secs_f64(args.interval);
     if let Err(e) = out.header() {
         return quiet_if_closed(e);
     }
     // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
     let mut boxes: Vec<&str> = Vec::new();
-    for s in series {
+    for s in &series {
         if !boxes.contains(&s.instance.as_str()) {
             boxes.push(&s.instance);
         }
@@ -213,34 +218,22 @@ fn watch_loop(
         while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
-        // With --sim, each event happens a deterministic number of times per interval.
-        for i in 0..plan.selection().events.len() {
-            targets.inject(i, 1000 * (i as u64 + 1) + 37 * report)?;
-        }
-        let now = targets.read_all()?;
-        // Time is simulated (interval x report) with --sim, so output is reproducible.
-        let (t, seconds) = if simulated {
-            (args.interval * report as f64, args.interval)
-        } else {
-            let s = last.elapsed().as_secs_f64();
-            last = Instant::now();
-            (start.elapsed().as_secs_f64(), s)
-        };
+        let interval = session.interval()?;
+        let t = interval.time;
         // Rows in series order; with --per-socket, one per socket and event, summed.
         let mut rows: Vec<Row> = Vec::new();
         // (socket, event index) of each row, for --per-socket.
         let mut keys: Vec<(u32, usize)> = Vec::new();
-        for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
-            let d = delta(p.value, n.value, s.width);
+        for (s, c) in series.iter().zip(&interval.counts) {
             let counter = if args.per_socket {
                 summed.as_str()
             } else {
                 s.counter.as_str()
             };
-            let perf = s.perf.as_ref().map(|p| (p, n.running_ratio.unwrap_or(1.0)));
+            let perf = s.perf.as_ref().map(|p| (p, c.running_ratio.unwrap_or(1.0)));
             let key = (s.socket, s.event_index);
             match keys.iter().position(|k| args.per_socket && *k == key) {
-                Some(at) => rows[at].count += d,
+                Some(at) => rows[at].count += c.delta,
                 None => {
                     keys.push(key);
                     rows.push(Row {
@@ -255,9 +248,9 @@ fn watch_loop(
                         socket: s.socket,
                         counter,
                         event: &s.event,
-                        count: d,
+                        count: c.delta,
                         rate: 0.0,
-                        backend: s.backend,
+                        backend: s.backend.label(),
                         perf,
                     })
                 }
@@ -266,14 +259,13 @@ fn watch_loop(
         let written = rows
             .iter_mut()
             .try_for_each(|r| {
-                r.rate = r.count as f64 / seconds.max(f64::MIN_POSITIVE);
+                r.rate = r.count as f64 / interval.seconds.max(f64::MIN_POSITIVE);
                 out.row(r)
             })
             .and_then(|()| out.end_interval(t));
         if let Err(e) = written {
             return quiet_if_closed(e);
         }
-        previous = now;
     }
     Ok(())
 }

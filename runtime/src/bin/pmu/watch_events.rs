@@ -9,8 +9,8 @@ use pmu_regs::{RegisterInfo, Role};
 use pmu_runtime::codec;
 use pmu_runtime::sampling::uncore::EventSelect;
 
+use crate::failure::Failure;
 use crate::grammar;
-use crate::Failure;
 
 /// What `--event` takes, for messages.
 pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any";
@@ -157,11 +157,7 @@ mod tests {
             ),
             (0x0e, Some(1), Some(1), Some(true), None, Some(true))
         );
-        let raw =
-            pmu_runtime::sampling::counting::Counting::<pmu_runtime::sim::Sim>::control_value(
-                c, &sel,
-            )
-            .unwrap();
+        let raw = c.control_value(&sel, false).unwrap();
         // cmask 1, inv, en, any, os, usr, umask 1, event 0x0e.
         assert_eq!(raw, 0x01e3_010e);
         // Without the processor the name is refused, naming who has it.

@@ -1,23 +1,13 @@
 //! What to count: a [`Selection`] in the command line's words, checked against the spec into
 //! a [`Plan`] before any machine is touched.
 
-use pmu_regs::{CounterKind, Location, PROCESSORS};
-use pmu_runtime::boxes::{Boxes, PmuBox};
-use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_regs::CounterKind;
+use pmu_runtime::session::{self, find_box, BoxEvents, Counted, Route, Sockets};
 use pmu_runtime::UsageError;
 
-use super::Backend;
+use crate::failure::Failure;
+use crate::perf_cli::Backend;
 use crate::watch_events;
-use crate::Failure;
-
-/// Which sockets to count on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sockets {
-    /// One socket.
-    One(u32),
-    /// Every socket of the machine (`-a`).
-    All,
-}
 
 /// What to count, as the user wrote it.
 #[derive(Debug, Clone)]
@@ -46,8 +36,6 @@ impl Selection {
     /// One line of a configuration file: a box name, then its events separated by spaces,
     /// in `watch --event`'s grammar (`IMC2 event=UNC_M_CAS_COUNT.RD ev_sel=0x04,umask=0x0c`).
     /// `None` for a blank line or a comment (`#`).
-    // `pmu serve`'s configuration file (issue 15) reads its lines with this.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn from_line(line: &str, sockets: Sockets) -> Result<Option<Selection>, Failure> {
         let line = line.split('#').next().unwrap_or_default().trim();
         let mut words = line.split_whitespace();
@@ -81,8 +69,7 @@ impl Selection {
                  simulate; drop --sim to count it for real, or give --unit boxes to simulate"
             )));
         }
-        // Unless the test hook puts a simulated perf driver over the simulator.
-        if self.backend == Backend::Perf && !crate::perf_cli::sim_driver_requested() {
+        if self.backend == Backend::Perf {
             return Err(Failure::usage(
                 "--sim simulates the registers, so it is counted raw; drop --backend perf (or \
                  --sim)"
@@ -96,7 +83,7 @@ impl Selection {
     /// every event reads in the grammar and fits the counter it will be programmed on, and
     /// `--cpu` is given only for MSR boxes.
     pub fn resolve(&self) -> Result<Plan, Failure> {
-        if self.kernel_pmu.is_some() {
+        if let Some(pmu) = &self.kernel_pmu {
             if self.backend == Backend::Raw {
                 return Err(UsageError::BadValue {
                     text: "--pmu with --backend raw".into(),
@@ -104,10 +91,7 @@ impl Selection {
                 }
                 .into());
             }
-            return Ok(Plan {
-                selection: self.clone(),
-                boxes: Vec::new(),
-            });
+            return Ok(self.plan(Counted::KernelPmu(pmu.clone())));
         }
         for unit in &self.units {
             if self
@@ -126,105 +110,114 @@ impl Selection {
         for e in &self.events {
             watch_events::check_words(e)?;
         }
-        let mut boxes = Vec::new();
+        let mut boxes: Vec<BoxEvents> = Vec::new();
         for unit in &self.units {
-            let (b, pmu_box) = find_box(unit, self.detected)?;
-            // Two names of one box (`CH0` and `IMC0`) would program it twice.
-            if let Some((other, _)) = self
-                .units
-                .iter()
-                .zip(&boxes)
-                .find(|(_, x): &(&String, &PlannedBox)| std::ptr::eq(x.pmu_box, pmu_box))
-            {
-                return Err(Failure::usage(format!(
-                    "--unit {unit} is box {} of {}, which --unit {other} names already; give \
-                     each box once",
-                    pmu_box.instance, b.processor.id
-                )));
-            }
-            if let Some(p) = boxes.first().map(|x: &PlannedBox| x.boxes.processor) {
-                if p.id != b.processor.id {
-                    return Err(Failure::usage(format!(
-                        "--unit {unit} is a {} box, but {} is a {} box; watch the boxes of one \
-                         processor at a time",
-                        b.processor.id, self.units[0], p.id
-                    )));
-                }
-            }
-            let in_pci = pmu_box
-                .counters
-                .iter()
-                .any(|c| matches!(c.counter.addr.location, Location::Pci { .. }));
-            if in_pci && self.cpu.is_some() {
-                return Err(Failure::usage(format!(
-                    "--cpu does not apply to {unit}: its registers are in PCI configuration \
-                     space; choose it with --socket or --device"
-                )));
-            }
-            let general: Vec<_> = pmu_box
-                .counters
-                .iter()
-                .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
-                .collect();
-            let mut sels = Vec::new();
-            for (i, text) in self.events.iter().enumerate() {
-                let Some(c) = general.get(i) else {
-                    return Err(UsageError::NoSuchCounter {
-                        counter: format!(
-                            "free counter for event {} in {}",
-                            i + 1,
-                            pmu_box.instance
-                        ),
-                        available: format!("{} general counters", general.len()),
-                    }
-                    .into());
-                };
-                let control = c.control.expect("filtered on a control").info;
-                sels.push(watch_events::parse(control, text, self.detected)?);
-            }
-            boxes.push(PlannedBox {
-                boxes: b,
-                pmu_box,
-                in_pci,
-                sels,
-            });
+            let planned = self.plan_box(unit, &boxes)?;
+            boxes.push(planned);
         }
-        Ok(Plan {
+        Ok(self.plan(Counted::Boxes(boxes)))
+    }
+
+    /// Box `unit` with its events parsed for its counters' controls, refusing a box that
+    /// `before` (the boxes already planned) names already or that is of another processor.
+    fn plan_box(&self, unit: &str, before: &[BoxEvents]) -> Result<BoxEvents, Failure> {
+        let (b, pmu_box) = find_box(unit, self.detected)?;
+        // Two names of one box (`CH0` and `IMC0`) would program it twice.
+        if let Some((other, _)) = self
+            .units
+            .iter()
+            .zip(before)
+            .find(|(_, x)| std::ptr::eq(x.pmu_box, pmu_box))
+        {
+            return Err(Failure::usage(format!(
+                "--unit {unit} is box {} of {}, which --unit {other} names already; give \
+                 each box once",
+                pmu_box.instance, b.processor.id
+            )));
+        }
+        if let Some(p) = before.first().map(|x| x.boxes.processor) {
+            if p.id != b.processor.id {
+                return Err(Failure::usage(format!(
+                    "--unit {unit} is a {} box, but {} is a {} box; watch the boxes of one \
+                     processor at a time",
+                    b.processor.id, self.units[0], p.id
+                )));
+            }
+        }
+        let mut planned = BoxEvents {
+            boxes: b,
+            pmu_box,
+            events: Vec::new(),
+        };
+        if planned.in_pci() && self.cpu.is_some() {
+            return Err(Failure::usage(format!(
+                "--cpu does not apply to {unit}: its registers are in PCI configuration \
+                 space; choose it with --socket or --device"
+            )));
+        }
+        let general: Vec<_> = pmu_box
+            .counters
+            .iter()
+            .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
+            .collect();
+        for (i, text) in self.events.iter().enumerate() {
+            let Some(c) = general.get(i) else {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!("free counter for event {} in {}", i + 1, pmu_box.instance),
+                    available: format!("{} general counters", general.len()),
+                }
+                .into());
+            };
+            let control = c.control.expect("filtered on a control").info;
+            planned
+                .events
+                .push(watch_events::parse(control, text, self.detected)?);
+        }
+        Ok(planned)
+    }
+
+    /// The plan that counts `counted` as this selection says.
+    fn plan(&self, counted: Counted) -> Plan {
+        Plan {
             selection: self.clone(),
-            boxes,
-        })
+            counting: session::Selection {
+                counted,
+                events: self.events.clone(),
+                sockets: self.sockets,
+                cpu: self.cpu,
+            },
+        }
+    }
+
+    /// Which way the boxes are reached.
+    pub fn route(&self) -> Route {
+        match self.backend {
+            Backend::Auto => Route::Auto,
+            Backend::Perf => Route::Perf,
+            Backend::Raw => Route::Raw,
+        }
     }
 }
 
-/// One box of a [`Plan`]: where it is and what its counters will count.
-#[derive(Debug)]
-pub(super) struct PlannedBox {
-    pub(super) boxes: &'static Boxes,
-    pub(super) pmu_box: &'static PmuBox,
-    pub(super) in_pci: bool,
-    pub(super) sels: Vec<EventSelect>,
-}
-
-/// A [`Selection`] checked against the spec: what
-/// [`Targets::program`](super::Targets::program) programs.
+/// A [`Selection`] checked against the spec: the library's selection, which a
+/// [`pmu_runtime::session::Session`] opens.
 #[derive(Debug)]
 pub struct Plan {
-    pub(super) selection: Selection,
-    pub(super) boxes: Vec<PlannedBox>,
+    selection: Selection,
+    counting: session::Selection,
 }
 
 impl Plan {
     /// The processor whose boxes these are (what `--sim` must simulate); for a kernel PMU
     /// (`--pmu`), the first processor of the spec, whose registers are not touched.
     pub fn processor(&self) -> &'static pmu_regs::ProcessorInfo {
-        self.boxes
-            .first()
-            .map_or(PROCESSORS[0], |b| b.boxes.processor)
+        self.counting.processor()
     }
 
     /// The boxes, as (processor id, box instance), in `--unit` order.
     pub fn box_names(&self) -> Vec<(&'static str, &'static str)> {
-        self.boxes
+        self.counting
+            .boxes()
             .iter()
             .map(|b| (b.boxes.processor.id, b.pmu_box.instance))
             .collect()
@@ -247,59 +240,61 @@ impl Plan {
     pub fn selection(&self) -> &Selection {
         &self.selection
     }
+
+    /// What the session counts.
+    pub fn counting(&self) -> &session::Selection {
+        &self.counting
+    }
 }
 
-/// The box `unit` names: an instance (`C3`, `CH2`, `HA`), a unit with the instance's
-/// position (`CBO3`, `IMC2`), or a single-instance unit (`PCU`, `CORE`); a name two
-/// processors share takes the processor as a prefix (`xeon-7500:C3`), or means the detected
-/// processor's.
-pub fn find_box(
-    unit: &str,
-    detected: Option<&str>,
-) -> Result<(&'static Boxes, &'static PmuBox), Failure> {
-    let (prefix, name) = match unit.split_once(':') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, unit),
-    };
-    let found: Vec<(&'static Boxes, &'static PmuBox)> = PROCESSORS
-        .iter()
-        .filter(|p| prefix.is_none_or(|x| p.id.eq_ignore_ascii_case(x)))
-        .map(|p| Boxes::of(p))
-        .filter_map(|b| b.find(name).map(|x| (b, x)))
-        .collect();
-    let narrowed: Vec<_> = match (found.len(), detected) {
-        (2.., Some(d)) => found
-            .iter()
-            .copied()
-            .filter(|(b, _)| b.processor.id == d)
-            .collect(),
-        _ => found.clone(),
-    };
-    match (narrowed.as_slice(), found.as_slice()) {
-        ([one], _) => Ok(*one),
-        (_, []) => Err(UsageError::BadValue {
-            text: unit.to_string(),
-            expected: format!(
-                "a box: {}",
-                PROCESSORS
-                    .iter()
-                    .map(|p| format!("{} ({})", p.id, Boxes::of(p).names().join(", ")))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }
-        .into()),
-        (_, several) => Err(UsageError::BadValue {
-            text: unit.to_string(),
-            expected: format!(
-                "one box; several processors have it, so prefix one: {}",
-                several
-                    .iter()
-                    .map(|(b, _)| format!("{}:{name}", b.processor.id))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-        .into()),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, sockets: Sockets) -> Selection {
+        Selection::from_line(text, sockets)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .expect("a selection")
+    }
+
+    #[test]
+    fn a_configuration_line_reads_as_watch_reads_its_arguments() {
+        assert!(Selection::from_line("  # a comment", Sockets::All)
+            .ok()
+            .flatten()
+            .is_none());
+        assert!(Selection::from_line("", Sockets::All)
+            .ok()
+            .flatten()
+            .is_none());
+        let err = Selection::from_line("IMC2", Sockets::All).err().unwrap();
+        assert!(err.to_string().contains("no event"), "{err}");
+        let s = line(
+            "IMC2 event=UNC_M_CAS_COUNT.RD ev_sel=0x04,umask=0x0c # reads, writes",
+            Sockets::All,
+        );
+        assert_eq!(s.units, ["IMC2"]);
+        assert_eq!(
+            s.events,
+            ["event=UNC_M_CAS_COUNT.RD", "ev_sel=0x04,umask=0x0c"]
+        );
+        // The same checks as watch: a setting watch makes itself, an unknown box.
+        let err = line("IMC2 ev_sel=1,en=0", Sockets::All)
+            .resolve()
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("`en` cannot be given"), "{err}");
+        let err = line("Q9 ev_sel=1", Sockets::All).resolve().err().unwrap();
+        assert!(err.to_string().contains("CH2/IMC2"), "{err}");
+        // A line resolves to the library's selection of that box and its events.
+        let plan = line(
+            "xeon-e5-2600:IMC2 event=UNC_M_CAS_COUNT.RD",
+            Sockets::One(1),
+        )
+        .resolve()
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.box_names(), [("xeon-e5-2600", "CH2")]);
+        assert_eq!(plan.counting().sockets, Sockets::One(1));
+        assert_eq!(plan.counting().boxes()[0].events[0].ev_sel, 0x04);
     }
 }

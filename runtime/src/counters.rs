@@ -1,11 +1,13 @@
 //! Counting on any box of any processor, driven by the structure its spec declares: program
 //! counters through their controls' roles, enable them at box and global level, read them,
-//! and put everything back. What `pmu watch` uses for every box.
+//! and put everything back. Beneath the sampling procedures, the counting sessions and the
+//! simulated perf driver, all of which program boxes through it; it reaches registers only
+//! through the access traits ([`Registers`]).
 //!
 //! ```
 //! use pmu_runtime::boxes::Boxes;
-//! use pmu_runtime::sampling::counting::Counting;
-//! use pmu_runtime::sampling::uncore::EventSelect;
+//! use pmu_runtime::counters::Counting;
+//! use pmu_runtime::boxes::EventSelect;
 //! use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 //!
 //! let sim = Sim::new(SimConfig::default());
@@ -20,24 +22,96 @@
 
 use std::sync::Arc;
 
-use pmu_regs::{CounterKind, Location, Role, Scope};
+use pmu_regs::{CounterKind, Role, Scope};
 
-use crate::access::{read_by_info, write_by_info, MsrAccess, PciAccess, Place};
-use crate::boxes::{Boxes, Counter, Global, PmuBox, Reg};
+use crate::access::{MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
+use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu};
-use crate::pci::UncoreDevices;
-use crate::sampling::rolled_back;
-use crate::sampling::uncore::EventSelect;
+
+/// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
+/// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
+/// it.
+pub trait Registers: MsrAccess + PciAccess + UncoreSummary + Ownership {}
+
+impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Registers for B {}
+
+/// Where a session's registers are reached: MSRs through a CPU, PCI registers through the
+/// socket's devices.
+pub(crate) struct RegIo<'a, B: ?Sized> {
+    pub backend: &'a B,
+    pub cpu: u32,
+    pub socket: usize,
+    pub devices: Option<UncoreDevices>,
+}
+
+impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
+    pub fn place(&self, reg: &Reg) -> Result<Place> {
+        match reg.addr.location {
+            pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
+            pmu_regs::Location::Pci {
+                device_id,
+                device,
+                function,
+                ..
+            } => {
+                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
+                    text: reg.name().to_string(),
+                    expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
+                })?;
+                Ok(Place::Device(devices.bdf_at(
+                    self.socket,
+                    device_id,
+                    device,
+                    function,
+                    reg.name(),
+                )?))
+            }
+        }
+    }
+
+    pub fn read(&self, reg: &Reg) -> Result<u64> {
+        Ok(crate::access::read_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+        )?)
+    }
+
+    pub fn write(&self, reg: &Reg, raw: u64) -> Result<()> {
+        Ok(crate::access::write_by_info(
+            self.backend,
+            reg.info,
+            reg.addr,
+            self.place(reg)?,
+            raw,
+        )?)
+    }
+}
+
+/// Runs `program`; if it fails, runs `undo` and reports both failures if that fails too.
+pub fn rolled_back<T>(
+    program: impl FnOnce() -> Result<T>,
+    undo: impl FnOnce() -> Result<()>,
+) -> Result<T> {
+    match program() {
+        Ok(v) => Ok(v),
+        Err(error) => match undo() {
+            Ok(()) => Err(error),
+            Err(cleanup) => Err(Error::Cleanup {
+                error: Box::new(error),
+                cleanup: Box::new(cleanup),
+            }),
+        },
+    }
+}
 
 /// The counters of one box, owned by this session while the value lives.
-pub struct Counting<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> {
-    backend: &'a B,
+pub struct Counting<'a, B: Registers + ?Sized> {
+    io: RegIo<'a, B>,
     pmu_box: &'static PmuBox,
     global: Option<&'static Global>,
-    cpu: u32,
-    socket: usize,
-    devices: Option<UncoreDevices>,
     programmed: Vec<u32>,
     saved: Vec<(Reg, u64)>,
     boxes: &'static Boxes,
@@ -45,7 +119,7 @@ pub struct Counting<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> {
     lease: Arc<Lease>,
 }
 
-impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
+impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// Claims `pmu_box` of `boxes`, reached through `cpu` (for MSRs; the CPU itself for a
     /// per-CPU box) and, for a box in PCI space, its device on `socket` among `devices`.
     /// Boxes under one global control (the Xeon 7500's) share one claim per socket.
@@ -77,7 +151,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
         let pmu = Self::pmu_of(self.boxes, pmu_box, cpu, socket);
         if pmu == self.claimed {
             return Ok(Self::with_lease(
-                self.backend,
+                self.io.backend,
                 self.boxes,
                 pmu_box,
                 cpu,
@@ -87,7 +161,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
                 Arc::clone(&self.lease),
             ));
         }
-        Self::open(self.backend, self.boxes, pmu_box, cpu, socket, devices)
+        Self::open(self.io.backend, self.boxes, pmu_box, cpu, socket, devices)
     }
 
     /// Whether a session on `pmu_box` (through `cpu`, on `socket`) would claim the PMU this
@@ -128,12 +202,14 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             Scope::Cpu => None,
         };
         Self {
-            backend,
+            io: RegIo {
+                backend,
+                cpu,
+                socket,
+                devices,
+            },
             pmu_box,
             global,
-            cpu,
-            socket,
-            devices,
             programmed: Vec::new(),
             saved: Vec::new(),
             boxes,
@@ -147,47 +223,12 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
         self.pmu_box
     }
 
-    fn place(&self, reg: &Reg) -> Result<Place> {
-        match reg.addr.location {
-            Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
-            Location::Pci {
-                device_id,
-                device,
-                function,
-                ..
-            } => {
-                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
-                    text: reg.name().to_string(),
-                    expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
-                })?;
-                Ok(Place::Device(devices.bdf_at(
-                    self.socket,
-                    device_id,
-                    device,
-                    function,
-                    reg.name(),
-                )?))
-            }
-        }
-    }
-
     fn read(&self, reg: &Reg) -> Result<u64> {
-        Ok(read_by_info(
-            self.backend,
-            reg.info,
-            reg.addr,
-            self.place(reg)?,
-        )?)
+        self.io.read(reg)
     }
 
     fn write(&self, reg: &Reg, raw: u64) -> Result<()> {
-        Ok(write_by_info(
-            self.backend,
-            reg.info,
-            reg.addr,
-            self.place(reg)?,
-            raw,
-        )?)
+        self.io.write(reg, raw)
     }
 
     /// The counters that count a selected event, in number order: what [`Self::program`]
@@ -198,55 +239,6 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             .iter()
             .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
             .collect()
-    }
-
-    /// The control value that counts `sel` on `c`: from the control's roles alone, so a
-    /// setting the box lacks is refused before any access. (The perf backend translates the
-    /// same value into the kernel's event.)
-    pub fn control_value(c: &Counter, sel: &EventSelect) -> Result<u64> {
-        let ctl = c.control.expect("general counters have a control");
-        let name = ctl.name();
-        let mut raw = ctl.info.reset;
-        let mut set = |role: Role, value: u64, setting: &'static str| -> Result<()> {
-            match c.control_bits(role) {
-                Some(bits) => {
-                    raw = bits.insert(name, raw, value)?;
-                    Ok(())
-                }
-                None if value == 0 => Ok(()),
-                None => Err(UsageError::UnsupportedField {
-                    register: name,
-                    field: setting,
-                }
-                .into()),
-            }
-        };
-        set(Role::Event, u64::from(sel.ev_sel), "event select")?;
-        set(Role::Umask, sel.umask.map_or(0, u64::from), "umask")?;
-        set(
-            Role::Threshold,
-            sel.thresh.map_or(0, u64::from),
-            "threshold",
-        )?;
-        set(Role::Invert, sel.invert.map_or(0, u64::from), "invert")?;
-        set(
-            Role::Edge,
-            sel.edge_detect.map_or(0, u64::from),
-            "edge detect",
-        )?;
-        set(
-            Role::AnyThread,
-            sel.any_thread.map_or(0, u64::from),
-            "any-thread",
-        )?;
-        // Count in every privilege level where the control distinguishes them.
-        for role in [Role::User, Role::Kernel] {
-            if c.control_bits(role).is_some() {
-                set(role, 1, "privilege level")?;
-            }
-        }
-        set(Role::Enable, 1, "enable")?;
-        Ok(raw)
     }
 
     /// Programs the next free general counters for `sels`, one each, enables them at box
@@ -272,7 +264,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
         let plan: Vec<(&Counter, u64)> = free
             .iter()
             .zip(sels)
-            .map(|(c, s)| Ok((*c, Self::control_value(c, s)?)))
+            .map(|(c, s)| Ok((*c, c.control_value(s, false)?)))
             .collect::<Result<_>>()?;
         self.program_plan(&plan)
     }
@@ -426,7 +418,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
     }
 }
 
-impl<B: MsrAccess + PciAccess + Ownership + ?Sized> Drop for Counting<'_, B> {
+impl<B: Registers + ?Sized> Drop for Counting<'_, B> {
     fn drop(&mut self) {
         let saved = std::mem::take(&mut self.saved);
         let _ = self.restore(&saved);

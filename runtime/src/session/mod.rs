@@ -1,0 +1,444 @@
+//! A counting session: what `pmu watch` and `pmu serve` do, for any program. Built from a
+//! [`Selection`] (boxes and their events, or a kernel PMU; sockets; a CPU) over a
+//! [`Backend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
+//! opens (checks everything, then programs every box on every socket), reads per interval
+//! (counts, wrap-correct 64-bit totals, a perf event's time enabled and running), and closes
+//! (puts back every register it changed) on every way out: [`Session::close`], a failure
+//! while opening, or dropping it.
+//!
+//! On the simulator the session also runs the simulator's workload on its own clock: each
+//! event of the selection happens in every counted box at the rate [`Pace`] gives it, so
+//! what a simulated interval counts depends on the time it spans, not on how often it is
+//! read.
+//!
+//! ```
+//! use pmu_runtime::boxes::Boxes;
+//! use pmu_runtime::machine::Machine;
+//! use pmu_runtime::sampling::uncore::EventSelect;
+//! use pmu_runtime::session::{Backend, Options, Selection, Session};
+//! use std::time::Duration;
+//!
+//! let processor = &pmu_regs::xeon_7500::PROCESSOR;
+//! let boxes = Boxes::of(processor);
+//! let selection = Selection::of_boxes(
+//!     &[(boxes, boxes.find("C3").unwrap())],
+//!     &["ev_sel=0x01"],
+//!     &[EventSelect::event(0x01)],
+//! )?;
+//! let machine = Machine::simulating(processor);
+//! let backend = Backend::Registers(&machine);
+//! // The simulator's clock: a reading every 10 ms of simulated time.
+//! let clock = backend.clock(Duration::from_millis(10));
+//! let options = Options { clock, ..Options::default() };
+//! let mut session = Session::open(&backend, &selection, options)?;
+//! let interval = session.interval()?;
+//! assert_eq!(interval.counts[0].delta, 1037); // the demo pace's first 10 ms
+//! session.close()?; // every register as it was
+//! # Ok::<(), pmu_runtime::Error>(())
+//! ```
+
+mod backend;
+mod open;
+mod selection;
+
+use std::time::{Duration, Instant};
+
+use crate::counters::Counting;
+use crate::error::{Error, Result};
+use crate::machine::Machine;
+use crate::perf::counting::BoxGroup;
+use crate::sampling::delta;
+use crate::sampling::uncore::EventSelect;
+use crate::sim::{Rate, StreamId};
+
+pub use backend::{Backend, BackendKind, PerfBackend, Route};
+pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
+
+/// The shortest and longest counting interval `watch` and `serve` accept, in seconds.
+pub const INTERVAL: (f64, f64) = (0.01, 86400.0);
+
+/// What one counter counts: one series of readings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesInfo {
+    /// The processor's id (`xeon-e5-2600`); `kernel` for a kernel PMU counted by name.
+    pub processor: &'static str,
+    /// The socket.
+    pub socket: u32,
+    /// The unit (box kind) as the spec names it (`IMC`), or the kernel PMU's name.
+    pub unit: String,
+    /// The box instance (`CH2`), or the kernel PMU's name.
+    pub instance: String,
+    /// The counter register's name (`MC_CH2_PCI_PMON_CTR0`); for a kernel PMU counted by
+    /// name, the perf event string (`msr/event=0x0/`).
+    pub counter: String,
+    /// The event's name in the selection (`event=UNC_M_CAS_COUNT.RD`).
+    pub event: String,
+    /// Which of the selection's events it is.
+    pub event_index: usize,
+    /// What counts it.
+    pub backend: BackendKind,
+    /// The counter's width in bits: readings wrap at 2^width (64 through perf, which
+    /// accumulates in the kernel).
+    pub width: u32,
+    /// Through perf: the kernel PMU, the CPU the event is opened on, and the event string.
+    pub perf: Option<PerfSeries>,
+}
+
+/// Where a series counts through perf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfSeries {
+    /// The kernel PMU (`uncore_imc_2`).
+    pub pmu: String,
+    /// The CPU the group is opened on.
+    pub cpu: Option<u32>,
+    /// The event as perf writes it (`uncore_ha/event=0x1,umask=0x3/`).
+    pub event: String,
+}
+
+/// One read of one counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    /// The counter's value (through perf: the 64-bit count, scaled if multiplexed).
+    pub value: u64,
+    /// Through perf: the share of the enabled time the event was on the hardware.
+    pub running_ratio: Option<f64>,
+    /// Through perf: how long the event has been enabled, and on the hardware, so far.
+    pub times: Option<Times>,
+}
+
+/// How long a perf event has been enabled, and how long of that it was on the hardware
+/// (less where the kernel multiplexed it with other events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    /// Time enabled.
+    pub enabled: Duration,
+    /// Time running.
+    pub running: Duration,
+}
+
+/// One counter over one interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Count {
+    /// Events in the interval, correct across a wrap of the counter.
+    pub delta: u64,
+    /// Events since the session's first reading, in 64 bits whatever the counter's width.
+    pub total: u64,
+    /// Through perf: the share of the enabled time the event was on the hardware.
+    pub running_ratio: Option<f64>,
+    /// Through perf: the time enabled and running within this interval.
+    pub times: Option<Times>,
+}
+
+/// Every counter over one interval, in [`Session::series`] order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    /// Seconds from the first reading to the end of this interval, on the session's clock.
+    pub time: f64,
+    /// Seconds the interval spans.
+    pub seconds: f64,
+    /// The counts.
+    pub counts: Vec<Count>,
+}
+
+/// The time a session's readings are taken at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// The time that passed since the session opened.
+    #[default]
+    Wall,
+    /// The n-th reading is at n steps: a simulated machine's time, the same on every run.
+    Steps(Duration),
+}
+
+/// How often the selection's events happen on a simulated machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pace {
+    /// Event i (from 0) at 100,000 x (i + 1) + 1,850 per second, rising by 370,000 per
+    /// second each second: in steps of 10 ms, 1000 x (i + 1) + 37 x n events in the n-th,
+    /// so every event and every interval of a demo counts something different.
+    #[default]
+    Demo,
+    /// Every event at this many per second.
+    Steady(u64),
+}
+
+impl Pace {
+    /// The rate of the selection's `event`-th event.
+    pub fn rate(self, event: usize) -> Rate {
+        match self {
+            Pace::Demo => Rate {
+                per_second: 100_000 * (event as u64 + 1) + 1_850,
+                ramp: 370_000,
+            },
+            Pace::Steady(n) => Rate::steady(n),
+        }
+    }
+}
+
+/// How a session runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// When readings are taken (see [`Backend::clock`]).
+    pub clock: Clock,
+    /// On a simulated machine, how often the counted events happen.
+    pub pace: Pace,
+}
+
+/// One box on one socket, programmed through its registers.
+struct Group<'m> {
+    counting: Counting<'m, Machine>,
+    counters: Vec<u32>,
+    sels: Vec<EventSelect>,
+    cpu: u32,
+    socket: u32,
+}
+
+/// A box counted through perf on the simulator: where the workload's events go.
+struct SimulatedPerfBox {
+    pmu_box: &'static crate::boxes::PmuBox,
+    cpu: u32,
+    socket: u32,
+    sels: Vec<EventSelect>,
+}
+
+/// The programmed counters of a [`Selection`]: every selected box on every selected socket.
+/// Dropping it puts every register back (best effort) and closes every perf event;
+/// [`Session::close`] does the same and reports a failure.
+pub struct Session<'m> {
+    machine: &'m Machine,
+    groups: Vec<Group<'m>>,
+    /// Perf groups (one per kernel PMU and CPU).
+    perf: Vec<BoxGroup<'m>>,
+    /// Boxes counted through perf on the simulator, for its workload.
+    perf_sim_boxes: Vec<SimulatedPerfBox>,
+    /// Per series: `None` for the registers, or the perf group and member it reads.
+    perf_index: Vec<Option<(usize, usize)>>,
+    series: Vec<SeriesInfo>,
+    options: Options,
+    /// The simulator's streams this session runs.
+    streams: Vec<StreamId>,
+    opened: Instant,
+    /// Readings taken so far (the clock's step count).
+    reads: u32,
+    /// The previous reading's time and readings, for [`Self::interval`].
+    last: Option<(Duration, Vec<Reading>)>,
+    totals: Vec<u64>,
+}
+
+impl<'m> Session<'m> {
+    /// What each reading is, in the same order: the boxes counted through perf first, then
+    /// those programmed through the registers, each socket by socket.
+    pub fn series(&self) -> &[SeriesInfo] {
+        &self.series
+    }
+
+    /// The next reading's time on the session's clock, with the simulator's workload run up
+    /// to it.
+    fn tick(&mut self) -> Result<(Duration, f64)> {
+        let (at, seconds) = match self.options.clock {
+            Clock::Wall => {
+                let t = self.opened.elapsed();
+                (t, t.as_secs_f64())
+            }
+            Clock::Steps(step) => (
+                step * self.reads,
+                step.as_secs_f64() * f64::from(self.reads),
+            ),
+        };
+        self.reads += 1;
+        if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
+            sim.advance(&self.streams, at)?;
+        }
+        Ok((at, seconds))
+    }
+
+    /// Every counter's value, in [`Self::series`] order; `None` for each counter of a box
+    /// whose read failed (the others are still read): what an exporter that must keep going
+    /// reads.
+    pub fn read(&mut self) -> Vec<Option<Reading>> {
+        if self.tick().is_err() {
+            return vec![None; self.series.len()];
+        }
+        let (raw, perf) = self.read_boxes();
+        self.assemble(
+            raw.into_iter().map(Result::ok).collect(),
+            perf.into_iter().map(Result::ok).collect(),
+        )
+    }
+
+    /// Like [`Self::read`], but the first failure is returned.
+    pub fn read_all(&mut self) -> Result<Vec<Reading>> {
+        self.tick()?;
+        self.read_strict()
+    }
+
+    fn read_strict(&mut self) -> Result<Vec<Reading>> {
+        let (raw, perf) = self.read_boxes();
+        let raw = raw
+            .into_iter()
+            .map(|r| r.map(Some))
+            .collect::<Result<_, _>>()?;
+        let perf = perf
+            .into_iter()
+            .map(|r| r.map(Some))
+            .collect::<Result<_, _>>()?;
+        Ok(self
+            .assemble(raw, perf)
+            .into_iter()
+            .map(|r| r.expect("every box was read"))
+            .collect())
+    }
+
+    /// Takes the reading intervals are counted from. [`Self::interval`] takes it itself if
+    /// it was not taken; take it first to report a failure before the first interval.
+    pub fn start(&mut self) -> Result<()> {
+        let (at, _) = self.tick()?;
+        let readings = self.read_strict()?;
+        self.last = Some((at, readings));
+        self.totals = vec![0; self.series.len()];
+        Ok(())
+    }
+
+    /// Reads every counter and returns what each counted since the previous interval (or
+    /// since [`Self::start`]); the first failure is returned.
+    pub fn interval(&mut self) -> Result<Interval> {
+        if self.last.is_none() {
+            self.start()?;
+        }
+        let (at, time) = self.tick()?;
+        let now = self.read_strict()?;
+        let (before, previous) = self.last.take().expect("started above");
+        let counts = self
+            .series
+            .iter()
+            .zip(&previous)
+            .zip(&now)
+            .zip(&mut self.totals)
+            .map(|(((s, p), n), total)| {
+                let d = delta(p.value, n.value, s.width);
+                *total = total.wrapping_add(d);
+                Count {
+                    delta: d,
+                    total: *total,
+                    running_ratio: n.running_ratio,
+                    times: n.times.zip(p.times).map(|(n, p)| Times {
+                        enabled: n.enabled.saturating_sub(p.enabled),
+                        running: n.running.saturating_sub(p.running),
+                    }),
+                }
+            })
+            .collect();
+        self.last = Some((at, now));
+        Ok(Interval {
+            time,
+            seconds: (at - before).as_secs_f64(),
+            counts,
+        })
+    }
+
+    /// Reads each box (registers) and each group (perf) once, all its counters together.
+    #[allow(clippy::type_complexity)]
+    fn read_boxes(&mut self) -> (Vec<Result<Vec<Reading>>>, Vec<Result<Vec<Reading>>>) {
+        let raw = self
+            .groups
+            .iter()
+            .map(|g| {
+                g.counters
+                    .iter()
+                    .map(|&n| {
+                        g.counting.read_counter(n).map(|value| Reading {
+                            value,
+                            running_ratio: None,
+                            times: None,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let perf = self
+            .perf
+            .iter_mut()
+            .map(|g| {
+                Ok(g.read()?
+                    .into_iter()
+                    .map(|r| Reading {
+                        value: r.scaled().unwrap_or(0),
+                        running_ratio: Some(if r.time_enabled.is_zero() {
+                            0.0
+                        } else {
+                            r.time_running.as_secs_f64() / r.time_enabled.as_secs_f64()
+                        }),
+                        times: Some(Times {
+                            enabled: r.time_enabled,
+                            running: r.time_running,
+                        }),
+                    })
+                    .collect())
+            })
+            .collect();
+        (raw, perf)
+    }
+
+    /// The readings of boxes and groups (`None` where one failed) in series order.
+    fn assemble(
+        &self,
+        raw: Vec<Option<Vec<Reading>>>,
+        perf: Vec<Option<Vec<Reading>>>,
+    ) -> Vec<Option<Reading>> {
+        let (mut box_no, mut member) = (0, 0);
+        let mut out = Vec::with_capacity(self.series.len());
+        for index in &self.perf_index {
+            out.push(match index {
+                Some((g, m)) => perf[*g].as_ref().map(|v| v[*m]),
+                None => {
+                    let r = raw[box_no].as_ref().map(|v| v[member]);
+                    member += 1;
+                    if member == self.groups[box_no].counters.len() {
+                        (box_no, member) = (box_no + 1, 0);
+                    }
+                    r
+                }
+            });
+        }
+        out
+    }
+
+    /// Puts back every box, last first, and closes every perf event; every box is tried, the
+    /// first failure returned.
+    fn restore(&mut self) -> Result<()> {
+        if let Some(sim) = self.machine.sim() {
+            sim.stop_streams(&self.streams);
+        }
+        self.streams.clear();
+        self.perf.clear();
+        let mut first = None;
+        while let Some(g) = self.groups.pop() {
+            if let Err(e) = g.counting.close() {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Puts back what was programmed after `e`, reporting both if that fails too.
+    fn undo(&mut self, e: Error) -> Error {
+        match self.restore() {
+            Ok(()) => e,
+            Err(cleanup) => Error::Cleanup {
+                error: Box::new(e),
+                cleanup: Box::new(cleanup),
+            },
+        }
+    }
+
+    /// Ends counting: puts back every register it changed, counter values included.
+    pub fn close(mut self) -> Result<()> {
+        self.restore()
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let _ = self.restore();
+    }
+}

@@ -1,0 +1,346 @@
+//! Opening a session: everything is checked and decided first ([`Session::check`]: which
+//! boxes go through perf and their events encoded, which sockets), then every box is
+//! programmed; a failure part way puts back what was already programmed.
+
+use std::time::Instant;
+
+use pmu_regs::Scope;
+
+use crate::counters::Counting;
+use crate::error::{Result, UsageError};
+use crate::perf::counting::BoxGroup;
+use crate::perf::encode::from_terms;
+use crate::perf::layer::PerfLayer;
+use crate::perf::session::Session as PerfSession;
+use crate::perf::{PerfEvent, Pmu};
+use crate::sim::{Stream, StreamTarget};
+
+use super::backend::{perf_events, PerfPlan};
+use super::selection::{BoxEvents, Counted};
+use super::{
+    Backend, BackendKind, Group, Options, PerfSeries, Selection, SeriesInfo, Session,
+    SimulatedPerfBox, Sockets,
+};
+
+/// What [`Session::check`] decided: per box, its perf groups (`None`: the registers), and
+/// the sockets the register boxes are programmed on.
+struct Checked {
+    through_perf: Vec<Option<Vec<PerfPlan>>>,
+    sockets: Vec<u32>,
+}
+
+impl<'m> Session<'m> {
+    /// Opens `selection` on `backend`: checks everything, then programs every box on every
+    /// socket it selects. Nothing stays programmed if any box fails: the ones before it are
+    /// put back, and a failure of that is reported with the first error.
+    pub fn open(backend: &Backend<'m>, selection: &Selection, options: Options) -> Result<Self> {
+        let machine = backend.machine();
+        let mut session = Session {
+            machine,
+            groups: Vec::new(),
+            perf: Vec::new(),
+            perf_sim_boxes: Vec::new(),
+            perf_index: Vec::new(),
+            series: Vec::new(),
+            options,
+            streams: Vec::new(),
+            opened: Instant::now(),
+            reads: 0,
+            last: None,
+            totals: Vec::new(),
+        };
+        if let Counted::KernelPmu(name) = &selection.counted {
+            session.open_kernel_pmu(backend, name, selection)?;
+            return Ok(session);
+        }
+        let checked = Self::check(backend, selection)?;
+        if let Err(e) = session.program(backend, selection, &checked) {
+            return Err(session.undo(e));
+        }
+        session.run_workload();
+        Ok(session)
+    }
+
+    /// Everything decided before the first write: the selection holds together, which boxes
+    /// go through perf (their events encoded, so a perf refusal leaves the registers
+    /// untouched), and the sockets. Checks of the machine itself belong here too.
+    fn check(backend: &Backend<'m>, selection: &Selection) -> Result<Checked> {
+        selection.check()?;
+        let mut through_perf = Vec::new();
+        for planned in selection.boxes() {
+            through_perf.push(match backend {
+                Backend::Registers(_) => None,
+                Backend::Perf(p) => perf_events(&p.sources, planned, p.fallback)?,
+            });
+        }
+        let all_perf = through_perf.iter().all(Option::is_some);
+        let sockets: Vec<u32> = match (selection.sockets, all_perf) {
+            (Sockets::One(s), _) => vec![s],
+            // Every box through perf: the sockets are those of the PMUs' cpumasks.
+            (Sockets::All, true) => Vec::new(),
+            (Sockets::All, false) => backend.machine().topology()?.sockets().collect(),
+        };
+        Ok(Checked {
+            through_perf,
+            sockets,
+        })
+    }
+
+    /// Opens the perf groups, then programs the register boxes socket by socket.
+    fn program(
+        &mut self,
+        backend: &Backend<'m>,
+        selection: &Selection,
+        checked: &Checked,
+    ) -> Result<()> {
+        let boxes = selection.boxes();
+        if let Backend::Perf(p) = backend {
+            for (planned, perf) in boxes.iter().zip(&checked.through_perf) {
+                for (pmu, events, counters) in perf.iter().flatten() {
+                    self.open_box_groups(p.layer, planned, pmu, events, counters, selection)?;
+                }
+            }
+        }
+        let kind = backend.register_kind();
+        for &socket in &checked.sockets {
+            for (planned, _) in boxes
+                .iter()
+                .zip(&checked.through_perf)
+                .filter(|(_, p)| p.is_none())
+            {
+                self.program_box(planned, socket, selection, kind)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `--pmu`: a kernel PMU's events by name, through perf.
+    fn open_kernel_pmu(
+        &mut self,
+        backend: &Backend<'m>,
+        name: &str,
+        selection: &Selection,
+    ) -> Result<()> {
+        let Backend::Perf(p) = backend else {
+            return Err(UsageError::BadValue {
+                text: format!("the kernel PMU {name} through the registers"),
+                expected: "a perf backend: a kernel PMU is counted through perf".into(),
+            }
+            .into());
+        };
+        let pmu = p
+            .sources
+            .pmu(name, "a kernel driver this machine does not have")?;
+        let events = selection
+            .events
+            .iter()
+            .map(|e| from_terms(&pmu, e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let planned: Vec<SeriesInfo> = events
+            .iter()
+            .enumerate()
+            .map(|(i, ev)| SeriesInfo {
+                processor: "kernel",
+                socket: 0,
+                unit: pmu.name.clone(),
+                instance: pmu.name.clone(),
+                counter: ev.to_string(),
+                event: selection.events[i].clone(),
+                event_index: i,
+                backend: BackendKind::Perf,
+                width: 64,
+                perf: None,
+            })
+            .collect();
+        self.open_perf(p.layer, &pmu, &events, &planned, selection)
+            .map_err(|e| self.undo(e))
+    }
+
+    /// Opens one box's events of one kernel PMU on each CPU the selection asks for.
+    fn open_box_groups(
+        &mut self,
+        layer: &'m dyn PerfLayer,
+        planned: &BoxEvents,
+        pmu: &Pmu,
+        events: &[PerfEvent],
+        counters: &[(usize, &'static str)],
+        selection: &Selection,
+    ) -> Result<()> {
+        let series: Vec<SeriesInfo> = counters
+            .iter()
+            .map(|&(i, counter)| SeriesInfo {
+                processor: planned.boxes.processor.id,
+                socket: 0,
+                unit: planned.pmu_box.unit.name.to_string(),
+                instance: planned.pmu_box.instance.to_string(),
+                counter: counter.to_string(),
+                event: selection.events[i].clone(),
+                event_index: i,
+                backend: BackendKind::Perf,
+                width: 64,
+                perf: None,
+            })
+            .collect();
+        let opened = self.perf.len();
+        self.open_perf(layer, pmu, events, &series, selection)?;
+        if self.machine.sim().is_some() {
+            // Each group opened is this box on one CPU: the workload's events go there.
+            let sels: Vec<_> = counters.iter().map(|&(i, _)| planned.events[i]).collect();
+            let cpus: Vec<u32> = self.perf[opened..]
+                .iter()
+                .filter_map(BoxGroup::cpu)
+                .collect();
+            for cpu in cpus {
+                let socket = self.machine.topology()?.socket_of(cpu).unwrap_or(0);
+                self.perf_sim_boxes.push(SimulatedPerfBox {
+                    pmu_box: planned.pmu_box,
+                    cpu,
+                    socket,
+                    sels: sels.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens `events` of `pmu` as one group on each CPU: `--cpu`'s, or the one its cpumask
+    /// names for each selected socket.
+    fn open_perf(
+        &mut self,
+        layer: &'m dyn PerfLayer,
+        pmu: &Pmu,
+        events: &[PerfEvent],
+        planned: &[SeriesInfo],
+        selection: &Selection,
+    ) -> Result<()> {
+        let fallback = selection.cpu.unwrap_or(0);
+        let at: Vec<(u32, Option<u32>)> = match (selection.sockets, selection.cpu) {
+            (Sockets::All, _) => PerfSession::cpus(pmu, None, fallback)?
+                .into_iter()
+                .enumerate()
+                .map(|(s, c)| (s as u32, c))
+                .collect(),
+            (Sockets::One(s), Some(c)) => vec![(s, Some(c))],
+            (Sockets::One(s), None) => PerfSession::cpus(pmu, Some(s), fallback)?
+                .into_iter()
+                .map(|c| (s, c))
+                .collect(),
+        };
+        for (socket, cpu) in at {
+            let mut group = BoxGroup::open_on(layer, pmu, cpu, events)?;
+            group.enable()?;
+            let g = self.perf.len();
+            self.perf.push(group);
+            for (member, (s, ev)) in planned.iter().zip(events).enumerate() {
+                self.series.push(SeriesInfo {
+                    socket,
+                    perf: Some(PerfSeries {
+                        pmu: pmu.name.clone(),
+                        cpu,
+                        event: ev.to_string(),
+                    }),
+                    ..s.clone()
+                });
+                self.perf_index.push(Some((g, member)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Programs one box on one socket through the registers, and adds its series.
+    fn program_box(
+        &mut self,
+        planned: &BoxEvents,
+        socket: u32,
+        selection: &Selection,
+        backend: BackendKind,
+    ) -> Result<()> {
+        let pmu_box = planned.pmu_box;
+        // With a CPU given, the box is that CPU's socket's: it is labelled, and claimed, as such.
+        let (cpu, socket) = match selection.cpu {
+            Some(c) => (c, self.machine.topology()?.socket_of(c).unwrap_or(socket)),
+            None => (self.machine.cpu_for_socket(socket)?, socket),
+        };
+        let devices = if planned.in_pci() {
+            Some(self.machine.devices(planned.boxes.processor)?)
+        } else {
+            None
+        };
+        let shared = self
+            .groups
+            .iter()
+            .find(|g| g.counting.shares_pmu(pmu_box, cpu, socket as usize));
+        let mut counting = match shared {
+            Some(g) => g
+                .counting
+                .open_beside(pmu_box, cpu, socket as usize, devices)?,
+            None => Counting::open(
+                self.machine,
+                planned.boxes,
+                pmu_box,
+                cpu,
+                socket as usize,
+                devices,
+            )?,
+        };
+        let counters = counting.program(&planned.events)?;
+        for (i, &n) in counters.iter().enumerate() {
+            self.series.push(SeriesInfo {
+                processor: planned.boxes.processor.id,
+                socket,
+                unit: pmu_box.unit.name.to_string(),
+                instance: pmu_box.instance.to_string(),
+                counter: counting.counter_name(n)?.to_string(),
+                event: selection.events[i].clone(),
+                event_index: i,
+                backend,
+                width: counting.counter_width(n)?,
+                perf: None,
+            });
+            self.perf_index.push(None);
+        }
+        self.groups.push(Group {
+            counting,
+            counters,
+            sels: planned.events.clone(),
+            cpu,
+            socket,
+        });
+        Ok(())
+    }
+
+    /// On the simulator: runs a stream of each selected event into every box counted, at
+    /// the rate the session's pace gives the event.
+    fn run_workload(&mut self) {
+        let Some(sim) = self.machine.sim() else {
+            return;
+        };
+        let raw = self
+            .groups
+            .iter()
+            .map(|g| (g.counting.pmu_box(), g.cpu, g.socket, g.sels.as_slice()));
+        let perf = self
+            .perf_sim_boxes
+            .iter()
+            .map(|b| (b.pmu_box, b.cpu, b.socket, b.sels.as_slice()));
+        let mut streams = Vec::new();
+        for (pmu_box, cpu, socket, sels) in raw.chain(perf) {
+            for (i, sel) in sels.iter().enumerate() {
+                let target = match pmu_box.scope() {
+                    Scope::Cpu => StreamTarget::Core { cpu },
+                    Scope::Socket => StreamTarget::Uncore {
+                        socket: socket as usize,
+                        instance: pmu_box.instance,
+                    },
+                };
+                streams.push(sim.start_stream(Stream {
+                    target,
+                    ev_sel: sel.ev_sel,
+                    umask: sel.umask,
+                    rate: self.options.pace.rate(i),
+                }));
+            }
+        }
+        self.streams = streams;
+    }
+}

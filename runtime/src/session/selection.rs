@@ -1,0 +1,217 @@
+//! What a session counts: boxes of one processor with the events of their counters (or a
+//! kernel PMU's events by name), on which sockets, through which CPU. Typed, not text: a
+//! command line parses its words into this (the `pmu` command's `--unit`/`--event`), a
+//! program builds it directly.
+
+use pmu_regs::{ProcessorInfo, PROCESSORS};
+
+use crate::boxes::{Boxes, PmuBox};
+use crate::error::UsageError;
+use crate::sampling::uncore::EventSelect;
+
+/// Which sockets to count on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sockets {
+    /// One socket.
+    One(u32),
+    /// Every socket of the machine.
+    All,
+}
+
+/// One box and what its general counters count: the i-th event on the i-th free counter.
+#[derive(Debug, Clone)]
+pub struct BoxEvents {
+    /// The processor's boxes the box is one of.
+    pub boxes: &'static Boxes,
+    /// The box.
+    pub pmu_box: &'static PmuBox,
+    /// One event select per counter, in the order of [`Selection::events`].
+    pub events: Vec<EventSelect>,
+}
+
+impl BoxEvents {
+    /// Whether the box's counters are in PCI configuration space (reached through the
+    /// socket's uncore devices, not a CPU).
+    pub fn in_pci(&self) -> bool {
+        self.pmu_box
+            .counters
+            .iter()
+            .any(|c| matches!(c.counter.addr.location, pmu_regs::Location::Pci { .. }))
+    }
+}
+
+/// What is counted: boxes of the spec, or a kernel PMU by name.
+#[derive(Debug, Clone)]
+pub enum Counted {
+    /// Boxes of one processor, each with its events.
+    Boxes(Vec<BoxEvents>),
+    /// A kernel PMU (`msr`, `uncore_imc_0`): the events are its event names or format terms
+    /// (`tsc`, `event=0x3c`), counted through perf.
+    KernelPmu(String),
+}
+
+/// What a [`super::Session`] counts.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The boxes (or the kernel PMU).
+    pub counted: Counted,
+    /// The events as the caller names them, one per counter of each box: each series carries
+    /// its event's name.
+    pub events: Vec<String>,
+    /// The sockets.
+    pub sockets: Sockets,
+    /// The CPU to reach MSR boxes through (instead of one of the socket's), and to open a
+    /// kernel PMU without a cpumask on.
+    pub cpu: Option<u32>,
+}
+
+impl Selection {
+    /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
+    /// The boxes must be of one processor and have a general counter for every event.
+    pub fn of_boxes(
+        boxes: &[(&'static Boxes, &'static PmuBox)],
+        names: &[&str],
+        events: &[EventSelect],
+    ) -> Result<Self, UsageError> {
+        if names.len() != events.len() {
+            return Err(UsageError::BadValue {
+                text: format!("{} names for {} events", names.len(), events.len()),
+                expected: "one name per event".into(),
+            });
+        }
+        let selection = Selection {
+            counted: Counted::Boxes(
+                boxes
+                    .iter()
+                    .map(|&(boxes, pmu_box)| BoxEvents {
+                        boxes,
+                        pmu_box,
+                        events: events.to_vec(),
+                    })
+                    .collect(),
+            ),
+            events: names.iter().map(|n| n.to_string()).collect(),
+            sockets: Sockets::One(0),
+            cpu: None,
+        };
+        selection.check()?;
+        Ok(selection)
+    }
+
+    /// The same selection on `sockets`.
+    pub fn on(mut self, sockets: Sockets) -> Self {
+        self.sockets = sockets;
+        self
+    }
+
+    /// The processor whose boxes these are; for a kernel PMU, the first processor of the
+    /// spec, whose registers are not touched.
+    pub fn processor(&self) -> &'static ProcessorInfo {
+        match &self.counted {
+            Counted::Boxes(b) => b.first().map_or(PROCESSORS[0], |b| b.boxes.processor),
+            Counted::KernelPmu(_) => PROCESSORS[0],
+        }
+    }
+
+    /// The boxes (none for a kernel PMU).
+    pub fn boxes(&self) -> &[BoxEvents] {
+        match &self.counted {
+            Counted::Boxes(b) => b,
+            Counted::KernelPmu(_) => &[],
+        }
+    }
+
+    /// Checks what can be checked without a machine: boxes of one processor, each given
+    /// once, with a general counter for each of its events.
+    pub fn check(&self) -> Result<(), UsageError> {
+        let boxes = self.boxes();
+        for (i, b) in boxes.iter().enumerate() {
+            if b.boxes.processor.id != self.processor().id {
+                return Err(UsageError::BadValue {
+                    text: format!("{} of {}", b.pmu_box.instance, b.boxes.processor.id),
+                    expected: format!(
+                        "a box of {}: count one processor at a time",
+                        self.processor().id
+                    ),
+                });
+            }
+            if boxes[..i]
+                .iter()
+                .any(|o| std::ptr::eq(o.pmu_box, b.pmu_box))
+            {
+                return Err(UsageError::DuplicateCounter {
+                    counter: format!("box {}", b.pmu_box.instance),
+                });
+            }
+            let general = b
+                .pmu_box
+                .counters
+                .iter()
+                .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
+                .count();
+            if b.events.len() > general {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!(
+                        "free counter for event {} in {}",
+                        general + 1,
+                        b.pmu_box.instance
+                    ),
+                    available: format!("{general} general counters"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The box `unit` names: an instance (`C3`, `CH2`, `HA`), a unit with the instance's
+/// position (`CBO3`, `IMC2`), or a single-instance unit (`PCU`, `CORE`); a name two
+/// processors share takes the processor as a prefix (`xeon-7500:C3`), or means `detected`'s.
+pub fn find_box(
+    unit: &str,
+    detected: Option<&str>,
+) -> Result<(&'static Boxes, &'static PmuBox), UsageError> {
+    let (prefix, name) = match unit.split_once(':') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, unit),
+    };
+    let found: Vec<(&'static Boxes, &'static PmuBox)> = PROCESSORS
+        .iter()
+        .filter(|p| prefix.is_none_or(|x| p.id.eq_ignore_ascii_case(x)))
+        .map(|p| Boxes::of(p))
+        .filter_map(|b| b.find(name).map(|x| (b, x)))
+        .collect();
+    let narrowed: Vec<_> = match (found.len(), detected) {
+        (2.., Some(d)) => found
+            .iter()
+            .copied()
+            .filter(|(b, _)| b.processor.id == d)
+            .collect(),
+        _ => found.clone(),
+    };
+    match (narrowed.as_slice(), found.as_slice()) {
+        ([one], _) => Ok(*one),
+        (_, []) => Err(UsageError::BadValue {
+            text: unit.to_string(),
+            expected: format!(
+                "a box: {}",
+                PROCESSORS
+                    .iter()
+                    .map(|p| format!("{} ({})", p.id, Boxes::of(p).names().join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }),
+        (_, several) => Err(UsageError::BadValue {
+            text: unit.to_string(),
+            expected: format!(
+                "one box; several processors have it, so prefix one: {}",
+                several
+                    .iter()
+                    .map(|(b, _)| format!("{}:{name}", b.processor.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
+}

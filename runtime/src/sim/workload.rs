@@ -1,0 +1,116 @@
+//! What happens on the simulated machine while something counts it: streams of events, each
+//! into one box (or one CPU's core counters) at a [`Rate`], advanced by the clock of whoever
+//! runs them ([`super::Sim::advance`]). A stream's events up to a time are a function of that
+//! time alone, so how often the clock is read (a counting interval) changes how the events
+//! are split between readings, never how many there are.
+
+use std::time::Duration;
+
+/// Events per second, rising by `ramp` events per second every second: by time `t` (in
+/// seconds) a stream has had `floor(per_second * t + ramp * t^2 / 2)` events. Exact integer
+/// arithmetic, so a schedule gives the same counts on every machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rate {
+    /// Events per second at time 0.
+    pub per_second: u64,
+    /// How much the rate rises each second (0: a steady rate).
+    pub ramp: u64,
+}
+
+impl Rate {
+    /// A steady `n` events per second.
+    pub const fn steady(n: u64) -> Self {
+        Rate {
+            per_second: n,
+            ramp: 0,
+        }
+    }
+
+    /// Events from time 0 to `t` (saturating at `u64::MAX`).
+    pub fn events_until(&self, t: Duration) -> u64 {
+        const NS: u128 = 1_000_000_000;
+        let ns = t.as_nanos();
+        // (per_second * ns * 2e9 + ramp * ns^2) / 2e18, in integers.
+        let linear = u128::from(self.per_second)
+            .checked_mul(ns)
+            .and_then(|v| v.checked_mul(2 * NS));
+        let square = u128::from(self.ramp)
+            .checked_mul(ns)
+            .and_then(|v| v.checked_mul(ns));
+        match linear
+            .zip(square)
+            .and_then(|(a, b)| a.checked_add(b))
+            .map(|v| v / (2 * NS * NS))
+        {
+            Some(v) => u64::try_from(v).unwrap_or(u64::MAX),
+            None => u64::MAX,
+        }
+    }
+}
+
+/// Where a stream's events happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamTarget {
+    /// A box of a socket's uncore (`"C3"`, `"CH2"`).
+    Uncore {
+        /// The socket.
+        socket: usize,
+        /// The box instance.
+        instance: &'static str,
+    },
+    /// The architectural counters of one logical CPU.
+    Core {
+        /// The CPU.
+        cpu: u32,
+    },
+}
+
+/// One stream of events: an event select (and unit mask) happening in one place at a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stream {
+    /// Where.
+    pub target: StreamTarget,
+    /// The event select.
+    pub ev_sel: u8,
+    /// The unit mask (`None`: matches any).
+    pub umask: Option<u8>,
+    /// How often.
+    pub rate: Rate,
+}
+
+/// A stream the simulator runs: [`super::Sim::start_stream`] hands out its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub(super) u64);
+
+/// The streams running, with the events each has had so far.
+#[derive(Debug, Default)]
+pub(super) struct Workload {
+    pub next: u64,
+    /// (id, stream, events injected so far).
+    pub running: Vec<(StreamId, Stream, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_is_a_function_of_time_alone() {
+        let steady = Rate::steady(1000);
+        assert_eq!(steady.events_until(Duration::from_millis(500)), 500);
+        // The same total however the span is cut.
+        let ramp = Rate {
+            per_second: 101_850,
+            ramp: 370_000,
+        };
+        let step = Duration::from_millis(10);
+        // 1000 n + 37 n (n + 1) / 2 events by n steps of 10 ms.
+        for n in 1..50u64 {
+            assert_eq!(
+                ramp.events_until(step * n as u32),
+                1000 * n + 37 * n * (n + 1) / 2
+            );
+        }
+        assert_eq!(Rate::steady(u64::MAX).events_until(Duration::MAX), u64::MAX);
+    }
+}

@@ -29,85 +29,11 @@
 
 use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
 
-/// What a field does for the PMU (spec attribute `role`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// Counter control: the counter counts while set.
-    Enable,
-    /// Counter control: 2 bits, ring 0 (bit 0) and rings 1-3 (bit 1), as the architectural
-    /// fixed counters' `enN` fields.
-    RingEnable,
-    /// Counter control: event select.
-    Event,
-    /// Counter control: event-select extension bit.
-    EventExt,
-    /// Counter control: unit mask.
-    Umask,
-    /// Counter control: threshold (counter mask).
-    Threshold,
-    /// Counter control: invert the threshold comparison.
-    Invert,
-    /// Counter control: count rising edges.
-    Edge,
-    /// Counter control: signal a PMI when the counter overflows.
-    OverflowEnable,
-    /// Counter control: write 1 to reset the counter.
-    Reset,
-    /// Counter control: count in user mode.
-    User,
-    /// Counter control: count in kernel mode.
-    Kernel,
-    /// Counter control: count both hardware threads of the core.
-    AnyThread,
-    /// Counter: the counting bits.
-    Count,
-    /// Box control: bit per counter, enabling it.
-    CounterEnable,
-    /// Box control: freeze the box's counters.
-    Freeze,
-    /// Box control: let a freeze take effect.
-    FreezeEnable,
-    /// Box control: reset the box's counters.
-    ResetCounters,
-    /// Box control: reset the box's counter controls.
-    ResetControls,
-    /// Box (or global) status: bit per counter, set on overflow.
-    Overflow,
-    /// Box (or global) overflow clear: write 1 to clear a counter's overflow bit.
-    OverflowClear,
-    /// Global control: master enable.
-    GlobalEnable,
-    /// Global control: reset every counter.
-    GlobalReset,
-    /// Global control: when set, a PMI clears the [`Role::GlobalEnable`] field.
-    FreezeOnPmi,
-    /// Global control: which cores receive the PMI.
-    PmiSelect,
-    /// Global control: write 1 to freeze every box whose [`Role::FreezeEnable`] is set.
-    GlobalFreeze,
-    /// Global control: write 1 to lift a freeze, written or raised by an overflow.
-    GlobalUnfreeze,
-}
+// @vocabulary Role
 
-/// Whether a box is per socket (uncore) or per logical CPU (core PMU).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// One box per socket.
-    Socket,
-    /// One box per logical CPU.
-    Cpu,
-}
+// @vocabulary Scope
 
-/// What sort of counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CounterKind {
-    /// Counts the event its control selects.
-    General,
-    /// Counts one fixed event; its control only enables it.
-    Fixed,
-    /// Counts one fixed event and has no control.
-    FreeRunning,
-}
+// @vocabulary CounterKind
 
 /// One element of a register array (index 0 for a single register).
 #[derive(Debug, Clone, Copy)]

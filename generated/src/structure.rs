@@ -31,13 +31,13 @@
 
 use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
 
-/// What a field does for the PMU (spec attribute `role`).
+/// What a field does for the PMU (the spec's `role` attribute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// Counter control: the counter counts while set.
     Enable,
-    /// Counter control: 2 bits, ring 0 (bit 0) and rings 1-3 (bit 1), as the architectural
-    /// fixed counters' `enN` fields.
+    /// Counter control: two bits enabling counting in ring 0 (bit 0) and rings 1-3 (bit 1),
+    /// as the architectural fixed counters' `enN` fields do.
     RingEnable,
     /// Counter control: event select.
     Event,
@@ -45,50 +45,122 @@ pub enum Role {
     EventExt,
     /// Counter control: unit mask.
     Umask,
-    /// Counter control: threshold (counter mask).
+    /// Counter control: threshold (counter mask) compared with the per-cycle increment.
     Threshold,
     /// Counter control: invert the threshold comparison.
     Invert,
     /// Counter control: count rising edges.
     Edge,
-    /// Counter control: signal a PMI when the counter overflows.
+    /// Counter control: signal an overflow (PMI) when the counter wraps.
     OverflowEnable,
     /// Counter control: write 1 to reset the counter.
     Reset,
-    /// Counter control: count in user mode.
+    /// Counter control: count in user mode (rings 1-3).
     User,
-    /// Counter control: count in kernel mode.
+    /// Counter control: count in kernel mode (ring 0).
     Kernel,
-    /// Counter control: count both hardware threads of the core.
+    /// Counter control: count events of both hardware threads of the core.
     AnyThread,
-    /// Counter: the counting bits.
+    /// Counter: the counting bits; the field's width is the counter's width.
     Count,
-    /// Box control: bit per counter, enabling it.
+    /// Box control: bit n enables counter n.
     CounterEnable,
-    /// Box control: freeze the box's counters.
+    /// Box control: freeze every counter of the box.
     Freeze,
-    /// Box control: let a freeze take effect.
+    /// Box control: let a freeze (written or signalled) take effect.
     FreezeEnable,
-    /// Box control: reset the box's counters.
+    /// Box control: reset every counter of the box.
     ResetCounters,
-    /// Box control: reset the box's counter controls.
+    /// Box control: reset every counter control of the box.
     ResetControls,
-    /// Box (or global) status: bit per counter, set on overflow.
+    /// Box (or global) status: bit n says counter n overflowed.
     Overflow,
-    /// Box (or global) overflow clear: write 1 to clear a counter's overflow bit.
+    /// Box (or global) overflow clear: writing 1 to bit n clears counter n's overflow bit.
     OverflowClear,
-    /// Global control: master enable.
+    /// Global control: no counter of the processor counts unless set.
     GlobalEnable,
-    /// Global control: reset every counter.
+    /// Global control: reset every counter of the processor.
     GlobalReset,
-    /// Global control: when set, a PMI clears the [`Role::GlobalEnable`] field.
+    /// Global control: a PMI clears the [`Role::GlobalEnable`] field (freezes every
+    /// counter).
     FreezeOnPmi,
-    /// Global control: which cores receive the PMI.
+    /// Global control: which cores receive the overflow PMI.
     PmiSelect,
-    /// Global control: write 1 to freeze every box whose [`Role::FreezeEnable`] is set.
+    /// Global control: writing 1 freezes every box whose [`Role::FreezeEnable`] field is
+    /// set (write-only; the freeze state cannot be read back).
     GlobalFreeze,
-    /// Global control: write 1 to lift a freeze, written or raised by an overflow.
+    /// Global control: writing 1 lifts the freeze, whether written or raised by an
+    /// overflow.
     GlobalUnfreeze,
+}
+
+impl Role {
+    /// The spec's spelling (`"ring-enable"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Role::Enable => "enable",
+            Role::RingEnable => "ring-enable",
+            Role::Event => "event",
+            Role::EventExt => "event-ext",
+            Role::Umask => "umask",
+            Role::Threshold => "threshold",
+            Role::Invert => "invert",
+            Role::Edge => "edge",
+            Role::OverflowEnable => "overflow-enable",
+            Role::Reset => "reset",
+            Role::User => "user",
+            Role::Kernel => "kernel",
+            Role::AnyThread => "any-thread",
+            Role::Count => "count",
+            Role::CounterEnable => "counter-enable",
+            Role::Freeze => "freeze",
+            Role::FreezeEnable => "freeze-enable",
+            Role::ResetCounters => "reset-counters",
+            Role::ResetControls => "reset-controls",
+            Role::Overflow => "overflow",
+            Role::OverflowClear => "overflow-clear",
+            Role::GlobalEnable => "global-enable",
+            Role::GlobalReset => "global-reset",
+            Role::FreezeOnPmi => "freeze-on-pmi",
+            Role::PmiSelect => "pmi-select",
+            Role::GlobalFreeze => "global-freeze",
+            Role::GlobalUnfreeze => "global-unfreeze",
+        }
+    }
+
+    /// The value the spec spells `name` (`"ring-enable"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"enable" => Some(Role::Enable),
+            b"ring-enable" => Some(Role::RingEnable),
+            b"event" => Some(Role::Event),
+            b"event-ext" => Some(Role::EventExt),
+            b"umask" => Some(Role::Umask),
+            b"threshold" => Some(Role::Threshold),
+            b"invert" => Some(Role::Invert),
+            b"edge" => Some(Role::Edge),
+            b"overflow-enable" => Some(Role::OverflowEnable),
+            b"reset" => Some(Role::Reset),
+            b"user" => Some(Role::User),
+            b"kernel" => Some(Role::Kernel),
+            b"any-thread" => Some(Role::AnyThread),
+            b"count" => Some(Role::Count),
+            b"counter-enable" => Some(Role::CounterEnable),
+            b"freeze" => Some(Role::Freeze),
+            b"freeze-enable" => Some(Role::FreezeEnable),
+            b"reset-counters" => Some(Role::ResetCounters),
+            b"reset-controls" => Some(Role::ResetControls),
+            b"overflow" => Some(Role::Overflow),
+            b"overflow-clear" => Some(Role::OverflowClear),
+            b"global-enable" => Some(Role::GlobalEnable),
+            b"global-reset" => Some(Role::GlobalReset),
+            b"freeze-on-pmi" => Some(Role::FreezeOnPmi),
+            b"pmi-select" => Some(Role::PmiSelect),
+            b"global-freeze" => Some(Role::GlobalFreeze),
+            b"global-unfreeze" => Some(Role::GlobalUnfreeze),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a box is per socket (uncore) or per logical CPU (core PMU).
@@ -100,15 +172,55 @@ pub enum Scope {
     Cpu,
 }
 
+impl Scope {
+    /// The spec's spelling (`"socket"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Socket => "socket",
+            Scope::Cpu => "cpu",
+        }
+    }
+
+    /// The value the spec spells `name` (`"socket"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"socket" => Some(Scope::Socket),
+            b"cpu" => Some(Scope::Cpu),
+            _ => None,
+        }
+    }
+}
+
 /// What sort of counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CounterKind {
-    /// Counts the event its control selects.
+    /// Programmable: counts the event its control selects.
     General,
-    /// Counts one fixed event; its control only enables it.
+    /// Counts one fixed event; its control (if any) only enables it.
     Fixed,
-    /// Counts one fixed event and has no control.
+    /// Counts one fixed event and has no control at all.
     FreeRunning,
+}
+
+impl CounterKind {
+    /// The spec's spelling (`"free-running"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CounterKind::General => "general",
+            CounterKind::Fixed => "fixed",
+            CounterKind::FreeRunning => "free-running",
+        }
+    }
+
+    /// The value the spec spells `name` (`"free-running"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"general" => Some(CounterKind::General),
+            b"fixed" => Some(CounterKind::Fixed),
+            b"free-running" => Some(CounterKind::FreeRunning),
+            _ => None,
+        }
+    }
 }
 
 /// One element of a register array (index 0 for a single register).

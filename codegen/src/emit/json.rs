@@ -1,5 +1,6 @@
 //! JSON model emitter: `model/pmu-regs.json`, the validated model for tools that do not use
-//! Rust, and `model/schema.json`, the JSON Schema it conforms to (a fixed template).
+//! Rust, and `model/schema.json`, the JSON Schema it conforms to (a template whose
+//! enumerations come from the model's vocabularies).
 //!
 //! The shapes below are the model's public format (documented in spec/README.md and the
 //! schema): the model's types are codegen's own and may change, so the JSON is built from
@@ -10,11 +11,24 @@
 
 use serde::Serialize;
 
-use crate::model::pmu::{self as mp, Scope};
+use crate::model::pmu as mp;
 use crate::model::{self, Access, SourceOrigin, Space};
 
+/// The schema's template: every `"enum": "@vocabulary Name"` becomes that vocabulary's list.
+const SCHEMA_TEMPLATE: &str = include_str!("../../templates/model.schema.json");
+
 /// The schema, emitted as `model/schema.json`.
-pub const SCHEMA: &str = include_str!("../../templates/model.schema.json");
+pub fn schema() -> String {
+    let mut text = SCHEMA_TEMPLATE.to_string();
+    for vocab in crate::model::vocab::ALL {
+        let list: Vec<String> = vocab.spellings().map(|s| format!("{s:?}")).collect();
+        text = text.replace(
+            &format!("\"@vocabulary {}\"", vocab.name),
+            &format!("[{}]", list.join(", ")),
+        );
+    }
+    text
+}
 
 /// Version of the JSON format; raised on any change that can break a consumer.
 pub const FORMAT_VERSION: u32 = 2;
@@ -292,10 +306,7 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
         regs.iter().map(|r| u.registers[*r].name.as_str()).collect()
     };
     Pmu {
-        scope: match pmu.scope {
-            Scope::Socket => "socket",
-            Scope::Cpu => "cpu",
-        },
+        scope: pmu.scope.as_str(),
         controls: names(&pmu.controls),
         statuses: names(&pmu.statuses),
         overflow_clears: names(&pmu.overflow_clears),
@@ -579,6 +590,6 @@ pub fn model_text(spec: &model::Spec) -> String {
 pub fn files(spec: &model::Spec) -> Vec<(String, String)> {
     vec![
         ("model/pmu-regs.json".into(), model_text(spec)),
-        ("model/schema.json".into(), SCHEMA.into()),
+        ("model/schema.json".into(), schema()),
     ]
 }

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
+use crate::model::vocab;
 use crate::model::*;
 use crate::validate::{camel_case, is_keyword, snake_case};
 
@@ -127,6 +128,69 @@ pub fn field_table(reg: &Register) -> String {
 /// A Rust string literal for `s`, escaped by proc-macro2.
 pub fn lit(s: &str) -> String {
     Literal::string(s).to_string()
+}
+
+/// A template with each `// @vocabulary Name` line replaced by that vocabulary's enum.
+pub fn fill_vocabularies(template: &str) -> String {
+    let mut out = String::with_capacity(template.len() + 8192);
+    for line in template.split_inclusive('\n') {
+        let wanted = line.trim_end().strip_prefix("// @vocabulary ");
+        match wanted.and_then(|name| vocab::ALL.into_iter().find(|v| v.name == name)) {
+            Some(v) => out.push_str(&vocabulary_enum(v)),
+            None => {
+                assert!(wanted.is_none(), "a template names an unknown vocabulary: {line}");
+                out.push_str(line);
+            }
+        }
+    }
+    out
+}
+
+/// Doc text as `///` lines at `indent` (the table keeps rustdoc's leading space).
+fn doc_lines(out: &mut String, doc: &str, indent: &str) {
+    for line in doc.lines() {
+        let _ = writeln!(out, "{indent}///{}", line.trim_end());
+    }
+}
+
+/// The generated crate's enum for a vocabulary, with its spellings both ways, formatted as
+/// rustfmt would.
+pub fn vocabulary_enum(v: &vocab::Vocabulary) -> String {
+    let name = v.name;
+    // The example spelling in the docs: one with a hyphen, if the vocabulary has one.
+    let example = v
+        .spellings()
+        .find(|s| s.contains('-'))
+        .unwrap_or(v.terms[0].spelling);
+    let mut out = String::new();
+    doc_lines(&mut out, v.doc, "");
+    let _ = writeln!(
+        out,
+        "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\npub enum {name} {{"
+    );
+    for t in v.terms {
+        doc_lines(&mut out, t.doc, "    ");
+        let _ = writeln!(out, "    {},", t.variant);
+    }
+    let _ = write!(
+        out,
+        "}}\n\nimpl {name} {{\n    /// The spec's spelling (`\"{example}\"`).\n    \
+         pub const fn as_str(self) -> &'static str {{\n        match self {{\n"
+    );
+    for t in v.terms {
+        let _ = writeln!(out, "            {name}::{} => \"{}\",", t.variant, t.spelling);
+    }
+    let _ = write!(
+        out,
+        "        }}\n    }}\n\n    /// The value the spec spells `name` (`\"{example}\"`), if any.\n    \
+         pub const fn from_name(name: &str) -> Option<Self> {{\n        \
+         match name.as_bytes() {{\n"
+    );
+    for t in v.terms {
+        let _ = writeln!(out, "            b\"{}\" => Some({name}::{}),", t.spelling, t.variant);
+    }
+    out.push_str("            _ => None,\n        }\n    }\n}\n");
+    out
 }
 
 /// A processor's module: its units and its metadata.

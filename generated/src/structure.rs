@@ -93,7 +93,6 @@ pub enum Role {
     /// overflow.
     GlobalUnfreeze,
 }
-
 impl Role {
     /// The spec's spelling (`"ring-enable"`).
     pub const fn as_str(self) -> &'static str {
@@ -127,7 +126,6 @@ impl Role {
             Role::GlobalUnfreeze => "global-unfreeze",
         }
     }
-
     /// The value the spec spells `name` (`"ring-enable"`), if any.
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
@@ -171,7 +169,6 @@ pub enum Scope {
     /// One box per logical CPU.
     Cpu,
 }
-
 impl Scope {
     /// The spec's spelling (`"socket"`).
     pub const fn as_str(self) -> &'static str {
@@ -180,7 +177,6 @@ impl Scope {
             Scope::Cpu => "cpu",
         }
     }
-
     /// The value the spec spells `name` (`"socket"`), if any.
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
@@ -201,7 +197,6 @@ pub enum CounterKind {
     /// Counts one fixed event and has no control at all.
     FreeRunning,
 }
-
 impl CounterKind {
     /// The spec's spelling (`"free-running"`).
     pub const fn as_str(self) -> &'static str {
@@ -211,7 +206,6 @@ impl CounterKind {
             CounterKind::FreeRunning => "free-running",
         }
     }
-
     /// The value the spec spells `name` (`"free-running"`), if any.
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
@@ -233,6 +227,11 @@ pub struct RegRef {
 }
 
 impl RegRef {
+    /// Element `index` of `register`.
+    pub const fn new(register: &'static RegisterInfo, index: u32) -> Self {
+        Self { register, index }
+    }
+
     /// The address of this element in box instance `instance`.
     pub fn address(&self, instance: &str) -> Option<&'static AddressInfo> {
         self.register
@@ -266,6 +265,62 @@ pub struct CounterInfo {
 }
 
 impl CounterInfo {
+    /// A general-purpose counter: `control` selects what `counter` counts.
+    pub const fn general(number: u32, width: u32, control: RegRef, counter: RegRef) -> Self {
+        Self {
+            number,
+            kind: CounterKind::General,
+            width,
+            width_cpuid: None,
+            control: Some(control),
+            counter,
+            alias: None,
+            event: None,
+        }
+    }
+
+    /// A fixed counter: `control` only enables it (say what it counts with
+    /// [`counting`](Self::counting)).
+    pub const fn fixed(number: u32, width: u32, control: RegRef, counter: RegRef) -> Self {
+        Self {
+            kind: CounterKind::Fixed,
+            ..Self::general(number, width, control, counter)
+        }
+    }
+
+    /// A free-running counter: no control at all.
+    pub const fn free_running(number: u32, width: u32, counter: RegRef) -> Self {
+        Self {
+            kind: CounterKind::FreeRunning,
+            control: None,
+            ..Self::general(number, width, counter, counter)
+        }
+    }
+
+    /// This counter counting the fixed event `event`.
+    pub const fn counting(self, event: &'static str) -> Self {
+        Self {
+            event: Some(event),
+            ..self
+        }
+    }
+
+    /// This counter with a full-width write alias.
+    pub const fn with_alias(self, alias: RegRef) -> Self {
+        Self {
+            alias: Some(alias),
+            ..self
+        }
+    }
+
+    /// This counter with its implemented width given by CPUID bits `cpuid`.
+    pub const fn with_width_cpuid(self, cpuid: &'static str) -> Self {
+        Self {
+            width_cpuid: Some(cpuid),
+            ..self
+        }
+    }
+
     /// The field of this counter's control playing `role`, with the bits it has for this
     /// counter.
     pub fn control_bits(&self, role: Role) -> Option<RoleBits> {
@@ -427,14 +482,21 @@ pub struct PerfFormatInfo {
     pub name: &'static str,
     /// Its contents as the kernel writes them (`config:0-7,21`).
     pub config: &'static str,
-    /// The counter control's field playing this role, if it maps onto one.
-    pub role: Option<Role>,
-    /// The counter control's field of this name, if it maps onto one.
-    pub field: Option<&'static str>,
-    /// The box register (a filter) it programs, if it maps onto one.
-    pub register: Option<&'static str>,
-    /// Why it maps onto nothing the spec describes, if it does not.
-    pub unmapped: Option<&'static str>,
+    /// What it sets.
+    pub target: FormatTarget,
+}
+
+/// What a perf format field sets: exactly one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatTarget {
+    /// The counter control's field playing this role.
+    Role(Role),
+    /// The counter control's field of this name.
+    Field(&'static str),
+    /// The box register (a filter) of this name template.
+    Register(&'static str),
+    /// Nothing the spec describes; why.
+    Unmapped(&'static str),
 }
 
 /// A box-level bit of one counter: the register, its field, and the bits for the counter.
@@ -573,6 +635,28 @@ impl FieldInfo {
 }
 
 impl RegisterInfo {
+    /// Element `index` of this register.
+    pub const fn at(&'static self, index: u32) -> RegRef {
+        RegRef::new(self, index)
+    }
+
+    /// The field called exactly `name`, for the named field constants of the generated `pmu`
+    /// modules: evaluated at compile time there, so a name the register lacks stops the build.
+    ///
+    /// # Panics
+    /// If the register has no field called `name`.
+    pub const fn field_named(&'static self, name: &str) -> &'static FieldInfo {
+        let table: &'static [FieldInfo] = self.fields;
+        let mut i = 0;
+        while i < table.len() {
+            if str_eq(table[i].name, name) {
+                return &table[i];
+            }
+            i += 1;
+        }
+        panic!("the register has no field of that name")
+    }
+
     /// The field playing `role` (the first, if several fields share it).
     pub fn role(&self, role: Role) -> Option<&'static FieldInfo> {
         let fields: &'static [FieldInfo] = self.fields;
@@ -756,6 +840,22 @@ pub trait BoxControl: Register {
     fn try_with_reset_controls(self, on: bool) -> Result<Self, FieldTooWide> {
         try_set(self, Self::RESET_CONTROLS, u64::from(on))
     }
+}
+
+/// `a == b`, in const context.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 fn set<R: Register>(r: R, f: &'static FieldInfo, v: u64) -> R {

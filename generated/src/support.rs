@@ -204,7 +204,6 @@ pub enum Space {
     /// PCI configuration space.
     Pci,
 }
-
 impl Space {
     /// The spec's spelling (`"msr"`).
     pub const fn as_str(self) -> &'static str {
@@ -213,7 +212,6 @@ impl Space {
             Space::Pci => "pci",
         }
     }
-
     /// The value the spec spells `name` (`"msr"`), if any.
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
@@ -250,7 +248,6 @@ pub enum Access {
     /// Reads zero; writes ignored.
     Ig,
 }
-
 impl Access {
     /// The spec's spelling (`"rw-v"`).
     pub const fn as_str(self) -> &'static str {
@@ -267,7 +264,6 @@ impl Access {
             Access::Ig => "ig",
         }
     }
-
     /// The value the spec spells `name` (`"rw-v"`), if any.
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {

@@ -54,6 +54,29 @@ pub fn inner_docs(text: &str) -> TokenStream {
     quote!(#(#lines)*)
 }
 
+/// `text` wrapped at `width` columns: each line longer than that is broken at spaces (a word
+/// longer than the width stays whole). Blank lines and line breaks are kept.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / width.max(1));
+    for line in text.lines() {
+        let mut len = 0;
+        for word in line.split(' ').filter(|w| !w.is_empty()) {
+            let n = word.chars().count();
+            if len > 0 && len + 1 + n > width {
+                out.push('\n');
+                len = 0;
+            } else if len > 0 {
+                out.push(' ');
+                len += 1;
+            }
+            out.push_str(word);
+            len += n;
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Spec text made safe for rustdoc: brackets would become intra-doc links (`EAX[15:8]`),
 /// angle brackets HTML tags, and asterisks emphasis.
 pub fn prose(s: &str) -> String {
@@ -146,51 +169,70 @@ pub fn fill_vocabularies(template: &str) -> String {
     out
 }
 
-/// Doc text as `///` lines at `indent` (the table keeps rustdoc's leading space).
-fn doc_lines(out: &mut String, doc: &str, indent: &str) {
-    for line in doc.lines() {
-        let _ = writeln!(out, "{indent}///{}", line.trim_end());
-    }
+/// Doc attributes for a table's doc text (which keeps rustdoc's leading space per line).
+fn table_docs(doc: &str) -> TokenStream {
+    let lines = doc.lines().map(|l| quote!(#[doc = #l]));
+    quote!(#(#lines)*)
 }
 
-/// The generated crate's enum for a vocabulary, with its spellings both ways, formatted as
-/// rustfmt would.
+/// The generated crate's enum for a vocabulary, with its spellings both ways.
 pub fn vocabulary_enum(v: &vocab::Vocabulary) -> String {
-    let name = v.name;
+    let name = format_ident!("{}", v.name);
     // The example spelling in the docs: one with a hyphen, if the vocabulary has one.
     let example = v
         .spellings()
         .find(|s| s.contains('-'))
         .unwrap_or(v.terms[0].spelling);
-    let mut out = String::new();
-    doc_lines(&mut out, v.doc, "");
-    let _ = writeln!(
-        out,
-        "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\npub enum {name} {{"
-    );
-    for t in v.terms {
-        doc_lines(&mut out, t.doc, "    ");
-        let _ = writeln!(out, "    {},", t.variant);
+    let as_str_doc = format!(" The spec's spelling (`\"{example}\"`).");
+    let from_name_doc = format!(" The value the spec spells `name` (`\"{example}\"`), if any.");
+    let doc = table_docs(v.doc);
+    let variants = v.terms.iter().map(|t| {
+        let (doc, variant) = (table_docs(t.doc), format_ident!("{}", t.variant));
+        quote!(#doc #variant,)
+    });
+    let idents: Vec<_> = v
+        .terms
+        .iter()
+        .map(|t| format_ident!("{}", t.variant))
+        .collect();
+    let spellings: Vec<_> = v.spellings().collect();
+    let bytes = spellings.iter().map(|s| Literal::byte_string(s.as_bytes()));
+    let tokens = quote! {
+        #doc
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum #name { #(#variants)* }
+
+        impl #name {
+            #[doc = #as_str_doc]
+            pub const fn as_str(self) -> &'static str {
+                match self { #(#name::#idents => #spellings,)* }
+            }
+
+            #[doc = #from_name_doc]
+            pub const fn from_name(name: &str) -> Option<Self> {
+                match name.as_bytes() {
+                    #(#bytes => Some(#name::#idents),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    let file: syn::File = syn::parse2(tokens).expect("a vocabulary enum is valid Rust");
+    prettyplease::unparse(&file)
+}
+
+/// The `global` field of a processor's `ProcessorInfo`: the `GLOBAL` of its `pmu` module, if
+/// one of its units declares it.
+fn global_ref(proc: &Processor) -> TokenStream {
+    if proc
+        .units
+        .iter()
+        .any(|u| u.pmu.as_ref().is_some_and(|m| m.global.is_some()))
+    {
+        quote!(Some(&pmu::GLOBAL))
+    } else {
+        quote!(None)
     }
-    let _ = write!(
-        out,
-        "}}\n\nimpl {name} {{\n    /// The spec's spelling (`\"{example}\"`).\n    \
-         pub const fn as_str(self) -> &'static str {{\n        match self {{\n"
-    );
-    for t in v.terms {
-        let _ = writeln!(out, "            {name}::{} => \"{}\",", t.variant, t.spelling);
-    }
-    let _ = write!(
-        out,
-        "        }}\n    }}\n\n    /// The value the spec spells `name` (`\"{example}\"`), if any.\n    \
-         pub const fn from_name(name: &str) -> Option<Self> {{\n        \
-         match name.as_bytes() {{\n"
-    );
-    for t in v.terms {
-        let _ = writeln!(out, "            b\"{}\" => Some({name}::{}),", t.spelling, t.variant);
-    }
-    out.push_str("            _ => None,\n        }\n    }\n}\n");
-    out
 }
 
 /// A processor's module: its units and its metadata.
@@ -235,7 +277,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .flat_map(|id| id.codenames.iter())
         .map(|c| str_lit(c));
     let doc_attrs = inner_docs(&doc);
-    let global = super::structure::processor_global_ref(proc);
+    let global = global_ref(proc);
     // The processor's own core event list (`core.rs`), if it has one.
     let core_mods: Vec<proc_macro2::Ident> = proc
         .core_events

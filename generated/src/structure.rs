@@ -458,6 +458,18 @@ pub struct PerfInfo {
     pub driver: &'static PerfDriverInfo,
 }
 
+impl PerfInfo {
+    /// This entry for box `instance`, whose PMU the kernel calls `pmu`: how the generated
+    /// tables write the PMUs of a unit's boxes, which differ only in those two.
+    pub const fn of_box(self, instance: &'static str, pmu: &'static str) -> Self {
+        Self {
+            instance,
+            pmu,
+            ..self
+        }
+    }
+}
+
 /// A Linux perf driver's format for a kind of box: the `format/*` files its PMUs have.
 #[derive(Debug)]
 pub struct PerfDriverInfo {

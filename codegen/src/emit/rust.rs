@@ -161,7 +161,10 @@ pub fn fill_vocabularies(template: &str) -> String {
         match wanted.and_then(|name| vocab::ALL.into_iter().find(|v| v.name == name)) {
             Some(v) => out.push_str(&vocabulary_enum(v)),
             None => {
-                assert!(wanted.is_none(), "a template names an unknown vocabulary: {line}");
+                assert!(
+                    wanted.is_none(),
+                    "a template names an unknown vocabulary: {line}"
+                );
                 out.push_str(line);
             }
         }

@@ -76,7 +76,10 @@ impl<'a> Names<'a> {
     fn layout(&self, u: usize, r: usize) -> TokenStream {
         let unit = &self.p.units[u];
         let t = format_ident!("{}", unit.registers[r].type_name);
-        if self.shared_types.contains(unit.registers[r].type_name.as_str()) {
+        if self
+            .shared_types
+            .contains(unit.registers[r].type_name.as_str())
+        {
             let m = format_ident!("{}", unit.module);
             quote!(super::#m::#t)
         } else {
@@ -315,6 +318,62 @@ fn perf(unit: &Unit, pf: &PerfPmu) -> TokenStream {
     })
 }
 
+/// The name of a unit's shared perf entry (`CBOX_PERF`).
+fn shared_perf_name(unit: &Unit) -> Ident {
+    format_ident!("{}_PERF", unit.module.to_ascii_uppercase())
+}
+
+/// Whether a unit's boxes have several perf PMUs that differ only in box and name: then the
+/// rest is written once (see [`shared_perf`]).
+fn perf_is_shared(pmu: &Pmu) -> bool {
+    let same = |a: &PerfPmu, b: &PerfPmu| {
+        a.counters == b.counters && a.source == b.source && a.driver.id == b.driver.id
+    };
+    pmu.perf.len() > 1 && pmu.perf.iter().all(|p| same(p, &pmu.perf[0]))
+}
+
+/// What every perf PMU of a unit's boxes shares, as one const, if [`perf_is_shared`].
+fn shared_perf(unit: &Unit, pmu: &Pmu) -> TokenStream {
+    if !perf_is_shared(pmu) {
+        return quote!();
+    }
+    let pf = &pmu.perf[0];
+    let counters = pf.counters.iter().map(|&c| num(c));
+    let (source, driver) = (&pf.source, perf_driver_static(&pf.driver));
+    let name = shared_perf_name(unit);
+    let doc = outer_docs(&wrap(
+        &format!(
+            "What the perf PMUs of the {} share; each box's entry adds its box and PMU name.",
+            plain(&unit.title)
+        ),
+        96,
+    ));
+    quote! {
+        #doc
+        const #name: PerfInfo = PerfInfo {
+            instance: "",
+            pmu: "",
+            counters: &[#(#counters),*],
+            source: #source,
+            driver: &#driver,
+        };
+    }
+}
+
+/// A unit's `perf` list.
+fn perf_list(unit: &Unit, pmu: &Pmu) -> TokenStream {
+    if !perf_is_shared(pmu) {
+        let perf = pmu.perf.iter().map(|pf| perf(unit, pf));
+        return quote!(&[#(#perf),*]);
+    }
+    let shared = shared_perf_name(unit);
+    let perf = pmu.perf.iter().map(|pf| {
+        let (inst, name) = (&unit.instances[pf.instance].name, &pf.pmu);
+        quote!(#shared.of_box(#inst, #name))
+    });
+    quote!(&[#(#perf),*])
+}
+
 /// A string literal of prose, broken with `\` line continuations so that no source line is
 /// much longer than 100 columns (the value is the same: a continuation drops the line break and
 /// the next line's indentation).
@@ -374,7 +433,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let counters = pmu.counters.iter().map(|c| counter(names, u, c));
     let filters = pmu.filters.iter().map(|f| filter(names, u, f));
     let routes = pmu.routes.iter().map(|r| route(names, unit, r));
-    let perf = pmu.perf.iter().map(|pf| perf(unit, pf));
+    let perf = perf_list(unit, pmu);
     let notes = pmu.notes.iter().map(|n| {
         let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
         quote!(NoteInfo { kind: #k, title: #t, text: #x })
@@ -393,7 +452,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             counters: &[#(#counters),*],
             filters: &[#(#filters),*],
             routes: &[#(#routes),*],
-            perf: &[#(#perf),*],
+            perf: #perf,
             notes: &[#(#notes),*],
         };
     }
@@ -603,6 +662,7 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
     for (u, unit) in p.units.iter().enumerate() {
         let Some(pmu) = &unit.pmu else { continue };
         items.extend(unit_static(&names, u, pmu));
+        items.extend(shared_perf(unit, pmu));
         for i in role_impls(unit, pmu) {
             items.extend(role_impl_tokens(&names, u, &i));
         }
@@ -622,7 +682,11 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
         quote!()
     } else {
         let imports = imports(&names, &regs);
-        let has_notes = p.units.iter().flat_map(|u| &u.pmu).any(|m| !m.notes.is_empty());
+        let has_notes = p
+            .units
+            .iter()
+            .flat_map(|u| &u.pmu)
+            .any(|m| !m.notes.is_empty());
         let note = has_notes.then(|| quote!(NoteInfo,));
         quote! {
             use crate::structure::*;

@@ -5,8 +5,8 @@
 //! index. Emitters never need to re-check anything. The PMU structure (roles, counters,
 //! routes) is in [`pmu`].
 
-pub mod vocab;
 pub mod pmu;
+pub mod vocab;
 
 use vocab::vocabulary;
 

@@ -127,10 +127,22 @@ mod tests {
     fn schema_xsd_spells_every_vocabulary_as_the_table_does() {
         let xsd = read("../spec/schema.xsd");
         for (vocab, anchor) in [
-            (&crate::model::Space::VOCABULARY, "<xs:simpleType name=\"space\">"),
-            (&crate::model::Access::VOCABULARY, "<xs:simpleType name=\"access\">"),
-            (&crate::model::pmu::Role::VOCABULARY, "<xs:simpleType name=\"role\">"),
-            (&crate::model::pmu::Scope::VOCABULARY, "<xs:attribute name=\"scope\""),
+            (
+                &crate::model::Space::VOCABULARY,
+                "<xs:simpleType name=\"space\">",
+            ),
+            (
+                &crate::model::Access::VOCABULARY,
+                "<xs:simpleType name=\"access\">",
+            ),
+            (
+                &crate::model::pmu::Role::VOCABULARY,
+                "<xs:simpleType name=\"role\">",
+            ),
+            (
+                &crate::model::pmu::Scope::VOCABULARY,
+                "<xs:attribute name=\"scope\"",
+            ),
             (
                 &crate::model::pmu::CounterKind::VOCABULARY,
                 "<xs:simpleType name=\"counterKind\">",
@@ -196,7 +208,12 @@ mod tests {
         for vocab in ALL {
             assert!(!vocab.doc.trim().is_empty(), "{} has no doc", vocab.name);
             for (i, t) in vocab.terms.iter().enumerate() {
-                assert!(!t.doc.trim().is_empty(), "{}::{} has no doc", vocab.name, t.variant);
+                assert!(
+                    !t.doc.trim().is_empty(),
+                    "{}::{} has no doc",
+                    vocab.name,
+                    t.variant
+                );
                 assert!(
                     vocab.terms[..i].iter().all(|o| o.spelling != t.spelling),
                     "{} spells two variants `{}`",

@@ -89,20 +89,8 @@ pub static BBOX: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "B0",
-            pmu: "uncore_bbox_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_BBOX,
-        },
-        PerfInfo {
-            instance: "B1",
-            pmu: "uncore_bbox_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_BBOX,
-        },
+        BBOX_PERF.of_box("B0", "uncore_bbox_0"),
+        BBOX_PERF.of_box("B1", "uncore_bbox_1"),
     ],
     notes: &[
         NoteInfo {
@@ -123,6 +111,14 @@ pub static BBOX: PmuInfo = PmuInfo {
             the filter names no event.",
         },
     ],
+};
+/// What the perf PMUs of the B-box (home agent) share; each box's entry adds its box and PMU name.
+const BBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-nhmex",
+    driver: &PERF_NHMEX_BBOX,
 };
 impl CounterControl for BEvtSel {
     const ENABLE: &'static FieldInfo = B_EVT_SEL_EN;
@@ -219,62 +215,14 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "C0",
-            pmu: "uncore_cbox_0",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C1",
-            pmu: "uncore_cbox_1",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C2",
-            pmu: "uncore_cbox_2",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C3",
-            pmu: "uncore_cbox_3",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C4",
-            pmu: "uncore_cbox_4",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C5",
-            pmu: "uncore_cbox_5",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C6",
-            pmu: "uncore_cbox_6",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
-        PerfInfo {
-            instance: "C7",
-            pmu: "uncore_cbox_7",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_CBOX,
-        },
+        CBOX_PERF.of_box("C0", "uncore_cbox_0"),
+        CBOX_PERF.of_box("C1", "uncore_cbox_1"),
+        CBOX_PERF.of_box("C2", "uncore_cbox_2"),
+        CBOX_PERF.of_box("C3", "uncore_cbox_3"),
+        CBOX_PERF.of_box("C4", "uncore_cbox_4"),
+        CBOX_PERF.of_box("C5", "uncore_cbox_5"),
+        CBOX_PERF.of_box("C6", "uncore_cbox_6"),
+        CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
     notes: &[
         NoteInfo {
@@ -286,6 +234,15 @@ pub static CBOX: PmuInfo = PmuInfo {
             reports to U_MSR_PMON_GLOBAL_STATUS.ov_s0/ov_s1.",
         },
     ],
+};
+/// What the perf PMUs of the C-box (last-level cache coherence engine) share; each box's entry adds
+/// its box and PMU name.
+const CBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4, 5],
+    source: "linux-nhmex",
+    driver: &PERF_NHMEX_CBOX,
 };
 impl CounterControl for CEvtSel {
     const ENABLE: &'static FieldInfo = C_EVT_SEL_EN;
@@ -370,20 +327,8 @@ pub static MBOX: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "M0",
-            pmu: "uncore_mbox_0",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_MBOX,
-        },
-        PerfInfo {
-            instance: "M1",
-            pmu: "uncore_mbox_1",
-            counters: &[0, 1, 2, 3, 4, 5],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_MBOX,
-        },
+        MBOX_PERF.of_box("M0", "uncore_mbox_0"),
+        MBOX_PERF.of_box("M1", "uncore_mbox_1"),
     ],
     notes: &[
         NoteInfo {
@@ -406,6 +351,15 @@ pub static MBOX: PmuInfo = PmuInfo {
             set_flag_sel refine how it counts and have no role.",
         },
     ],
+};
+/// What the perf PMUs of the M-box (memory controller) share; each box's entry adds its box and PMU
+/// name.
+const MBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4, 5],
+    source: "linux-nhmex",
+    driver: &PERF_NHMEX_MBOX,
 };
 impl CounterControl for MCntCtl {
     const ENABLE: &'static FieldInfo = M_CNT_CTL_EN;
@@ -600,20 +554,8 @@ pub static SBOX: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "S0",
-            pmu: "uncore_sbox_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_SBOX,
-        },
-        PerfInfo {
-            instance: "S1",
-            pmu: "uncore_sbox_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-nhmex",
-            driver: &PERF_NHMEX_SBOX,
-        },
+        SBOX_PERF.of_box("S0", "uncore_sbox_0"),
+        SBOX_PERF.of_box("S1", "uncore_sbox_1"),
     ],
     notes: &[
         NoteInfo {
@@ -626,6 +568,15 @@ pub static SBOX: PmuInfo = PmuInfo {
             instead.",
         },
     ],
+};
+/// What the perf PMUs of the S-box (caching agent / system interface) share; each box's entry adds
+/// its box and PMU name.
+const SBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-nhmex",
+    driver: &PERF_NHMEX_SBOX,
 };
 impl CounterControl for SEvtSel {
     const ENABLE: &'static FieldInfo = S_EVT_SEL_EN;

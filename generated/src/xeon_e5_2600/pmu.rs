@@ -55,62 +55,14 @@ pub static CBOX: PmuInfo = PmuInfo {
     ],
     routes: &[],
     perf: &[
-        PerfInfo {
-            instance: "C0",
-            pmu: "uncore_cbox_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C1",
-            pmu: "uncore_cbox_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C2",
-            pmu: "uncore_cbox_2",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C3",
-            pmu: "uncore_cbox_3",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C4",
-            pmu: "uncore_cbox_4",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C5",
-            pmu: "uncore_cbox_5",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C6",
-            pmu: "uncore_cbox_6",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C7",
-            pmu: "uncore_cbox_7",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_CBOX,
-        },
+        CBOX_PERF.of_box("C0", "uncore_cbox_0"),
+        CBOX_PERF.of_box("C1", "uncore_cbox_1"),
+        CBOX_PERF.of_box("C2", "uncore_cbox_2"),
+        CBOX_PERF.of_box("C3", "uncore_cbox_3"),
+        CBOX_PERF.of_box("C4", "uncore_cbox_4"),
+        CBOX_PERF.of_box("C5", "uncore_cbox_5"),
+        CBOX_PERF.of_box("C6", "uncore_cbox_6"),
+        CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
     notes: &[
         NoteInfo {
@@ -134,6 +86,15 @@ pub static CBOX: PmuInfo = PmuInfo {
             bit.",
         },
     ],
+};
+/// What the perf PMUs of the Caching Agent (CBo) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const CBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SNBEP_CBOX,
 };
 impl CounterControl for CboCtl {
     const ENABLE: &'static FieldInfo = CBO_CTL_EN;
@@ -294,34 +255,10 @@ pub static IMC: PmuInfo = PmuInfo {
     filters: &[],
     routes: &[],
     perf: &[
-        PerfInfo {
-            instance: "CH0",
-            pmu: "uncore_imc_0",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH1",
-            pmu: "uncore_imc_1",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH2",
-            pmu: "uncore_imc_2",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH3",
-            pmu: "uncore_imc_3",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
+        IMC_PERF.of_box("CH0", "uncore_imc_0"),
+        IMC_PERF.of_box("CH1", "uncore_imc_1"),
+        IMC_PERF.of_box("CH2", "uncore_imc_2"),
+        IMC_PERF.of_box("CH3", "uncore_imc_3"),
     ],
     notes: &[
         NoteInfo {
@@ -353,6 +290,15 @@ pub static IMC: PmuInfo = PmuInfo {
             bit.",
         },
     ],
+};
+/// What the perf PMUs of the Integrated memory controller (iMC) channel performance monitoring
+/// share; each box's entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SNBEP_GENERIC,
 };
 impl CounterControl for ImcCtl {
     const ENABLE: &'static FieldInfo = IMC_CTL_EN;
@@ -588,20 +534,8 @@ pub static QPI: PmuInfo = PmuInfo {
     ],
     routes: &[],
     perf: &[
-        PerfInfo {
-            instance: "P0",
-            pmu: "uncore_qpi_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_QPI,
-        },
-        PerfInfo {
-            instance: "P1",
-            pmu: "uncore_qpi_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_QPI,
-        },
+        QPI_PERF.of_box("P0", "uncore_qpi_0"),
+        QPI_PERF.of_box("P1", "uncore_qpi_1"),
     ],
     notes: &[
         NoteInfo {
@@ -632,6 +566,15 @@ pub static QPI: PmuInfo = PmuInfo {
             bit.",
         },
     ],
+};
+/// What the perf PMUs of the Intel QPI link layer performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const QPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SNBEP_QPI,
 };
 impl CounterControl for QpiCtl {
     const ENABLE: &'static FieldInfo = QPI_CTL_EN;
@@ -759,20 +702,8 @@ pub static R3QPI: PmuInfo = PmuInfo {
     filters: &[],
     routes: &[],
     perf: &[
-        PerfInfo {
-            instance: "L0",
-            pmu: "uncore_r3qpi_0",
-            counters: &[0, 1, 2],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "L1",
-            pmu: "uncore_r3qpi_1",
-            counters: &[0, 1, 2],
-            source: "linux-snbep",
-            driver: &PERF_SNBEP_GENERIC,
-        },
+        R3QPI_PERF.of_box("L0", "uncore_r3qpi_0"),
+        R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
     ],
     notes: &[
         NoteInfo {
@@ -796,6 +727,15 @@ pub static R3QPI: PmuInfo = PmuInfo {
             bit.",
         },
     ],
+};
+/// What the perf PMUs of the R3QPI (ring to QPI agent) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const R3QPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2],
+    source: "linux-snbep",
+    driver: &PERF_SNBEP_GENERIC,
 };
 impl CounterControl for R3qpiCtl {
     const ENABLE: &'static FieldInfo = R3QPI_CTL_EN;

@@ -227,111 +227,21 @@ pub static CBOX: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "C0",
-            pmu: "uncore_cbox_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C1",
-            pmu: "uncore_cbox_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C2",
-            pmu: "uncore_cbox_2",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C3",
-            pmu: "uncore_cbox_3",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C4",
-            pmu: "uncore_cbox_4",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C5",
-            pmu: "uncore_cbox_5",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C6",
-            pmu: "uncore_cbox_6",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C7",
-            pmu: "uncore_cbox_7",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C8",
-            pmu: "uncore_cbox_8",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C9",
-            pmu: "uncore_cbox_9",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C10",
-            pmu: "uncore_cbox_10",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C11",
-            pmu: "uncore_cbox_11",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C12",
-            pmu: "uncore_cbox_12",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C13",
-            pmu: "uncore_cbox_13",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
-        PerfInfo {
-            instance: "C14",
-            pmu: "uncore_cbox_14",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_CBOX,
-        },
+        CBOX_PERF.of_box("C0", "uncore_cbox_0"),
+        CBOX_PERF.of_box("C1", "uncore_cbox_1"),
+        CBOX_PERF.of_box("C2", "uncore_cbox_2"),
+        CBOX_PERF.of_box("C3", "uncore_cbox_3"),
+        CBOX_PERF.of_box("C4", "uncore_cbox_4"),
+        CBOX_PERF.of_box("C5", "uncore_cbox_5"),
+        CBOX_PERF.of_box("C6", "uncore_cbox_6"),
+        CBOX_PERF.of_box("C7", "uncore_cbox_7"),
+        CBOX_PERF.of_box("C8", "uncore_cbox_8"),
+        CBOX_PERF.of_box("C9", "uncore_cbox_9"),
+        CBOX_PERF.of_box("C10", "uncore_cbox_10"),
+        CBOX_PERF.of_box("C11", "uncore_cbox_11"),
+        CBOX_PERF.of_box("C12", "uncore_cbox_12"),
+        CBOX_PERF.of_box("C13", "uncore_cbox_13"),
+        CBOX_PERF.of_box("C14", "uncore_cbox_14"),
     ],
     notes: &[
         NoteInfo {
@@ -368,6 +278,15 @@ pub static CBOX: PmuInfo = PmuInfo {
             through the registers.",
         },
     ],
+};
+/// What the perf PMUs of the Caching Agent (CBo) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const CBOX_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_CBOX,
 };
 impl CounterControl for CboCtl {
     const ENABLE: &'static FieldInfo = CBO_CTL_EN;
@@ -475,22 +394,7 @@ pub static HA: PmuInfo = PmuInfo {
             ],
         },
     ],
-    perf: &[
-        PerfInfo {
-            instance: "HA0",
-            pmu: "uncore_ha_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "HA1",
-            pmu: "uncore_ha_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-    ],
+    perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -529,6 +433,15 @@ pub static HA: PmuInfo = PmuInfo {
             reserved; the spec's driver format records inv as setting nothing.",
         },
     ],
+};
+/// What the perf PMUs of the Home Agent (HA) performance monitoring share; each box's entry adds
+/// its box and PMU name.
+const HA_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_GENERIC,
 };
 impl CounterControl for HaCtl {
     const ENABLE: &'static FieldInfo = HA_CTL_EN;
@@ -610,62 +523,14 @@ pub static IMC: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "CH0",
-            pmu: "uncore_imc_0",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH1",
-            pmu: "uncore_imc_1",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH2",
-            pmu: "uncore_imc_2",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH3",
-            pmu: "uncore_imc_3",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH4",
-            pmu: "uncore_imc_4",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH5",
-            pmu: "uncore_imc_5",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH6",
-            pmu: "uncore_imc_6",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "CH7",
-            pmu: "uncore_imc_7",
-            counters: &[0, 1, 2, 3, 4],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
+        IMC_PERF.of_box("CH0", "uncore_imc_0"),
+        IMC_PERF.of_box("CH1", "uncore_imc_1"),
+        IMC_PERF.of_box("CH2", "uncore_imc_2"),
+        IMC_PERF.of_box("CH3", "uncore_imc_3"),
+        IMC_PERF.of_box("CH4", "uncore_imc_4"),
+        IMC_PERF.of_box("CH5", "uncore_imc_5"),
+        IMC_PERF.of_box("CH6", "uncore_imc_6"),
+        IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
     notes: &[
         NoteInfo {
@@ -705,6 +570,15 @@ pub static IMC: PmuInfo = PmuInfo {
             has one box and uncore_<type>_<n> otherwise.",
         },
     ],
+};
+/// What the perf PMUs of the Integrated memory controller (iMC) channel performance monitoring
+/// share; each box's entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_GENERIC,
 };
 impl CounterControl for ImcCtl {
     const ENABLE: &'static FieldInfo = IMC_CTL_EN;
@@ -1081,27 +955,9 @@ pub static QPI: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "P0",
-            pmu: "uncore_qpi_0",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_QPI,
-        },
-        PerfInfo {
-            instance: "P1",
-            pmu: "uncore_qpi_1",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_QPI,
-        },
-        PerfInfo {
-            instance: "P2",
-            pmu: "uncore_qpi_2",
-            counters: &[0, 1, 2, 3],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_QPI,
-        },
+        QPI_PERF.of_box("P0", "uncore_qpi_0"),
+        QPI_PERF.of_box("P1", "uncore_qpi_1"),
+        QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
     notes: &[
         NoteInfo {
@@ -1134,6 +990,15 @@ pub static QPI: PmuInfo = PmuInfo {
             when its type has one box and uncore_<type>_<n> otherwise.",
         },
     ],
+};
+/// What the perf PMUs of the Intel QPI link layer performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const QPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_QPI,
 };
 impl CounterControl for QpiCtl {
     const ENABLE: &'static FieldInfo = QPI_CTL_EN;
@@ -1310,27 +1175,9 @@ pub static R3QPI: PmuInfo = PmuInfo {
         },
     ],
     perf: &[
-        PerfInfo {
-            instance: "L0",
-            pmu: "uncore_r3qpi_0",
-            counters: &[0, 1, 2],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "L1",
-            pmu: "uncore_r3qpi_1",
-            counters: &[0, 1, 2],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
-        PerfInfo {
-            instance: "L2",
-            pmu: "uncore_r3qpi_2",
-            counters: &[0, 1, 2],
-            source: "linux-snbep",
-            driver: &PERF_IVBEP_GENERIC,
-        },
+        R3QPI_PERF.of_box("L0", "uncore_r3qpi_0"),
+        R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
+        R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
     notes: &[
         NoteInfo {
@@ -1363,6 +1210,15 @@ pub static R3QPI: PmuInfo = PmuInfo {
             then counts L2 through its registers.",
         },
     ],
+};
+/// What the perf PMUs of the R3QPI (ring to QPI agent) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const R3QPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_GENERIC,
 };
 impl CounterControl for R3qpiCtl {
     const ENABLE: &'static FieldInfo = R3QPI_CTL_EN;

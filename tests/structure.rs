@@ -511,3 +511,24 @@ fn counters_perf_entries_and_formats_say_what_they_are() {
     );
     assert_eq!(CounterKind::FreeRunning.as_str(), "free-running");
 }
+
+#[test]
+fn the_structure_modules_read_on_their_own() {
+    // Fields by name, registers as `X::INFO`, and lines a reader need not scroll.
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/src");
+    let mut modules = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path().join("pmu.rs");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        modules += 1;
+        for (n, line) in text.lines().enumerate().skip(1) {
+            let at = format!("{}:{}", path.display(), n + 1);
+            assert!(!line.contains("fields["), "{at}: a field by position");
+            assert!(!line.contains(" as crate::support::Register>"), "{at}");
+            assert!(line.chars().count() <= 100, "{at}: longer than 100 columns");
+        }
+    }
+    assert_eq!(modules, PROCESSORS.len());
+}

@@ -433,3 +433,102 @@ fn the_register_walks_add_what_the_sources_give() {
     );
     assert_eq!(global.field(Role::PmiSelect).map(|f| f.width()), Some(15));
 }
+
+#[test]
+fn the_named_fields_are_the_fields_playing_their_roles() {
+    use pmu_regs::{arch::core, xeon_7500::cbox::CEvtSel, FieldInfo, Register};
+    // The role consts of the generated `pmu` modules are named field constants, each resolved
+    // by name at compile time: they must be the fields the role lookup finds.
+    let same = |a: &FieldInfo, b: Option<&FieldInfo>| {
+        b.is_some_and(|b| (a.lsb, a.name) == (b.lsb, b.name))
+    };
+    assert!(same(CEvtSel::ENABLE, CEvtSel::INFO.role(Role::Enable)));
+    assert!(same(CEvtSel::EVENT, CEvtSel::INFO.role(Role::Event)));
+    assert_eq!(CEvtSel::UMASK.map(|f| f.name), Some("umask"));
+    assert!(CEvtSel::EVENT_EXT.is_none());
+    assert!(same(
+        core::Ia32Pmc::COUNT,
+        core::Ia32Pmc::INFO.role(Role::Count)
+    ));
+    assert_eq!(CEvtSel::INFO.field_named("pmi_en").lsb, 20);
+    // Every overflow bit a route names is a field of its register.
+    for (_, _, pmu) in pmus() {
+        for hop in pmu.routes.iter().flat_map(|r| r.hops) {
+            for bit in std::iter::once(hop.bit).chain(hop.clear) {
+                let f = bit.register.field_named(bit.field.name);
+                assert_eq!(
+                    (f.lsb, f.msb),
+                    (bit.field.lsb, bit.field.msb),
+                    "{}",
+                    bit.name()
+                );
+                assert_eq!(bit.qualified, format!("{}.{}", bit.register_name, f.name));
+            }
+        }
+    }
+}
+
+#[test]
+fn counters_perf_entries_and_formats_say_what_they_are() {
+    use pmu_regs::{FormatTarget, Scope as S};
+    let core = pmu_regs::arch::core::UNIT.pmu.unwrap();
+    let fixed = core.counter(32).unwrap();
+    assert_eq!(fixed.kind, CounterKind::Fixed);
+    assert_eq!(fixed.event, Some("instructions retired"));
+    assert!(fixed.alias.is_none());
+    let general = core.counter(0).unwrap();
+    assert_eq!(general.width_cpuid, Some("0AH.EAX[23:16]"));
+    assert_eq!(general.alias.map(|a| a.index), Some(0));
+    // Boxes' perf entries share counters, source and driver; each names its own PMU.
+    let cbox = xeon_e5_2600::cbox::UNIT.pmu.unwrap();
+    let c3 = cbox.perf.iter().find(|p| p.instance == "C3").unwrap();
+    assert_eq!(c3.pmu, "uncore_cbox_3");
+    assert_eq!(c3.driver.id, cbox.perf[0].driver.id);
+    // Every format sets exactly one thing; the kinds all occur.
+    let formats: Vec<_> = pmus()
+        .flat_map(|(_, _, pmu)| pmu.perf)
+        .flat_map(|p| p.driver.formats)
+        .collect();
+    assert!(formats
+        .iter()
+        .any(|f| f.target == FormatTarget::Role(Role::Event)));
+    assert!(formats
+        .iter()
+        .any(|f| matches!(f.target, FormatTarget::Field(_))));
+    assert!(formats
+        .iter()
+        .any(|f| matches!(f.target, FormatTarget::Unmapped(w) if !w.is_empty())));
+    // The vocabularies spell both ways.
+    assert_eq!(
+        Role::from_name(Role::OverflowEnable.as_str()),
+        Some(Role::OverflowEnable)
+    );
+    assert_eq!(Role::from_name("overflow_enable"), None);
+    assert_eq!(S::from_name("cpu"), Some(S::Cpu));
+    assert_eq!(
+        pmu_regs::Access::from_name("rw-v"),
+        Some(pmu_regs::Access::RwV)
+    );
+    assert_eq!(CounterKind::FreeRunning.as_str(), "free-running");
+}
+
+#[test]
+fn the_structure_modules_read_on_their_own() {
+    // Fields by name, registers as `X::INFO`, and lines a reader need not scroll.
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/src");
+    let mut modules = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path().join("pmu.rs");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        modules += 1;
+        for (n, line) in text.lines().enumerate().skip(1) {
+            let at = format!("{}:{}", path.display(), n + 1);
+            assert!(!line.contains("fields["), "{at}: a field by position");
+            assert!(!line.contains(" as crate::support::Register>"), "{at}");
+            assert!(line.chars().count() <= 100, "{at}: longer than 100 columns");
+        }
+    }
+    assert_eq!(modules, PROCESSORS.len());
+}

@@ -194,85 +194,11 @@ impl fmt::Display for ReservedBitsSet {
 
 impl core::error::Error for ReservedBitsSet {}
 
-/// Address space of a register.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Space {
-    /// Model-specific register.
-    Msr,
-    /// PCI configuration space.
-    Pci,
-}
+// @vocabulary Space
 
-impl Space {
-    /// `"msr"` or `"pci"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Space::Msr => "msr",
-            Space::Pci => "pci",
-        }
-    }
-}
-
-/// How software may access a field. See spec/README.md for how the guides' attributes map here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// Read/write.
-    Rw,
-    /// Read/write; hardware also changes it.
-    RwV,
-    /// Read only.
-    Ro,
-    /// Read only; hardware changes it.
-    RoV,
-    /// Write only.
-    Wo,
-    /// Write 1 to clear.
-    W1c,
-    /// Status bits hardware sets: reads show them, writing 1 clears them.
-    Rw1c,
-    /// Reserved: software must write zero.
-    Rsv,
-    /// Reserved value: reads undefined; written as zero.
-    Rv,
-    /// Reads zero; writes ignored.
-    Ig,
-}
+// @vocabulary Access
 
 impl Access {
-    /// The spec's spelling (`"rw-v"`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Access::Rw => "rw",
-            Access::RwV => "rw-v",
-            Access::Ro => "ro",
-            Access::RoV => "ro-v",
-            Access::Wo => "wo",
-            Access::W1c => "w1c",
-            Access::Rw1c => "rw1c",
-            Access::Rsv => "rsv",
-            Access::Rv => "rv",
-            Access::Ig => "ig",
-        }
-    }
-    /// The access kind the spec spells `name` (`"rw-v"`).
-    ///
-    /// # Panics
-    /// If `name` is not one of the spec's spellings (a compile error in const context).
-    pub const fn from_name(name: &str) -> Self {
-        match name.as_bytes() {
-            b"rw" => Access::Rw,
-            b"rw-v" => Access::RwV,
-            b"ro" => Access::Ro,
-            b"ro-v" => Access::RoV,
-            b"wo" => Access::Wo,
-            b"w1c" => Access::W1c,
-            b"rw1c" => Access::Rw1c,
-            b"rsv" => Access::Rsv,
-            b"rv" => Access::Rv,
-            b"ig" => Access::Ig,
-            _ => panic!("unknown access kind"),
-        }
-    }
     /// Software must keep these bits zero.
     pub const fn is_reserved(self) -> bool {
         matches!(self, Access::Rsv | Access::Rv)

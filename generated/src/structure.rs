@@ -31,13 +31,13 @@
 
 use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
 
-/// What a field does for the PMU (spec attribute `role`).
+/// What a field does for the PMU (the spec's `role` attribute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// Counter control: the counter counts while set.
     Enable,
-    /// Counter control: 2 bits, ring 0 (bit 0) and rings 1-3 (bit 1), as the architectural
-    /// fixed counters' `enN` fields.
+    /// Counter control: two bits enabling counting in ring 0 (bit 0) and rings 1-3 (bit 1),
+    /// as the architectural fixed counters' `enN` fields do.
     RingEnable,
     /// Counter control: event select.
     Event,
@@ -45,50 +45,120 @@ pub enum Role {
     EventExt,
     /// Counter control: unit mask.
     Umask,
-    /// Counter control: threshold (counter mask).
+    /// Counter control: threshold (counter mask) compared with the per-cycle increment.
     Threshold,
     /// Counter control: invert the threshold comparison.
     Invert,
     /// Counter control: count rising edges.
     Edge,
-    /// Counter control: signal a PMI when the counter overflows.
+    /// Counter control: signal an overflow (PMI) when the counter wraps.
     OverflowEnable,
     /// Counter control: write 1 to reset the counter.
     Reset,
-    /// Counter control: count in user mode.
+    /// Counter control: count in user mode (rings 1-3).
     User,
-    /// Counter control: count in kernel mode.
+    /// Counter control: count in kernel mode (ring 0).
     Kernel,
-    /// Counter control: count both hardware threads of the core.
+    /// Counter control: count events of both hardware threads of the core.
     AnyThread,
-    /// Counter: the counting bits.
+    /// Counter: the counting bits; the field's width is the counter's width.
     Count,
-    /// Box control: bit per counter, enabling it.
+    /// Box control: bit n enables counter n.
     CounterEnable,
-    /// Box control: freeze the box's counters.
+    /// Box control: freeze every counter of the box.
     Freeze,
-    /// Box control: let a freeze take effect.
+    /// Box control: let a freeze (written or signalled) take effect.
     FreezeEnable,
-    /// Box control: reset the box's counters.
+    /// Box control: reset every counter of the box.
     ResetCounters,
-    /// Box control: reset the box's counter controls.
+    /// Box control: reset every counter control of the box.
     ResetControls,
-    /// Box (or global) status: bit per counter, set on overflow.
+    /// Box (or global) status: bit n says counter n overflowed.
     Overflow,
-    /// Box (or global) overflow clear: write 1 to clear a counter's overflow bit.
+    /// Box (or global) overflow clear: writing 1 to bit n clears counter n's overflow bit.
     OverflowClear,
-    /// Global control: master enable.
+    /// Global control: no counter of the processor counts unless set.
     GlobalEnable,
-    /// Global control: reset every counter.
+    /// Global control: reset every counter of the processor.
     GlobalReset,
-    /// Global control: when set, a PMI clears the [`Role::GlobalEnable`] field.
+    /// Global control: a PMI clears the [`Role::GlobalEnable`] field (freezes every
+    /// counter).
     FreezeOnPmi,
-    /// Global control: which cores receive the PMI.
+    /// Global control: which cores receive the overflow PMI.
     PmiSelect,
-    /// Global control: write 1 to freeze every box whose [`Role::FreezeEnable`] is set.
+    /// Global control: writing 1 freezes every box whose [`Role::FreezeEnable`] field is
+    /// set (write-only; the freeze state cannot be read back).
     GlobalFreeze,
-    /// Global control: write 1 to lift a freeze, written or raised by an overflow.
+    /// Global control: writing 1 lifts the freeze, whether written or raised by an
+    /// overflow.
     GlobalUnfreeze,
+}
+impl Role {
+    /// The spec's spelling (`"ring-enable"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Role::Enable => "enable",
+            Role::RingEnable => "ring-enable",
+            Role::Event => "event",
+            Role::EventExt => "event-ext",
+            Role::Umask => "umask",
+            Role::Threshold => "threshold",
+            Role::Invert => "invert",
+            Role::Edge => "edge",
+            Role::OverflowEnable => "overflow-enable",
+            Role::Reset => "reset",
+            Role::User => "user",
+            Role::Kernel => "kernel",
+            Role::AnyThread => "any-thread",
+            Role::Count => "count",
+            Role::CounterEnable => "counter-enable",
+            Role::Freeze => "freeze",
+            Role::FreezeEnable => "freeze-enable",
+            Role::ResetCounters => "reset-counters",
+            Role::ResetControls => "reset-controls",
+            Role::Overflow => "overflow",
+            Role::OverflowClear => "overflow-clear",
+            Role::GlobalEnable => "global-enable",
+            Role::GlobalReset => "global-reset",
+            Role::FreezeOnPmi => "freeze-on-pmi",
+            Role::PmiSelect => "pmi-select",
+            Role::GlobalFreeze => "global-freeze",
+            Role::GlobalUnfreeze => "global-unfreeze",
+        }
+    }
+    /// The value the spec spells `name` (`"ring-enable"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"enable" => Some(Role::Enable),
+            b"ring-enable" => Some(Role::RingEnable),
+            b"event" => Some(Role::Event),
+            b"event-ext" => Some(Role::EventExt),
+            b"umask" => Some(Role::Umask),
+            b"threshold" => Some(Role::Threshold),
+            b"invert" => Some(Role::Invert),
+            b"edge" => Some(Role::Edge),
+            b"overflow-enable" => Some(Role::OverflowEnable),
+            b"reset" => Some(Role::Reset),
+            b"user" => Some(Role::User),
+            b"kernel" => Some(Role::Kernel),
+            b"any-thread" => Some(Role::AnyThread),
+            b"count" => Some(Role::Count),
+            b"counter-enable" => Some(Role::CounterEnable),
+            b"freeze" => Some(Role::Freeze),
+            b"freeze-enable" => Some(Role::FreezeEnable),
+            b"reset-counters" => Some(Role::ResetCounters),
+            b"reset-controls" => Some(Role::ResetControls),
+            b"overflow" => Some(Role::Overflow),
+            b"overflow-clear" => Some(Role::OverflowClear),
+            b"global-enable" => Some(Role::GlobalEnable),
+            b"global-reset" => Some(Role::GlobalReset),
+            b"freeze-on-pmi" => Some(Role::FreezeOnPmi),
+            b"pmi-select" => Some(Role::PmiSelect),
+            b"global-freeze" => Some(Role::GlobalFreeze),
+            b"global-unfreeze" => Some(Role::GlobalUnfreeze),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a box is per socket (uncore) or per logical CPU (core PMU).
@@ -99,16 +169,52 @@ pub enum Scope {
     /// One box per logical CPU.
     Cpu,
 }
+impl Scope {
+    /// The spec's spelling (`"socket"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Socket => "socket",
+            Scope::Cpu => "cpu",
+        }
+    }
+    /// The value the spec spells `name` (`"socket"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"socket" => Some(Scope::Socket),
+            b"cpu" => Some(Scope::Cpu),
+            _ => None,
+        }
+    }
+}
 
 /// What sort of counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CounterKind {
-    /// Counts the event its control selects.
+    /// Programmable: counts the event its control selects.
     General,
-    /// Counts one fixed event; its control only enables it.
+    /// Counts one fixed event; its control (if any) only enables it.
     Fixed,
-    /// Counts one fixed event and has no control.
+    /// Counts one fixed event and has no control at all.
     FreeRunning,
+}
+impl CounterKind {
+    /// The spec's spelling (`"free-running"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CounterKind::General => "general",
+            CounterKind::Fixed => "fixed",
+            CounterKind::FreeRunning => "free-running",
+        }
+    }
+    /// The value the spec spells `name` (`"free-running"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"general" => Some(CounterKind::General),
+            b"fixed" => Some(CounterKind::Fixed),
+            b"free-running" => Some(CounterKind::FreeRunning),
+            _ => None,
+        }
+    }
 }
 
 /// One element of a register array (index 0 for a single register).
@@ -121,6 +227,11 @@ pub struct RegRef {
 }
 
 impl RegRef {
+    /// Element `index` of `register`.
+    pub const fn new(register: &'static RegisterInfo, index: u32) -> Self {
+        Self { register, index }
+    }
+
     /// The address of this element in box instance `instance`.
     pub fn address(&self, instance: &str) -> Option<&'static AddressInfo> {
         self.register
@@ -154,6 +265,62 @@ pub struct CounterInfo {
 }
 
 impl CounterInfo {
+    /// A general-purpose counter: `control` selects what `counter` counts.
+    pub const fn general(number: u32, width: u32, control: RegRef, counter: RegRef) -> Self {
+        Self {
+            number,
+            kind: CounterKind::General,
+            width,
+            width_cpuid: None,
+            control: Some(control),
+            counter,
+            alias: None,
+            event: None,
+        }
+    }
+
+    /// A fixed counter: `control` only enables it (say what it counts with
+    /// [`counting`](Self::counting)).
+    pub const fn fixed(number: u32, width: u32, control: RegRef, counter: RegRef) -> Self {
+        Self {
+            kind: CounterKind::Fixed,
+            ..Self::general(number, width, control, counter)
+        }
+    }
+
+    /// A free-running counter: no control at all.
+    pub const fn free_running(number: u32, width: u32, counter: RegRef) -> Self {
+        Self {
+            kind: CounterKind::FreeRunning,
+            control: None,
+            ..Self::general(number, width, counter, counter)
+        }
+    }
+
+    /// This counter counting the fixed event `event`.
+    pub const fn counting(self, event: &'static str) -> Self {
+        Self {
+            event: Some(event),
+            ..self
+        }
+    }
+
+    /// This counter with a full-width write alias.
+    pub const fn with_alias(self, alias: RegRef) -> Self {
+        Self {
+            alias: Some(alias),
+            ..self
+        }
+    }
+
+    /// This counter with its implemented width given by CPUID bits `cpuid`.
+    pub const fn with_width_cpuid(self, cpuid: &'static str) -> Self {
+        Self {
+            width_cpuid: Some(cpuid),
+            ..self
+        }
+    }
+
     /// The field of this counter's control playing `role`, with the bits it has for this
     /// counter.
     pub fn control_bits(&self, role: Role) -> Option<RoleBits> {
@@ -291,6 +458,18 @@ pub struct PerfInfo {
     pub driver: &'static PerfDriverInfo,
 }
 
+impl PerfInfo {
+    /// This entry for box `instance`, whose PMU the kernel calls `pmu`: how the generated
+    /// tables write the PMUs of a unit's boxes, which differ only in those two.
+    pub const fn of_box(self, instance: &'static str, pmu: &'static str) -> Self {
+        Self {
+            instance,
+            pmu,
+            ..self
+        }
+    }
+}
+
 /// A Linux perf driver's format for a kind of box: the `format/*` files its PMUs have.
 #[derive(Debug)]
 pub struct PerfDriverInfo {
@@ -315,14 +494,21 @@ pub struct PerfFormatInfo {
     pub name: &'static str,
     /// Its contents as the kernel writes them (`config:0-7,21`).
     pub config: &'static str,
-    /// The counter control's field playing this role, if it maps onto one.
-    pub role: Option<Role>,
-    /// The counter control's field of this name, if it maps onto one.
-    pub field: Option<&'static str>,
-    /// The box register (a filter) it programs, if it maps onto one.
-    pub register: Option<&'static str>,
-    /// Why it maps onto nothing the spec describes, if it does not.
-    pub unmapped: Option<&'static str>,
+    /// What it sets.
+    pub target: FormatTarget,
+}
+
+/// What a perf format field sets: exactly one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatTarget {
+    /// The counter control's field playing this role.
+    Role(Role),
+    /// The counter control's field of this name.
+    Field(&'static str),
+    /// The box register (a filter) of this name template.
+    Register(&'static str),
+    /// Nothing the spec describes; why.
+    Unmapped(&'static str),
 }
 
 /// A box-level bit of one counter: the register, its field, and the bits for the counter.
@@ -461,6 +647,28 @@ impl FieldInfo {
 }
 
 impl RegisterInfo {
+    /// Element `index` of this register.
+    pub const fn at(&'static self, index: u32) -> RegRef {
+        RegRef::new(self, index)
+    }
+
+    /// The field called exactly `name`, for the named field constants of the generated `pmu`
+    /// modules: evaluated at compile time there, so a name the register lacks stops the build.
+    ///
+    /// # Panics
+    /// If the register has no field called `name`.
+    pub const fn field_named(&'static self, name: &str) -> &'static FieldInfo {
+        let table: &'static [FieldInfo] = self.fields;
+        let mut i = 0;
+        while i < table.len() {
+            if str_eq(table[i].name, name) {
+                return &table[i];
+            }
+            i += 1;
+        }
+        panic!("the register has no field of that name")
+    }
+
     /// The field playing `role` (the first, if several fields share it).
     pub fn role(&self, role: Role) -> Option<&'static FieldInfo> {
         let fields: &'static [FieldInfo] = self.fields;
@@ -644,6 +852,22 @@ pub trait BoxControl: Register {
     fn try_with_reset_controls(self, on: bool) -> Result<Self, FieldTooWide> {
         try_set(self, Self::RESET_CONTROLS, u64::from(on))
     }
+}
+
+/// `a == b`, in const context.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 fn set<R: Register>(r: R, f: &'static FieldInfo, v: u64) -> R {

@@ -204,18 +204,26 @@ pub enum Space {
     /// PCI configuration space.
     Pci,
 }
-
 impl Space {
-    /// `"msr"` or `"pci"`.
+    /// The spec's spelling (`"msr"`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Space::Msr => "msr",
             Space::Pci => "pci",
         }
     }
+    /// The value the spec spells `name` (`"msr"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"msr" => Some(Space::Msr),
+            b"pci" => Some(Space::Pci),
+            _ => None,
+        }
+    }
 }
 
-/// How software may access a field. See spec/README.md for how the guides' attributes map here.
+/// How software may access a field. See spec/README.md for how the guides' attributes map
+/// here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
     /// Read/write.
@@ -234,12 +242,12 @@ pub enum Access {
     Rw1c,
     /// Reserved: software must write zero.
     Rsv,
-    /// Reserved value: reads undefined; written as zero.
+    /// Reserved value (E5 `RV` without a must-write-zero statement): reads undefined;
+    /// written as zero.
     Rv,
     /// Reads zero; writes ignored.
     Ig,
 }
-
 impl Access {
     /// The spec's spelling (`"rw-v"`).
     pub const fn as_str(self) -> &'static str {
@@ -256,25 +264,25 @@ impl Access {
             Access::Ig => "ig",
         }
     }
-    /// The access kind the spec spells `name` (`"rw-v"`).
-    ///
-    /// # Panics
-    /// If `name` is not one of the spec's spellings (a compile error in const context).
-    pub const fn from_name(name: &str) -> Self {
+    /// The value the spec spells `name` (`"rw-v"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
-            b"rw" => Access::Rw,
-            b"rw-v" => Access::RwV,
-            b"ro" => Access::Ro,
-            b"ro-v" => Access::RoV,
-            b"wo" => Access::Wo,
-            b"w1c" => Access::W1c,
-            b"rw1c" => Access::Rw1c,
-            b"rsv" => Access::Rsv,
-            b"rv" => Access::Rv,
-            b"ig" => Access::Ig,
-            _ => panic!("unknown access kind"),
+            b"rw" => Some(Access::Rw),
+            b"rw-v" => Some(Access::RwV),
+            b"ro" => Some(Access::Ro),
+            b"ro-v" => Some(Access::RoV),
+            b"wo" => Some(Access::Wo),
+            b"w1c" => Some(Access::W1c),
+            b"rw1c" => Some(Access::Rw1c),
+            b"rsv" => Some(Access::Rsv),
+            b"rv" => Some(Access::Rv),
+            b"ig" => Some(Access::Ig),
+            _ => None,
         }
     }
+}
+
+impl Access {
     /// Software must keep these bits zero.
     pub const fn is_reserved(self) -> bool {
         matches!(self, Access::Rsv | Access::Rv)

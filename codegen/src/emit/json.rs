@@ -1,5 +1,6 @@
 //! JSON model emitter: `model/pmu-regs.json`, the validated model for tools that do not use
-//! Rust, and `model/schema.json`, the JSON Schema it conforms to (a fixed template).
+//! Rust, and `model/schema.json`, the JSON Schema it conforms to (a template whose
+//! enumerations come from the model's vocabularies).
 //!
 //! The shapes below are the model's public format (documented in spec/README.md and the
 //! schema): the model's types are codegen's own and may change, so the JSON is built from
@@ -10,11 +11,24 @@
 
 use serde::Serialize;
 
-use crate::model::pmu::{self as mp, Scope};
+use crate::model::pmu as mp;
 use crate::model::{self, Access, SourceOrigin, Space};
 
+/// The schema's template: every `"enum": "@vocabulary Name"` becomes that vocabulary's list.
+const SCHEMA_TEMPLATE: &str = include_str!("../../templates/model.schema.json");
+
 /// The schema, emitted as `model/schema.json`.
-pub const SCHEMA: &str = include_str!("../../templates/model.schema.json");
+pub fn schema() -> String {
+    let mut text = SCHEMA_TEMPLATE.to_string();
+    for vocab in crate::model::vocab::ALL {
+        let list: Vec<String> = vocab.spellings().map(|s| format!("{s:?}")).collect();
+        text = text.replace(
+            &format!("\"@vocabulary {}\"", vocab.name),
+            &format!("[{}]", list.join(", ")),
+        );
+    }
+    text
+}
 
 /// Version of the JSON format; raised on any change that can break a consumer.
 pub const FORMAT_VERSION: u32 = 2;
@@ -292,10 +306,7 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
         regs.iter().map(|r| u.registers[*r].name.as_str()).collect()
     };
     Pmu {
-        scope: match pmu.scope {
-            Scope::Socket => "socket",
-            Scope::Cpu => "cpu",
-        },
+        scope: pmu.scope.as_str(),
         controls: names(&pmu.controls),
         statuses: names(&pmu.statuses),
         overflow_clears: names(&pmu.overflow_clears),
@@ -379,40 +390,89 @@ fn access(a: Access) -> &'static str {
     a.as_str()
 }
 
+/// One instance and index of a register, with its address.
+fn register_instance<'a>(
+    u: &'a model::Unit,
+    r: &'a model::Register,
+    a: &'a model::Address,
+) -> RegisterInstance<'a> {
+    let (address, pci) = match a.location {
+        model::Location::Msr(n) => (n, None),
+        model::Location::Pci {
+            device_id,
+            device,
+            function,
+            offset,
+        } => (
+            u32::from(offset),
+            Some(Pci {
+                offset,
+                device_id,
+                device,
+                function,
+            }),
+        ),
+    };
+    RegisterInstance {
+        name: r.address_name(u, a),
+        instance: &u.instances[a.instance].name,
+        index: a.index,
+        space: space(r.space),
+        address,
+        pci,
+        source: &a.source,
+    }
+}
+
+fn source_ref(s: &model::SourceRef) -> SourceRef<'_> {
+    let (kind, id) = match &*s.origin {
+        SourceOrigin::Document { id, .. } => ("document", id.as_str()),
+        SourceOrigin::Public { id, .. } => ("public", id.as_str()),
+    };
+    SourceRef {
+        kind,
+        id,
+        table: s.table.as_deref(),
+        page: s.page.as_deref(),
+        section: s.section.as_deref(),
+        citation: s.citation(),
+    }
+}
+
+fn field(f: &model::Field) -> Field<'_> {
+    Field {
+        name: &f.name,
+        lsb: f.lsb,
+        msb: f.msb,
+        width: f.width(),
+        mask: f.mask(),
+        access: access(f.access),
+        reset: f.reset,
+        description: f.shown_description(),
+        values: f
+            .values
+            .iter()
+            .map(|v| Value {
+                value: v.value,
+                name: &v.name,
+                description: &v.description,
+            })
+            .collect(),
+        repeat: f.repeat.as_deref().map(|rep| Repeat {
+            element_width: rep.element_width,
+            max_count: rep.max_count,
+            count_cpuid: rep.count_cpuid.as_deref(),
+        }),
+        source: f.source.as_deref(),
+        role: f.role.as_deref().map(|r| r.role.as_str()),
+        counters: f.role.as_deref().map_or(&[], |r| &r.counters),
+    }
+}
+
 fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
     let (addresses, address_unknown) = match &r.addresses {
         model::Addresses::Known(addrs) => (
-            addrs
-                .iter()
-                .map(|a| {
-                    let (address, pci) = match a.location {
-                        model::Location::Msr(n) => (n, None),
-                        model::Location::Pci {
-                            device_id,
-                            device,
-                            function,
-                            offset,
-                        } => (
-                            u32::from(offset),
-                            Some(Pci {
-                                offset,
-                                device_id,
-                                device,
-                                function,
-                            }),
-                        ),
-                    };
-                    RegisterInstance {
-                        name: r.address_name(u, a),
-                        instance: &u.instances[a.instance].name,
-                        index: a.index,
-                        space: space(r.space),
-                        address,
-                        pci,
-                        source: &a.source,
-                    }
-                })
-                .collect(),
+            addrs.iter().map(|a| register_instance(u, r, a)).collect(),
             None,
         ),
         model::Addresses::Unknown { reason } => (Vec::new(), Some(reason.as_str())),
@@ -429,57 +489,10 @@ fn register<'a>(u: &'a model::Unit, r: &'a model::Register) -> Register<'a> {
         ignored_mask: r.ignored_mask(),
         writable_mask: r.writable_mask(),
         description: &r.description,
-        sources: r
-            .sources
-            .iter()
-            .map(|s| {
-                let (kind, id) = match &*s.origin {
-                    SourceOrigin::Document { id, .. } => ("document", id.as_str()),
-                    SourceOrigin::Public { id, .. } => ("public", id.as_str()),
-                };
-                SourceRef {
-                    kind,
-                    id,
-                    table: s.table.as_deref(),
-                    page: s.page.as_deref(),
-                    section: s.section.as_deref(),
-                    citation: s.citation(),
-                }
-            })
-            .collect(),
+        sources: r.sources.iter().map(source_ref).collect(),
         addresses,
         address_unknown,
-        fields: r
-            .fields
-            .iter()
-            .map(|f| Field {
-                name: &f.name,
-                lsb: f.lsb,
-                msb: f.msb,
-                width: f.width(),
-                mask: f.mask(),
-                access: access(f.access),
-                reset: f.reset,
-                description: f.shown_description(),
-                values: f
-                    .values
-                    .iter()
-                    .map(|v| Value {
-                        value: v.value,
-                        name: &v.name,
-                        description: &v.description,
-                    })
-                    .collect(),
-                repeat: f.repeat.as_deref().map(|rep| Repeat {
-                    element_width: rep.element_width,
-                    max_count: rep.max_count,
-                    count_cpuid: rep.count_cpuid.as_deref(),
-                }),
-                source: f.source.as_deref(),
-                role: f.role.as_deref().map(|r| r.role.as_str()),
-                counters: f.role.as_deref().map_or(&[], |r| &r.counters),
-            })
-            .collect(),
+        fields: r.fields.iter().map(field).collect(),
         notes: r
             .notes
             .iter()
@@ -579,6 +592,6 @@ pub fn model_text(spec: &model::Spec) -> String {
 pub fn files(spec: &model::Spec) -> Vec<(String, String)> {
     vec![
         ("model/pmu-regs.json".into(), model_text(spec)),
-        ("model/schema.json".into(), SCHEMA.into()),
+        ("model/schema.json".into(), schema()),
     ]
 }

@@ -99,8 +99,9 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
     sink.put(
         "src/support.rs".into(),
         format!(
-            "{}{SUPPORT}",
-            rust::HEADER.replace("from spec/", "from codegen/templates/support.rs")
+            "{}{}",
+            rust::HEADER.replace("from spec/", "from codegen/templates/support.rs"),
+            rust::fill_vocabularies(SUPPORT)
         ),
     )?;
 
@@ -128,8 +129,9 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
     sink.put(
         "src/structure.rs".into(),
         format!(
-            "{}{STRUCTURE}",
-            rust::HEADER.replace("from spec/", "from codegen/templates/structure.rs")
+            "{}{}",
+            rust::HEADER.replace("from spec/", "from codegen/templates/structure.rs"),
+            rust::fill_vocabularies(STRUCTURE)
         ),
     )?;
     sink.put(

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
+use crate::model::vocab;
 use crate::model::*;
 use crate::validate::{camel_case, is_keyword, snake_case};
 
@@ -51,6 +52,29 @@ pub fn inner_docs(text: &str) -> TokenStream {
         quote!(#![doc = #l])
     });
     quote!(#(#lines)*)
+}
+
+/// `text` wrapped at `width` columns: each line longer than that is broken at spaces (a word
+/// longer than the width stays whole). Blank lines and line breaks are kept.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / width.max(1));
+    for line in text.lines() {
+        let mut len = 0;
+        for word in line.split(' ').filter(|w| !w.is_empty()) {
+            let n = word.chars().count();
+            if len > 0 && len + 1 + n > width {
+                out.push('\n');
+                len = 0;
+            } else if len > 0 {
+                out.push(' ');
+                len += 1;
+            }
+            out.push_str(word);
+            len += n;
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Spec text made safe for rustdoc: brackets would become intra-doc links (`EAX[15:8]`),
@@ -129,6 +153,91 @@ pub fn lit(s: &str) -> String {
     Literal::string(s).to_string()
 }
 
+/// A template with each `// @vocabulary Name` line replaced by that vocabulary's enum.
+pub fn fill_vocabularies(template: &str) -> String {
+    let mut out = String::with_capacity(template.len() + 8192);
+    for line in template.split_inclusive('\n') {
+        let wanted = line.trim_end().strip_prefix("// @vocabulary ");
+        match wanted.and_then(|name| vocab::ALL.into_iter().find(|v| v.name == name)) {
+            Some(v) => out.push_str(&vocabulary_enum(v)),
+            None => {
+                assert!(
+                    wanted.is_none(),
+                    "a template names an unknown vocabulary: {line}"
+                );
+                out.push_str(line);
+            }
+        }
+    }
+    out
+}
+
+/// Doc attributes for a table's doc text (which keeps rustdoc's leading space per line).
+fn table_docs(doc: &str) -> TokenStream {
+    let lines = doc.lines().map(|l| quote!(#[doc = #l]));
+    quote!(#(#lines)*)
+}
+
+/// The generated crate's enum for a vocabulary, with its spellings both ways.
+pub fn vocabulary_enum(v: &vocab::Vocabulary) -> String {
+    let name = format_ident!("{}", v.name);
+    // The example spelling in the docs: one with a hyphen, if the vocabulary has one.
+    let example = v
+        .spellings()
+        .find(|s| s.contains('-'))
+        .unwrap_or(v.terms[0].spelling);
+    let as_str_doc = format!(" The spec's spelling (`\"{example}\"`).");
+    let from_name_doc = format!(" The value the spec spells `name` (`\"{example}\"`), if any.");
+    let doc = table_docs(v.doc);
+    let variants = v.terms.iter().map(|t| {
+        let (doc, variant) = (table_docs(t.doc), format_ident!("{}", t.variant));
+        quote!(#doc #variant,)
+    });
+    let idents: Vec<_> = v
+        .terms
+        .iter()
+        .map(|t| format_ident!("{}", t.variant))
+        .collect();
+    let spellings: Vec<_> = v.spellings().collect();
+    let bytes = spellings.iter().map(|s| Literal::byte_string(s.as_bytes()));
+    let tokens = quote! {
+        #doc
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum #name { #(#variants)* }
+
+        impl #name {
+            #[doc = #as_str_doc]
+            pub const fn as_str(self) -> &'static str {
+                match self { #(#name::#idents => #spellings,)* }
+            }
+
+            #[doc = #from_name_doc]
+            pub const fn from_name(name: &str) -> Option<Self> {
+                match name.as_bytes() {
+                    #(#bytes => Some(#name::#idents),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    let file: syn::File = syn::parse2(tokens).expect("a vocabulary enum is valid Rust");
+    prettyplease::unparse(&file)
+}
+
+/// The `global` field of a processor's `ProcessorInfo`: the `GLOBAL` of its `pmu` module, if
+/// one of its units declares it.
+fn global_ref(proc: &Processor) -> TokenStream {
+    if proc
+        .units
+        .iter()
+        .any(|u| u.pmu.as_ref().is_some_and(|m| m.global.is_some()))
+    {
+        quote!(Some(&pmu::GLOBAL))
+    } else {
+        quote!(None)
+    }
+}
+
 /// A processor's module: its units and its metadata.
 pub fn processor_module(proc: &Processor) -> TokenStream {
     let doc = format!(
@@ -171,7 +280,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .flat_map(|id| id.codenames.iter())
         .map(|c| str_lit(c));
     let doc_attrs = inner_docs(&doc);
-    let global = super::structure::processor_global_ref(proc);
+    let global = global_ref(proc);
     // The processor's own core event list (`core.rs`), if it has one.
     let core_mods: Vec<proc_macro2::Ident> = proc
         .core_events

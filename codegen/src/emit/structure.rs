@@ -1,16 +1,22 @@
 //! PMU structure emitter: each processor's `pmu.rs` (one `PmuInfo` static per unit with a
-//! `<pmu>`, the processor's `GLOBAL`, and the role-trait impls of the layouts that play a
-//! role), and the `role` suffix of a field line in the unit modules.
+//! `<pmu>`, the processor's `GLOBAL`, the role-trait impls of the layouts that play a role,
+//! and the perf drivers' formats), and the `pmu` argument of a unit's `unit_info!`.
 //!
-//! Everything is resolved here to paths of generated items (`<Layout as Register>::INFO` and
-//! its `fields[k]`), so the runtime never matches a name to find a register or field.
+//! Everything is resolved here to generated items, so the runtime never matches a name to
+//! find a register or field: a register is its layout's `X::INFO`, and each field the
+//! structure refers to gets a named constant (`C_EVT_SEL_EN`) that the role impls and the
+//! overflow bits use. The constants look the field up by name at compile time, so a reader
+//! sees which field is meant and a wrong name stops the build.
 
-use proc_macro2::{Literal, TokenStream};
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::rust::{inner_docs, outer_docs};
+use super::rust::{field_ident, inner_docs, outer_docs, wrap};
 use crate::model::pmu::*;
 use crate::model::{Processor, Register, Unit};
+use crate::naming::snake_case;
 
 /// An unsuffixed integer literal (`4`, not `4u32`).
 fn num(v: u32) -> Literal {
@@ -18,7 +24,7 @@ fn num(v: u32) -> Literal {
 }
 
 /// The name of a unit's `PmuInfo` static in its processor's `pmu` module (`CBOX`).
-fn pmu_static(unit: &Unit) -> proc_macro2::Ident {
+fn pmu_static(unit: &Unit) -> Ident {
     format_ident!("{}", unit.module.to_ascii_uppercase())
 }
 
@@ -30,41 +36,6 @@ pub fn unit_pmu_ref(unit: &Unit) -> String {
     }
 }
 
-/// The `global` field of a processor's `ProcessorInfo`.
-pub fn processor_global_ref(p: &Processor) -> TokenStream {
-    if p.units
-        .iter()
-        .any(|u| u.pmu.as_ref().is_some_and(|m| m.global.is_some()))
-    {
-        quote!(Some(&pmu::GLOBAL))
-    } else {
-        quote!(None)
-    }
-}
-
-fn layout(unit: &Unit, reg: &Register) -> TokenStream {
-    let m = format_ident!("{}", unit.module);
-    let t = format_ident!("{}", reg.type_name);
-    quote!(super::#m::#t)
-}
-
-fn info(unit: &Unit, reg: &Register) -> TokenStream {
-    let l = layout(unit, reg);
-    quote!(<#l as crate::support::Register>::INFO)
-}
-
-fn field_ref(unit: &Unit, reg: &Register, field: usize) -> TokenStream {
-    let i = info(unit, reg);
-    let field = Literal::usize_unsuffixed(field);
-    quote!(&#i.fields[#field])
-}
-
-fn reg_ref(unit: &Unit, r: RegIndex) -> TokenStream {
-    let i = info(unit, &unit.registers[r.register]);
-    let index = num(r.index);
-    quote!(RegRef { register: #i, index: #index })
-}
-
 fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
     match v {
         Some(v) => quote!(Some(#v)),
@@ -72,213 +43,121 @@ fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
     }
 }
 
-fn bit_ref(p: &Processor, b: &BitRef) -> TokenStream {
-    let unit = &p.units[b.unit];
-    let reg = &unit.registers[b.register];
-    let inst = &unit.instances[b.instance];
-    let info = info(unit, reg);
-    let field = field_ref(unit, reg, b.field);
-    let name = reg.concrete_name(inst, b.index);
-    let qualified = format!("{name}.{}", reg.fields[b.field].name);
-    let (instance, index) = (&inst.name, num(b.index));
-    quote!(BitRef {
-        register: #info,
-        instance: #instance,
-        index: #index,
-        field: #field,
-        register_name: #name,
-        qualified: #qualified,
+/// A field of a register of a unit: (unit, register, field) positions.
+type FieldKey = (usize, usize, usize);
+
+/// How a processor's `pmu.rs` names the layouts and fields it refers to.
+struct Names<'a> {
+    p: &'a Processor,
+    /// Layout type names used by more than one unit of the processor: these are written with
+    /// their module path, the others imported.
+    shared_types: BTreeSet<&'a str>,
+}
+
+impl<'a> Names<'a> {
+    fn new(p: &'a Processor) -> Self {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for (ui, u) in p.units.iter().enumerate() {
+            for r in &u.registers {
+                if *seen.entry(&r.type_name).or_insert(ui) != ui {
+                    seen.insert(&r.type_name, usize::MAX);
+                }
+            }
+        }
+        let shared_types = seen
+            .into_iter()
+            .filter(|&(_, u)| u == usize::MAX)
+            .map(|(t, _)| t)
+            .collect();
+        Self { p, shared_types }
+    }
+
+    /// The layout type of register `r` of unit `u`, as the module refers to it.
+    fn layout(&self, u: usize, r: usize) -> TokenStream {
+        let unit = &self.p.units[u];
+        let t = format_ident!("{}", unit.registers[r].type_name);
+        if self
+            .shared_types
+            .contains(unit.registers[r].type_name.as_str())
+        {
+            let m = format_ident!("{}", unit.module);
+            quote!(super::#m::#t)
+        } else {
+            quote!(#t)
+        }
+    }
+
+    /// `X::INFO` of register `r` of unit `u`.
+    fn info(&self, u: usize, r: usize) -> TokenStream {
+        let l = self.layout(u, r);
+        quote!(#l::INFO)
+    }
+
+    /// The named constant of a field (`S_SUMMARY_OV_MB`).
+    fn field(&self, (u, r, f): FieldKey) -> Ident {
+        let unit = &self.p.units[u];
+        let reg = &unit.registers[r];
+        let mut name = snake_case(&reg.type_name).to_ascii_uppercase();
+        if self.shared_types.contains(reg.type_name.as_str()) {
+            name = format!("{}_{name}", unit.module.to_ascii_uppercase());
+        }
+        let field = field_ident(&reg.fields[f]).to_ascii_uppercase();
+        format_ident!("{name}_{}", field.trim_end_matches('_'))
+    }
+
+    /// The named constant of an overflow bit (`S0_MSR_PMON_SUMMARY_OV_MB`).
+    fn bit(&self, b: &BitRef) -> Ident {
+        let unit = &self.p.units[b.unit];
+        let reg = &unit.registers[b.register];
+        let name = reg.concrete_name(&unit.instances[b.instance], b.index);
+        let field = field_ident(&reg.fields[b.field]).to_ascii_uppercase();
+        format_ident!("{name}_{}", field.trim_end_matches('_'))
+    }
+}
+
+/// The field of `reg` playing `role` for every counter of the register (one that names no
+/// counters), if it has one.
+fn role_field(reg: &Register, role: Role) -> Option<usize> {
+    reg.fields.iter().position(|f| {
+        f.role
+            .as_ref()
+            .is_some_and(|r| r.role == role && r.counters.is_empty())
     })
 }
 
-fn kind(k: CounterKind) -> TokenStream {
-    match k {
-        CounterKind::General => quote!(CounterKind::General),
-        CounterKind::Fixed => quote!(CounterKind::Fixed),
-        CounterKind::FreeRunning => quote!(CounterKind::FreeRunning),
-    }
-}
+/// The roles of a counter control's `CounterControl` consts, required ones first.
+const CONTROL_ROLES: [(&str, Role); 8] = [
+    ("ENABLE", Role::Enable),
+    ("EVENT", Role::Event),
+    ("UMASK", Role::Umask),
+    ("EVENT_EXT", Role::EventExt),
+    ("THRESHOLD", Role::Threshold),
+    ("INVERT", Role::Invert),
+    ("EDGE", Role::Edge),
+    ("OVERFLOW_ENABLE", Role::OverflowEnable),
+];
 
-fn unit_static(p: &Processor, unit: &Unit, pmu: &Pmu) -> TokenStream {
-    let name = pmu_static(unit);
-    let regs = |list: &[usize]| {
-        let items = list.iter().map(|&r| info(unit, &unit.registers[r]));
-        quote!(&[#(#items),*])
-    };
-    let (controls, statuses, ovf) = (
-        regs(&pmu.controls),
-        regs(&pmu.statuses),
-        regs(&pmu.overflow_clears),
-    );
-    let scope = match pmu.scope {
-        Scope::Socket => quote!(Scope::Socket),
-        Scope::Cpu => quote!(Scope::Cpu),
-    };
-    let counters = pmu.counters.iter().map(|c| {
-        let (number, width) = (num(c.number), num(c.width));
-        let kind = kind(c.kind);
-        let width_cpuid = opt(c.width_cpuid.as_deref());
-        let control = opt(c.control.map(|r| reg_ref(unit, r)));
-        let counter = reg_ref(unit, c.counter);
-        let alias = opt(c.alias.map(|r| reg_ref(unit, r)));
-        let event = opt(c.event.as_deref());
-        quote!(CounterInfo {
-            number: #number,
-            kind: #kind,
-            width: #width,
-            width_cpuid: #width_cpuid,
-            control: #control,
-            counter: #counter,
-            alias: #alias,
-            event: #event,
-        })
-    });
-    let filters = pmu.filters.iter().map(|f| {
-        let register = info(unit, &unit.registers[f.register]);
-        let mask = opt(f.mask.map(|m| info(unit, &unit.registers[m])));
-        let event = opt(f.event.map(Literal::u8_unsuffixed));
-        let counters = f.counters.iter().map(|&c| num(c));
-        let (ext, desc) = (f.event_ext, &f.description);
-        quote!(FilterInfo {
-            register: #register,
-            mask: #mask,
-            event: #event,
-            event_ext: #ext,
-            counters: &[#(#counters),*],
-            description: #desc,
-        })
-    });
-    let routes = pmu.routes.iter().map(|r| {
-        let instances = r.instances.iter().map(|&i| &unit.instances[i].name);
-        let counters = r.counters.iter().map(|&c| num(c));
-        let hops = r.hops.iter().map(|h| {
-            let bit = bit_ref(p, &h.bit);
-            let clear = opt(h.clear.as_ref().map(|c| bit_ref(p, c)));
-            quote!(Hop { bit: #bit, clear: #clear })
-        });
-        quote!(RouteInfo {
-            instances: &[#(#instances),*],
-            counters: &[#(#counters),*],
-            hops: &[#(#hops),*],
-        })
-    });
-    let notes = pmu.notes.iter().map(|n| {
-        let (k, t, x) = (&n.kind, &n.title, &n.text);
-        quote!(crate::support::NoteInfo { kind: #k, title: #t, text: #x })
-    });
-    let perf = pmu.perf.iter().map(|pf| {
-        let (inst, name, counters, source) = (
-            &unit.instances[pf.instance].name,
-            &pf.pmu,
-            &pf.counters,
-            &pf.source,
-        );
-        let driver = perf_driver_static(&pf.driver);
-        quote!(PerfInfo { instance: #inst, pmu: #name, counters: &[#(#counters),*], source: #source, driver: &#driver })
-    });
-    let (proc_id, unit_name) = (&p.id, &unit.name);
-    let mut doc = format!(
-        "PMU structure of the {} ({} counters per box; boxes {}).",
-        unit.title.replace(['[', ']', '<', '>', '`', '*'], ""),
-        pmu.counters.len(),
-        unit.instances
-            .iter()
-            .map(|i| i.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    for n in &pmu.notes {
-        doc.push_str(&format!(
-            "\n\n**{}** ({}): {}",
-            n.title,
-            n.kind,
-            n.text.replace(['[', ']', '<', '>', '`', '*'], "")
-        ));
-    }
-    let doc = outer_docs(&doc);
-    quote! {
-        #doc
-        pub static #name: PmuInfo = PmuInfo {
-            processor: #proc_id,
-            unit: #unit_name,
-            scope: #scope,
-            controls: #controls,
-            statuses: #statuses,
-            overflow_clears: #ovf,
-            counters: &[#(#counters),*],
-            filters: &[#(#filters),*],
-            routes: &[#(#routes),*],
-            perf: &[#(#perf),*],
-            notes: &[#(#notes),*],
-        };
-    }
-}
+/// The roles of a box control's `BoxControl` consts.
+const BOX_ROLES: [(&str, Role); 4] = [
+    ("FREEZE", Role::Freeze),
+    ("FREEZE_ENABLE", Role::FreezeEnable),
+    ("RESET_COUNTERS", Role::ResetCounters),
+    ("RESET_CONTROLS", Role::ResetControls),
+];
 
-/// The name of a perf driver's static in a processor's `pmu` module (`PERF_SNBEP_GENERIC`).
-fn perf_driver_static(d: &PerfDriver) -> proc_macro2::Ident {
-    format_ident!("PERF_{}", d.id.to_ascii_uppercase().replace('-', "_"))
-}
-
-/// The perf drivers a processor's units name, each once, as statics.
-fn perf_drivers(p: &Processor) -> TokenStream {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut out = TokenStream::new();
-    let used = p
-        .units
-        .iter()
-        .filter_map(|u| u.pmu.as_ref())
-        .flat_map(|m| m.perf.iter().map(|pf| &pf.driver));
-    for d in used {
-        if seen.contains(&d.id.as_str()) {
-            continue;
-        }
-        seen.push(&d.id);
-        let name = perf_driver_static(d);
-        let (id, module, group, source, title) =
-            (&d.id, &d.module, &d.group, &d.source, &d.source_title);
-        let formats = d.formats.iter().map(|f| {
-            let (n, c) = (&f.name, &f.config);
-            let (role, field, register, unmapped) = match &f.target {
-                FormatTarget::Role(r) => {
-                    let v = format_ident!("{}", r.variant());
-                    (quote!(Some(Role::#v)), quote!(None), quote!(None), quote!(None))
-                }
-                FormatTarget::Field(x) => (quote!(None), quote!(Some(#x)), quote!(None), quote!(None)),
-                FormatTarget::Register(x) => (quote!(None), quote!(None), quote!(Some(#x)), quote!(None)),
-                FormatTarget::Unmapped(x) => (quote!(None), quote!(None), quote!(None), quote!(Some(#x))),
-            };
-            quote!(PerfFormatInfo { name: #n, config: #c, role: #role, field: #field, register: #register, unmapped: #unmapped })
-        });
-        let doc = outer_docs(&format!(
-            "The `{}` perf driver's format (`{}`, {}).",
-            d.id, d.group, d.source_title
-        ));
-        out.extend(quote! {
-            #doc
-            pub static #name: PerfDriverInfo = PerfDriverInfo {
-                id: #id,
-                module: #module,
-                group: #group,
-                source: #source,
-                source_title: #title,
-                formats: &[#(#formats),*],
-            };
-        });
-    }
-    out
+/// A role trait a layout implements: the trait, the layout's register, and per const its
+/// name and field (`None`: the layout lacks the role).
+struct RoleImpl {
+    trait_name: &'static str,
+    register: usize,
+    /// Consts that must name a field; the rest are `Option`s.
+    required: usize,
+    consts: Vec<(&'static str, Option<usize>)>,
 }
 
 /// The role traits a unit's layouts implement.
-fn role_impls(unit: &Unit, pmu: &Pmu) -> TokenStream {
-    let mut out = TokenStream::new();
-    // A field of `reg` serving every counter of the register with `role`.
-    let field = |reg: &Register, role: Role| -> Option<usize> {
-        reg.fields.iter().position(|f| {
-            f.role
-                .as_ref()
-                .is_some_and(|r| r.role == role && r.counters.is_empty())
-        })
-    };
+fn role_impls(unit: &Unit, pmu: &Pmu) -> Vec<RoleImpl> {
+    let mut out = Vec::new();
     let mut controls: Vec<usize> = pmu
         .counters
         .iter()
@@ -287,112 +166,533 @@ fn role_impls(unit: &Unit, pmu: &Pmu) -> TokenStream {
     controls.dedup();
     for ri in controls {
         let reg = &unit.registers[ri];
-        let (Some(en), Some(ev)) = (field(reg, Role::Enable), field(reg, Role::Event)) else {
-            continue;
-        };
-        let l = layout(unit, reg);
-        let f = |i: usize| field_ref(unit, reg, i);
-        let o = |role| opt(field(reg, role).map(f));
-        let (en, ev) = (f(en), f(ev));
-        let (umask, ext, thr, inv, edge, ovf) = (
-            o(Role::Umask),
-            o(Role::EventExt),
-            o(Role::Threshold),
-            o(Role::Invert),
-            o(Role::Edge),
-            o(Role::OverflowEnable),
-        );
-        out.extend(quote! {
-            impl CounterControl for #l {
-                const ENABLE: &'static crate::support::FieldInfo = #en;
-                const EVENT: &'static crate::support::FieldInfo = #ev;
-                const UMASK: Option<&'static crate::support::FieldInfo> = #umask;
-                const EVENT_EXT: Option<&'static crate::support::FieldInfo> = #ext;
-                const THRESHOLD: Option<&'static crate::support::FieldInfo> = #thr;
-                const INVERT: Option<&'static crate::support::FieldInfo> = #inv;
-                const EDGE: Option<&'static crate::support::FieldInfo> = #edge;
-                const OVERFLOW_ENABLE: Option<&'static crate::support::FieldInfo> = #ovf;
-            }
-        });
+        let consts: Vec<_> = CONTROL_ROLES
+            .iter()
+            .map(|&(name, role)| (name, role_field(reg, role)))
+            .collect();
+        if consts[..2].iter().all(|(_, f)| f.is_some()) {
+            out.push(RoleImpl {
+                trait_name: "CounterControl",
+                register: ri,
+                required: 2,
+                consts,
+            });
+        }
     }
     let mut counters: Vec<usize> = pmu.counters.iter().map(|c| c.counter.register).collect();
     counters.sort_unstable();
     counters.dedup();
     for ri in counters {
-        let reg = &unit.registers[ri];
-        let Some(c) = field(reg, Role::Count) else {
-            continue;
-        };
-        let l = layout(unit, reg);
-        let c = field_ref(unit, reg, c);
-        out.extend(quote! {
-            impl CounterValue for #l {
-                const COUNT: &'static crate::support::FieldInfo = #c;
-            }
-        });
+        if let Some(f) = role_field(&unit.registers[ri], Role::Count) {
+            out.push(RoleImpl {
+                trait_name: "CounterValue",
+                register: ri,
+                required: 1,
+                consts: vec![("COUNT", Some(f))],
+            });
+        }
     }
     for &ri in &pmu.controls {
         let reg = &unit.registers[ri];
-        let roles = [
-            Role::Freeze,
-            Role::FreezeEnable,
-            Role::ResetCounters,
-            Role::ResetControls,
-        ];
-        if roles.iter().all(|&r| field(reg, r).is_none()) {
-            continue;
+        let consts: Vec<_> = BOX_ROLES
+            .iter()
+            .map(|&(name, role)| (name, role_field(reg, role)))
+            .collect();
+        if consts.iter().any(|(_, f)| f.is_some()) {
+            out.push(RoleImpl {
+                trait_name: "BoxControl",
+                register: ri,
+                required: 0,
+                consts,
+            });
         }
-        let l = layout(unit, reg);
-        let [fr, fe, rc, rl] = roles.map(|r| opt(field(reg, r).map(|i| field_ref(unit, reg, i))));
-        out.extend(quote! {
-            impl BoxControl for #l {
-                const FREEZE: Option<&'static crate::support::FieldInfo> = #fr;
-                const FREEZE_ENABLE: Option<&'static crate::support::FieldInfo> = #fe;
-                const RESET_COUNTERS: Option<&'static crate::support::FieldInfo> = #rc;
-                const RESET_CONTROLS: Option<&'static crate::support::FieldInfo> = #rl;
-            }
-        });
     }
     out
 }
 
+/// A role trait impl.
+fn role_impl_tokens(names: &Names, u: usize, i: &RoleImpl) -> TokenStream {
+    let layout = names.layout(u, i.register);
+    let trait_name = format_ident!("{}", i.trait_name);
+    let consts = i.consts.iter().enumerate().map(|(k, &(name, field))| {
+        let name = format_ident!("{name}");
+        let field = field.map(|f| names.field((u, i.register, f)));
+        if k < i.required {
+            quote!(const #name: &'static FieldInfo = #field;)
+        } else {
+            let field = opt(field);
+            quote!(const #name: Option<&'static FieldInfo> = #field;)
+        }
+    });
+    quote! {
+        impl #trait_name for #layout {
+            #(#consts)*
+        }
+    }
+}
+
+/// `X::INFO.at(index)`: a `RegRef`.
+fn reg_ref(names: &Names, u: usize, r: RegIndex) -> TokenStream {
+    let info = names.info(u, r.register);
+    let index = num(r.index);
+    quote!(#info.at(#index))
+}
+
+/// One counter: a constructor for its kind, then what only some counters have.
+fn counter(names: &Names, u: usize, c: &Counter) -> TokenStream {
+    let (number, width) = (num(c.number), num(c.width));
+    let counter = reg_ref(names, u, c.counter);
+    let control = c.control.map(|r| reg_ref(names, u, r));
+    let mut out = match (c.kind, control) {
+        (CounterKind::General, Some(ctl)) => {
+            quote!(CounterInfo::general(#number, #width, #ctl, #counter))
+        }
+        (CounterKind::Fixed, Some(ctl)) => {
+            quote!(CounterInfo::fixed(#number, #width, #ctl, #counter))
+        }
+        (CounterKind::FreeRunning, None) => {
+            quote!(CounterInfo::free_running(#number, #width, #counter))
+        }
+        // Shapes the validator rejects today; written out in full should it allow them.
+        (kind, control) => {
+            let kind = format_ident!("{}", kind.variant());
+            let control = opt(control);
+            quote!(CounterInfo { kind: CounterKind::#kind, control: #control,
+                ..CounterInfo::free_running(#number, #width, #counter) })
+        }
+    };
+    if let Some(e) = &c.event {
+        out = quote!(#out.counting(#e));
+    }
+    if let Some(a) = c.alias {
+        let a = reg_ref(names, u, a);
+        out = quote!(#out.with_alias(#a));
+    }
+    if let Some(w) = &c.width_cpuid {
+        out = quote!(#out.with_width_cpuid(#w));
+    }
+    out
+}
+
+fn filter(names: &Names, u: usize, f: &Filter) -> TokenStream {
+    let register = names.info(u, f.register);
+    let mask = opt(f.mask.map(|m| names.info(u, m)));
+    let event = opt(f.event.map(Literal::u8_unsuffixed));
+    let counters = f.counters.iter().map(|&c| num(c));
+    let (ext, desc) = (f.event_ext, text_lit(&f.description));
+    quote!(FilterInfo {
+        register: #register,
+        mask: #mask,
+        event: #event,
+        event_ext: #ext,
+        counters: &[#(#counters),*],
+        description: #desc,
+    })
+}
+
+fn route(names: &Names, unit: &Unit, r: &Route) -> TokenStream {
+    let instances = r.instances.iter().map(|&i| &unit.instances[i].name);
+    let counters = r.counters.iter().map(|&c| num(c));
+    let hops = r.hops.iter().map(|h| {
+        let bit = names.bit(&h.bit);
+        let clear = opt(h.clear.as_ref().map(|c| names.bit(c)));
+        quote!(Hop { bit: #bit, clear: #clear })
+    });
+    quote!(RouteInfo {
+        instances: &[#(#instances),*],
+        counters: &[#(#counters),*],
+        hops: &[#(#hops),*],
+    })
+}
+
+fn perf(unit: &Unit, pf: &PerfPmu) -> TokenStream {
+    let (inst, name, source) = (&unit.instances[pf.instance].name, &pf.pmu, &pf.source);
+    let counters = pf.counters.iter().map(|&c| num(c));
+    let driver = perf_driver_static(&pf.driver);
+    quote!(PerfInfo {
+        instance: #inst,
+        pmu: #name,
+        counters: &[#(#counters),*],
+        source: #source,
+        driver: &#driver,
+    })
+}
+
+/// The name of a unit's shared perf entry (`CBOX_PERF`).
+fn shared_perf_name(unit: &Unit) -> Ident {
+    format_ident!("{}_PERF", unit.module.to_ascii_uppercase())
+}
+
+/// Whether a unit's boxes have several perf PMUs that differ only in box and name: then the
+/// rest is written once (see [`shared_perf`]).
+fn perf_is_shared(pmu: &Pmu) -> bool {
+    let same = |a: &PerfPmu, b: &PerfPmu| {
+        a.counters == b.counters && a.source == b.source && a.driver.id == b.driver.id
+    };
+    pmu.perf.len() > 1 && pmu.perf.iter().all(|p| same(p, &pmu.perf[0]))
+}
+
+/// What every perf PMU of a unit's boxes shares, as one const, if [`perf_is_shared`].
+fn shared_perf(unit: &Unit, pmu: &Pmu) -> TokenStream {
+    if !perf_is_shared(pmu) {
+        return quote!();
+    }
+    let pf = &pmu.perf[0];
+    let counters = pf.counters.iter().map(|&c| num(c));
+    let (source, driver) = (&pf.source, perf_driver_static(&pf.driver));
+    let name = shared_perf_name(unit);
+    let doc = outer_docs(&wrap(
+        &format!(
+            "What the perf PMUs of the {} share; each box's entry adds its box and PMU name.",
+            plain(&unit.title)
+        ),
+        96,
+    ));
+    quote! {
+        #doc
+        const #name: PerfInfo = PerfInfo {
+            instance: "",
+            pmu: "",
+            counters: &[#(#counters),*],
+            source: #source,
+            driver: &#driver,
+        };
+    }
+}
+
+/// A unit's `perf` list.
+fn perf_list(unit: &Unit, pmu: &Pmu) -> TokenStream {
+    if !perf_is_shared(pmu) {
+        let perf = pmu.perf.iter().map(|pf| perf(unit, pf));
+        return quote!(&[#(#perf),*]);
+    }
+    let shared = shared_perf_name(unit);
+    let perf = pmu.perf.iter().map(|pf| {
+        let (inst, name) = (&unit.instances[pf.instance].name, &pf.pmu);
+        quote!(#shared.of_box(#inst, #name))
+    });
+    quote!(&[#(#perf),*])
+}
+
+/// A string literal of prose, broken with `\` line continuations so that no source line is
+/// much longer than 100 columns (the value is the same: a continuation drops the line break and
+/// the next line's indentation).
+fn text_lit(s: &str) -> TokenStream {
+    let escaped = Literal::string(s).to_string();
+    if escaped.len() <= 72 {
+        return quote!(#s);
+    }
+    let wrapped = wrap(&escaped, 72);
+    // Only where the breaks fall on single spaces, so the value cannot change.
+    if wrapped.trim_end().replace('\n', " ") != escaped {
+        return quote!(#s);
+    }
+    let lit = wrapped.trim_end().replace('\n', " \\\n            ");
+    lit.parse().expect("a string literal is a token")
+}
+
+/// Spec text for a doc comment: without the characters rustdoc would read as markup.
+fn plain(s: &str) -> String {
+    s.replace(['[', ']', '<', '>', '`', '*'], "")
+}
+
+/// The doc comment of a unit's `PmuInfo`: what it is, and its notes.
+fn unit_doc(unit: &Unit, pmu: &Pmu) -> TokenStream {
+    let boxes: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
+    let mut doc = format!(
+        "PMU structure of the {} ({} counters per box; boxes {}).",
+        plain(&unit.title),
+        pmu.counters.len(),
+        boxes.join(", ")
+    );
+    for n in &pmu.notes {
+        doc.push_str(&format!(
+            "\n\n**{}** ({}): {}",
+            n.title,
+            n.kind,
+            plain(&n.text)
+        ));
+    }
+    outer_docs(&wrap(&doc, 96))
+}
+
+/// A unit's `PmuInfo` static.
+fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
+    let unit = &names.p.units[u];
+    let name = pmu_static(unit);
+    let regs = |list: &[usize]| {
+        let items = list.iter().map(|&r| names.info(u, r));
+        quote!(&[#(#items),*])
+    };
+    let (controls, statuses, ovf) = (
+        regs(&pmu.controls),
+        regs(&pmu.statuses),
+        regs(&pmu.overflow_clears),
+    );
+    let scope = format_ident!("{}", pmu.scope.variant());
+    let counters = pmu.counters.iter().map(|c| counter(names, u, c));
+    let filters = pmu.filters.iter().map(|f| filter(names, u, f));
+    let routes = pmu.routes.iter().map(|r| route(names, unit, r));
+    let perf = perf_list(unit, pmu);
+    let notes = pmu.notes.iter().map(|n| {
+        let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
+        quote!(NoteInfo { kind: #k, title: #t, text: #x })
+    });
+    let (proc_id, unit_name) = (&names.p.id, &unit.name);
+    let doc = unit_doc(unit, pmu);
+    quote! {
+        #doc
+        pub static #name: PmuInfo = PmuInfo {
+            processor: #proc_id,
+            unit: #unit_name,
+            scope: Scope::#scope,
+            controls: #controls,
+            statuses: #statuses,
+            overflow_clears: #ovf,
+            counters: &[#(#counters),*],
+            filters: &[#(#filters),*],
+            routes: &[#(#routes),*],
+            perf: #perf,
+            notes: &[#(#notes),*],
+        };
+    }
+}
+
+/// The processor's `GLOBAL`, declared by unit `u`.
+fn global_static(names: &Names, u: usize, g: &Global) -> TokenStream {
+    let unit = &names.p.units[u];
+    let (inst, unit_name) = (&unit.instances[0].name, &unit.name);
+    let control = names.info(u, g.control);
+    let status = names.info(u, g.status);
+    let ovf = opt(g.overflow_clear.map(|o| names.info(u, o)));
+    quote! {
+        /// The level above every box: global control, status and overflow clear.
+        pub static GLOBAL: GlobalInfo = GlobalInfo {
+            unit: #unit_name,
+            instance: #inst,
+            control: #control,
+            status: #status,
+            overflow_clear: #ovf,
+        };
+    }
+}
+
+/// The name of a perf driver's static in a processor's `pmu` module (`PERF_SNBEP_GENERIC`).
+fn perf_driver_static(d: &PerfDriver) -> Ident {
+    format_ident!("PERF_{}", d.id.to_ascii_uppercase().replace('-', "_"))
+}
+
+fn perf_format(f: &PerfFormat) -> TokenStream {
+    let (n, c) = (&f.name, &f.config);
+    let target = match &f.target {
+        FormatTarget::Role(r) => {
+            let v = format_ident!("{}", r.variant());
+            quote!(FormatTarget::Role(Role::#v))
+        }
+        FormatTarget::Field(x) => quote!(FormatTarget::Field(#x)),
+        FormatTarget::Register(x) => quote!(FormatTarget::Register(#x)),
+        FormatTarget::Unmapped(x) => {
+            let x = text_lit(x);
+            quote!(FormatTarget::Unmapped(#x))
+        }
+    };
+    quote!(PerfFormatInfo { name: #n, config: #c, target: #target })
+}
+
+fn perf_driver(d: &PerfDriver) -> TokenStream {
+    let name = perf_driver_static(d);
+    let (id, module, group, source) = (&d.id, &d.module, &d.group, &d.source);
+    let title = text_lit(&d.source_title);
+    let formats = d.formats.iter().map(perf_format);
+    let doc = outer_docs(&wrap(
+        &format!(
+            "The `{}` perf driver's format (`{}`, {}).",
+            d.id, d.group, d.source_title
+        ),
+        96,
+    ));
+    quote! {
+        #doc
+        pub static #name: PerfDriverInfo = PerfDriverInfo {
+            id: #id,
+            module: #module,
+            group: #group,
+            source: #source,
+            source_title: #title,
+            formats: &[#(#formats),*],
+        };
+    }
+}
+
+/// The perf drivers a processor's units name, each once, as statics.
+fn perf_drivers(p: &Processor) -> TokenStream {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    p.units
+        .iter()
+        .filter_map(|u| u.pmu.as_ref())
+        .flat_map(|m| m.perf.iter().map(|pf| &*pf.driver))
+        .filter(|d| seen.insert(&d.id))
+        .map(perf_driver)
+        .collect()
+}
+
+/// The overflow bits a processor's routes name, each once, in first-use order.
+fn route_bits(p: &Processor) -> Vec<&BitRef> {
+    let mut bits: Vec<&BitRef> = Vec::new();
+    let routes = p
+        .units
+        .iter()
+        .filter_map(|u| u.pmu.as_ref())
+        .flat_map(|m| &m.routes);
+    for h in routes.flat_map(|r| &r.hops) {
+        for b in std::iter::once(&h.bit).chain(&h.clear) {
+            if !bits.contains(&b) {
+                bits.push(b);
+            }
+        }
+    }
+    bits
+}
+
+/// An overflow bit's named constant.
+fn bit_const(names: &Names, b: &BitRef) -> TokenStream {
+    let unit = &names.p.units[b.unit];
+    let reg = &unit.registers[b.register];
+    let inst = &unit.instances[b.instance];
+    let name = reg.concrete_name(inst, b.index);
+    let qualified = format!("{name}.{}", reg.fields[b.field].name);
+    let doc = outer_docs(&format!("`{qualified}`: a hop of the overflow routes."));
+    let (c, info) = (names.bit(b), names.info(b.unit, b.register));
+    let field = names.field((b.unit, b.register, b.field));
+    let (instance, index) = (&inst.name, num(b.index));
+    quote! {
+        #doc
+        const #c: BitRef = BitRef {
+            register: #info,
+            instance: #instance,
+            index: #index,
+            field: #field,
+            register_name: #name,
+            qualified: #qualified,
+        };
+    }
+}
+
+/// A field's named constant.
+fn field_const(names: &Names, key: FieldKey) -> TokenStream {
+    let (u, r, f) = key;
+    let reg = &names.p.units[u].registers[r];
+    let field = &reg.fields[f];
+    let doc = outer_docs(&format!(
+        "`{}.{}` ({}).",
+        reg.generic_name(),
+        field.name,
+        field.bits_phrase()
+    ));
+    let (c, info, name) = (names.field(key), names.info(u, r), &*field.name);
+    quote! {
+        #doc
+        const #c: &FieldInfo = #info.field_named(#name);
+    }
+}
+
+/// The layouts the module names, imported from their units (those of a type name several
+/// units share are written with their path instead).
+fn imports(names: &Names, used: &BTreeSet<(usize, usize)>) -> TokenStream {
+    let mut by_unit: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    for &(u, r) in used {
+        let t = names.p.units[u].registers[r].type_name.as_str();
+        if !names.shared_types.contains(t) {
+            by_unit.entry(u).or_default().insert(t);
+        }
+    }
+    by_unit
+        .into_iter()
+        .map(|(u, types)| {
+            let m = format_ident!("{}", names.p.units[u].module);
+            let types = types.into_iter().map(|t| format_ident!("{t}"));
+            quote!(use super::#m::{#(#types),*};)
+        })
+        .collect()
+}
+
+/// The registers and fields a processor's structure refers to.
+fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
+    let (mut regs, mut fields) = (BTreeSet::new(), BTreeSet::new());
+    for (u, unit) in p.units.iter().enumerate() {
+        let Some(pmu) = &unit.pmu else { continue };
+        let lists = [&pmu.controls, &pmu.statuses, &pmu.overflow_clears];
+        regs.extend(lists.into_iter().flatten().map(|&r| (u, r)));
+        for c in &pmu.counters {
+            let elements = [c.control, Some(c.counter), c.alias];
+            regs.extend(elements.into_iter().flatten().map(|e| (u, e.register)));
+        }
+        for f in &pmu.filters {
+            regs.extend(std::iter::once(f.register).chain(f.mask).map(|r| (u, r)));
+        }
+        if let Some(g) = &pmu.global {
+            let global = [Some(g.control), Some(g.status), g.overflow_clear];
+            regs.extend(global.into_iter().flatten().map(|r| (u, r)));
+        }
+        for i in role_impls(unit, pmu) {
+            let used = i.consts.iter().filter_map(|&(_, f)| f);
+            fields.extend(used.map(|f| (u, i.register, f)));
+        }
+    }
+    for b in route_bits(p) {
+        regs.insert((b.unit, b.register));
+        fields.insert((b.unit, b.register, b.field));
+    }
+    (regs, fields)
+}
+
 /// A processor's `pmu` module.
 pub fn processor_pmu(p: &Processor) -> TokenStream {
-    let doc = inner_docs(&format!(
-        "PMU structure of the {}: one `PmuInfo` per unit that declares one, the global level, \
-         and the role traits its layouts implement. See `crate::structure`.",
-        p.name
+    let doc = inner_docs(&wrap(
+        &format!(
+            "PMU structure of the {}: one `PmuInfo` per unit that declares one, the global \
+             level, the role traits its layouts implement, and the named fields and overflow \
+             bits they refer to. See `crate::structure`.",
+            p.name
+        ),
+        96,
     ));
+    let names = Names::new(p);
     let mut items = TokenStream::new();
-    for unit in &p.units {
+    for (u, unit) in p.units.iter().enumerate() {
         let Some(pmu) = &unit.pmu else { continue };
-        items.extend(unit_static(p, unit, pmu));
-        items.extend(role_impls(unit, pmu));
-        if let Some(g) = &pmu.global {
-            let inst = &unit.instances[0].name;
-            let unit_name = &unit.name;
-            let control = info(unit, &unit.registers[g.control]);
-            let status = info(unit, &unit.registers[g.status]);
-            let ovf = opt(g.overflow_clear.map(|o| info(unit, &unit.registers[o])));
-            items.extend(quote! {
-                /// The level above every box: global control, status and overflow clear.
-                pub static GLOBAL: GlobalInfo = GlobalInfo {
-                    unit: #unit_name,
-                    instance: #inst,
-                    control: #control,
-                    status: #status,
-                    overflow_clear: #ovf,
-                };
-            });
+        items.extend(unit_static(&names, u, pmu));
+        items.extend(shared_perf(unit, pmu));
+        for i in role_impls(unit, pmu) {
+            items.extend(role_impl_tokens(&names, u, &i));
         }
+        if let Some(g) = &pmu.global {
+            items.extend(global_static(&names, u, g));
+        }
+    }
+    for b in route_bits(p) {
+        items.extend(bit_const(&names, b));
+    }
+    let (regs, fields) = references(p);
+    for &key in &fields {
+        items.extend(field_const(&names, key));
     }
     items.extend(perf_drivers(p));
     let uses = if items.is_empty() {
         quote!()
     } else {
-        quote!(
+        let imports = imports(&names, &regs);
+        let has_notes = p
+            .units
+            .iter()
+            .flat_map(|u| &u.pmu)
+            .any(|m| !m.notes.is_empty());
+        let note = has_notes.then(|| quote!(NoteInfo,));
+        quote! {
             use crate::structure::*;
-        )
+            use crate::support::{FieldInfo, #note Register};
+            #imports
+        }
     };
     quote! {
         #doc

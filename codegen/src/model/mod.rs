@@ -6,6 +6,9 @@
 //! routes) is in [`pmu`].
 
 pub mod pmu;
+pub mod vocab;
+
+use vocab::vocabulary;
 
 /// The whole specification.
 #[derive(Debug, Clone)]
@@ -194,22 +197,13 @@ pub struct Instance {
     pub key: String,
 }
 
-/// Address space of a register.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Space {
-    /// Model-specific register.
-    Msr,
-    /// PCI configuration space.
-    Pci,
-}
-
-impl Space {
-    /// The spec's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Space::Msr => "msr",
-            Space::Pci => "pci",
-        }
+vocabulary! {
+    /// Address space of a register.
+    pub enum Space {
+        /// Model-specific register.
+        Msr = "msr",
+        /// PCI configuration space.
+        Pci = "pci",
     }
 }
 
@@ -415,75 +409,35 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// Access kind of a field. See spec/README.md for the mapping from the guides' attributes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// Read/write.
-    Rw,
-    /// Read/write; hardware also changes it.
-    RwV,
-    /// Read only.
-    Ro,
-    /// Read only; hardware changes it.
-    RoV,
-    /// Write only.
-    Wo,
-    /// Write 1 to clear.
-    W1c,
-    /// Status bits hardware sets: reads show them, writing 1 clears them.
-    Rw1c,
-    /// Reserved; software must write zero.
-    Rsv,
-    /// Reserved value (E5 `RV` without a must-write-zero statement); written as zero.
-    Rv,
-    /// Reads zero, writes ignored.
-    Ig,
+vocabulary! {
+    /// How software may access a field. See spec/README.md for how the guides' attributes map
+    /// here.
+    pub enum Access {
+        /// Read/write.
+        Rw = "rw",
+        /// Read/write; hardware also changes it.
+        RwV = "rw-v",
+        /// Read only.
+        Ro = "ro",
+        /// Read only; hardware changes it.
+        RoV = "ro-v",
+        /// Write only.
+        Wo = "wo",
+        /// Write 1 to clear.
+        W1c = "w1c",
+        /// Status bits hardware sets: reads show them, writing 1 clears them.
+        Rw1c = "rw1c",
+        /// Reserved: software must write zero.
+        Rsv = "rsv",
+        /// Reserved value (E5 `RV` without a must-write-zero statement): reads undefined;
+        /// written as zero.
+        Rv = "rv",
+        /// Reads zero; writes ignored.
+        Ig = "ig",
+    }
 }
 
 impl Access {
-    /// Every kind with its spec spelling.
-    pub const ALL: [(Access, &'static str); 10] = [
-        (Access::Rw, "rw"),
-        (Access::RwV, "rw-v"),
-        (Access::Ro, "ro"),
-        (Access::RoV, "ro-v"),
-        (Access::Wo, "wo"),
-        (Access::W1c, "w1c"),
-        (Access::Rw1c, "rw1c"),
-        (Access::Rsv, "rsv"),
-        (Access::Rv, "rv"),
-        (Access::Ig, "ig"),
-    ];
-
-    /// Parses the spec spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == s).map(|(a, _)| *a)
-    }
-
-    /// The spec spelling.
-    pub fn as_str(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(a, _)| *a == self)
-            .map_or("", |(_, n)| n)
-    }
-
-    /// The Rust variant name in the generated `Access` enum.
-    pub fn variant(self) -> &'static str {
-        match self {
-            Access::Rw => "Rw",
-            Access::RwV => "RwV",
-            Access::Ro => "Ro",
-            Access::RoV => "RoV",
-            Access::Wo => "Wo",
-            Access::W1c => "W1c",
-            Access::Rw1c => "Rw1c",
-            Access::Rsv => "Rsv",
-            Access::Rv => "Rv",
-            Access::Ig => "Ig",
-        }
-    }
-
     /// Software must keep these bits zero.
     pub fn is_reserved(self) -> bool {
         matches!(self, Access::Rsv | Access::Rv)

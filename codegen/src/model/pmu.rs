@@ -4,65 +4,70 @@
 //! Registers are named by their position in the unit's register list (and fields by their
 //! position in the register's field list), so emitters resolve them without matching names.
 
-/// What a field does for the PMU. The spec spelling is the kebab-case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    /// Counter control: the counter counts while set.
-    Enable,
-    /// Counter control: two bits enabling counting in ring 0 (bit 0) and rings 1-3 (bit 1),
-    /// as the architectural fixed counters' `enN` fields do.
-    RingEnable,
-    /// Counter control: event select.
-    Event,
-    /// Counter control: event-select extension bit.
-    EventExt,
-    /// Counter control: unit mask.
-    Umask,
-    /// Counter control: threshold (counter mask) compared with the per-cycle increment.
-    Threshold,
-    /// Counter control: invert the threshold comparison.
-    Invert,
-    /// Counter control: count rising edges.
-    Edge,
-    /// Counter control: signal an overflow (PMI) when the counter wraps.
-    OverflowEnable,
-    /// Counter control: write 1 to reset the counter.
-    Reset,
-    /// Counter control: count in user mode (rings 1-3).
-    User,
-    /// Counter control: count in kernel mode (ring 0).
-    Kernel,
-    /// Counter control: count events of both hardware threads of the core.
-    AnyThread,
-    /// Counter: the counting bits; the field's width is the counter's width.
-    Count,
-    /// Box control: bit n enables counter n.
-    CounterEnable,
-    /// Box control: freeze every counter of the box.
-    Freeze,
-    /// Box control: let a freeze (written or signalled) take effect.
-    FreezeEnable,
-    /// Box control: reset every counter of the box.
-    ResetCounters,
-    /// Box control: reset every counter control of the box.
-    ResetControls,
-    /// Box status: bit n says counter n overflowed.
-    Overflow,
-    /// Box overflow clear: writing 1 to bit n clears counter n's overflow bit.
-    OverflowClear,
-    /// Global control: no counter of the processor counts unless set.
-    GlobalEnable,
-    /// Global control: reset every counter of the processor.
-    GlobalReset,
-    /// Global control: a PMI clears the `global-enable` field (freezes every counter).
-    FreezeOnPmi,
-    /// Global control: which cores receive the overflow PMI.
-    PmiSelect,
-    /// Global control: writing 1 freezes every box whose box control lets a freeze take
-    /// effect (write-only; the freeze state cannot be read back).
-    GlobalFreeze,
-    /// Global control: writing 1 lifts the freeze, whether written or raised by an overflow.
-    GlobalUnfreeze,
+use super::vocab::vocabulary;
+
+vocabulary! {
+    /// What a field does for the PMU (the spec's `role` attribute).
+    pub enum Role {
+        /// Counter control: the counter counts while set.
+        Enable = "enable",
+        /// Counter control: two bits enabling counting in ring 0 (bit 0) and rings 1-3 (bit 1),
+        /// as the architectural fixed counters' `enN` fields do.
+        RingEnable = "ring-enable",
+        /// Counter control: event select.
+        Event = "event",
+        /// Counter control: event-select extension bit.
+        EventExt = "event-ext",
+        /// Counter control: unit mask.
+        Umask = "umask",
+        /// Counter control: threshold (counter mask) compared with the per-cycle increment.
+        Threshold = "threshold",
+        /// Counter control: invert the threshold comparison.
+        Invert = "invert",
+        /// Counter control: count rising edges.
+        Edge = "edge",
+        /// Counter control: signal an overflow (PMI) when the counter wraps.
+        OverflowEnable = "overflow-enable",
+        /// Counter control: write 1 to reset the counter.
+        Reset = "reset",
+        /// Counter control: count in user mode (rings 1-3).
+        User = "user",
+        /// Counter control: count in kernel mode (ring 0).
+        Kernel = "kernel",
+        /// Counter control: count events of both hardware threads of the core.
+        AnyThread = "any-thread",
+        /// Counter: the counting bits; the field's width is the counter's width.
+        Count = "count",
+        /// Box control: bit n enables counter n.
+        CounterEnable = "counter-enable",
+        /// Box control: freeze every counter of the box.
+        Freeze = "freeze",
+        /// Box control: let a freeze (written or signalled) take effect.
+        FreezeEnable = "freeze-enable",
+        /// Box control: reset every counter of the box.
+        ResetCounters = "reset-counters",
+        /// Box control: reset every counter control of the box.
+        ResetControls = "reset-controls",
+        /// Box (or global) status: bit n says counter n overflowed.
+        Overflow = "overflow",
+        /// Box (or global) overflow clear: writing 1 to bit n clears counter n's overflow bit.
+        OverflowClear = "overflow-clear",
+        /// Global control: no counter of the processor counts unless set.
+        GlobalEnable = "global-enable",
+        /// Global control: reset every counter of the processor.
+        GlobalReset = "global-reset",
+        /// Global control: a PMI clears the [`Role::GlobalEnable`] field (freezes every
+        /// counter).
+        FreezeOnPmi = "freeze-on-pmi",
+        /// Global control: which cores receive the overflow PMI.
+        PmiSelect = "pmi-select",
+        /// Global control: writing 1 freezes every box whose [`Role::FreezeEnable`] field is
+        /// set (write-only; the freeze state cannot be read back).
+        GlobalFreeze = "global-freeze",
+        /// Global control: writing 1 lifts the freeze, whether written or raised by an
+        /// overflow.
+        GlobalUnfreeze = "global-unfreeze",
+    }
 }
 
 /// The register kind a role belongs to, and the access and width it requires.
@@ -83,63 +88,6 @@ pub enum RoleClass {
 }
 
 impl Role {
-    /// Every role with its spec spelling.
-    pub const ALL: [(Role, &'static str); 27] = [
-        (Role::Enable, "enable"),
-        (Role::RingEnable, "ring-enable"),
-        (Role::Event, "event"),
-        (Role::EventExt, "event-ext"),
-        (Role::Umask, "umask"),
-        (Role::Threshold, "threshold"),
-        (Role::Invert, "invert"),
-        (Role::Edge, "edge"),
-        (Role::OverflowEnable, "overflow-enable"),
-        (Role::Reset, "reset"),
-        (Role::User, "user"),
-        (Role::Kernel, "kernel"),
-        (Role::AnyThread, "any-thread"),
-        (Role::Count, "count"),
-        (Role::CounterEnable, "counter-enable"),
-        (Role::Freeze, "freeze"),
-        (Role::FreezeEnable, "freeze-enable"),
-        (Role::ResetCounters, "reset-counters"),
-        (Role::ResetControls, "reset-controls"),
-        (Role::Overflow, "overflow"),
-        (Role::OverflowClear, "overflow-clear"),
-        (Role::GlobalEnable, "global-enable"),
-        (Role::GlobalReset, "global-reset"),
-        (Role::FreezeOnPmi, "freeze-on-pmi"),
-        (Role::PmiSelect, "pmi-select"),
-        (Role::GlobalFreeze, "global-freeze"),
-        (Role::GlobalUnfreeze, "global-unfreeze"),
-    ];
-
-    /// Parses the spec spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == s).map(|(r, _)| *r)
-    }
-
-    /// The spec spelling.
-    pub fn as_str(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(r, _)| *r == self)
-            .map_or("", |(_, n)| n)
-    }
-
-    /// The variant name in the generated `Role` enum (`OverflowEnable`).
-    pub fn variant(self) -> String {
-        self.as_str()
-            .split('-')
-            .map(|p| {
-                let mut c = p.chars();
-                c.next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                    .unwrap_or_default()
-            })
-            .collect()
-    }
-
     /// The kind of register the role belongs to.
     pub fn class(self) -> RoleClass {
         use Role::*;
@@ -212,34 +160,25 @@ pub struct FieldRole {
     pub counters: Vec<u32>,
 }
 
-/// Whether a box belongs to a socket (uncore) or a logical CPU (core PMU).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// One per socket.
-    Socket,
-    /// One per logical CPU.
-    Cpu,
+vocabulary! {
+    /// Whether a box is per socket (uncore) or per logical CPU (core PMU).
+    pub enum Scope {
+        /// One box per socket.
+        Socket = "socket",
+        /// One box per logical CPU.
+        Cpu = "cpu",
+    }
 }
 
-/// What sort of counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CounterKind {
-    /// Programmable: counts the event its control selects.
-    General,
-    /// Counts one fixed event; its control (if any) only enables it.
-    Fixed,
-    /// Counts one fixed event and has no control at all.
-    FreeRunning,
-}
-
-impl CounterKind {
-    /// The spec spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CounterKind::General => "general",
-            CounterKind::Fixed => "fixed",
-            CounterKind::FreeRunning => "free-running",
-        }
+vocabulary! {
+    /// What sort of counter.
+    pub enum CounterKind {
+        /// Programmable: counts the event its control selects.
+        General = "general",
+        /// Counts one fixed event; its control (if any) only enables it.
+        Fixed = "fixed",
+        /// Counts one fixed event and has no control at all.
+        FreeRunning = "free-running",
     }
 }
 

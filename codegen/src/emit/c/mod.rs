@@ -415,15 +415,9 @@ fn regular_step(addrs: &[&Address]) -> Option<u64> {
         .then_some(step)
 }
 
-/// A field's macros, named values and accessors.
-fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
-    let m = &p.module;
-    let generic = r.generic_name();
-    let stem = names::field(m, &generic, &f.name);
-    let what = || format!("field {}.{}", r.name, f.name);
-    h.out.push('\n');
-    // The field's PMU role, as the spec's structure gives it.
-    let role = match f.role.as_deref() {
+/// A field's PMU role for its comment (`, role enable`), as the spec's structure gives it.
+fn role_phrase(f: &Field) -> String {
+    match f.role.as_deref() {
         Some(r) if r.counters.is_empty() => format!(", role {}", r.role.as_str()),
         Some(r) => format!(
             ", role {} of counter{} {}",
@@ -436,50 +430,73 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
                 .join(",")
         ),
         None => String::new(),
-    };
+    }
+}
+
+/// A field's macros, named values and accessors.
+fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
+    let generic = r.generic_name();
+    let stem = names::field(&p.module, &generic, &f.name);
+    let what = || format!("field {}.{}", r.name, f.name);
+    h.out.push('\n');
     h.short_comment(&format!(
-        "{} ({}, {}{role}): {}",
+        "{} ({}, {}{}): {}",
         f.name,
         f.bits_phrase(),
         f.access.as_str(),
+        role_phrase(f),
         f.description
     ));
     h.define(&format!("{stem}_SHIFT"), &f.lsb.to_string(), &what);
     h.define(&format!("{stem}_WIDTH"), &f.width().to_string(), &what);
     h.define(&format!("{stem}_MASK"), &literal(f.mask(), r.width), &what);
-    let (ty, bits) = c_type(r.width);
-    if let Some(rep) = &f.repeat {
-        h.define(
-            &format!("{stem}_ELEMENT_WIDTH"),
-            &rep.element_width.to_string(),
-            &what,
-        );
-        h.define(&format!("{stem}_COUNT"), &rep.max_count.to_string(), &what);
-        let element_max = low_mask(rep.element_width);
-        h.define(
-            &format!("{stem}_MAX"),
-            &literal(element_max, r.width),
-            &what,
-        );
-        let args = format!("{stem}_SHIFT, {stem}_ELEMENT_WIDTH, {stem}_COUNT, n");
-        if f.access.is_readable() {
-            let get = names::getter(m, &generic, &f.name);
-            h.idents.claim(&get, what);
-            let _ = writeln!(
-                h.out,
-                "static inline {ty} {get}({ty} reg, unsigned n) {{ return pmu_regs_element_get{bits}(reg, {args}); }}"
-            );
-        }
-        if f.access.is_writable() {
-            let set = names::setter(m, &generic, &f.name);
-            h.idents.claim(&set, what);
-            let _ = writeln!(
-                h.out,
-                "static inline {ty} {set}({ty} reg, unsigned n, {ty} value) {{ return pmu_regs_element_set{bits}(reg, {args}, value); }}"
-            );
-        }
-        return;
+    match &f.repeat {
+        Some(rep) => array_field(h, p, r, f, rep, &stem),
+        None => plain_field(h, p, r, f, &stem),
     }
+}
+
+/// The rest of a CPUID-sized bit array's macros, and its element accessors.
+fn array_field(h: &mut Header, p: &Processor, r: &Register, f: &Field, rep: &Repeat, stem: &str) {
+    let (m, generic) = (&p.module, r.generic_name());
+    let what = || format!("field {}.{}", r.name, f.name);
+    let (ty, bits) = c_type(r.width);
+    h.define(
+        &format!("{stem}_ELEMENT_WIDTH"),
+        &rep.element_width.to_string(),
+        &what,
+    );
+    h.define(&format!("{stem}_COUNT"), &rep.max_count.to_string(), &what);
+    let element_max = low_mask(rep.element_width);
+    h.define(
+        &format!("{stem}_MAX"),
+        &literal(element_max, r.width),
+        &what,
+    );
+    let args = format!("{stem}_SHIFT, {stem}_ELEMENT_WIDTH, {stem}_COUNT, n");
+    if f.access.is_readable() {
+        let get = names::getter(m, &generic, &f.name);
+        h.idents.claim(&get, what);
+        let _ = writeln!(
+            h.out,
+            "static inline {ty} {get}({ty} reg, unsigned n) {{ return pmu_regs_element_get{bits}(reg, {args}); }}"
+        );
+    }
+    if f.access.is_writable() {
+        let set = names::setter(m, &generic, &f.name);
+        h.idents.claim(&set, what);
+        let _ = writeln!(
+            h.out,
+            "static inline {ty} {set}({ty} reg, unsigned n, {ty} value) {{ return pmu_regs_element_set{bits}(reg, {args}, value); }}"
+        );
+    }
+}
+
+/// The rest of a plain field's macros, its named values, and its accessors.
+fn plain_field(h: &mut Header, p: &Processor, r: &Register, f: &Field, stem: &str) {
+    let (m, generic) = (&p.module, r.generic_name());
+    let what = || format!("field {}.{}", r.name, f.name);
+    let (ty, bits) = c_type(r.width);
     h.define(&format!("{stem}_MAX"), &literal(f.max(), r.width), &what);
     for v in &f.values {
         h.define(

@@ -34,7 +34,11 @@ fn modules() -> BTreeMap<Module, String> {
                 "mod" => {}
                 _ => module.push(name),
             }
-            out.insert(module, std::fs::read_to_string(&path).unwrap());
+            // A file's unit tests (from its `#[cfg(test)]` on) may reach any stage: they are
+            // not part of the pipeline's layering.
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+            out.insert(module, code);
         }
     }
     let mut out = BTreeMap::new();
@@ -261,10 +265,7 @@ fn cycle(graph: &BTreeMap<Module, BTreeSet<Module>>, from: &Module) -> Option<Ve
 
 /// Cycles found when this test was written, which issue 22's emitter work removes (other
 /// branches): tolerated until then, and only these. Delete a line once its cycle is gone.
-const KNOWN_CYCLES: &[&[&str]] = &[
-    &["emit::core_events", "emit::layout"],
-    &["emit::rust", "emit::structure"],
-];
+const KNOWN_CYCLES: &[&[&str]] = &[&["emit::core_events", "emit::layout"]];
 
 #[test]
 fn no_module_depends_on_itself_through_others() {

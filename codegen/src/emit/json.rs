@@ -20,7 +20,7 @@ const SCHEMA_TEMPLATE: &str = include_str!("../../templates/model.schema.json");
 /// The schema, emitted as `model/schema.json`.
 pub fn schema() -> String {
     let mut text = SCHEMA_TEMPLATE.to_string();
-    for vocab in crate::model::vocab::ALL {
+    for vocab in crate::model::VOCABULARIES {
         let list: Vec<String> = vocab.spellings().map(|s| format!("{s:?}")).collect();
         text = text.replace(
             &format!("\"@vocabulary {}\"", vocab.name),

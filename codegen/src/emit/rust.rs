@@ -158,7 +158,11 @@ pub fn fill_vocabularies(template: &str) -> String {
     let mut out = String::with_capacity(template.len() + 8192);
     for line in template.split_inclusive('\n') {
         let wanted = line.trim_end().strip_prefix("// @vocabulary ");
-        match wanted.and_then(|name| vocab::ALL.into_iter().find(|v| v.name == name)) {
+        match wanted.and_then(|name| {
+            crate::model::VOCABULARIES
+                .into_iter()
+                .find(|v| v.name == name)
+        }) {
             Some(v) => out.push_str(&vocabulary_enum(v)),
             None => {
                 assert!(

@@ -8,7 +8,16 @@
 pub mod pmu;
 pub mod vocab;
 
-use vocab::vocabulary;
+use vocab::{vocabulary, Vocabulary};
+
+/// Every vocabulary, each once.
+pub const VOCABULARIES: [&Vocabulary; 5] = [
+    &Space::VOCABULARY,
+    &Access::VOCABULARY,
+    &pmu::Role::VOCABULARY,
+    &pmu::Scope::VOCABULARY,
+    &pmu::CounterKind::VOCABULARY,
+];
 
 /// The whole specification.
 #[derive(Debug, Clone)]

@@ -36,15 +36,6 @@ impl Vocabulary {
     }
 }
 
-/// Every vocabulary, each once.
-pub const ALL: [&Vocabulary; 5] = [
-    &super::Space::VOCABULARY,
-    &super::Access::VOCABULARY,
-    &super::pmu::Role::VOCABULARY,
-    &super::pmu::Scope::VOCABULARY,
-    &super::pmu::CounterKind::VOCABULARY,
-];
-
 /// Declares a vocabulary: `Variant = "spelling"` lines, each with its `///` doc.
 macro_rules! vocabulary {
     (
@@ -205,7 +196,7 @@ mod tests {
 
     #[test]
     fn every_term_has_a_doc_and_a_distinct_spelling() {
-        for vocab in ALL {
+        for vocab in crate::model::VOCABULARIES {
             assert!(!vocab.doc.trim().is_empty(), "{} has no doc", vocab.name);
             for (i, t) in vocab.terms.iter().enumerate() {
                 assert!(

@@ -351,7 +351,8 @@ fn write_refuses_reserved_bits_and_read_only_registers() {
         "--root",
         r,
     ]);
-    assert_eq!(code, 1);
+    // A usage error, as the same reserved bit given as a field is (issue 21).
+    assert_eq!(code, 2);
     insta::assert_snapshot!("write_reserved", err);
     assert_eq!(peek(&msr, 0xC92), 0, "nothing written");
     let (code, _, err) = run(&["write", "IA32_PERF_GLOBAL_STATUS", "0", "--root", r]);
@@ -371,7 +372,7 @@ fn write_through_the_simulator_faults_like_hardware() {
         "0x100000000",
         "--sim",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "a value too wide is a usage error");
     assert!(err.contains("does not fit in the 32-bit register"), "{err}");
     // IA32_A_PMC4 does not exist on the simulated CPU (4 counters): EIO.
     let (code, _, err) = run(&["write", "IA32_A_PMC4", "1", "--sim"]);
@@ -625,7 +626,9 @@ fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
                     let path = root.path().join(file);
                     let before = fs::read(&path).unwrap();
                     let fault = format!("{unit} {op}:{n}:{kind}");
-                    let mut args = vec!["watch", "--root", root.path().to_str().unwrap()];
+                    // --force: those enabled controls are taken over, and must be put back.
+                    let mut args =
+                        vec!["watch", "--force", "--root", root.path().to_str().unwrap()];
                     args.extend(place);
                     let spec = format!("{op}:{n}:{kind}");
                     args.extend([

@@ -25,7 +25,7 @@ use pmu_regs::{CounterKind, Location, Role, Scope};
 use crate::access::{read_by_info, write_by_info, MsrAccess, PciAccess, Place};
 use crate::boxes::{Boxes, Counter, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
+use crate::ownership::{check_idle, Lease, Ownership, Pmu};
 use crate::pci::UncoreDevices;
 use crate::sampling::rolled_back;
 use crate::sampling::uncore::EventSelect;
@@ -98,16 +98,7 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
 
     /// What a session on `pmu_box` claims.
     fn pmu_of(boxes: &'static Boxes, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> Pmu {
-        let processor = boxes.processor.id;
-        match (pmu_box.scope(), &boxes.global) {
-            (Scope::Cpu, _) => Pmu::Core { cpu },
-            (Scope::Socket, Some(_)) => Pmu::Uncore { processor, socket },
-            (Scope::Socket, None) => Pmu::Box {
-                processor,
-                socket,
-                instance: pmu_box.instance,
-            },
-        }
+        Pmu::of_box(boxes, pmu_box, cpu, socket)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -321,6 +312,11 @@ impl<'a, B: MsrAccess + PciAccess + Ownership + ?Sized> Counting<'a, B> {
             }
             saved.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
+        check_idle(
+            plan.iter().map(|(c, _)| *c),
+            &saved,
+            self.backend.takes_over(),
+        )?;
         let numbers: Vec<u32> = plan.iter().map(|(c, _)| c.number()).collect();
         rolled_back(
             || {

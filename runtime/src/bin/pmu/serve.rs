@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// rate() has something to show.
     #[arg(long, default_value_t = 1000.0, value_name = "N")]
     sim_rate: f64,
+    /// Take counters that are already enabled (left by a killed session, or another tool's):
+    /// they are saved and put back at exit. Without it such a counter is refused, named.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     place: PlaceArgs,
     #[command(flatten)]
@@ -203,7 +207,8 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         Failure::operation(format!("cannot tell where {} listens: {e}", args.listen))
     })?;
 
-    let machine = args.place.machine_for(processor)?;
+    let machine = args.place.machine_for(processor)?.taking_over(args.force);
+    machine.check_place(args.place.cpu, args.place.socket)?;
     let sim_driver = perf_cli::sim_driver(&machine)?;
     let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
     let mut sets: Vec<Targets> = Vec::new();

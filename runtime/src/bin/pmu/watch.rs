@@ -67,6 +67,10 @@ pub struct WatchArgs {
     /// textfile collector: -o /var/lib/node_exporter/pmu.prom).
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<WatchFormat>,
+    /// Take counters that are already enabled (left by a killed session, or another tool's):
+    /// they are saved and put back at exit. Without it such a counter is refused, named.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
@@ -152,7 +156,11 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .max(5),
         },
     };
-    let machine = args.place.machine_for(plan.processor())?;
+    let machine = args
+        .place
+        .machine_for(plan.processor())?
+        .taking_over(args.force);
+    machine.check_place(args.place.cpu, args.place.socket)?;
     let sim_driver = perf_cli::sim_driver(&machine)?;
     let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
     let targets = Targets::program(&reach, &plan)?;

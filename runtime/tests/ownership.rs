@@ -449,3 +449,88 @@ fn write_says_when_the_register_reads_back_differently() {
         "{err}"
     );
 }
+
+/// CSV rows of `pmu watch ... -x,` as column name -> value maps.
+fn csv_rows(out: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            let cols = l.split(',').map(str::to_string);
+            header.iter().map(|h| h.to_string()).zip(cols).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn all_counts_a_per_cpu_pmu_on_every_cpu_summed_per_socket_and_per_cpu_with_no_aggr() {
+    // The simulator: two sockets of two CPUs each.
+    let core = ["watch", "--sim", "--unit", "CORE", "--event", "ev_sel=0x3c"];
+    let core = [
+        &core[..],
+        &["-a", "--count", "1", "--interval", "0.01", "-x,"],
+    ]
+    .concat();
+    let (code, out, err) = run(&core);
+    assert_eq!(code, 0, "{err}");
+    let summed = csv_rows(&out);
+    assert!(!summed[0].contains_key("cpu"), "{out}");
+    assert_eq!(summed.len(), 2, "a row per socket: {out}");
+    let (code, out, err) = run(&[&core[..], &["-A"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let per_cpu = csv_rows(&out);
+    let cpus: Vec<&str> = per_cpu.iter().map(|r| r["cpu"].as_str()).collect();
+    assert_eq!(cpus, ["0", "1", "2", "3"], "a row per CPU: {out}");
+    for row in &summed {
+        let of_socket: u64 = per_cpu
+            .iter()
+            .filter(|r| r["socket"] == row["socket"])
+            .map(|r| r["count"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(row["count"].parse::<u64>().unwrap(), of_socket, "{row:?}");
+        assert!(of_socket > 0);
+    }
+    // -A has no CPU label in an exposition.
+    let (code, _, err) = run(&[&core[..], &["-A", "--format", "openmetrics"]].concat());
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn all_counts_the_msr_pmu_on_every_cpu_through_perf_for_real() {
+    let topology = pmu_runtime::topology::Topology::system().unwrap();
+    let msr = [
+        "watch",
+        "--backend",
+        "perf",
+        "--pmu",
+        "msr",
+        "--event",
+        "tsc",
+        "-a",
+    ];
+    let msr = [&msr[..], &["--count", "1", "--interval", "0.05", "--json"]].concat();
+    let (code, out, err) = run(&[&msr[..], &["-A"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let cpus: Vec<u64> = line["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cpu"].as_u64().unwrap())
+        .collect();
+    let online: Vec<u64> = topology.cpus().iter().map(|&(c, _)| c.into()).collect();
+    assert_eq!(cpus, online, "every online CPU: {out}");
+    let (code, out, err) = run(&msr);
+    assert_eq!(code, 0, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let counts = line["counts"].as_array().unwrap();
+    assert_eq!(
+        counts.len(),
+        topology.sockets().count(),
+        "summed per socket: {out}"
+    );
+    assert!(
+        counts.iter().all(|c| c["cpu"].is_null()),
+        "a sum names no CPU: {out}"
+    );
+}

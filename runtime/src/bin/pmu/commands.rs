@@ -6,6 +6,7 @@ use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
 use pmu_runtime::machine::{Machine, Resolved};
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
+use pmu_runtime::topology::Topology;
 use pmu_runtime::{BackendError, Place, UsageError};
 use serde_json::{json, Value};
 
@@ -912,6 +913,27 @@ pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_
     ))
 }
 
+/// Every place `read -a` reads `info` at: each CPU for a core register, each socket for an
+/// uncore one.
+fn everywhere(topology: &Topology, info: &RegisterInfo, args: &PlaceArgs) -> Vec<PlaceArgs> {
+    if info.unit == "CORE" {
+        let cpus = topology.cpus().into_iter();
+        cpus.map(|(cpu, _)| PlaceArgs {
+            cpu: Some(cpu),
+            ..args.clone()
+        })
+        .collect()
+    } else {
+        let sockets = topology.sockets();
+        sockets
+            .map(|s| PlaceArgs {
+                socket: Some(s),
+                ..args.clone()
+            })
+            .collect()
+    }
+}
+
 /// `pmu read -a`: a core register on every CPU, an uncore register on every socket.
 fn read_all(
     machine: &Machine,
@@ -922,25 +944,7 @@ fn read_all(
     json_out: bool,
 ) -> Out {
     let topology = machine.topology()?;
-    let per_cpu = info.unit == "CORE";
-    let wheres: Vec<PlaceArgs> = if per_cpu {
-        topology
-            .cpus()
-            .into_iter()
-            .map(|(cpu, _)| PlaceArgs {
-                cpu: Some(cpu),
-                ..args.clone()
-            })
-            .collect()
-    } else {
-        topology
-            .sockets()
-            .map(|s| PlaceArgs {
-                socket: Some(s),
-                ..args.clone()
-            })
-            .collect()
-    };
+    let wheres = everywhere(&topology, info, args);
     let mut lines = String::new();
     let mut items = Vec::new();
     let mut t = Table::new(&["SOCKET", "PLACE", "VALUE", "FIELDS SET"]);

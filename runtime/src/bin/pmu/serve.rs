@@ -100,6 +100,8 @@ impl ServeArgs {
                     detected,
                     backend: self.perf.backend,
                     kernel_pmu: self.perf.pmu.clone(),
+                    // Series per CPU would share their labels (the exporter has no CPU).
+                    every_cpu: false,
                 },
             ));
         }

@@ -14,7 +14,9 @@ use pmu_runtime::sampling::delta;
 use crate::detect;
 use crate::output::{Format, Output, Row};
 use crate::perf_cli::{self, PerfWatchArgs};
-use crate::targets::{check_interval, Plan, Selection, Sockets, Targets};
+use crate::targets::{
+    check_interval, PerfSeries, Plan, Reading, Selection, SeriesInfo, Sockets, Targets,
+};
 use crate::{Failure, PlaceArgs};
 
 #[derive(Args)]
@@ -42,9 +44,20 @@ pub struct WatchArgs {
     /// Stop after this many reports (1 or more; default: until Ctrl-C).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
-    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`.
-    #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
+    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`; a per-CPU
+    /// PMU (CORE, --pmu msr) is counted on every CPU and summed per socket (-A: a row per
+    /// CPU).
+    #[arg(
+        short = 'a',
+        long = "all-sockets",
+        visible_alias = "all-cpus",
+        conflicts_with_all = ["socket", "cpu", "device"]
+    )]
     all_sockets: bool,
+    /// A row per CPU for a per-CPU PMU, not their sum (like `perf stat -A`); with a cpu
+    /// column.
+    #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
+    no_aggr: bool,
     /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.
     #[arg(long)]
     per_socket: bool,
@@ -106,6 +119,7 @@ impl WatchArgs {
             detected,
             backend: self.perf.backend,
             kernel_pmu: self.perf.pmu.clone(),
+            every_cpu: self.all_sockets,
         }
     }
 }
@@ -123,7 +137,44 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     crate::commands::processor_named(args.processor.as_deref())?;
     let plan = args.selection().resolve()?;
     plan.check_reach(args.place.sim, args.place.root.as_deref())?;
-    let format = match (args.format, &args.separator, json_out) {
+    let format = format_of(args, json_out)?;
+    let machine = args
+        .place
+        .machine_for(plan.processor())?
+        .taking_over(args.force);
+    machine.check_place(args.place.cpu, args.place.socket)?;
+    let sim_driver = perf_cli::sim_driver(&machine)?;
+    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
+    let targets = Targets::program(&reach, &plan)?;
+    let perf = targets.series().iter().any(|s| s.perf.is_some());
+    let out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {
+        Failure::operation(format!(
+            "cannot write {}: {e}; choose a file in a writable directory",
+            args.output
+                .as_deref()
+                .unwrap_or("stdout".as_ref())
+                .display()
+        ))
+    })?;
+    let mut out = out.with_cpu_column(args.no_aggr);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        // A second watch in the same process (tests) cannot install a handler again; the
+        // first one's flag is not this one, so Ctrl-C then ends the process, which is fine.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+
+    // A panic from here on unwinds through `targets`, whose drop puts the registers back.
+    let result = watch_loop(&targets, &plan, args, &stop, &mut out);
+    // Disable what was enabled, whatever happened, and report both failures if both fail.
+    targets.close_after(result).map(|()| String::new())
+}
+
+/// The report's format from --format, -x and --json, refusing combinations that disagree.
+fn format_of(args: &WatchArgs, json_out: bool) -> Result<Format, Failure> {
+    Ok(match (args.format, &args.separator, json_out) {
         (Some(f), Some(_), _) if f != WatchFormat::Csv => {
             return Err(Failure::usage(
                 "-x SEP writes CSV; it does not go with another --format".to_string(),
@@ -132,6 +183,13 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         (Some(f), _, true) if f != WatchFormat::Json => {
             return Err(Failure::usage(
                 "--json writes JSON lines; it does not go with another --format".to_string(),
+            ))
+        }
+        (Some(WatchFormat::Openmetrics | WatchFormat::Prometheus), _, _) if args.no_aggr => {
+            return Err(Failure::usage(
+                "-A prints a row per CPU, and the exposition's labels have no CPU; give -A with \
+                 the table, CSV or JSON"
+                    .to_string(),
             ))
         }
         (Some(WatchFormat::Openmetrics), _, _) => Format::OpenMetrics,
@@ -155,38 +213,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
                 .unwrap_or(5)
                 .max(5),
         },
-    };
-    let machine = args
-        .place
-        .machine_for(plan.processor())?
-        .taking_over(args.force);
-    machine.check_place(args.place.cpu, args.place.socket)?;
-    let sim_driver = perf_cli::sim_driver(&machine)?;
-    let reach = perf_cli::reach(&machine, args.place.root.as_deref(), sim_driver.as_ref());
-    let targets = Targets::program(&reach, &plan)?;
-    let perf = targets.series().iter().any(|s| s.perf.is_some());
-    let mut out = Output::new(format, perf, args.output.as_deref()).map_err(|e| {
-        Failure::operation(format!(
-            "cannot write {}: {e}; choose a file in a writable directory",
-            args.output
-                .as_deref()
-                .unwrap_or("stdout".as_ref())
-                .display()
-        ))
-    })?;
-
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        // A second watch in the same process (tests) cannot install a handler again; the
-        // first one's flag is not this one, so Ctrl-C then ends the process, which is fine.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
-
-    // A panic from here on unwinds through `targets`, whose drop puts the registers back.
-    let result = watch_loop(&targets, &plan, args, &stop, &mut out);
-    // Disable what was enabled, whatever happened, and report both failures if both fail.
-    targets.close_after(result).map(|()| String::new())
+    })
 }
 
 fn watch_loop(
@@ -213,6 +240,18 @@ fn watch_loop(
         }
     }
     let summed = boxes.join("+");
+    // A row summed over a per-CPU PMU's CPUs names no one CPU.
+    let perf_rows: Vec<Option<PerfSeries>> = series
+        .iter()
+        .map(|s| {
+            let one_cpu = s.cpu.is_none() || args.no_aggr;
+            let cpu = |p: &PerfSeries| p.cpu.filter(|_| one_cpu);
+            s.perf.as_ref().map(|p| PerfSeries {
+                cpu: cpu(p),
+                ..p.clone()
+            })
+        })
+        .collect();
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
@@ -234,43 +273,7 @@ fn watch_loop(
             last = Instant::now();
             (start.elapsed().as_secs_f64(), s)
         };
-        // Rows in series order; with --per-socket, one per socket and event, summed.
-        let mut rows: Vec<Row> = Vec::new();
-        // (socket, event index) of each row, for --per-socket.
-        let mut keys: Vec<(u32, usize)> = Vec::new();
-        for ((s, p), n) in series.iter().zip(&previous).zip(&now) {
-            let d = delta(p.value, n.value, s.width);
-            let counter = if args.per_socket {
-                summed.as_str()
-            } else {
-                s.counter.as_str()
-            };
-            let perf = s.perf.as_ref().map(|p| (p, n.running_ratio.unwrap_or(1.0)));
-            let key = (s.socket, s.event_index);
-            match keys.iter().position(|k| args.per_socket && *k == key) {
-                Some(at) => rows[at].count += d,
-                None => {
-                    keys.push(key);
-                    rows.push(Row {
-                        time: t,
-                        processor: s.processor,
-                        unit: &s.unit,
-                        instance: if args.per_socket {
-                            summed.as_str()
-                        } else {
-                            s.instance.as_str()
-                        },
-                        socket: s.socket,
-                        counter,
-                        event: &s.event,
-                        count: d,
-                        rate: 0.0,
-                        backend: s.backend,
-                        perf,
-                    })
-                }
-            }
-        }
+        let mut rows = rows(series, &previous, &now, args, &summed, &perf_rows, t);
         let written = rows
             .iter_mut()
             .try_for_each(|r| {
@@ -284,6 +287,61 @@ fn watch_loop(
         previous = now;
     }
     Ok(())
+}
+
+/// One interval's rows, in series order: with --per-socket one per socket and event, and a
+/// per-CPU PMU's CPUs summed per socket unless -A; `summed` names the boxes of a
+/// --per-socket row, `perf` is each series' perf place as its row shows it.
+fn rows<'a>(
+    series: &'a [SeriesInfo],
+    previous: &[Reading],
+    now: &[Reading],
+    args: &WatchArgs,
+    summed: &'a str,
+    perf: &'a [Option<PerfSeries>],
+    time: f64,
+) -> Vec<Row<'a>> {
+    let mut rows: Vec<Row> = Vec::new();
+    // (socket, event index, counter unless --per-socket) of each row, for summing.
+    let mut keys: Vec<(u32, usize, Option<&String>)> = Vec::new();
+    for (((s, p), n), perf) in series.iter().zip(previous).zip(now).zip(perf) {
+        let count = delta(p.value, n.value, s.width);
+        let ratio = n.running_ratio.unwrap_or(1.0);
+        let key = (
+            s.socket,
+            s.event_index,
+            (!args.per_socket).then_some(&s.counter),
+        );
+        let merge = args.per_socket || (s.cpu.is_some() && !args.no_aggr);
+        if let Some(at) = keys.iter().position(|k| merge && *k == key) {
+            let row = &mut rows[at];
+            row.count += count;
+            // A sum is as complete as its least-running part.
+            row.perf = row.perf.map(|(p, r)| (p, r.min(ratio)));
+            continue;
+        }
+        keys.push(key);
+        let (instance, counter) = if args.per_socket {
+            (summed, summed)
+        } else {
+            (s.instance.as_str(), s.counter.as_str())
+        };
+        rows.push(Row {
+            time,
+            processor: s.processor,
+            unit: &s.unit,
+            instance,
+            socket: s.socket,
+            counter,
+            event: &s.event,
+            count,
+            rate: 0.0,
+            backend: s.backend,
+            perf: perf.as_ref().map(|p| (p, ratio)),
+            cpu: s.cpu.filter(|_| args.no_aggr),
+        });
+    }
+    rows
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally; other write errors

@@ -95,6 +95,9 @@ pub struct SeriesInfo {
     /// Through perf: the kernel PMU, the CPU the event is opened on, and the event string
     /// (`uncore_ha/event=0x1,umask=0x3/`).
     pub perf: Option<PerfSeries>,
+    /// The CPU of a per-CPU PMU's counter (the core PMU; a kernel PMU without a cpumask, such
+    /// as `msr`); `None` for an uncore box.
+    pub cpu: Option<u32>,
 }
 
 /// Where a series counts through perf.
@@ -203,6 +206,7 @@ impl<'m> Targets<'m> {
                 backend: "perf",
                 width: 64,
                 perf: None,
+                cpu: None,
             };
             let planned: Vec<SeriesInfo> = events
                 .iter()
@@ -249,6 +253,7 @@ impl<'m> Targets<'m> {
                         backend: "perf",
                         width: 64,
                         perf: None,
+                        cpu: None,
                     })
                     .collect();
                 let opened = targets.perf.get_mut().map_or(0, |g| g.len());
@@ -308,6 +313,13 @@ impl<'m> Targets<'m> {
         planned: Vec<SeriesInfo>,
         selection: &Selection,
     ) -> Result<(), Error> {
+        if selection.every_cpu && pmu.cpumask.is_empty() {
+            // A per-CPU PMU (msr, cpu): every online CPU, as `perf stat -a` counts it.
+            for (cpu, socket) in self.machine.topology()?.cpus() {
+                self.open_group(pmu, events, &planned, socket, Some(cpu))?;
+            }
+            return Ok(());
+        }
         let cpus = Session::cpus(pmu, None, selection.cpu.unwrap_or(0))?;
         for (socket, cpu) in cpus.into_iter().enumerate() {
             self.open_group(pmu, events, &planned, socket as u32, cpu)?;
@@ -356,6 +368,7 @@ impl<'m> Targets<'m> {
                     cpu,
                     event: ev.to_string(),
                 }),
+                cpu: cpu.filter(|_| pmu.cpumask.is_empty()),
                 ..s.clone()
             });
             self.perf_index.push(Some((g, member)));
@@ -363,19 +376,38 @@ impl<'m> Targets<'m> {
         Ok(())
     }
 
-    /// Programs one box on one socket through the registers, and adds its series.
+    /// Programs one box on one socket through the registers (a per-CPU box on each of the
+    /// socket's CPUs with [`Selection::every_cpu`]), and adds its series.
     fn program_box(
         &mut self,
         planned: &PlannedBox,
         socket: u32,
         selection: &Selection,
     ) -> Result<(), Error> {
-        let pmu_box = planned.pmu_box;
         // With --cpu, the box is that CPU's socket's: it is labelled, and claimed, as such.
-        let (cpu, socket) = match selection.cpu {
-            Some(c) => (c, self.machine.topology()?.socket_of(c).unwrap_or(socket)),
-            None => (self.machine.cpu_for_socket(socket)?, socket),
+        let places: Vec<(u32, u32)> = match selection.cpu {
+            Some(c) => vec![(c, self.machine.topology()?.socket_of(c).unwrap_or(socket))],
+            None if selection.every_cpu && planned.pmu_box.scope() == Scope::Cpu => {
+                let cpus = self.machine.topology()?.cpus();
+                cpus.into_iter().filter(|&(_, s)| s == socket).collect()
+            }
+            None => vec![(self.machine.cpu_for_socket(socket)?, socket)],
         };
+        for (cpu, socket) in places {
+            self.program_box_on(planned, cpu, socket, selection)?;
+        }
+        Ok(())
+    }
+
+    /// Programs one box through `cpu` on `socket`, and adds its series.
+    fn program_box_on(
+        &mut self,
+        planned: &PlannedBox,
+        cpu: u32,
+        socket: u32,
+        selection: &Selection,
+    ) -> Result<(), Error> {
+        let pmu_box = planned.pmu_box;
         let devices = if planned.in_pci {
             Some(self.machine.devices(planned.boxes.processor)?)
         } else {
@@ -416,6 +448,7 @@ impl<'m> Targets<'m> {
                 backend,
                 width: counting.counter_width(n)?,
                 perf: None,
+                cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
             });
             self.perf_index.push(None);
         }

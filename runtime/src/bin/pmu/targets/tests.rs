@@ -79,6 +79,7 @@ fn every_box_on_every_socket_counts_injected_events_and_is_put_back() {
             backend: "sim",
             width: 48,
             perf: None,
+            cpu: None,
         }
     );
     assert_ne!(

@@ -534,3 +534,36 @@ fn all_counts_the_msr_pmu_on_every_cpu_through_perf_for_real() {
         "a sum names no CPU: {out}"
     );
 }
+
+#[test]
+fn a_perf_row_is_counted_and_labelled_on_the_socket_asked_for() {
+    // This machine's msr PMU, in a tree whose topology puts CPU 1 on socket 1.
+    let root = machine();
+    let real = Path::new("/sys/bus/event_source/devices/msr");
+    let copy = root.path().join("sys/bus/event_source/devices/msr");
+    for file in ["type", "format/event", "events/tsc"] {
+        fs::create_dir_all(copy.join(file).parent().unwrap()).unwrap();
+        fs::copy(real.join(file), copy.join(file)).unwrap();
+    }
+    let r = root.path().to_str().unwrap();
+    let msr = [
+        "watch",
+        "--root",
+        r,
+        "--backend",
+        "perf",
+        "--pmu",
+        "msr",
+        "--event",
+        "tsc",
+    ];
+    let msr = [&msr[..], &["--count", "1", "--interval", "0.01", "--json"]].concat();
+    let (code, out, err) = run(&[&msr[..], &["--cpu", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["counts"][0]["cpu"], 1, "{out}");
+    assert_eq!(
+        line["counts"][0]["socket"], 1,
+        "CPU 1's socket, not 0: {out}"
+    );
+}

@@ -101,6 +101,11 @@ enum WatchFormat {
 }
 
 impl WatchArgs {
+    /// Whether a per-CPU PMU's CPUs are summed (per socket): with -a, unless -A.
+    fn sums_cpus(&self) -> bool {
+        self.all_sockets && !self.no_aggr
+    }
+
     /// What to count, in the terms `serve` shares.
     pub fn selection(&self) -> Selection {
         let detected = crate::commands::processor_named(self.processor.as_deref())
@@ -244,7 +249,7 @@ fn watch_loop(
     let perf_rows: Vec<Option<PerfSeries>> = series
         .iter()
         .map(|s| {
-            let one_cpu = s.cpu.is_none() || args.no_aggr;
+            let one_cpu = s.cpu.is_none() || !args.sums_cpus();
             let cpu = |p: &PerfSeries| p.cpu.filter(|_| one_cpu);
             s.perf.as_ref().map(|p| PerfSeries {
                 cpu: cpu(p),
@@ -312,7 +317,7 @@ fn rows<'a>(
             s.event_index,
             (!args.per_socket).then_some(&s.counter),
         );
-        let merge = args.per_socket || (s.cpu.is_some() && !args.no_aggr);
+        let merge = args.per_socket || (s.cpu.is_some() && args.sums_cpus());
         if let Some(at) = keys.iter().position(|k| merge && *k == key) {
             let row = &mut rows[at];
             row.count += count;

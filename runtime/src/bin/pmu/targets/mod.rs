@@ -337,9 +337,17 @@ impl<'m> Targets<'m> {
         socket: u32,
     ) -> Result<(), Error> {
         let fallback = selection.cpu.unwrap_or(0);
-        let cpus = match selection.cpu {
-            Some(c) => vec![Some(c)],
-            None => Session::cpus(pmu, Some(socket), fallback)?,
+        let (cpus, socket) = match selection.cpu {
+            // Labelled with the CPU's own socket, as the registers' path labels it.
+            Some(c) => (
+                vec![Some(c)],
+                self.machine.topology()?.socket_of(c).unwrap_or(socket),
+            ),
+            // A PMU without a cpumask (msr): a CPU of that socket, not CPU 0.
+            None if pmu.cpumask.is_empty() => {
+                (vec![Some(self.machine.cpu_for_socket(socket)?)], socket)
+            }
+            None => (Session::cpus(pmu, Some(socket), fallback)?, socket),
         };
         for cpu in cpus {
             self.open_group(pmu, events, &planned, socket, cpu)?;

@@ -567,3 +567,39 @@ fn a_perf_row_is_counted_and_labelled_on_the_socket_asked_for() {
         "CPU 1's socket, not 0: {out}"
     );
 }
+
+#[test]
+fn a_write_to_a_pci_box_a_session_holds_is_refused_however_the_device_is_named() {
+    let root = machine();
+    let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
+    fs::create_dir_all(&ha).unwrap();
+    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
+    fs::write(ha.join("device"), "0x3c46\n").unwrap();
+    fs::File::create(ha.join("config"))
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    // This test holds the HA box of socket 0, as a session would.
+    let held = LockDir::new(root.path().join("run/pmu-regs"))
+        .claim(&Pmu::Box {
+            processor: "xeon-e5-2600",
+            socket: 0,
+            instance: "HA",
+        })
+        .unwrap();
+    let r = root.path().to_str().unwrap();
+    let write = ["write", "HA_PCI_PMON_CTL1", "0x1", "--root", r];
+    for place in [&[][..], &["--socket", "0"], &["--device", "0000:3f:0e.1"]] {
+        let (code, _, err) = run(&[&write[..], place].concat());
+        assert_eq!(code, 1, "{place:?}: {err}");
+        assert!(
+            err.contains("the xeon-e5-2600 box HA of socket 0 is in use by")
+                && err.contains(&format!("process {}", std::process::id())),
+            "{place:?}: {err}"
+        );
+    }
+    assert_eq!(peek(&ha.join("config"), 0xDC) & 0xffff_ffff, 0, "nothing written");
+    drop(held);
+    let (code, _, err) = run(&write);
+    assert_eq!(code, 0, "{err}");
+}

@@ -598,8 +598,66 @@ fn a_write_to_a_pci_box_a_session_holds_is_refused_however_the_device_is_named()
             "{place:?}: {err}"
         );
     }
-    assert_eq!(peek(&ha.join("config"), 0xDC) & 0xffff_ffff, 0, "nothing written");
+    assert_eq!(
+        peek(&ha.join("config"), 0xDC) & 0xffff_ffff,
+        0,
+        "nothing written"
+    );
     drop(held);
     let (code, _, err) = run(&write);
     assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn serve_refuses_an_enabled_control_and_takes_it_with_force() {
+    use std::io::{BufRead, BufReader};
+    let root = machine();
+    let msr = root.path().join("dev/cpu/0/msr");
+    poke(&msr, 0xC90, 0x40_0005);
+    let before = fs::read(&msr).unwrap();
+    let r = root.path().to_str().unwrap();
+    let serve = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        r,
+        "--unit",
+        "xeon-7500:W",
+    ];
+    let serve = [
+        &serve[..],
+        &["--event", "ev_sel=0x06", "--interval", "0.05"],
+    ]
+    .concat();
+    let (code, _, err) = run(&serve);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("W_MSR_PMON_EVT_SEL0 is already enabled (0x400005)"),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr).unwrap(), before, "nothing was written");
+
+    let mut child = std::process::Command::cargo_bin("pmu")
+        .unwrap()
+        .args([&serve[..], &["--force"]].concat())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("listening on") {
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "serve ended early");
+    }
+    assert_ne!(
+        peek(&msr, 0xC90),
+        0x40_0005,
+        "taken over: counting event 6 for serve"
+    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(fs::read(&msr).unwrap(), before, "put back at exit");
 }

@@ -112,6 +112,23 @@ fn an_enabled_control_is_refused_before_any_write_and_taken_only_with_force() {
     );
     assert_eq!(fs::read(&msr).unwrap(), before, "everything is put back");
 
+    // With two boxes, the second one's enabled control is refused and the first is put
+    // back: the machine is left as it was.
+    poke(&msr, 0xC90, 0); // the W-box free now
+    poke(&msr, 0xD10, 0x40_0007); // C0_MSR_PMON_EVT_SEL0 enabled
+    let before = fs::read(&msr).unwrap();
+    let (code, _, err) = watch_w(root.path(), &["--unit", "xeon-7500:C0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("C0_MSR_PMON_EVT_SEL0 is already enabled (0x400007)"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(&msr).unwrap(),
+        before,
+        "the first box was put back"
+    );
+
     // A core counter likewise: IA32_PERFEVTSEL0 with EN (bit 22) set.
     poke(&msr, 0x186, 0x43_003c);
     let r = root.path().to_str().unwrap();

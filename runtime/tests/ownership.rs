@@ -386,6 +386,16 @@ fn a_socket_or_cpu_the_machine_lacks_is_refused_naming_those_it_has() {
     let (code, _, err) = run(&[&perf[..], &["--cpu", "7"]].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("there is no CPU 7; {has}")), "{err}");
+    // `read` and `write` the same way (they were "no such file" errors, exit 1).
+    let (code, _, err) = run(&["read", "IA32_PMC0", "--cpu", "7", "--root", r]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("there is no CPU 7; {has}")), "{err}");
+    let (code, _, err) = run(&["write", "IA32_PMC0", "0x1", "--socket", "3", "--root", r]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("there is no socket 3; {has}")),
+        "{err}"
+    );
     // The simulator's machine too.
     let sim = [
         "watch",

@@ -880,10 +880,21 @@ fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
         .expect("every register's processor is in the metadata")
 }
 
+/// The machine `args` name for `info`'s processor, refusing a --cpu or --socket it does not
+/// have, as `watch` does (where the topology can be read: a tree without one is still reached
+/// by CPU number). The simulator refuses them itself, in its own words.
+fn machine_at(args: &PlaceArgs, info: &RegisterInfo) -> Result<Machine, Failure> {
+    let machine = args.machine_for(processor_of(info))?;
+    if !args.sim && machine.topology().is_ok() {
+        machine.check_place(args.cpu, args.socket)?;
+    }
+    Ok(machine)
+}
+
 /// `pmu read`.
 pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
     let (info, addr, found) = instance(register, args)?;
-    let machine = args.machine_for(processor_of(info))?;
+    let machine = machine_at(args, info)?;
     if all {
         return read_all(&machine, info, addr, show, args, json_out);
     }
@@ -1020,7 +1031,7 @@ pub fn write(
             addr.name
         )));
     }
-    let machine = args.machine_for(processor_of(info))?;
+    let machine = machine_at(args, info)?;
     let place = machine.place(info, addr, &args.at()?)?;
     let reg = Resolved {
         info,

@@ -22,6 +22,7 @@ use pmu_runtime::counters::Counting;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::session::{Backend, Options, Selection, Session};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, SamplingError};
 
@@ -187,6 +188,59 @@ fn the_library_refuses_an_enabled_counter_unless_taking_over() {
         "now counting event 2"
     );
     counting.close().unwrap();
+    assert_eq!(
+        machine.read(&ctl).unwrap(),
+        0x40_0001,
+        "put back at the end"
+    );
+}
+
+#[test]
+fn a_session_writes_nothing_when_a_later_box_is_enabled() {
+    let processor = &pmu_regs::xeon_7500::PROCESSOR;
+    let boxes = Boxes::of(processor);
+    let selection = Selection::of_boxes(
+        &[
+            (boxes, boxes.find("C0").unwrap()),
+            (boxes, boxes.find("C3").unwrap()),
+        ],
+        &["ev_sel=0x02"],
+        &[EventSelect::event(0x02)],
+    )
+    .unwrap();
+    let machine = Machine::simulating(processor);
+    let ctl = machine
+        .resolve("C3_MSR_PMON_EVT_SEL0", &Where::default())
+        .unwrap();
+    machine.write(&ctl, 0x40_0001).unwrap();
+    let (_, writes) = machine.access_counts();
+    let backend = Backend::Registers(&machine);
+    match Session::open(&backend, &selection, Options::default()) {
+        Err(Error::Sampling(SamplingError::Enabled { register, value })) => {
+            assert_eq!((register, value), ("C3_MSR_PMON_EVT_SEL0", 0x40_0001));
+        }
+        other => panic!(
+            "expected C3's enabled control refused, got {:?}",
+            other.err()
+        ),
+    }
+    assert_eq!(
+        machine.access_counts().1,
+        writes,
+        "every box is checked before the first is programmed: C0 was never written"
+    );
+
+    // Taking over, both are programmed, and C3's control is put back at the end.
+    let machine = machine.taking_over(true);
+    let backend = Backend::Registers(&machine);
+    let session = Session::open(&backend, &selection, Options::default()).unwrap();
+    assert_eq!(session.series().len(), 2);
+    assert_eq!(
+        machine.read(&ctl).unwrap() & 0xff,
+        0x02,
+        "C3 counts event 2"
+    );
+    session.close().unwrap();
     assert_eq!(
         machine.read(&ctl).unwrap(),
         0x40_0001,

@@ -1,6 +1,8 @@
 //! Opening a session: everything is checked and decided first ([`Session::check`]: which
-//! boxes go through perf and their events encoded, which sockets), then every box is
-//! programmed; a failure part way puts back what was already programmed.
+//! boxes go through perf and their events encoded, which sockets, and that the CPU and
+//! socket asked for exist), then every register box is claimed and its counters found idle
+//! (not enabled by another tool or a killed session, unless the machine takes them over),
+//! then every box is programmed; a failure part way puts back what was already programmed.
 
 use std::time::Instant;
 
@@ -40,8 +42,10 @@ struct Checked {
 
 impl<'m> Session<'m> {
     /// Opens `selection` on `backend`: checks everything, then programs every box on every
-    /// socket it selects. Nothing stays programmed if any box fails: the ones before it are
-    /// put back, and a failure of that is reported with the first error.
+    /// socket it selects. A box another session holds, or whose counter is already enabled
+    /// ([`crate::ownership::check_idle`]), is refused before anything is written. Nothing
+    /// stays programmed if any box fails: the ones before it are put back, and a failure of
+    /// that is reported with the first error.
     pub fn open(backend: &Backend<'m>, selection: &Selection, options: Options) -> Result<Self> {
         let machine = backend.machine();
         let mut session = Session {

@@ -51,6 +51,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         events: (0..most).map(|i| format!("counter {i}")).collect(),
         sockets: Sockets::One(0),
         cpu: None,
+        every_cpu: false,
     };
     let boxes_counted = selection.boxes().len();
     let (counters, reads, busy, direct) = measure(&selection, Pace::Steady(1_000_000))?;

@@ -27,7 +27,7 @@ use pmu_regs::{CounterKind, Role, Scope};
 use crate::access::{MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu};
+use crate::ownership::{check_idle, Lease, Ownership, Pmu};
 
 /// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
 /// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
@@ -172,16 +172,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
 
     /// What a session on `pmu_box` claims.
     fn pmu_of(boxes: &'static Boxes, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> Pmu {
-        let processor = boxes.processor.id;
-        match (pmu_box.scope(), &boxes.global) {
-            (Scope::Cpu, _) => Pmu::Core { cpu },
-            (Scope::Socket, Some(_)) => Pmu::Uncore { processor, socket },
-            (Scope::Socket, None) => Pmu::Box {
-                processor,
-                socket,
-                instance: pmu_box.instance,
-            },
-        }
+        Pmu::of_box(boxes, pmu_box, cpu, socket)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -269,6 +260,29 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         self.program_plan(&plan)
     }
 
+    /// Refuses, before anything is written, a counter [`Self::program`] would hand out for
+    /// `events` events that is already enabled (another tool's, or left by a killed
+    /// session), naming it, unless the backend takes counters over
+    /// ([`Ownership::takes_over`]). `program` checks this too; a session checks every box
+    /// first, so that nothing is written when a later box is refused.
+    pub fn check_free(&self, events: usize) -> Result<()> {
+        if self.io.backend.takes_over() {
+            return Ok(());
+        }
+        let free: Vec<&'static Counter> = self
+            .general_counters()
+            .into_iter()
+            .filter(|c| !self.programmed.contains(&c.number()))
+            .take(events)
+            .collect();
+        let found = free
+            .iter()
+            .filter_map(|c| c.control)
+            .map(|r| Ok((r, self.read(&r)? & !r.info.reserved_mask)))
+            .collect::<Result<Vec<_>>>()?;
+        check_idle(free, &found, false)
+    }
+
     /// Programs general counters with whole control values, as a kernel driver programs a
     /// perf event's config: `(counter number, control value)`, the value's enable included.
     /// Enables them at box and global level; a failed write puts back what was changed.
@@ -313,6 +327,11 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             }
             saved.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
+        check_idle(
+            plan.iter().map(|(c, _)| *c),
+            &saved,
+            self.io.backend.takes_over(),
+        )?;
         let numbers: Vec<u32> = plan.iter().map(|(c, _)| c.number()).collect();
         rolled_back(
             || {

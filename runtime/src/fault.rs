@@ -221,4 +221,7 @@ impl<B: Ownership> Ownership for Faulty<B> {
     fn claim(&self, pmu: &Pmu) -> crate::error::Result<Lease> {
         self.inner.claim(pmu)
     }
+    fn takes_over(&self) -> bool {
+        self.inner.takes_over()
+    }
 }

@@ -55,6 +55,8 @@ pub struct Resolved {
 /// through unless [`Machine::with_fault`] names one to fail.
 pub struct Machine {
     backend: Faulty<Backend>,
+    /// Whether sessions take counters they find enabled ([`Machine::taking_over`]).
+    take_over: bool,
 }
 
 enum Backend {
@@ -102,6 +104,7 @@ impl Machine {
     fn new(backend: Backend) -> Self {
         Machine {
             backend: Faulty::new(backend, When::Never, Fault::Eio),
+            take_over: false,
         }
     }
 
@@ -117,6 +120,7 @@ impl Machine {
     pub fn with_fault(self, when: When, fault: Fault) -> Self {
         Machine {
             backend: Faulty::new(self.backend.into_inner(), when, fault),
+            take_over: self.take_over,
         }
     }
 
@@ -125,6 +129,14 @@ impl Machine {
     /// session's cost in.
     pub fn access_counts(&self) -> (usize, usize) {
         self.backend.counts()
+    }
+
+    /// Sessions on this machine take counters they find already enabled (left by a killed
+    /// session, or another tool's), saving them and putting them back at the end, instead of
+    /// refusing them (see [`crate::ownership::check_idle`]). What `--force` asks for.
+    pub fn taking_over(mut self, yes: bool) -> Self {
+        self.take_over = yes;
+        self
     }
 
     /// The simulator, when this machine is simulated.
@@ -241,6 +253,36 @@ impl Machine {
         })
     }
 
+    /// Refuses a CPU or socket this machine does not have, naming those it has, before
+    /// anything is programmed; `None` is not checked. (Without it, perf counted a PMU with no
+    /// cpumask on CPU 0 and labelled it with the socket asked for.)
+    pub fn check_place(&self, cpu: Option<u32>, socket: Option<u32>) -> Result<()> {
+        if cpu.is_none() && socket.is_none() {
+            return Ok(());
+        }
+        let topology = self.topology()?;
+        let cpus = topology.cpus();
+        let missing = match (cpu, socket) {
+            (Some(c), _) if !cpus.iter().any(|&(n, _)| n == c) => format!("CPU {c}"),
+            (_, Some(s)) if !cpus.iter().any(|&(_, n)| n == s) => format!("socket {s}"),
+            _ => return Ok(()),
+        };
+        let available = topology
+            .sockets()
+            .map(|s| {
+                let on: Vec<u32> = cpus.iter().filter(|c| c.1 == s).map(|c| c.0).collect();
+                let plural = if on.len() == 1 { "" } else { "s" };
+                format!("socket {s} (CPU{plural} {})", ranges(&on))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(UsageError::NoSuchPlace {
+            place: missing,
+            available,
+        }
+        .into())
+    }
+
     /// Reads a resolved register (a 64-bit PCI register tear-free).
     pub fn read(&self, reg: &Resolved) -> Result<u64> {
         Ok(read_by_info(self, reg.info, reg.address, reg.place)?)
@@ -258,6 +300,25 @@ impl Machine {
     pub fn write(&self, reg: &Resolved, raw: u64) -> Result<()> {
         Ok(write_by_info(self, reg.info, reg.address, reg.place, raw)?)
     }
+}
+
+/// Ascending numbers as ranges: `0-3,8,10-11`.
+fn ranges(numbers: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < numbers.len() {
+        let start = numbers[i];
+        while i + 1 < numbers.len() && numbers[i + 1] == numbers[i] + 1 {
+            i += 1;
+        }
+        out.push(if numbers[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", numbers[i])
+        });
+        i += 1;
+    }
+    out.join(",")
 }
 
 impl Backend {
@@ -356,5 +417,8 @@ impl UncoreSummary for Machine {
 impl Ownership for Machine {
     fn claim(&self, pmu: &Pmu) -> Result<Lease> {
         self.backend.claim(pmu)
+    }
+    fn takes_over(&self) -> bool {
+        self.take_over
     }
 }

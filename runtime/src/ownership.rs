@@ -9,6 +9,15 @@
 //! The claim is released when the [`Lease`] is dropped, including on a panic; a process that
 //! dies releases its file locks with it.
 //!
+//! A lock proves only that no other session of this library holds a PMU. A counter that is
+//! already enabled (left by a session that was killed before it could put it back, or counting
+//! for another tool) is refused by [`check_idle`] unless the caller takes it over on purpose
+//! ([`Ownership::takes_over`]).
+//!
+//! Lock files are never opened through a link, and a lock directory that another user could
+//! write (world-writable without the sticky bit, or owned by someone else) is refused: there a
+//! planted link would make a privileged `pmu` truncate or overwrite any file.
+//!
 //! ```
 //! use pmu_runtime::ownership::{Ownership, Pmu, Registry};
 //!
@@ -24,14 +33,16 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{flock, FlockOperation};
+use pmu_regs::{AddressInfo, Role, Scope};
+use rustix::fs::{flock, FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::boxes::{Boxes, Counter, PmuBox, Reg};
 use crate::error::{Result, SamplingError};
 
 /// A PMU one session at a time may program.
@@ -61,6 +72,59 @@ pub enum Pmu {
 }
 
 impl Pmu {
+    /// What a session on `pmu_box` of `boxes` claims, reached through `cpu` on `socket`: the
+    /// CPU's core PMU for a per-CPU box, the socket's uncore where one global control governs
+    /// every box (Xeon 7500), else the box alone.
+    pub fn of_box(boxes: &'static Boxes, pmu_box: &PmuBox, cpu: u32, socket: usize) -> Pmu {
+        let processor = boxes.processor.id;
+        match (pmu_box.scope(), &boxes.global) {
+            (Scope::Cpu, _) => Pmu::Core { cpu },
+            (Scope::Socket, Some(_)) => Pmu::Uncore { processor, socket },
+            (Scope::Socket, None) => Pmu::Box {
+                processor,
+                socket,
+                instance: pmu_box.instance,
+            },
+        }
+    }
+
+    /// The PMU a session claims to program `register` (reached through `cpu` on `socket`):
+    /// what a write to it must not disturb. `None` for a register that belongs to no box.
+    pub fn of_register(
+        boxes: &'static Boxes,
+        register: &AddressInfo,
+        cpu: u32,
+        socket: usize,
+    ) -> Option<Pmu> {
+        let same = |r: &Reg| r.addr.name == register.name;
+        if let Some(g) = &boxes.global {
+            if [Some(g.control), Some(g.status), g.clear]
+                .iter()
+                .flatten()
+                .any(same)
+            {
+                return Some(Pmu::Uncore {
+                    processor: boxes.processor.id,
+                    socket,
+                });
+            }
+        }
+        let pmu_box = boxes.boxes.iter().find(|b| {
+            let counters = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]));
+            let others = b
+                .controls
+                .iter()
+                .chain(&b.statuses)
+                .chain(&b.clears)
+                .copied();
+            counters.chain(others).any(|r| same(&r))
+        })?;
+        Some(Pmu::of_box(boxes, pmu_box, cpu, socket))
+    }
+
     /// The name of its lock file.
     fn file_name(&self) -> String {
         match self {
@@ -96,12 +160,67 @@ pub trait Ownership {
     /// Claims `pmu` until the returned lease is dropped; refused, naming the holder, while
     /// another session holds it.
     fn claim(&self, pmu: &Pmu) -> Result<Lease>;
+
+    /// Whether a session may take counters it finds already enabled (see [`check_idle`]):
+    /// `false` unless the user asked for it.
+    fn takes_over(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Ownership + ?Sized> Ownership for &T {
     fn claim(&self, pmu: &Pmu) -> Result<Lease> {
         (**self).claim(pmu)
     }
+    fn takes_over(&self) -> bool {
+        (**self).takes_over()
+    }
+}
+
+/// Refuses to program `counters` when one's control, as read in `found` (register, value
+/// before this session), already has its enable bit set: someone else is counting with it, or
+/// a session was killed before it could put it back. Its stale state would otherwise be taken
+/// over silently and "restored" at exit. With `take_over` the counter is taken anyway (the
+/// caller saves `found` and puts it back).
+///
+/// ```
+/// use pmu_runtime::boxes::Boxes;
+/// use pmu_runtime::ownership::check_idle;
+///
+/// let c3 = Boxes::of(&pmu_regs::xeon_7500::PROCESSOR).find("C3").unwrap();
+/// let c = &c3.counters[0];
+/// let ctl = c.control.unwrap();
+/// let enabled = c.control_bits(pmu_regs::Role::Enable).unwrap().insert("", 0, 1).unwrap();
+/// let err = check_idle([c], &[(ctl, enabled | 0x5)], false).unwrap_err().to_string();
+/// assert!(err.contains("C3_MSR_PMON_EVT_SEL0") && err.contains("0x400005"), "{err}");
+/// assert!(check_idle([c], &[(ctl, enabled)], true).is_ok());
+/// assert!(check_idle([c], &[(ctl, 0x5)], false).is_ok());
+/// ```
+pub fn check_idle<'a>(
+    counters: impl IntoIterator<Item = &'a Counter>,
+    found: &[(Reg, u64)],
+    take_over: bool,
+) -> Result<()> {
+    if take_over {
+        return Ok(());
+    }
+    for c in counters {
+        let (Some(ctl), Some(enable)) = (c.control, c.control_bits(Role::Enable)) else {
+            continue;
+        };
+        let value = found
+            .iter()
+            .find(|(r, _)| r.addr.location == ctl.addr.location)
+            .map(|&(_, v)| v);
+        if let Some(value) = value.filter(|&v| enable.extract(v) != 0) {
+            return Err(SamplingError::Enabled {
+                register: ctl.name(),
+                value,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Ownership of one PMU, given up when dropped.
@@ -206,6 +325,80 @@ impl LockDir {
     }
 }
 
+impl LockDir {
+    /// Opens (creating it, not truncating it) the lock file `name`: never through a link, and
+    /// only in a directory no other user can write.
+    fn open(&self, name: &str) -> Result<File> {
+        let path = self.dir.join(name);
+        let failed = |source: std::io::Error| SamplingError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let unsafe_lock = |problem: String| SamplingError::UnsafeLock {
+            path: path.clone(),
+            problem,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(failed)?;
+        let dir_flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let dir =
+            rustix::fs::open(&self.dir, dir_flags, Mode::empty()).map_err(|e| failed(e.into()))?;
+        let stat = rustix::fs::fstat(&dir).map_err(|e| failed(e.into()))?;
+        if let Some(problem) = foreign_dir(&self.dir, stat.st_uid, stat.st_mode) {
+            return Err(unsafe_lock(problem).into());
+        }
+        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o644)) {
+            Ok(fd) => fd,
+            Err(e) if e == Errno::LOOP => {
+                return Err(unsafe_lock(format!(
+                    "it is a symbolic link, and a lock file is never followed (it could point at \
+                     any file); remove it (`rm {}`) and find out who put it there",
+                    path.display()
+                ))
+                .into())
+            }
+            Err(e) => return Err(failed(e.into()).into()),
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| failed(e.into()))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_nlink != 1 {
+            return Err(unsafe_lock(format!(
+                "it is not a plain file with one name (a hard link, a device or a pipe); remove \
+                 it (`rm {}`) and find out who put it there",
+                path.display()
+            ))
+            .into());
+        }
+        Ok(File::from(fd))
+    }
+}
+
+/// Why `dir` (owned by `uid`, with `mode`) is unsafe for lock files, if it is: another user
+/// could replace a lock file there with a link.
+fn foreign_dir(dir: &Path, uid: u32, mode: u32) -> Option<String> {
+    let me = rustix::process::geteuid().as_raw();
+    let sticky = mode & 0o1000 != 0;
+    if mode & 0o002 != 0 && !sticky {
+        return Some(format!(
+            "its directory {} can be written by every user and has no sticky bit (mode {:o}), so \
+             anyone could put a link to another file in its place; make the directory writable \
+             by its owner only (`chmod 755 {}`), or lock in a directory of your own \
+             (PMU_RUNTIME_DIR; under --root, ROOT/run/pmu-regs)",
+            dir.display(),
+            mode & 0o7777,
+            dir.display()
+        ));
+    }
+    if uid != me && uid != 0 {
+        return Some(format!(
+            "its directory {} belongs to another user (uid {uid}), who could put a link to \
+             another file in its place; lock in a directory of your own or root's \
+             (PMU_RUNTIME_DIR; under --root, ROOT/run/pmu-regs)",
+            dir.display()
+        ));
+    }
+    None
+}
+
 impl Ownership for LockDir {
     fn claim(&self, pmu: &Pmu) -> Result<Lease> {
         let path = self.dir.join(pmu.file_name());
@@ -213,14 +406,7 @@ impl Ownership for LockDir {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(&self.dir).map_err(failed)?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(failed)?;
+        let mut file = self.open(&pmu.file_name())?;
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(e) if e == Errno::WOULDBLOCK => {

@@ -76,6 +76,7 @@ fn every_box_on_every_socket_counts_its_workload_and_is_put_back() {
             backend: BackendKind::Simulator,
             width: 48,
             perf: None,
+            cpu: None,
         }
     );
     assert_ne!(peek(&machine, "xeon-e5-2600:MC_CH2_PCI_PMON_CTL0"), before);

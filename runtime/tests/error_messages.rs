@@ -51,6 +51,8 @@ fn variant(e: &Error) -> &'static str {
             SamplingError::NotRepresentable { .. } => "Sampling/NotRepresentable",
             SamplingError::Owned { .. } => "Sampling/Owned",
             SamplingError::Lock { .. } => "Sampling/Lock",
+            SamplingError::Enabled { .. } => "Sampling/Enabled",
+            SamplingError::UnsafeLock { .. } => "Sampling/UnsafeLock",
         },
         Error::Cleanup { .. } => "Cleanup",
         Error::RestoreFailed(_) => "RestoreFailed",
@@ -298,6 +300,16 @@ fn every_error() -> Vec<Error> {
         SamplingError::Lock {
             path: "/run/pmu-regs/uncore-xeon-7500-socket0.lock".into(),
             source: io::Error::from_raw_os_error(13),
+        }
+        .into(),
+        SamplingError::Enabled {
+            register: "C3_MSR_PMON_EVT_SEL0",
+            value: 0x40_0001,
+        }
+        .into(),
+        SamplingError::UnsafeLock {
+            path: "/tmp/run/uncore-xeon-7500-socket0.lock".into(),
+            problem: "it is a symbolic link, and a lock file is never followed".into(),
         }
         .into(),
         Error::RestoreFailed(Box::new(access(Op::Write, AccessError::Rejected, None))),

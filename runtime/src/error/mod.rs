@@ -56,9 +56,21 @@ impl Error {
         }
     }
 
-    /// Whether the caller got something wrong (a command line would exit with a usage status).
+    /// Whether the caller got something wrong (a command line would exit with a usage status):
+    /// a name or request, or a value the register refuses before any access (reserved bits,
+    /// too wide, read-only), or a socket the machine does not have. The same mistake gets the
+    /// same status whether given as a whole value or as fields.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Usage(_))
+        let refused_value = matches!(
+            self.access_kind(),
+            Some(
+                AccessError::ReservedBits { .. }
+                    | AccessError::TooWide { .. }
+                    | AccessError::ReadOnly
+            )
+        );
+        let no_socket = matches!(self, Error::Backend(BackendError::NoCpuForSocket { .. }));
+        matches!(self, Error::Usage(_)) || refused_value || no_socket
     }
 }
 

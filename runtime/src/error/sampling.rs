@@ -42,6 +42,21 @@ pub enum SamplingError {
         /// Who holds it (`process 4242 (pmu watch --unit C3)`).
         holder: String,
     },
+    /// A counter's control is already enabled: someone else counts with it, or a session was
+    /// killed before it put it back.
+    Enabled {
+        /// The control register (`C3_MSR_PMON_EVT_SEL0`).
+        register: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A lock file, or its directory, that another user could have replaced with a link.
+    UnsafeLock {
+        /// The lock file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        problem: String,
+    },
     /// The lock file that makes ownership exclusive across processes could not be used.
     Lock {
         /// The lock file.
@@ -59,6 +74,8 @@ impl fmt::Display for SamplingError {
             SamplingError::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
             SamplingError::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
             SamplingError::Owned { pmu, holder } => write!(f, "{pmu} is in use by {holder}; wait until that session ends (or stop it), then try again"),
+            SamplingError::Enabled { register, value } => write!(f, "{register} is already enabled ({value:#x}): another tool is counting with it, or a session was killed before it put it back; leave it to its owner, clear it (`pmu write {register} 0`), or take it over with --force (it is saved and put back at exit)"),
+            SamplingError::UnsafeLock { path, problem } => write!(f, "refusing the lock file {}: {problem}", path.display()),
             SamplingError::Lock { path, source } => write!(f, "cannot use the lock file {} that keeps two sessions off one PMU ({source}); make its directory writable, or choose another runtime directory", path.display()),
         }
     }

@@ -82,6 +82,9 @@ pub struct SeriesInfo {
     pub width: u32,
     /// Through perf: the kernel PMU, the CPU the event is opened on, and the event string.
     pub perf: Option<PerfSeries>,
+    /// The CPU of a per-CPU PMU's counter (the core PMU; a kernel PMU without a cpumask,
+    /// such as `msr`); `None` for an uncore box.
+    pub cpu: Option<u32>,
 }
 
 /// Where a series counts through perf.

@@ -1,6 +1,8 @@
 //! Opening a session: everything is checked and decided first ([`Session::check`]: which
-//! boxes go through perf and their events encoded, which sockets), then every box is
-//! programmed; a failure part way puts back what was already programmed.
+//! boxes go through perf and their events encoded, which sockets, and that the CPU and
+//! socket asked for exist), then every register box is claimed and its counters found idle
+//! (not enabled by another tool or a killed session, unless the machine takes them over),
+//! then every box is programmed; a failure part way puts back what was already programmed.
 
 use std::time::Instant;
 
@@ -8,6 +10,7 @@ use pmu_regs::Scope;
 
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
+use crate::machine::Machine;
 use crate::perf::counting::BoxGroup;
 use crate::perf::encode::from_terms;
 use crate::perf::layer::PerfLayer;
@@ -22,6 +25,14 @@ use super::{
     SimulatedPerfBox, Sockets,
 };
 
+/// A register box claimed (not yet programmed) through `cpu` on `socket`.
+struct Claimed<'s, 'm> {
+    planned: &'s BoxEvents,
+    counting: Counting<'m, Machine>,
+    cpu: u32,
+    socket: u32,
+}
+
 /// What [`Session::check`] decided: per box, its perf groups (`None`: the registers), and
 /// the sockets the register boxes are programmed on.
 struct Checked {
@@ -31,8 +42,10 @@ struct Checked {
 
 impl<'m> Session<'m> {
     /// Opens `selection` on `backend`: checks everything, then programs every box on every
-    /// socket it selects. Nothing stays programmed if any box fails: the ones before it are
-    /// put back, and a failure of that is reported with the first error.
+    /// socket it selects. A box another session holds, or whose counter is already enabled
+    /// ([`crate::ownership::check_idle`]), is refused before anything is written. Nothing
+    /// stays programmed if any box fails: the ones before it are put back, and a failure of
+    /// that is reported with the first error.
     pub fn open(backend: &Backend<'m>, selection: &Selection, options: Options) -> Result<Self> {
         let machine = backend.machine();
         let mut session = Session {
@@ -49,11 +62,11 @@ impl<'m> Session<'m> {
             last: None,
             totals: Vec::new(),
         };
+        let checked = Self::check(backend, selection)?;
         if let Counted::KernelPmu(name) = &selection.counted {
             session.open_kernel_pmu(backend, name, selection)?;
             return Ok(session);
         }
-        let checked = Self::check(backend, selection)?;
         if let Err(e) = session.program(backend, selection, &checked) {
             return Err(session.undo(e));
         }
@@ -63,7 +76,8 @@ impl<'m> Session<'m> {
 
     /// Everything decided before the first write: the selection holds together, which boxes
     /// go through perf (their events encoded, so a perf refusal leaves the registers
-    /// untouched), and the sockets. Checks of the machine itself belong here too.
+    /// untouched), and the sockets. Checks of the machine itself belong here too: a CPU or
+    /// socket the machine lacks is refused, naming those it has.
     fn check(backend: &Backend<'m>, selection: &Selection) -> Result<Checked> {
         selection.check()?;
         let mut through_perf = Vec::new();
@@ -74,6 +88,17 @@ impl<'m> Session<'m> {
             });
         }
         let all_perf = through_perf.iter().all(Option::is_some);
+        // The machine's topology places register boxes, a CPU given and a kernel PMU named
+        // (`msr` has no cpumask); a box's perf PMU is placed by its cpumask, which refuses a
+        // socket it lacks.
+        let by_name = matches!(selection.counted, Counted::KernelPmu(_));
+        if !all_perf || by_name || selection.cpu.is_some() {
+            let socket = match selection.sockets {
+                Sockets::One(s) => Some(s),
+                Sockets::All => None,
+            };
+            backend.machine().check_place(selection.cpu, socket)?;
+        }
         let sockets: Vec<u32> = match (selection.sockets, all_perf) {
             (Sockets::One(s), _) => vec![s],
             // Every box through perf: the sockets are those of the PMUs' cpumasks.
@@ -101,15 +126,32 @@ impl<'m> Session<'m> {
                 }
             }
         }
-        let kind = backend.register_kind();
+        // Every register box is claimed and found idle before the first is programmed, so
+        // a box refused (held, or enabled by someone else) leaves every register untouched.
+        let mut claimed: Vec<Claimed<'_, 'm>> = Vec::new();
         for &socket in &checked.sockets {
             for (planned, _) in boxes
                 .iter()
                 .zip(&checked.through_perf)
                 .filter(|(_, p)| p.is_none())
             {
-                self.program_box(planned, socket, selection, kind)?;
+                for (cpu, socket) in self.places(planned, socket, selection)? {
+                    let counting = self.claim_box(&claimed, planned, cpu, socket)?;
+                    claimed.push(Claimed {
+                        planned,
+                        counting,
+                        cpu,
+                        socket,
+                    });
+                }
             }
+        }
+        for c in &claimed {
+            c.counting.check_free(c.planned.events.len())?;
+        }
+        let kind = backend.register_kind();
+        for c in claimed {
+            self.program_box(c, selection, kind)?;
         }
         Ok(())
     }
@@ -150,6 +192,7 @@ impl<'m> Session<'m> {
                 backend: BackendKind::Perf,
                 width: 64,
                 perf: None,
+                cpu: None,
             })
             .collect();
         self.open_perf(p.layer, &pmu, &events, &planned, selection)
@@ -179,6 +222,7 @@ impl<'m> Session<'m> {
                 backend: BackendKind::Perf,
                 width: 64,
                 perf: None,
+                cpu: None,
             })
             .collect();
         let opened = self.perf.len();
@@ -213,20 +257,7 @@ impl<'m> Session<'m> {
         planned: &[SeriesInfo],
         selection: &Selection,
     ) -> Result<()> {
-        let fallback = selection.cpu.unwrap_or(0);
-        let at: Vec<(u32, Option<u32>)> = match (selection.sockets, selection.cpu) {
-            (Sockets::All, _) => PerfSession::cpus(pmu, None, fallback)?
-                .into_iter()
-                .enumerate()
-                .map(|(s, c)| (s as u32, c))
-                .collect(),
-            (Sockets::One(s), Some(c)) => vec![(s, Some(c))],
-            (Sockets::One(s), None) => PerfSession::cpus(pmu, Some(s), fallback)?
-                .into_iter()
-                .map(|c| (s, c))
-                .collect(),
-        };
-        for (socket, cpu) in at {
+        for (socket, cpu) in self.perf_places(pmu, selection)? {
             let mut group = BoxGroup::open_on(layer, pmu, cpu, events)?;
             group.enable()?;
             let g = self.perf.len();
@@ -239,6 +270,7 @@ impl<'m> Session<'m> {
                         cpu,
                         event: ev.to_string(),
                     }),
+                    cpu: cpu.filter(|_| pmu.cpumask.is_empty()),
                     ..s.clone()
                 });
                 self.perf_index.push(Some((g, member)));
@@ -247,33 +279,83 @@ impl<'m> Session<'m> {
         Ok(())
     }
 
-    /// Programs one box on one socket through the registers, and adds its series.
-    fn program_box(
-        &mut self,
+    /// The (socket, CPU) pairs a kernel PMU's group is opened on: `--cpu`'s (labelled with
+    /// its own socket), the one its cpumask names for each selected socket, or, for a PMU
+    /// without a cpumask (`msr`), a CPU of the socket asked for, or every online CPU with
+    /// [`Selection::every_cpu`].
+    fn perf_places(&self, pmu: &Pmu, selection: &Selection) -> Result<Vec<(u32, Option<u32>)>> {
+        let per_cpu = pmu.cpumask.is_empty();
+        let fallback = selection.cpu.unwrap_or(0);
+        Ok(match (selection.sockets, selection.cpu) {
+            (Sockets::All, _) if per_cpu && selection.every_cpu => self
+                .machine
+                .topology()?
+                .cpus()
+                .into_iter()
+                .map(|(cpu, socket)| (socket, Some(cpu)))
+                .collect(),
+            (Sockets::All, _) => PerfSession::cpus(pmu, None, fallback)?
+                .into_iter()
+                .enumerate()
+                .map(|(s, c)| (s as u32, c))
+                .collect(),
+            (Sockets::One(s), Some(c)) => {
+                let socket = self.machine.topology()?.socket_of(c).unwrap_or(s);
+                vec![(socket, Some(c))]
+            }
+            (Sockets::One(s), None) if per_cpu => {
+                vec![(s, Some(self.machine.cpu_for_socket(s)?))]
+            }
+            (Sockets::One(s), None) => PerfSession::cpus(pmu, Some(s), fallback)?
+                .into_iter()
+                .map(|c| (s, c))
+                .collect(),
+        })
+    }
+
+    /// The (CPU, socket) pairs a register box is reached through on `socket`: `--cpu`'s
+    /// (the box is then that CPU's socket's: labelled, and claimed, as such), each of the
+    /// socket's CPUs for a per-CPU box with [`Selection::every_cpu`], or one of its CPUs.
+    fn places(
+        &self,
         planned: &BoxEvents,
         socket: u32,
         selection: &Selection,
-        backend: BackendKind,
-    ) -> Result<()> {
-        let pmu_box = planned.pmu_box;
-        // With a CPU given, the box is that CPU's socket's: it is labelled, and claimed, as such.
-        let (cpu, socket) = match selection.cpu {
-            Some(c) => (c, self.machine.topology()?.socket_of(c).unwrap_or(socket)),
-            None => (self.machine.cpu_for_socket(socket)?, socket),
-        };
+    ) -> Result<Vec<(u32, u32)>> {
+        let topology = self.machine.topology()?;
+        Ok(match selection.cpu {
+            Some(c) => vec![(c, topology.socket_of(c).unwrap_or(socket))],
+            None if selection.every_cpu && planned.pmu_box.scope() == Scope::Cpu => topology
+                .cpus()
+                .into_iter()
+                .filter(|&(_, s)| s == socket)
+                .collect(),
+            None => vec![(self.machine.cpu_for_socket(socket)?, socket)],
+        })
+    }
+
+    /// Claims `planned` through `cpu` on `socket`, sharing the claim of a box `claimed`
+    /// already holds under the same PMU.
+    fn claim_box(
+        &self,
+        claimed: &[Claimed<'_, 'm>],
+        planned: &BoxEvents,
+        cpu: u32,
+        socket: u32,
+    ) -> Result<Counting<'m, Machine>> {
         let devices = if planned.in_pci() {
             Some(self.machine.devices(planned.boxes.processor)?)
         } else {
             None
         };
-        let shared = self
-            .groups
+        let pmu_box = planned.pmu_box;
+        let shared = claimed
             .iter()
-            .find(|g| g.counting.shares_pmu(pmu_box, cpu, socket as usize));
-        let mut counting = match shared {
-            Some(g) => g
+            .find(|c| c.counting.shares_pmu(pmu_box, cpu, socket as usize));
+        match shared {
+            Some(c) => c
                 .counting
-                .open_beside(pmu_box, cpu, socket as usize, devices)?,
+                .open_beside(pmu_box, cpu, socket as usize, devices),
             None => Counting::open(
                 self.machine,
                 planned.boxes,
@@ -281,8 +363,24 @@ impl<'m> Session<'m> {
                 cpu,
                 socket as usize,
                 devices,
-            )?,
-        };
+            ),
+        }
+    }
+
+    /// Programs one claimed box through the registers, and adds its series.
+    fn program_box(
+        &mut self,
+        claimed: Claimed<'_, 'm>,
+        selection: &Selection,
+        backend: BackendKind,
+    ) -> Result<()> {
+        let Claimed {
+            planned,
+            mut counting,
+            cpu,
+            socket,
+        } = claimed;
+        let pmu_box = planned.pmu_box;
         let counters = counting.program(&planned.events)?;
         for (i, &n) in counters.iter().enumerate() {
             self.series.push(SeriesInfo {
@@ -296,6 +394,7 @@ impl<'m> Session<'m> {
                 backend,
                 width: counting.counter_width(n)?,
                 perf: None,
+                cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
             });
             self.perf_index.push(None);
         }

@@ -63,6 +63,10 @@ pub struct Selection {
     /// The CPU to reach MSR boxes through (instead of one of the socket's), and to open a
     /// kernel PMU without a cpumask on.
     pub cpu: Option<u32>,
+    /// With [`Sockets::All`]: count a per-CPU PMU (the core PMU, a kernel PMU without a
+    /// cpumask such as `msr`) on every online CPU, as `perf stat -a` does, not on one CPU
+    /// per socket. Each series then names its CPU ([`super::SeriesInfo::cpu`]).
+    pub every_cpu: bool,
 }
 
 impl Selection {
@@ -93,6 +97,7 @@ impl Selection {
             events: names.iter().map(|n| n.to_string()).collect(),
             sockets: Sockets::One(0),
             cpu: None,
+            every_cpu: false,
         };
         selection.check()?;
         Ok(selection)

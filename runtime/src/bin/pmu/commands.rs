@@ -1,9 +1,12 @@
 //! `list`, `decode`, `encode`, `read` and `write`.
 
 use pmu_regs::{AddressInfo, Addresses, EventInfo, Location, RegisterInfo, Role, PROCESSORS};
+use pmu_runtime::boxes::Boxes;
 use pmu_runtime::codec::{self, Decoded};
 use pmu_runtime::lookup::{self, Found};
 use pmu_runtime::machine::{Machine, Resolved};
+use pmu_runtime::ownership::{Lease, Ownership, Pmu};
+use pmu_runtime::topology::Topology;
 use pmu_runtime::{BackendError, Place, UsageError};
 use serde_json::{json, Value};
 
@@ -881,10 +884,21 @@ fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
         .expect("every register's processor is in the metadata")
 }
 
+/// The machine `args` name for `info`'s processor, refusing a --cpu or --socket it does not
+/// have, as `watch` does (where the topology can be read: a tree without one is still reached
+/// by CPU number). The simulator refuses them itself, in its own words.
+fn machine_at(args: &PlaceArgs, info: &RegisterInfo) -> Result<Machine, Failure> {
+    let machine = args.machine_for(processor_of(info))?;
+    if !args.sim && machine.topology().is_ok() {
+        machine.check_place(args.cpu, args.socket)?;
+    }
+    Ok(machine)
+}
+
 /// `pmu read`.
 pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_out: bool) -> Out {
     let (info, addr, found) = instance(register, args)?;
-    let machine = args.machine_for(processor_of(info))?;
+    let machine = machine_at(args, info)?;
     if all {
         return read_all(&machine, info, addr, show, args, json_out);
     }
@@ -914,6 +928,27 @@ pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_
     ))
 }
 
+/// Every place `read -a` reads `info` at: each CPU for a core register, each socket for an
+/// uncore one.
+fn everywhere(topology: &Topology, info: &RegisterInfo, args: &PlaceArgs) -> Vec<PlaceArgs> {
+    if info.unit == "CORE" {
+        let cpus = topology.cpus().into_iter();
+        cpus.map(|(cpu, _)| PlaceArgs {
+            cpu: Some(cpu),
+            ..args.clone()
+        })
+        .collect()
+    } else {
+        let sockets = topology.sockets();
+        sockets
+            .map(|s| PlaceArgs {
+                socket: Some(s),
+                ..args.clone()
+            })
+            .collect()
+    }
+}
+
 /// `pmu read -a`: a core register on every CPU, an uncore register on every socket.
 fn read_all(
     machine: &Machine,
@@ -924,25 +959,7 @@ fn read_all(
     json_out: bool,
 ) -> Out {
     let topology = machine.topology()?;
-    let per_cpu = info.unit == "CORE";
-    let wheres: Vec<PlaceArgs> = if per_cpu {
-        topology
-            .cpus()
-            .into_iter()
-            .map(|(cpu, _)| PlaceArgs {
-                cpu: Some(cpu),
-                ..args.clone()
-            })
-            .collect()
-    } else {
-        topology
-            .sockets()
-            .map(|s| PlaceArgs {
-                socket: Some(s),
-                ..args.clone()
-            })
-            .collect()
-    };
+    let wheres = everywhere(&topology, info, args);
     let mut lines = String::new();
     let mut items = Vec::new();
     let mut t = Table::new(&["SOCKET", "PLACE", "VALUE", "FIELDS SET"]);
@@ -1001,7 +1018,8 @@ fn read_all(
     ))
 }
 
-/// `pmu write`.
+/// `pmu write`: refused, before anything is written, when a session holds the register's
+/// box (its exit would put its own value back over this one); the register is read back.
 pub fn write(
     register: &str,
     values: &[String],
@@ -1010,51 +1028,43 @@ pub fn write(
     json_out: bool,
 ) -> Out {
     let (info, addr, found) = instance(register, args)?;
-    let bare: Vec<&String> = values.iter().filter(|v| !v.contains('=')).collect();
-    let whole = match (values, bare.as_slice()) {
-        ([v], [_]) => Some(grammar::number(v)?),
-        (_, []) => None,
-        _ => {
-            return Err(Failure::usage(format!(
-                "give one whole value (write {} 0x400001) or field=value pairs (ev_sel=0x02 \
-                 en=1), not {}",
-                addr.name,
-                values.join(" ")
-            )))
-        }
-    };
+    let whole = whole_value(addr, values)?;
     if info.writable_mask == 0 {
         return Err(Failure::usage(format!(
             "{} is read-only: none of its fields can be written",
             addr.name
         )));
     }
-    let machine = args.machine_for(processor_of(info))?;
+    let machine = machine_at(args, info)?;
     let place = machine.place(info, addr, &args.at()?)?;
-    let (old, new) = match whole {
-        Some(v) => (None, v),
-        None => {
-            let assignments = grammar::assignments(info, values)?;
-            let current = machine.read(&Resolved {
-                info,
-                address: addr,
-                place,
-            })?;
-            // Reserved bits read back are never written back.
-            let base = current & !info.reserved_mask;
-            (Some(current), codec::encode(info, base, &assignments)?)
-        }
-    };
     let reg = Resolved {
         info,
         address: addr,
         place,
     };
+    let (old, new) = match whole {
+        Some(v) => (None, v),
+        None => {
+            let assignments = grammar::assignments(info, values)?;
+            let current = machine.read(&reg)?;
+            // Reserved bits read back are never written back.
+            let base = current & !info.reserved_mask;
+            (Some(current), codec::encode(info, base, &assignments)?)
+        }
+    };
     // Refused here, before anything is written, for the same reasons the write would be.
     machine.check(&reg, new)?;
     let d = codec::decode(info, new);
-    if !dry_run {
+    let back = if dry_run {
+        None
+    } else {
+        let _lease = claim_for_write(&machine, &reg, args)?;
         machine.write(&reg, new)?;
+        Some(machine.read(&reg)?)
+    };
+    let differs = back.and_then(|b| read_back_differs(info, new, b));
+    if let Some(text) = &differs {
+        warn(text);
     }
     if json_out {
         let mut extra = serde_json::Map::new();
@@ -1063,6 +1073,8 @@ pub fn write(
         extra.insert("previous".into(), json!(old));
         extra.insert("previous_hex".into(), json!(old.map(|o| format!("{o:#x}"))));
         extra.insert("written".into(), json!(!dry_run));
+        extra.insert("read_back".into(), json!(back));
+        extra.insert("read_back_differs".into(), json!(differs.is_some()));
         return Ok(decoded_json(&d, extra, None));
     }
     let verb = if dry_run { "would write" } else { "wrote" };
@@ -1075,5 +1087,79 @@ pub fn write(
         head.trim_end(),
         place_text(place),
         decoded_table(&d)
+    ))
+}
+
+/// The one whole value among `values`, `None` for field=value pairs, or a usage error for a
+/// mixture.
+fn whole_value(addr: &AddressInfo, values: &[String]) -> Result<Option<u64>, Failure> {
+    let bare: Vec<&String> = values.iter().filter(|v| !v.contains('=')).collect();
+    match (values, bare.as_slice()) {
+        ([v], [_]) => Ok(Some(grammar::number(v)?)),
+        (_, []) => Ok(None),
+        _ => Err(Failure::usage(format!(
+            "give one whole value (write {} 0x400001) or field=value pairs (ev_sel=0x02 \
+             en=1), not {}",
+            addr.name,
+            values.join(" ")
+        ))),
+    }
+}
+
+/// Claims, for the length of the write, the PMU a counting session on `reg`'s box would
+/// hold: a write under a running `watch` is refused naming it. Registers of no box are
+/// written without a claim.
+fn claim_for_write(
+    machine: &Machine,
+    reg: &Resolved,
+    args: &PlaceArgs,
+) -> Result<Option<Lease>, Failure> {
+    let processor = processor_of(reg.info);
+    let (cpu, socket) = match reg.place {
+        Place::Cpu(c) => {
+            let topology = machine.topology().ok();
+            (c, topology.and_then(|t| t.socket_of(c)).or(args.socket))
+        }
+        Place::Device(bdf) => {
+            let devices = machine.devices(processor).ok();
+            let on_bus = devices.and_then(|d| {
+                d.sockets
+                    .iter()
+                    .position(|s| s.segment == bdf.segment && s.bus == bdf.bus)
+            });
+            (0, on_bus.map(|s| s as u32).or(args.socket))
+        }
+    };
+    let socket = socket.unwrap_or(0) as usize;
+    match Pmu::of_register(Boxes::of(processor), reg.address, cpu, socket) {
+        Some(pmu) => Ok(Some(machine.claim(&pmu)?)),
+        None => Ok(None),
+    }
+}
+
+/// What to say when `back`, read after writing `wrote`, differs in the bits that hold what
+/// is written (read/write fields the hardware does not change by itself).
+fn read_back_differs(info: &RegisterInfo, wrote: u64, back: u64) -> Option<String> {
+    let stable: u64 = info
+        .fields
+        .iter()
+        .filter(|f| f.access == pmu_regs::Access::Rw)
+        .fold(0, |m, f| m | f.mask());
+    let bits = (wrote ^ back) & stable;
+    if bits == 0 {
+        return None;
+    }
+    let fields: Vec<&str> = info
+        .fields
+        .iter()
+        .filter(|f| f.mask() & bits != 0)
+        .map(|f| f.name)
+        .collect();
+    Some(format!(
+        "read {} back after writing {}: bits {bits:#x} ({}) did not take; the hardware may not \
+         implement them, or something else changed them",
+        hex(back, info.width),
+        hex(wrote, info.width),
+        fields.join(", ")
     ))
 }

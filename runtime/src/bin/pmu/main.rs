@@ -79,6 +79,10 @@ enum Command {
     Read(ReadArgs),
     /// Write a register: a whole value, or field=value pairs applied to its current value.
     ///
+    /// Refused while a session (`pmu watch`, `pmu serve`) holds the register's box, naming it:
+    /// the session would put its own value back when it ends. The register is read back, and
+    /// a warning says which fields did not take.
+    ///
     /// Example: pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
     #[command(after_help = grammar::NUMBER_RULE)]
     Write(WriteArgs),

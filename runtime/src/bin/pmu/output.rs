@@ -33,6 +33,8 @@ pub struct Row<'a> {
     pub backend: &'a str,
     /// Through perf: where it counts, and the share of the time it ran.
     pub perf: Option<(&'a PerfSeries, f64)>,
+    /// With `-A`, the CPU of a per-CPU PMU's row.
+    pub cpu: Option<u32>,
 }
 
 /// How rows are written.
@@ -75,6 +77,8 @@ pub struct Output {
     totals: Option<(Exporter, Vec<u64>)>,
     /// When the counters were programmed (the output is opened right after).
     programmed: Instant,
+    /// `-A`: a cpu column after the socket (`-` for a row of no one CPU).
+    cpu_column: bool,
 }
 
 impl Output {
@@ -97,19 +101,45 @@ impl Output {
             exposition: Vec::new(),
             totals: None,
             programmed: Instant::now(),
+            cpu_column: false,
         })
+    }
+
+    /// With `yes` (`-A`), the table and CSV have a cpu column after the socket.
+    pub fn with_cpu_column(mut self, yes: bool) -> Self {
+        self.cpu_column = yes;
+        self
+    }
+
+    /// The socket, and with `-A` the CPU, as the table or CSV shows them.
+    fn socket_text(&self, r: &Row, sep: &str) -> String {
+        match (self.cpu_column, r.cpu) {
+            (false, _) => r.socket.to_string(),
+            (true, Some(cpu)) => format!("{}{sep}{cpu}", r.socket),
+            (true, None) => format!("{}{sep}-", r.socket),
+        }
     }
 
     pub fn header(&mut self) -> io::Result<()> {
         let running = if self.perf { "  running" } else { "" };
         match &self.format {
-            Format::Table { counter_w, event_w } => writeln!(
-                self.out,
-                "{:>10}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}{running}",
-                "# time", "socket", "counter", "event", "count", "rate/s"
-            ),
+            Format::Table { counter_w, event_w } => {
+                let socket = if self.cpu_column {
+                    format!("{:>6}  {:>4}", "socket", "cpu")
+                } else {
+                    format!("{:>6}", "socket")
+                };
+                writeln!(
+                    self.out,
+                    "{:>10}  {socket}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}{running}",
+                    "# time", "counter", "event", "count", "rate/s"
+                )
+            }
             Format::Separated(sep) => {
                 let mut columns = vec!["time", "socket", "counter", "event", "count", "rate"];
+                if self.cpu_column {
+                    columns.insert(2, "cpu");
+                }
                 if self.perf {
                     columns.push("running");
                 }
@@ -127,11 +157,18 @@ impl Output {
                 } else {
                     String::new()
                 };
+                let socket = match (self.cpu_column, r.cpu) {
+                    (false, _) => format!("{:>6}", r.socket),
+                    (true, cpu) => format!(
+                        "{:>6}  {:>4}",
+                        r.socket,
+                        cpu.map_or("-".into(), |c| c.to_string())
+                    ),
+                };
                 writeln!(
                     self.out,
-                    "{:>10.3}  {:>6}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}{running}",
+                    "{:>10.3}  {socket}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}{running}",
                     r.time,
-                    r.socket,
                     r.counter,
                     r.event,
                     thousands(r.count),
@@ -155,7 +192,7 @@ impl Output {
                     self.out,
                     "{:.3}{sep}{}{sep}{}{sep}{}{sep}{}{sep}{:.1}{running}",
                     r.time,
-                    r.socket,
+                    self.socket_text(r, sep),
                     quote(r.counter),
                     quote(r.event),
                     r.count,
@@ -183,6 +220,9 @@ impl Output {
                     count["perf_event"] = json!(p.event);
                     count["running"] = json!(ratio);
                     count["multiplexed"] = json!(ratio < 1.0);
+                }
+                if let Some(cpu) = r.cpu {
+                    count["cpu"] = json!(cpu);
                 }
                 self.pending.push(count);
                 Ok(())

@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// rate() has something to show.
     #[arg(long, default_value_t = 1000.0, value_name = "N")]
     sim_rate: f64,
+    /// Take counters that are already enabled (left by a killed session, or another tool's):
+    /// they are saved and put back at exit. Without it such a counter is refused, named.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     place: PlaceArgs,
     #[command(flatten)]
@@ -114,6 +118,8 @@ impl ServeArgs {
                     detected,
                     backend: self.perf.backend,
                     kernel_pmu: self.perf.pmu.clone(),
+                    // Series per CPU would share their labels (the exporter has no CPU).
+                    every_cpu: false,
                 },
             ));
         }
@@ -228,7 +234,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         Failure::operation(format!("cannot tell where {} listens: {e}", args.listen))
     })?;
 
-    let machine = args.place.machine_for(processor)?;
+    let machine = args.place.machine_for(processor)?.taking_over(args.force);
     // Prometheus's rate() is per second of real time: the wall clock, even on the simulator,
     // whose events then happen at --sim-rate per real second.
     let options = Options {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use pmu_runtime::session::{Options, Session, Sockets};
+use pmu_runtime::session::{Count, Options, PerfSeries, SeriesInfo, Session, Sockets};
 
 use crate::detect;
 use crate::failure::Failure;
@@ -43,9 +43,20 @@ pub struct WatchArgs {
     /// Stop after this many reports (1 or more; default: until Ctrl-C).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
-    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`.
-    #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
+    /// Watch the boxes on every socket (a row per socket), like `perf stat -a`; a per-CPU
+    /// PMU (CORE, --pmu msr) is counted on every CPU and summed per socket (-A: a row per
+    /// CPU).
+    #[arg(
+        short = 'a',
+        long = "all-sockets",
+        visible_alias = "all-cpus",
+        conflicts_with_all = ["socket", "cpu", "device"]
+    )]
     all_sockets: bool,
+    /// A row per CPU for a per-CPU PMU, not their sum (like `perf stat -A`); with a cpu
+    /// column.
+    #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
+    no_aggr: bool,
     /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.
     #[arg(long)]
     per_socket: bool,
@@ -68,6 +79,10 @@ pub struct WatchArgs {
     /// textfile collector: -o /var/lib/node_exporter/pmu.prom).
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<WatchFormat>,
+    /// Take counters that are already enabled (left by a killed session, or another tool's):
+    /// they are saved and put back at exit. Without it such a counter is refused, named.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
@@ -85,6 +100,11 @@ enum WatchFormat {
 }
 
 impl WatchArgs {
+    /// Whether a per-CPU PMU's CPUs are summed (per socket): with -a, unless -A.
+    fn sums_cpus(&self) -> bool {
+        self.all_sockets && !self.no_aggr
+    }
+
     /// What to count, in the terms `serve` shares.
     pub fn selection(&self) -> Selection {
         let detected = crate::commands::processor_named(self.processor.as_deref())
@@ -103,6 +123,7 @@ impl WatchArgs {
             detected,
             backend: self.perf.backend,
             kernel_pmu: self.perf.pmu.clone(),
+            every_cpu: self.all_sockets,
         }
     }
 }
@@ -120,40 +141,11 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     crate::commands::processor_named(args.processor.as_deref())?;
     let plan = args.selection().resolve()?;
     plan.check_reach(args.place.sim, args.place.root.as_deref())?;
-    let format = match (args.format, &args.separator, json_out) {
-        (Some(f), Some(_), _) if f != WatchFormat::Csv => {
-            return Err(Failure::usage(
-                "-x SEP writes CSV; it does not go with another --format".to_string(),
-            ))
-        }
-        (Some(f), _, true) if f != WatchFormat::Json => {
-            return Err(Failure::usage(
-                "--json writes JSON lines; it does not go with another --format".to_string(),
-            ))
-        }
-        (Some(WatchFormat::Openmetrics), _, _) => Format::OpenMetrics,
-        (Some(WatchFormat::Prometheus), _, _) => Format::PrometheusText,
-        (Some(WatchFormat::Csv), None, _) => Format::Separated(",".to_string()),
-        (Some(WatchFormat::Json), _, _) => Format::JsonLines,
-        (_, Some(sep), _) if sep.is_empty() => {
-            return Err(Failure::usage(
-                "-x needs a separator, such as -x, or -x';'".to_string(),
-            ))
-        }
-        (_, Some(sep), _) => Format::Separated(sep.clone()),
-        (_, None, true) => Format::JsonLines,
-        (_, None, false) => Format::Table {
-            counter_w: 18,
-            event_w: args
-                .events
-                .iter()
-                .map(String::len)
-                .max()
-                .unwrap_or(5)
-                .max(5),
-        },
-    };
-    let machine = args.place.machine_for(plan.processor())?;
+    let format = format_of(args, json_out)?;
+    let machine = args
+        .place
+        .machine_for(plan.processor())?
+        .taking_over(args.force);
     let backend = args.place.backend(&machine, plan.selection().route());
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
@@ -163,7 +155,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let mut session = Session::open(&backend, plan.counting(), options)?;
     let perf = session.series().iter().any(|s| s.perf.is_some());
     let mut out = match Output::new(format, perf, args.output.as_deref()) {
-        Ok(out) => out,
+        Ok(out) => out.with_cpu_column(args.no_aggr),
         Err(e) => {
             let failure = Failure::operation(format!(
                 "cannot write {}: {e}; choose a file in a writable directory",
@@ -190,6 +182,50 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     close_after(session, result).map(|()| String::new())
 }
 
+/// The report's format from --format, -x and --json, refusing combinations that disagree.
+fn format_of(args: &WatchArgs, json_out: bool) -> Result<Format, Failure> {
+    Ok(match (args.format, &args.separator, json_out) {
+        (Some(f), Some(_), _) if f != WatchFormat::Csv => {
+            return Err(Failure::usage(
+                "-x SEP writes CSV; it does not go with another --format".to_string(),
+            ))
+        }
+        (Some(f), _, true) if f != WatchFormat::Json => {
+            return Err(Failure::usage(
+                "--json writes JSON lines; it does not go with another --format".to_string(),
+            ))
+        }
+        (Some(WatchFormat::Openmetrics | WatchFormat::Prometheus), _, _) if args.no_aggr => {
+            return Err(Failure::usage(
+                "-A prints a row per CPU, and the exposition's labels have no CPU; give -A with \
+                 the table, CSV or JSON"
+                    .to_string(),
+            ))
+        }
+        (Some(WatchFormat::Openmetrics), _, _) => Format::OpenMetrics,
+        (Some(WatchFormat::Prometheus), _, _) => Format::PrometheusText,
+        (Some(WatchFormat::Csv), None, _) => Format::Separated(",".to_string()),
+        (Some(WatchFormat::Json), _, _) => Format::JsonLines,
+        (_, Some(sep), _) if sep.is_empty() => {
+            return Err(Failure::usage(
+                "-x needs a separator, such as -x, or -x';'".to_string(),
+            ))
+        }
+        (_, Some(sep), _) => Format::Separated(sep.clone()),
+        (_, None, true) => Format::JsonLines,
+        (_, None, false) => Format::Table {
+            counter_w: 18,
+            event_w: args
+                .events
+                .iter()
+                .map(String::len)
+                .max()
+                .unwrap_or(5)
+                .max(5),
+        },
+    })
+}
+
 fn watch_loop(
     session: &mut Session,
     args: &WatchArgs,
@@ -210,6 +246,18 @@ fn watch_loop(
         }
     }
     let summed = boxes.join("+");
+    // A row summed over a per-CPU PMU's CPUs names no one CPU.
+    let perf_rows: Vec<Option<PerfSeries>> = series
+        .iter()
+        .map(|s| {
+            let one_cpu = s.cpu.is_none() || !args.sums_cpus();
+            let cpu = |p: &PerfSeries| p.cpu.filter(|_| one_cpu);
+            s.perf.as_ref().map(|p| PerfSeries {
+                cpu: cpu(p),
+                ..p.clone()
+            })
+        })
+        .collect();
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
@@ -220,42 +268,7 @@ fn watch_loop(
         }
         let interval = session.interval()?;
         let t = interval.time;
-        // Rows in series order; with --per-socket, one per socket and event, summed.
-        let mut rows: Vec<Row> = Vec::new();
-        // (socket, event index) of each row, for --per-socket.
-        let mut keys: Vec<(u32, usize)> = Vec::new();
-        for (s, c) in series.iter().zip(&interval.counts) {
-            let counter = if args.per_socket {
-                summed.as_str()
-            } else {
-                s.counter.as_str()
-            };
-            let perf = s.perf.as_ref().map(|p| (p, c.running_ratio.unwrap_or(1.0)));
-            let key = (s.socket, s.event_index);
-            match keys.iter().position(|k| args.per_socket && *k == key) {
-                Some(at) => rows[at].count += c.delta,
-                None => {
-                    keys.push(key);
-                    rows.push(Row {
-                        time: t,
-                        processor: s.processor,
-                        unit: &s.unit,
-                        instance: if args.per_socket {
-                            summed.as_str()
-                        } else {
-                            s.instance.as_str()
-                        },
-                        socket: s.socket,
-                        counter,
-                        event: &s.event,
-                        count: c.delta,
-                        rate: 0.0,
-                        backend: s.backend.label(),
-                        perf,
-                    })
-                }
-            }
-        }
+        let mut rows = rows(&series, &interval.counts, args, &summed, &perf_rows, t);
         let written = rows
             .iter_mut()
             .try_for_each(|r| {
@@ -268,6 +281,60 @@ fn watch_loop(
         }
     }
     Ok(())
+}
+
+/// One interval's rows, in series order: with --per-socket one per socket and event, and a
+/// per-CPU PMU's CPUs summed per socket unless -A; `summed` names the boxes of a
+/// --per-socket row, `perf` is each series' perf place as its row shows it.
+fn rows<'a>(
+    series: &'a [SeriesInfo],
+    counts: &[Count],
+    args: &WatchArgs,
+    summed: &'a str,
+    perf: &'a [Option<PerfSeries>],
+    time: f64,
+) -> Vec<Row<'a>> {
+    let mut rows: Vec<Row> = Vec::new();
+    // (socket, event index, counter unless --per-socket) of each row, for summing.
+    let mut keys: Vec<(u32, usize, Option<&String>)> = Vec::new();
+    for ((s, c), perf) in series.iter().zip(counts).zip(perf) {
+        let count = c.delta;
+        let ratio = c.running_ratio.unwrap_or(1.0);
+        let key = (
+            s.socket,
+            s.event_index,
+            (!args.per_socket).then_some(&s.counter),
+        );
+        let merge = args.per_socket || (s.cpu.is_some() && args.sums_cpus());
+        if let Some(at) = keys.iter().position(|k| merge && *k == key) {
+            let row = &mut rows[at];
+            row.count += count;
+            // A sum is as complete as its least-running part.
+            row.perf = row.perf.map(|(p, r)| (p, r.min(ratio)));
+            continue;
+        }
+        keys.push(key);
+        let (instance, counter) = if args.per_socket {
+            (summed, summed)
+        } else {
+            (s.instance.as_str(), s.counter.as_str())
+        };
+        rows.push(Row {
+            time,
+            processor: s.processor,
+            unit: &s.unit,
+            instance,
+            socket: s.socket,
+            counter,
+            event: &s.event,
+            count,
+            rate: 0.0,
+            backend: s.backend.label(),
+            perf: perf.as_ref().map(|p| (p, ratio)),
+            cpu: s.cpu.filter(|_| args.no_aggr),
+        });
+    }
+    rows
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally; other write errors

@@ -30,6 +30,10 @@ pub struct Selection {
     /// A kernel PMU to count instead of the spec's boxes (`--pmu msr`): `events` are then its
     /// event names or format terms (`tsc`, `event=0x3c`), counted through perf.
     pub kernel_pmu: Option<String>,
+    /// With [`Sockets::All`]: count a per-CPU PMU (the core PMU, a kernel PMU without a
+    /// cpumask such as `msr`) on every online CPU, as `perf stat -a` does, not on one CPU
+    /// per socket.
+    pub every_cpu: bool,
 }
 
 impl Selection {
@@ -57,6 +61,7 @@ impl Selection {
             detected: None,
             backend: Backend::Auto,
             kernel_pmu: None,
+            every_cpu: false,
         }))
     }
 
@@ -185,6 +190,7 @@ impl Selection {
                 events: self.events.clone(),
                 sockets: self.sockets,
                 cpu: self.cpu,
+                every_cpu: self.every_cpu,
             },
         }
     }

@@ -165,6 +165,16 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         }
         None => quote!(None),
     };
+    let steppings = match proc.identity.as_ref().and_then(|id| id.steppings) {
+        Some((lo, hi)) => {
+            let (lo, hi) = (
+                proc_macro2::Literal::u32_unsuffixed(lo),
+                proc_macro2::Literal::u32_unsuffixed(hi),
+            );
+            quote!(Some((#lo, #hi)))
+        }
+        None => quote!(None),
+    };
     let code_names = proc
         .identity
         .iter()
@@ -196,6 +206,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             cpuid: #cpuid,
+            steppings: #steppings,
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
@@ -264,11 +275,31 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         pub static PROCESSORS: &[&support::ProcessorInfo] = &[#(#items),*];
 
         /// The processor with CPUID display family `family` and model `model` (06_3EH is
-        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
-        /// built: how a tool picks the spec for the machine it runs on.
+        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone
+        /// decides, and its feature is built. Where processors share a model and differ by
+        /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
+        /// [`processor_for_signature`].
         pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
             let wanted = Some((family, model));
-            PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
+            PROCESSORS
+                .iter()
+                .copied()
+                .find(|p| p.cpuid == wanted && p.steppings.is_none())
+        }
+
+        /// The processor with CPUID display family, model and stepping (a Cascade Lake,
+        /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
+        /// one and its feature is built: how a tool picks the spec for the machine it runs on.
+        pub fn processor_for_signature(
+            family: u32,
+            model: u32,
+            stepping: u32,
+        ) -> Option<&'static ProcessorInfo> {
+            let wanted = Some((family, model));
+            PROCESSORS.iter().copied().find(|p| {
+                p.cpuid == wanted
+                    && p.steppings.is_none_or(|(lo, hi)| (lo..=hi).contains(&stepping))
+            })
         }
     }
 }

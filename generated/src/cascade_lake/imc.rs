@@ -552,6 +552,91 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_M_ACT_COUNT.WR`: event select 0x01, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const ACT_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.RD_REG`: event select 0x04, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_REG: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`: event select 0x04, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD_UNDERFILL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.RD`: event select 0x04, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.WR_WMM`: event select 0x04, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR_WMM: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.WR`: event select 0x04, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_WR: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CAS_COUNT.ALL`: event select 0x04, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const CAS_COUNT_ALL: Event = Event(&EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_POWER_CHANNEL_PPD`: event select 0x85, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_CHANNEL_PPD: Event = Event(&EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_POWER_SELF_REFRESH`: event select 0x43, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const POWER_SELF_REFRESH: Event = Event(&EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PRE_COUNT.PAGE_MISS`: event select 0x02, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_PAGE_MISS: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PRE_COUNT.RD`: event select 0x02, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const PRE_COUNT_RD: Event = Event(&EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_RPQ_INSERTS`: event select 0x10, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_RPQ_OCCUPANCY`: event select 0x80, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_TAGCHK.HIT`: event select 0xd3, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const TAGCHK_HIT: Event = Event(&EventInfo { name: "UNC_M_TAGCHK.HIT", code: 0xd3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_TAGCHK.MISS_CLEAN`: event select 0xd3, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const TAGCHK_MISS_CLEAN: Event = Event(&EventInfo { name: "UNC_M_TAGCHK.MISS_CLEAN", code: 0xd3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_TAGCHK.MISS_DIRTY`: event select 0xd3, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const TAGCHK_MISS_DIRTY: Event = Event(&EventInfo { name: "UNC_M_TAGCHK.MISS_DIRTY", code: 0xd3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_WPQ_INSERTS`: event select 0x20, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_WPQ_OCCUPANCY`: event select 0x81, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const WPQ_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL`: event select 0xe0, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PMM_RPQ_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.ALL", code: 0xe0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_RPQ_INSERTS`: event select 0xe3, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PMM_RPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_PMM_RPQ_INSERTS", code: 0xe3, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_CMD1.ALL`: event select 0xea, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PMM_CMD1_ALL: Event = Event(&EventInfo { name: "UNC_M_PMM_CMD1.ALL", code: 0xea, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_CMD1.RD`: event select 0xea, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const PMM_CMD1_RD: Event = Event(&EventInfo { name: "UNC_M_PMM_CMD1.RD", code: 0xea, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_CMD1.WR`: event select 0xea, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const PMM_CMD1_WR: Event = Event(&EventInfo { name: "UNC_M_PMM_CMD1.WR", code: 0xea, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_CMD1.UFILL_RD`: event select 0xea, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const PMM_CMD1_UFILL_RD: Event = Event(&EventInfo { name: "UNC_M_PMM_CMD1.UFILL_RD", code: 0xea, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_WPQ_INSERTS`: event select 0xe7, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PMM_WPQ_INSERTS: Event = Event(&EventInfo { name: "UNC_M_PMM_WPQ_INSERTS", code: 0xe7, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL`: event select 0xe4, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const PMM_WPQ_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL", code: 0xe4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::ACT_COUNT_WR, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_RD, Event::CAS_COUNT_WR_WMM, Event::CAS_COUNT_WR, Event::CAS_COUNT_ALL, Event::CLOCKTICKS, Event::POWER_CHANNEL_PPD, Event::POWER_SELF_REFRESH, Event::PRE_COUNT_PAGE_MISS, Event::PRE_COUNT_RD, Event::RPQ_INSERTS, Event::RPQ_OCCUPANCY, Event::TAGCHK_HIT, Event::TAGCHK_MISS_CLEAN, Event::TAGCHK_MISS_DIRTY, Event::WPQ_INSERTS, Event::WPQ_OCCUPANCY, Event::PMM_RPQ_OCCUPANCY_ALL, Event::PMM_RPQ_INSERTS, Event::PMM_CMD1_ALL, Event::PMM_CMD1_RD, Event::PMM_CMD1_WR, Event::PMM_CMD1_UFILL_RD, Event::PMM_WPQ_INSERTS, Event::PMM_WPQ_OCCUPANCY_ALL];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::ACT_COUNT_WR.0, Event::CAS_COUNT_RD_REG.0, Event::CAS_COUNT_RD_UNDERFILL.0, Event::CAS_COUNT_RD.0, Event::CAS_COUNT_WR_WMM.0, Event::CAS_COUNT_WR.0, Event::CAS_COUNT_ALL.0, Event::CLOCKTICKS.0, Event::POWER_CHANNEL_PPD.0, Event::POWER_SELF_REFRESH.0, Event::PRE_COUNT_PAGE_MISS.0, Event::PRE_COUNT_RD.0, Event::RPQ_INSERTS.0, Event::RPQ_OCCUPANCY.0, Event::TAGCHK_HIT.0, Event::TAGCHK_MISS_CLEAN.0, Event::TAGCHK_MISS_DIRTY.0, Event::WPQ_INSERTS.0, Event::WPQ_OCCUPANCY.0, Event::PMM_RPQ_OCCUPANCY_ALL.0, Event::PMM_RPQ_INSERTS.0, Event::PMM_CMD1_ALL.0, Event::PMM_CMD1_RD.0, Event::PMM_CMD1_WR.0, Event::PMM_CMD1_UFILL_RD.0, Event::PMM_WPQ_INSERTS.0, Event::PMM_WPQ_OCCUPANCY_ALL.0];
+
+impl ImcCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
@@ -568,6 +653,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTL_INFO,
         &IMC_FIXED_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IMC),
 };

@@ -376,6 +376,49 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`: event select 0x0f, umask 0x04, counters 0b11 (bit n: counter n).
+    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event(&EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_I_COHERENT_OPS.RFO`: event select 0x10, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_RFO: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x10, umask 0x10, counters 0b11 (bit n: counter n).
+    pub const COHERENT_OPS_PCITOM: Event = Event(&EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_I_FAF_INSERTS`: event select 0x18, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const FAF_INSERTS: Event = Event(&EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_I_FAF_OCCUPANCY`: event select 0x19, umask 0x00, counters 0b11 (bit n: counter n).
+    pub const FAF_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x11, umask 0x08, counters 0b11 (bit n: counter n).
+    pub const TRANSACTIONS_WR_PREF: Event = Event(&EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::TRANSACTIONS_WR_PREF];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CACHE_TOTAL_OCCUPANCY_MEM.0, Event::COHERENT_OPS_RFO.0, Event::COHERENT_OPS_PCITOM.0, Event::FAF_INSERTS.0, Event::FAF_OCCUPANCY.0, Event::TRANSACTIONS_WR_PREF.0];
+
+impl IrpCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
@@ -390,6 +433,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IRP_BOX_STATUS_INFO,
         &IRP_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IRP),
 };

@@ -369,6 +369,77 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_UPI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C`: event select 0x12, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECT_ATTEMPTS_D2C: Event = Event(&EventInfo { name: "UNC_UPI_DIRECT_ATTEMPTS.D2C", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_L1_POWER_CYCLES`: event select 0x21, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const L1_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL0P_POWER_CYCLES`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_UPI_RxL0P_POWER_CYCLES", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_BYPASSED.SLOT0`: event select 0x31, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXL_BYPASSED_SLOT0: Event = Event(&EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT0", code: 0x31, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_BYPASSED.SLOT1`: event select 0x31, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const RXL_BYPASSED_SLOT1: Event = Event(&EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT1", code: 0x31, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_BYPASSED.SLOT2`: event select 0x31, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const RXL_BYPASSED_SLOT2: Event = Event(&EventInfo { name: "UNC_UPI_RxL_BYPASSED.SLOT2", code: 0x31, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_FLITS.NULL`: event select 0x03, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_NULL: Event = Event(&EventInfo { name: "UNC_UPI_RxL_FLITS.NULL", code: 0x03, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL0P_POWER_CYCLES`: event select 0x27, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL0P_POWER_CYCLES: Event = Event(&EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_BYPASSED`: event select 0x41, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXL_BYPASSED: Event = Event(&EventInfo { name: "UNC_UPI_TxL_BYPASSED", code: 0x41, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.DATA`: event select 0x02, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_DATA: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.DATA", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.NULL`: event select 0x02, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_NULL: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.NULL", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_FLITS.NON_DATA`: event select 0x03, umask 0x97, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_NON_DATA: Event = Event(&EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.NON_DATA`: event select 0x02, umask 0x97, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_NON_DATA: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.IDLE`: event select 0x02, umask 0x47, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_IDLE: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.IDLE", code: 0x02, umask: 0x47, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.ALL_NULL`: event select 0x02, umask 0x27, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_ALL_NULL: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_FLITS.ALL_NULL`: event select 0x03, umask 0x27, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_ALL_NULL: Event = Event(&EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_RxL_FLITS.ALL_DATA`: event select 0x03, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const RXL_FLITS_ALL_DATA: Event = Event(&EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_TxL_FLITS.ALL_DATA`: event select 0x02, umask 0x0f, counters 0b1111 (bit n: counter n).
+    pub const TXL_FLITS_ALL_DATA: Event = Event(&EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2U`: event select 0x12, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECT_ATTEMPTS_D2U: Event = Event(&EventInfo { name: "UNC_UPI_DIRECT_ATTEMPTS.D2U", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DIRECT_ATTEMPTS_D2C, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL_BYPASSED_SLOT0, Event::RXL_BYPASSED_SLOT1, Event::RXL_BYPASSED_SLOT2, Event::RXL_FLITS_NULL, Event::TXL0P_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_FLITS_DATA, Event::TXL_FLITS_NULL, Event::RXL_FLITS_NON_DATA, Event::TXL_FLITS_NON_DATA, Event::TXL_FLITS_IDLE, Event::TXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_DATA, Event::TXL_FLITS_ALL_DATA, Event::DIRECT_ATTEMPTS_D2U];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0, Event::DIRECT_ATTEMPTS_D2C.0, Event::L1_POWER_CYCLES.0, Event::RXL0P_POWER_CYCLES.0, Event::RXL_BYPASSED_SLOT0.0, Event::RXL_BYPASSED_SLOT1.0, Event::RXL_BYPASSED_SLOT2.0, Event::RXL_FLITS_NULL.0, Event::TXL0P_POWER_CYCLES.0, Event::TXL_BYPASSED.0, Event::TXL_FLITS_DATA.0, Event::TXL_FLITS_NULL.0, Event::RXL_FLITS_NON_DATA.0, Event::TXL_FLITS_NON_DATA.0, Event::TXL_FLITS_IDLE.0, Event::TXL_FLITS_ALL_NULL.0, Event::RXL_FLITS_ALL_NULL.0, Event::RXL_FLITS_ALL_DATA.0, Event::TXL_FLITS_ALL_DATA.0, Event::DIRECT_ATTEMPTS_D2U.0];
+
+impl UpiCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
@@ -383,6 +454,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UPI_BOX_STATUS_INFO,
         &UPI_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::UPI),
 };

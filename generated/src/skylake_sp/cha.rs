@@ -1135,6 +1135,133 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_C_LLC_LOOKUP.DATA_READ`: event select 0x34, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const LLC_LOOKUP_DATA_READ: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "CHAFilter0[26:17]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`: event select 0x34, umask 0x09, counters 0b1111 (bit n: counter n).
+    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event(&EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, ext_sel: false, counters: 0b1111, filters: "CHAFilter0[26:17]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT`: event select 0x35, umask 0x14, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_IO_HIT: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x14, ext_sel: false, counters: 0b1111, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS`: event select 0x35, umask 0x24, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_IO_MISS: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x24, ext_sel: false, counters: 0b1111, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.IA`: event select 0x35, umask 0x31, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_IA: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x31, ext_sel: false, counters: 0b1111, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT`: event select 0x35, umask 0x11, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_IA_HIT: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS`: event select 0x35, umask 0x21, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_IA_MISS: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_OCCUPANCY.IA`: event select 0x36, umask 0x31, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_IA: Event = Event(&EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x31, ext_sel: false, counters: 0b1, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`: event select 0x36, umask 0x11, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_IA_HIT: Event = Event(&EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x11, ext_sel: false, counters: 0b1, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`: event select 0x36, umask 0x21, counters 0b1 (bit n: counter n).
+    pub const TOR_OCCUPANCY_IA_MISS: Event = Event(&EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x21, ext_sel: false, counters: 0b1, filters: "CHAFilter1[31:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCS`: event select 0x3b, umask 0x80, counters 0b1 (bit n: counter n).
+    pub const UPI_CREDIT_OCCUPANCY_VN0_BL_NCS: Event = Event(&EventInfo { name: "UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCS", code: 0x3b, umask: 0x80, ext_sel: false, counters: 0b1, filters: "CHAFilter0[12:0]", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_HITME_HIT.EX_RDS`: event select 0x5f, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const HITME_HIT_EX_RDS: Event = Event(&EventInfo { name: "UNC_CHA_HITME_HIT.EX_RDS", code: 0x5f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_FAST_ASSERTED.HORZ`: event select 0xa5, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const FAST_ASSERTED_HORZ: Event = Event(&EventInfo { name: "UNC_CHA_FAST_ASSERTED.HORZ", code: 0xa5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_CORE_SNP.CORE_GTONE`: event select 0x33, umask 0x42, counters 0b1111 (bit n: counter n).
+    pub const CORE_SNP_CORE_GTONE: Event = Event(&EventInfo { name: "UNC_CHA_CORE_SNP.CORE_GTONE", code: 0x33, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_CORE_SNP.EVICT_GTONE`: event select 0x33, umask 0x82, counters 0b1111 (bit n: counter n).
+    pub const CORE_SNP_EVICT_GTONE: Event = Event(&EventInfo { name: "UNC_CHA_CORE_SNP.EVICT_GTONE", code: 0x33, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_DIR_LOOKUP.SNP`: event select 0x53, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIR_LOOKUP_SNP: Event = Event(&EventInfo { name: "UNC_CHA_DIR_LOOKUP.SNP", code: 0x53, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`: event select 0x53, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIR_LOOKUP_NO_SNP: Event = Event(&EventInfo { name: "UNC_CHA_DIR_LOOKUP.NO_SNP", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIR_UPDATE_HA: Event = Event(&EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIR_UPDATE_TOR: Event = Event(&EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`: event select 0x59, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_READS_COUNT_NORMAL: Event = Event(&EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_COUNT_FULL: Event = Event(&EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const MISC_RFO_HIT_S: Event = Event(&EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_LOCAL: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_READS_REMOTE: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_LOCAL: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_WRITES_REMOTE: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event(&EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSPI`: event select 0x5c, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPI: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPI", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSPIFWD`: event select 0x5c, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPIFWD: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPIFWD", code: 0x5c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSPSFWD`: event select 0x5c, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPSFWD: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPSFWD", code: 0x5c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSP_WBWB`: event select 0x5c, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_WBWB: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSP_WBWB", code: 0x5c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSP_FWD_WB`: event select 0x5c, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSP_FWD_WB", code: 0x5c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCTS`: event select 0x5c, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const SNOOP_RESP_RSPCNFLCTS: Event = Event(&EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPCNFLCTS", code: 0x5c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SF_EVICTION.M_STATE`: event select 0x3d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const SF_EVICTION_M_STATE: Event = Event(&EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SF_EVICTION.E_STATE`: event select 0x3d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const SF_EVICTION_E_STATE: Event = Event(&EventInfo { name: "UNC_CHA_SF_EVICTION.E_STATE", code: 0x3d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_SF_EVICTION.S_STATE`: event select 0x3d, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const SF_EVICTION_S_STATE: Event = Event(&EventInfo { name: "UNC_CHA_SF_EVICTION.S_STATE", code: 0x3d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL`: event select 0x35, umask 0x30, counters 0b1111 (bit n: counter n).
+    pub const TOR_INSERTS_REM_ALL: Event = Event(&EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_ALL", code: 0x35, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "CHAfilter1", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_RxC_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const RXC_INSERTS_IRQ: Event = Event(&EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH`: event select 0x19, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event(&EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", code: 0x19, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_RxC_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1 (bit n: counter n).
+    pub const RXC_OCCUPANCY_IRQ: Event = Event(&EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`: event select 0x37, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const LLC_VICTIMS_TOTAL_M: Event = Event(&EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`: event select 0x37, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const LLC_VICTIMS_TOTAL_E: Event = Event(&EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`: event select 0x37, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const LLC_VICTIMS_TOTAL_S: Event = Event(&EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_F`: event select 0x37, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const LLC_VICTIMS_TOTAL_F: Event = Event(&EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_F", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::LLC_LOOKUP_DATA_READ, Event::LLC_LOOKUP_REMOTE_SNOOP, Event::TOR_INSERTS_IO_HIT, Event::TOR_INSERTS_IO_MISS, Event::TOR_INSERTS_IA, Event::TOR_INSERTS_IA_HIT, Event::TOR_INSERTS_IA_MISS, Event::TOR_OCCUPANCY_IA, Event::TOR_OCCUPANCY_IA_HIT, Event::TOR_OCCUPANCY_IA_MISS, Event::UPI_CREDIT_OCCUPANCY_VN0_BL_NCS, Event::HITME_HIT_EX_RDS, Event::FAST_ASSERTED_HORZ, Event::CLOCKTICKS, Event::CORE_SNP_CORE_GTONE, Event::CORE_SNP_EVICT_GTONE, Event::DIR_LOOKUP_SNP, Event::DIR_LOOKUP_NO_SNP, Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::MISC_RFO_HIT_S, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_WBWB, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSPCNFLCTS, Event::SF_EVICTION_M_STATE, Event::SF_EVICTION_E_STATE, Event::SF_EVICTION_S_STATE, Event::TOR_INSERTS_REM_ALL, Event::RXC_INSERTS_IRQ, Event::RXC_IRQ1_REJECT_PA_MATCH, Event::RXC_OCCUPANCY_IRQ, Event::LLC_VICTIMS_TOTAL_M, Event::LLC_VICTIMS_TOTAL_E, Event::LLC_VICTIMS_TOTAL_S, Event::LLC_VICTIMS_TOTAL_F];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::LLC_LOOKUP_DATA_READ.0, Event::LLC_LOOKUP_REMOTE_SNOOP.0, Event::TOR_INSERTS_IO_HIT.0, Event::TOR_INSERTS_IO_MISS.0, Event::TOR_INSERTS_IA.0, Event::TOR_INSERTS_IA_HIT.0, Event::TOR_INSERTS_IA_MISS.0, Event::TOR_OCCUPANCY_IA.0, Event::TOR_OCCUPANCY_IA_HIT.0, Event::TOR_OCCUPANCY_IA_MISS.0, Event::UPI_CREDIT_OCCUPANCY_VN0_BL_NCS.0, Event::HITME_HIT_EX_RDS.0, Event::FAST_ASSERTED_HORZ.0, Event::CLOCKTICKS.0, Event::CORE_SNP_CORE_GTONE.0, Event::CORE_SNP_EVICT_GTONE.0, Event::DIR_LOOKUP_SNP.0, Event::DIR_LOOKUP_NO_SNP.0, Event::DIR_UPDATE_HA.0, Event::DIR_UPDATE_TOR.0, Event::IMC_READS_COUNT_NORMAL.0, Event::IMC_WRITES_COUNT_FULL.0, Event::MISC_RFO_HIT_S.0, Event::REQUESTS_READS.0, Event::REQUESTS_WRITES.0, Event::REQUESTS_READS_LOCAL.0, Event::REQUESTS_READS_REMOTE.0, Event::REQUESTS_WRITES_LOCAL.0, Event::REQUESTS_WRITES_REMOTE.0, Event::REQUESTS_INVITOE_LOCAL.0, Event::REQUESTS_INVITOE_REMOTE.0, Event::SNOOP_RESP_RSPI.0, Event::SNOOP_RESP_RSPIFWD.0, Event::SNOOP_RESP_RSPSFWD.0, Event::SNOOP_RESP_RSP_WBWB.0, Event::SNOOP_RESP_RSP_FWD_WB.0, Event::SNOOP_RESP_RSPCNFLCTS.0, Event::SF_EVICTION_M_STATE.0, Event::SF_EVICTION_E_STATE.0, Event::SF_EVICTION_S_STATE.0, Event::TOR_INSERTS_REM_ALL.0, Event::RXC_INSERTS_IRQ.0, Event::RXC_IRQ1_REJECT_PA_MATCH.0, Event::RXC_OCCUPANCY_IRQ.0, Event::LLC_VICTIMS_TOTAL_M.0, Event::LLC_VICTIMS_TOTAL_E.0, Event::LLC_VICTIMS_TOTAL_S.0, Event::LLC_VICTIMS_TOTAL_F.0];
+
+impl ChaCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "skylake-sp",
@@ -1151,6 +1278,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_BOX_STATUS_INFO,
         &CHA_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
 };

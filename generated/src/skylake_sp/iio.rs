@@ -419,6 +419,39 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_IIO_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const CLOCKTICKS: Event = Event(&EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::CLOCKTICKS.0];
+
+impl IioCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "skylake-sp",
@@ -433,6 +466,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IIO_BOX_STATUS_INFO,
         &IIO_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IIO),
 };

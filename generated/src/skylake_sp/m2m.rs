@@ -340,6 +340,105 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event(&'static EventInfo);
+
+impl Event {
+    /// `UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN`: event select 0x22, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const BYPASS_M2M_EGRESS_NOT_TAKEN: Event = Event(&EventInfo { name: "UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE`: event select 0x24, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x24, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2CORE_TAKEN`: event select 0x23, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_TAKEN: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2CORE_TAKEN", code: 0x23, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE`: event select 0x25, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`: event select 0x2d, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`: event select 0x2d, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`: event select 0x2d, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`: event select 0x2d, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`: event select 0x2e, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_ANY: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.I2S`: event select 0x2e, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_I2S: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.I2S", code: 0x2e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.I2A`: event select 0x2e, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_I2A: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.I2A", code: 0x2e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.S2I`: event select 0x2e, umask 0x08, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_S2I: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.S2I", code: 0x2e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.S2A`: event select 0x2e, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_S2A: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.S2A", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.A2I`: event select 0x2e, umask 0x20, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_A2I: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.A2I", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECTORY_UPDATE.A2S`: event select 0x2e, umask 0x40, counters 0b1111 (bit n: counter n).
+    pub const DIRECTORY_UPDATE_A2S: Event = Event(&EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.A2S", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_IMC_READS.NORMAL`: event select 0x37, umask 0x01, counters 0b1111 (bit n: counter n).
+    pub const IMC_READS_NORMAL: Event = Event(&EventInfo { name: "UNC_M2M_IMC_READS.NORMAL", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_IMC_READS.ALL`: event select 0x37, umask 0x04, counters 0b1111 (bit n: counter n).
+    pub const IMC_READS_ALL: Event = Event(&EventInfo { name: "UNC_M2M_IMC_READS.ALL", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_IMC_WRITES.PARTIAL`: event select 0x38, umask 0x02, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_PARTIAL: Event = Event(&EventInfo { name: "UNC_M2M_IMC_WRITES.PARTIAL", code: 0x38, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_IMC_WRITES.ALL`: event select 0x38, umask 0x10, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_ALL: Event = Event(&EventInfo { name: "UNC_M2M_IMC_WRITES.ALL", code: 0x38, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_IMC_WRITES.NI`: event select 0x38, umask 0x80, counters 0b1111 (bit n: counter n).
+    pub const IMC_WRITES_NI: Event = Event(&EventInfo { name: "UNC_M2M_IMC_WRITES.NI", code: 0x38, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_PREFCAM_DEMAND_PROMOTIONS`: event select 0x56, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PREFCAM_DEMAND_PROMOTIONS: Event = Event(&EventInfo { name: "UNC_M2M_PREFCAM_DEMAND_PROMOTIONS", code: 0x56, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_PREFCAM_INSERTS`: event select 0x57, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const PREFCAM_INSERTS: Event = Event(&EventInfo { name: "UNC_M2M_PREFCAM_INSERTS", code: 0x57, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_RxC_AD_INSERTS`: event select 0x01, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXC_AD_INSERTS: Event = Event(&EventInfo { name: "UNC_M2M_RxC_AD_INSERTS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_RxC_AD_OCCUPANCY`: event select 0x02, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXC_AD_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M2M_RxC_AD_OCCUPANCY", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_RxC_BL_INSERTS`: event select 0x05, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXC_BL_INSERTS: Event = Event(&EventInfo { name: "UNC_M2M_RxC_BL_INSERTS", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_RxC_BL_OCCUPANCY`: event select 0x06, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const RXC_BL_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M2M_RxC_BL_OCCUPANCY", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_TxC_AD_INSERTS`: event select 0x09, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXC_AD_INSERTS: Event = Event(&EventInfo { name: "UNC_M2M_TxC_AD_INSERTS", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_TxC_AD_OCCUPANCY`: event select 0x0a, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const TXC_AD_OCCUPANCY: Event = Event(&EventInfo { name: "UNC_M2M_TxC_AD_OCCUPANCY", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_TxC_BL_INSERTS.ALL`: event select 0x15, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXC_BL_INSERTS_ALL: Event = Event(&EventInfo { name: "UNC_M2M_TxC_BL_INSERTS.ALL", code: 0x15, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_TxC_BL_OCCUPANCY.ALL`: event select 0x16, umask 0x03, counters 0b1111 (bit n: counter n).
+    pub const TXC_BL_OCCUPANCY_ALL: Event = Event(&EventInfo { name: "UNC_M2M_TxC_BL_OCCUPANCY.ALL", code: 0x16, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS`: event select 0x28, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x28, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE`: event select 0x27, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2UPI_TAKEN`: event select 0x26, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2UPI_TAKEN: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2UPI_TAKEN", code: 0x26, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE`: event select 0x29, umask 0x00, counters 0b1111 (bit n: counter n).
+    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event(&EventInfo { name: "UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", code: 0x29, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::BYPASS_M2M_EGRESS_NOT_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_S2I, Event::DIRECTORY_UPDATE_S2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::IMC_WRITES_NI, Event::PREFCAM_DEMAND_PROMOTIONS, Event::PREFCAM_INSERTS, Event::RXC_AD_INSERTS, Event::RXC_AD_OCCUPANCY, Event::RXC_BL_INSERTS, Event::RXC_BL_OCCUPANCY, Event::TXC_AD_INSERTS, Event::TXC_AD_OCCUPANCY, Event::TXC_BL_INSERTS_ALL, Event::TXC_BL_OCCUPANCY_ALL, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_TXN_OVERRIDE];
+
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        self.0
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.0.can_count_on(n)
+    }
+}
+
+const EVENT_INFOS: &[&EventInfo] = &[Event::BYPASS_M2M_EGRESS_NOT_TAKEN.0, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE.0, Event::DIRECT2CORE_TAKEN.0, Event::DIRECT2CORE_TXN_OVERRIDE.0, Event::DIRECTORY_LOOKUP_ANY.0, Event::DIRECTORY_LOOKUP_STATE_I.0, Event::DIRECTORY_LOOKUP_STATE_S.0, Event::DIRECTORY_LOOKUP_STATE_A.0, Event::DIRECTORY_UPDATE_ANY.0, Event::DIRECTORY_UPDATE_I2S.0, Event::DIRECTORY_UPDATE_I2A.0, Event::DIRECTORY_UPDATE_S2I.0, Event::DIRECTORY_UPDATE_S2A.0, Event::DIRECTORY_UPDATE_A2I.0, Event::DIRECTORY_UPDATE_A2S.0, Event::IMC_READS_NORMAL.0, Event::IMC_READS_ALL.0, Event::IMC_WRITES_PARTIAL.0, Event::IMC_WRITES_ALL.0, Event::IMC_WRITES_NI.0, Event::PREFCAM_DEMAND_PROMOTIONS.0, Event::PREFCAM_INSERTS.0, Event::RXC_AD_INSERTS.0, Event::RXC_AD_OCCUPANCY.0, Event::RXC_BL_INSERTS.0, Event::RXC_BL_OCCUPANCY.0, Event::TXC_AD_INSERTS.0, Event::TXC_AD_OCCUPANCY.0, Event::TXC_BL_INSERTS_ALL.0, Event::TXC_BL_OCCUPANCY_ALL.0, Event::DIRECT2UPI_NOT_TAKEN_CREDITS.0, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE.0, Event::DIRECT2UPI_TAKEN.0, Event::DIRECT2UPI_TXN_OVERRIDE.0];
+
+impl M2mCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.0.code).with_umask(event.0.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "skylake-sp",
@@ -354,6 +453,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2M_BOX_STATUS_INFO,
         &M2M_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::M2M),
 };

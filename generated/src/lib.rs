@@ -139,10 +139,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
 /// [`processor_for_signature`].
 pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
-    PROCESSORS
-        .iter()
-        .copied()
-        .find(|p| p.cpuid == wanted && p.steppings.is_none())
+    let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
+    found.copied().filter(|p| p.steppings.is_none())
 }
 /// The processor with CPUID display family, model and stepping (a Cascade Lake,
 /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
@@ -153,9 +151,7 @@ pub fn processor_for_signature(
     stepping: u32,
 ) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
-    PROCESSORS.iter().copied().find(|p| {
-        p.cpuid == wanted
-            && p.steppings
-                .is_none_or(|(lo, hi)| (lo..=hi).contains(&stepping))
-    })
+    let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
+    let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
+    found.copied().find(|p| p.steppings.is_none_or(in_range))
 }

@@ -280,11 +280,10 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
         /// [`processor_for_signature`].
         pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
+            // Processors sharing a model all give steppings (the validator sees to it).
             let wanted = Some((family, model));
-            PROCESSORS
-                .iter()
-                .copied()
-                .find(|p| p.cpuid == wanted && p.steppings.is_none())
+            let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
+            found.copied().filter(|p| p.steppings.is_none())
         }
 
         /// The processor with CPUID display family, model and stepping (a Cascade Lake,
@@ -296,10 +295,9 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
             stepping: u32,
         ) -> Option<&'static ProcessorInfo> {
             let wanted = Some((family, model));
-            PROCESSORS.iter().copied().find(|p| {
-                p.cpuid == wanted
-                    && p.steppings.is_none_or(|(lo, hi)| (lo..=hi).contains(&stepping))
-            })
+            let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
+            let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
+            found.copied().find(|p| p.steppings.is_none_or(in_range))
         }
     }
 }

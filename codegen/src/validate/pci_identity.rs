@@ -20,9 +20,12 @@ struct Seen<T> {
     file: String,
 }
 
+/// A box's PCI identity: device id, unit name and instance.
+type BoxId<'a> = (u16, &'a str, usize);
+
 /// Diagnostics for every register whose PCI identity contradicts an earlier one.
 pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
-    let mut by_id: HashMap<(u16, &str, usize), Seen<(u8, u8)>> = HashMap::new();
+    let mut by_id: HashMap<BoxId, Seen<(u8, u8)>> = HashMap::new();
     let mut by_slot: HashMap<(u8, u8), Seen<u16>> = HashMap::new();
     let mut out = Vec::new();
     for u in &p.units {

@@ -41,6 +41,33 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Skylake-SP lists: a deprecated record that counts what another does is an alias (only one
+/// name is imported), and a record needing a setting the events format cannot record (the IIO
+/// port and class masks, a filter value) is reported, not imported without it.
+#[test]
+fn import_reports_skylake_sp_aliases_and_unrecordable_settings() {
+    let spec = spec_copy();
+    let report =
+        codegen::import::import_perfmon(&fixture("skx_small.json"), spec.path(), "skylake-sp")
+            .unwrap();
+    assert_eq!(report.imported.get("CHA"), Some(&2), "{:?}", report.errors);
+    assert_eq!(report.imported.get("UPI"), Some(&1));
+    assert_eq!(report.imported.get("IIO"), None);
+    let errors = report.errors.join("\n");
+    for expected in [
+        "record 1 (UNC_C_CLOCKTICKS): Intel marks it deprecated; UNC_CHA_CLOCKTICKS counts the same",
+        "record 3 (UNC_C_TOR_INSERTS.REM_ALL): Intel marks it deprecated; UNC_CHA_TOR_INSERTS.REM_ALL",
+        "record 5 (UNC_CHA_TOR_INSERTS.IA_HIT_DRD): needs FILTER_VALUE 0x40433",
+        "record 6 (UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0): needs PortMask 0x01, FCMask 0x07",
+    ] {
+        assert!(errors.contains(expected), "{expected}\n in\n{errors}");
+    }
+    assert_eq!(report.errors.len(), 4, "{errors}");
+    let cha = std::fs::read_to_string(spec.path().join("skylake-sp/events/cha.xml")).unwrap();
+    assert!(cha.contains("UNC_CHA_CLOCKTICKS") && cha.contains("UNC_CHA_TOR_INSERTS.REM_ALL"));
+    assert!(!cha.contains("UNC_C_"), "{cha}");
+}
+
 #[test]
 fn import_writes_facts_per_unit_and_reports_what_it_could_not_map() {
     let spec = spec_copy();
@@ -51,7 +78,9 @@ fn import_writes_facts_per_unit_and_reports_what_it_could_not_map() {
     assert_eq!(report.imported.get("QPI"), Some(&1));
     assert_eq!(report.errors.len(), 1);
     assert!(
-        report.errors[0].contains("record 4 (UNC_M2M_BYPASS_M2M_EGRESS.TAKEN): Intel unit `M2M`"),
+        report.errors[0].contains(
+            "record 4 (UNC_M2M_BYPASS_M2M_EGRESS.TAKEN): unit M2M is not in the spec of xeon-e5-2600"
+        ),
         "{:?}",
         report.errors
     );

@@ -163,6 +163,13 @@ fn duplicate_cpuid() {
     insta::assert_snapshot!(processors_diagnostics("duplicate_cpuid"));
 }
 
+/// Two processors of one family and model (Skylake-SP and Cascade Lake are both 06_55H) are
+/// told apart by their steppings; overlapping ranges, or a range that is not one, are refused.
+#[test]
+fn overlapping_steppings() {
+    insta::assert_snapshot!(processors_diagnostics("overlapping_steppings"));
+}
+
 /// A signature that is not a number, an identity without a code name, an unknown source.
 #[test]
 fn bad_cpuid() {

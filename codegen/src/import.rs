@@ -30,6 +30,12 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("R3QPI", "R3QPI"),
     ("SBO", "SBOX"),
     ("IRP", "IRP"),
+    // Skylake-SP and Cascade Lake.
+    ("CHA", "CHA"),
+    ("IIO", "IIO"),
+    ("M2M", "M2M"),
+    ("UPI LL", "UPI"),
+    ("M3UPI", "M3UPI"),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +78,78 @@ struct PerfmonEvent {
     /// "2": the event counts only as a PEBS event.
     #[serde(rename = "PEBS", default)]
     pebs: String,
+    /// Skylake-SP and later uncore lists: the IIO port and traffic-class masks, the unit-mask
+    /// extension and the value the event's filter register needs; "0x00": none.
+    #[serde(rename = "PortMask", default)]
+    port_mask: String,
+    #[serde(rename = "FCMask", default)]
+    fc_mask: String,
+    #[serde(rename = "UMaskExt", default)]
+    umask_ext: String,
+    #[serde(rename = "FILTER_VALUE", default)]
+    filter_value: String,
+    /// "1": Intel keeps the record under an old name (Skylake-SP lists both UNC_C_CLOCKTICKS
+    /// and UNC_CHA_CLOCKTICKS).
+    #[serde(rename = "Deprecated", default)]
+    deprecated: String,
+}
+
+/// What makes two uncore records count the same thing: unit, code, umask and the settings.
+fn alias_key(e: &PerfmonEvent) -> [String; 7] {
+    let n =
+        |s: &str| crate::validate::parse_number(s).map_or(s.trim().to_string(), |v| v.to_string());
+    [
+        e.unit.clone(),
+        n(&e.event_code),
+        n(&e.umask),
+        n(&e.port_mask),
+        n(&e.fc_mask),
+        n(&e.umask_ext),
+        n(&e.filter_value),
+    ]
+}
+
+/// The record that deprecated uncore record `i` is an old name of: one that counts the same
+/// and is not deprecated, or else a later deprecated one (the list's newest name). Importing
+/// both would give one event two names.
+fn live_twin(i: usize, all: &[PerfmonEvent]) -> Option<&str> {
+    let e = &all[i];
+    if e.unit.trim().is_empty() || e.deprecated.trim() != "1" {
+        return None;
+    }
+    let key = alias_key(e);
+    let same = |o: &&PerfmonEvent| alias_key(o) == key;
+    all.iter()
+        .filter(same)
+        .find(|o| o.deprecated.trim() != "1")
+        .or_else(|| all[i + 1..].iter().find(same))
+        .map(|o| o.event_name.as_str())
+}
+
+/// Why an uncore record cannot be one of the spec's events yet: it needs a setting the events
+/// format has no attribute for (the IIO masks, the umask extension, a filter value), and
+/// importing it without would count something else.
+fn uncore_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
+    let nonzero = |s: &str| !matches!(s.trim(), "" | "0" | "0x0" | "0x00" | "null" | "na");
+    let needs: Vec<String> = [
+        ("PortMask", &e.port_mask),
+        ("FCMask", &e.fc_mask),
+        ("UMaskExt", &e.umask_ext),
+        ("FILTER_VALUE", &e.filter_value),
+    ]
+    .into_iter()
+    .filter(|(_, v)| nonzero(v))
+    .map(|(k, v)| format!("{k} {}", v.trim()))
+    .collect();
+    (!needs.is_empty()).then(|| {
+        (
+            "needs a setting events cannot record",
+            format!(
+                "needs {} besides its code and umask, which an events file cannot record yet",
+                needs.join(", ")
+            ),
+        )
+    })
 }
 
 /// Our unit for records without Intel's `Unit` (the core lists).
@@ -254,7 +332,7 @@ pub fn plan(
     // unit module -> (unit name, XML lines)
     let mut files: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
     for (i, e) in parsed.events.iter().enumerate() {
-        match map_record(spec, processor, e) {
+        match map_record(spec, processor, e, live_twin(i, &parsed.events)) {
             Ok(m) => files
                 .entry(m.module)
                 .or_insert_with(|| (m.unit, Vec::new()))
@@ -306,11 +384,13 @@ struct Mapped {
 }
 
 /// One record of Intel's list, mapped onto a unit of `processor` (or its core PMU) and
-/// checked against what that unit's controls take.
+/// checked against what that unit's controls take; `twin` names the live record a deprecated
+/// one is an old name of.
 fn map_record(
     spec: &crate::model::Spec,
     processor: &str,
     e: &PerfmonEvent,
+    twin: Option<&str>,
 ) -> Result<Mapped, Refusal> {
     let ours = our_unit(e)?;
     // The one rule for which unit an events file may name (the processor's own, or its core
@@ -323,10 +403,19 @@ fn map_record(
             format!("unit {ours} is not in the spec of {processor} yet; add its registers first"),
         ));
     };
-    if ours == CORE_UNIT {
-        if let Some(refusal) = core_refusal(e) {
-            return Err(refusal);
-        }
+    if let Some(twin) = twin {
+        return Err((
+            "deprecated alias",
+            format!("Intel marks it deprecated; {twin} counts the same and is imported"),
+        ));
+    }
+    let refusal = if ours == CORE_UNIT {
+        core_refusal(e)
+    } else {
+        uncore_refusal(e)
+    };
+    if let Some(refusal) = refusal {
+        return Err(refusal);
     }
     // Records the unit cannot count are reported here, one by one, rather than failing the
     // whole import in validation.

@@ -104,6 +104,8 @@ pub struct RawIdentity {
     pub family: String,
     #[serde(rename = "@model")]
     pub model: String,
+    #[serde(rename = "@steppings", default)]
+    pub steppings: Option<String>,
     #[serde(rename = "@codenames")]
     pub codenames: String,
     #[serde(rename = "@perfmon", default)]

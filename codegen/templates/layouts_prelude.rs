@@ -38,8 +38,9 @@ macro_rules! layout {
     ($name:ident: $ty:ty; $($kind:ident($($args:tt)*);)*) => {
         proptest! {
             #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+            // One value per field: a register has at most 64 (the Skylake-SP global status has 45).
             #[test]
-            fn $name(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 32)) {
+            fn $name(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 64)) {
                 let base = <$ty>::from_raw(raw);
                 let reserved = <$ty as Register>::INFO.reserved_mask;
                 // from_raw never keeps a reserved bit, and the metadata agrees with the type.

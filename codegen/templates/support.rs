@@ -232,6 +232,9 @@ pub struct ProcessorInfo {
     pub documents: &'static [(&'static str, &'static str)],
     /// CPUID display family and model (`(0x6, 0x3E)` for 06_3EH), if the spec gives them.
     pub cpuid: Option<(u32, u32)>,
+    /// The CPUID steppings it has, lowest and highest (`(0, 4)` for Skylake-SP), when another
+    /// processor shares its family and model; `None`: every stepping of `cpuid`.
+    pub steppings: Option<(u32, u32)>,
     /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
     pub code_names: &'static [&'static str],
     /// Units (boxes).

@@ -68,6 +68,8 @@
 //! | `xeon-e5-2600-v2` | [`xeon_e5_2600_v2`] | Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore |
 //! | `xeon-e5-2600-v3` | [`xeon_e5_2600_v3`] | Intel Xeon Processor E5-2600 v3 Product Family (Haswell-EP) uncore |
 //! | `xeon-e5-2600-v4` | [`xeon_e5_2600_v4`] | Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore |
+//! | `skylake-sp` | [`skylake_sp`] | Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore |
+//! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -103,6 +105,12 @@ pub mod xeon_e5_2600_v3;
 #[cfg(feature = "xeon-e5-2600-v4")]
 #[rustfmt::skip]
 pub mod xeon_e5_2600_v4;
+#[cfg(feature = "skylake-sp")]
+#[rustfmt::skip]
+pub mod skylake_sp;
+#[cfg(feature = "cascade-lake")]
+#[rustfmt::skip]
+pub mod cascade_lake;
 #[rustfmt::skip]
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
@@ -118,12 +126,32 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &xeon_e5_2600_v3::PROCESSOR,
     #[cfg(feature = "xeon-e5-2600-v4")]
     &xeon_e5_2600_v4::PROCESSOR,
+    #[cfg(feature = "skylake-sp")]
+    &skylake_sp::PROCESSOR,
+    #[cfg(feature = "cascade-lake")]
+    &cascade_lake::PROCESSOR,
     &arch::PROCESSOR,
 ];
 /// The processor with CPUID display family `family` and model `model` (06_3EH is
-/// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
-/// built: how a tool picks the spec for the machine it runs on.
+/// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone
+/// decides, and its feature is built. Where processors share a model and differ by
+/// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
+/// [`processor_for_signature`].
 pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
-    PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
+    let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
+    found.copied().filter(|p| p.steppings.is_none())
+}
+/// The processor with CPUID display family, model and stepping (a Cascade Lake,
+/// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
+/// one and its feature is built: how a tool picks the spec for the machine it runs on.
+pub fn processor_for_signature(
+    family: u32,
+    model: u32,
+    stepping: u32,
+) -> Option<&'static ProcessorInfo> {
+    let wanted = Some((family, model));
+    let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
+    let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
+    found.copied().find(|p| p.steppings.is_none_or(in_range))
 }

@@ -16,10 +16,23 @@ pub fn signature_from_cpuinfo(text: &str) -> Option<(u32, u32)> {
     Some((value("cpu family")?, value("model")?))
 }
 
-/// The processor of the spec that `/proc/cpuinfo` text describes, if the spec has one.
+/// The `stepping` of the first CPU in `/proc/cpuinfo` text, if it has that line.
+pub fn stepping_from_cpuinfo(text: &str) -> Option<u32> {
+    text.lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim() == "stepping")
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// The processor of the spec that `/proc/cpuinfo` text describes, if the spec has one. The
+/// stepping decides where two processors share a model (06_55H: Skylake-SP, Cascade Lake).
 pub fn processor_from_cpuinfo(text: &str) -> Option<&'static ProcessorInfo> {
     let (family, model) = signature_from_cpuinfo(text)?;
-    pmu_regs::processor_for_cpuid(family, model)
+    match stepping_from_cpuinfo(text) {
+        Some(stepping) => pmu_regs::processor_for_signature(family, model, stepping),
+        None => pmu_regs::processor_for_cpuid(family, model),
+    }
 }
 
 #[cfg(test)]
@@ -28,6 +41,10 @@ mod tests {
 
     fn cpuinfo(family: u32, model: u32) -> String {
         format!("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: test\n\nprocessor\t: 1\ncpu family\t: {family}\nmodel\t\t: {model}\n")
+    }
+
+    fn cpuinfo_stepping(family: u32, model: u32, stepping: u32) -> String {
+        format!("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: test\nstepping\t: {stepping}\n\n")
     }
 
     #[test]
@@ -42,10 +59,17 @@ mod tests {
         );
         for p in with_cpuid {
             let (f, m) = p.cpuid.unwrap();
-            assert_eq!(
-                processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id),
-                Some(p.id)
-            );
+            // Every stepping the processor has finds it; where its steppings are given, the
+            // model alone does not.
+            let (lo, hi) = p.steppings.unwrap_or((0, 15));
+            for s in lo..=hi {
+                assert_eq!(
+                    processor_from_cpuinfo(&cpuinfo_stepping(f, m, s)).map(|q| q.id),
+                    Some(p.id)
+                );
+            }
+            let by_model = processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id);
+            assert_eq!(by_model, p.steppings.is_none().then_some(p.id));
             assert!(!p.code_names.is_empty(), "{} has code names", p.id);
         }
     }
@@ -59,8 +83,19 @@ mod tests {
     }
 
     #[test]
-    fn unknown_or_missing_signatures_find_nothing() {
+    fn skylake_sp_and_cascade_lake_are_told_apart_by_stepping() {
+        // 85 = 0x55: Skylake-SP at steppings 0-4, Cascade Lake from 5 (Intel's mapfile.csv).
+        let id = |s| processor_from_cpuinfo(&cpuinfo_stepping(6, 85, s)).map(|p| p.id);
+        assert_eq!(id(4), Some("skylake-sp"));
+        assert_eq!(id(7), Some("cascade-lake"));
+        assert_eq!(stepping_from_cpuinfo(&cpuinfo_stepping(6, 85, 7)), Some(7));
+        // Without its stepping, a 06_55H machine is not guessed.
         assert!(processor_from_cpuinfo(&cpuinfo(6, 0x55)).is_none());
+    }
+
+    #[test]
+    fn unknown_or_missing_signatures_find_nothing() {
+        assert!(processor_from_cpuinfo(&cpuinfo(6, 0x6A)).is_none());
         assert!(processor_from_cpuinfo("processor : 0\nmodel name : no family\n").is_none());
         assert_eq!(signature_from_cpuinfo(""), None);
     }

@@ -280,6 +280,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         name: s(&p.name),
         documents: &[],
         cpuid: None,
+        steppings: None,
         code_names: &[],
         units: units.leak(),
         global,

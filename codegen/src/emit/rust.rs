@@ -278,6 +278,16 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         }
         None => quote!(None),
     };
+    let steppings = match proc.identity.as_ref().and_then(|id| id.steppings) {
+        Some((lo, hi)) => {
+            let (lo, hi) = (
+                proc_macro2::Literal::u32_unsuffixed(lo),
+                proc_macro2::Literal::u32_unsuffixed(hi),
+            );
+            quote!(Some((#lo, #hi)))
+        }
+        None => quote!(None),
+    };
     let code_names = proc
         .identity
         .iter()
@@ -309,6 +319,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             cpuid: #cpuid,
+            steppings: #steppings,
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
@@ -377,11 +388,29 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         pub static PROCESSORS: &[&support::ProcessorInfo] = &[#(#items),*];
 
         /// The processor with CPUID display family `family` and model `model` (06_3EH is
-        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
-        /// built: how a tool picks the spec for the machine it runs on.
+        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone
+        /// decides, and its feature is built. Where processors share a model and differ by
+        /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
+        /// [`processor_for_signature`].
         pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
+            // Processors sharing a model all give steppings (the validator sees to it).
             let wanted = Some((family, model));
-            PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)
+            let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
+            found.copied().filter(|p| p.steppings.is_none())
+        }
+
+        /// The processor with CPUID display family, model and stepping (a Cascade Lake,
+        /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
+        /// one and its feature is built: how a tool picks the spec for the machine it runs on.
+        pub fn processor_for_signature(
+            family: u32,
+            model: u32,
+            stepping: u32,
+        ) -> Option<&'static ProcessorInfo> {
+            let wanted = Some((family, model));
+            let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
+            let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
+            found.copied().find(|p| p.steppings.is_none_or(in_range))
         }
     }
 }

@@ -80,6 +80,10 @@ pub struct Identity {
     pub family: u32,
     /// CPUID display model (`0x3E`).
     pub model: u32,
+    /// The CPUID steppings this processor has, lowest and highest, when another processor
+    /// shares its family and model (`0-4` for Skylake-SP, `5-15` for Cascade Lake); `None`:
+    /// every stepping.
+    pub steppings: Option<(u32, u32)>,
     /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
     pub codenames: Vec<String>,
     /// The prefix of Intel's perfmon file names for it (`ivytown`), if it has event lists.

@@ -24,6 +24,7 @@ mod fields;
 mod numbers;
 mod pci_identity;
 mod processors;
+mod steppings;
 mod structure;
 mod unit;
 

@@ -1,5 +1,7 @@
-//! One PCI function, one identity: within a processor, a device id names one (device,
-//! function) on the uncore bus, and a (device, function) holds one device id.
+//! One PCI function, one identity: within a processor, a box's device id is at one (device,
+//! function) on the uncore bus, and a (device, function) holds one device id. From Skylake-SP
+//! on one device id recurs at several functions, one per box (every UPI link is 0x2058), so
+//! the first rule is per box (unit and instance).
 //!
 //! Public tables disagree here (likwid's Broadwell-EP table pairs the memory-controller device
 //! ids with each other's functions); PCI discovery matches id, device and function together, so
@@ -18,9 +20,12 @@ struct Seen<T> {
     file: String,
 }
 
+/// A box's PCI identity: device id, unit name and instance.
+type BoxId<'a> = (u16, &'a str, usize);
+
 /// Diagnostics for every register whose PCI identity contradicts an earlier one.
 pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
-    let mut by_id: HashMap<u16, Seen<(u8, u8)>> = HashMap::new();
+    let mut by_id: HashMap<BoxId, Seen<(u8, u8)>> = HashMap::new();
     let mut by_slot: HashMap<(u8, u8), Seen<u16>> = HashMap::new();
     let mut out = Vec::new();
     for u in &p.units {
@@ -39,7 +44,8 @@ pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
                     continue;
                 };
                 let name = r.address_name(u, a);
-                let conflict = match by_id.get(&device_id) {
+                let box_id = (device_id, u.name.as_str(), a.instance);
+                let conflict = match by_id.get(&box_id) {
                     Some(s) if s.other != (device, function) => Some(format!(
                         "device id {device_id:#06X} is at dev {device} fn {function}, but {} ({}) has it at dev {} fn {}",
                         s.register, s.file, s.other.0, s.other.1
@@ -65,7 +71,7 @@ pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
                     );
                     continue;
                 }
-                by_id.entry(device_id).or_insert_with(|| Seen {
+                by_id.entry(box_id).or_insert_with(|| Seen {
                     other: (device, function),
                     register: name.clone(),
                     file: u.file.clone(),

@@ -386,9 +386,11 @@ impl Validator {
                 "list Intel's code names, comma-separated (codenames=\"Ivy Bridge-EP, IvyTown\")",
             ));
         }
+        let steppings = self.identity_steppings(ctx, processor, raw);
         Some(Identity {
             family: family as u32,
             model: model as u32,
+            steppings,
             codenames,
             perfmon: raw.perfmon.clone(),
             source: raw.source.clone(),
@@ -404,16 +406,7 @@ impl Validator {
             };
             for q in &processors[..i] {
                 let Some(other) = &q.identity else { continue };
-                if (other.family, other.model) == (id.family, id.model) {
-                    self.push(ctx.error(
-                        at,
-                        format!(
-                            "processors `{}` and `{}` both claim CPUID {:02X}_{:02X}H",
-                            q.id, p.id, id.family, id.model
-                        ),
-                        "each CPUID signature names one processor; fix the family or model",
-                    ));
-                }
+                self.stepping_overlap(ctx, at, (&q.id, other), (&p.id, id));
                 if id.perfmon.is_some() && other.perfmon == id.perfmon {
                     self.push(ctx.error(
                         at,

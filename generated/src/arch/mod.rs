@@ -19,6 +19,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     cpuid: None,
+    steppings: None,
     code_names: &[],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),

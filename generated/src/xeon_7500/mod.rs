@@ -30,6 +30,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ("Intel Xeon Processor 7500 Series Uncore Programming Guide", "323535-001"),
     ],
     cpuid: Some((0x6, 0x2E)),
+    steppings: None,
     code_names: &["Nehalem-EX", "Beckton"],
     units: &[
         &bbox::UNIT,

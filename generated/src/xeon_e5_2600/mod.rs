@@ -35,6 +35,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     cpuid: Some((0x6, 0x2D)),
+    steppings: None,
     code_names: &["Sandy Bridge-EP", "Jaketown"],
     units: &[
         &cbox::UNIT,

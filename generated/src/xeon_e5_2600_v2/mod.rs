@@ -37,6 +37,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     cpuid: Some((0x6, 0x3E)),
+    steppings: None,
     code_names: &["Ivy Bridge-EP", "IvyTown"],
     units: &[
         &cbox::UNIT,

@@ -39,6 +39,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     cpuid: Some((0x6, 0x3F)),
+    steppings: None,
     code_names: &["Haswell-EP", "Haswell-X"],
     units: &[
         &cbox::UNIT,

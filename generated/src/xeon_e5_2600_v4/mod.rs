@@ -39,6 +39,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     cpuid: Some((0x6, 0x4F)),
+    steppings: None,
     code_names: &["Broadwell-EP", "Broadwell-X"],
     units: &[
         &cbox::UNIT,

@@ -40,8 +40,9 @@ macro_rules! layout {
     ($name:ident: $ty:ty; $($kind:ident($($args:tt)*);)*) => {
         proptest! {
             #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+            // One value per field: a register has at most 64 (the Skylake-SP global status has 45).
             #[test]
-            fn $name(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 32)) {
+            fn $name(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 64)) {
                 let base = <$ty>::from_raw(raw);
                 let reserved = <$ty as Register>::INFO.reserved_mask;
                 // from_raw never keeps a reserved bit, and the metadata agrees with the type.
@@ -2302,6 +2303,832 @@ layout! {
     ro(node_id2, val u8, 6, 3);
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_cha {
+use super::*;
+use pmu_regs::skylake_sp::cha::*;
+
+layout! {
+    cha_box_ctl: ChaBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cha_ctl: ChaCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ChaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cha_box_filter0: ChaBoxFilter0;
+    rw(state, with_state, val u16, 17, 10);
+    checked(try_with_state, u16, 10);
+    rw(link, with_link, val u8, 9, 4);
+    checked(try_with_link, u8, 4);
+    rw(tid, with_tid, val u16, 0, 9);
+    checked(try_with_tid, u16, 9);
+}
+layout! {
+    cha_box_filter1: ChaBoxFilter1;
+    rw(isoc, with_isoc, val bool, 31, 1);
+    rw(nc, with_nc, val bool, 30, 1);
+    rw(c6, with_c6, val bool, 29, 1);
+    rw(opc1, with_opc1, val u16, 19, 10);
+    checked(try_with_opc1, u16, 10);
+    rw(opc0, with_opc0, val u16, 9, 10);
+    checked(try_with_opc0, u16, 10);
+    rw(not_nm, with_not_nm, val bool, 5, 1);
+    rw(nm, with_nm, val bool, 4, 1);
+    rw(all_opc, with_all_opc, val bool, 3, 1);
+    rw(loc, with_loc, val bool, 1, 1);
+    rw(rem, with_rem, val bool, 0, 1);
+}
+layout! {
+    cha_box_status: ChaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    cha_ctr: ChaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_iio {
+use super::*;
+use pmu_regs::skylake_sp::iio::*;
+
+layout! {
+    iio_box_ctl: IioBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    iio_ctl: IioCtl;
+    rw(fc_mask, with_fc_mask, val u8, 44, 3);
+    checked(try_with_fc_mask, u8, 3);
+    rw(ch_mask, with_ch_mask, val u8, 36, 8);
+    rw(thresh, with_thresh, val u16, 24, 12);
+    checked(try_with_thresh, u16, 12);
+    rw(invert, with_invert, named IioCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    iio_box_status: IioBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    iio_ctr: IioCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_imc {
+use super::*;
+use pmu_regs::skylake_sp::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_box_status: ImcBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_irp {
+use super::*;
+use pmu_regs::skylake_sp::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_m2m {
+use super::*;
+use pmu_regs::skylake_sp::m2m::*;
+
+layout! {
+    m2m_box_ctl: M2mBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m2m_ctl: M2mCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2mCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2m_box_status: M2mBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    m2m_ctr: M2mCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_m3upi {
+use super::*;
+use pmu_regs::skylake_sp::m3upi::*;
+
+layout! {
+    m3upi_box_ctl: M3upiBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m3upi_ctl: M3upiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M3upiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m3upi_box_status: M3upiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 3);
+    checked(try_with_ov, u8, 3);
+}
+layout! {
+    m3upi_ctr: M3upiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_pcu {
+use super::*;
+use pmu_regs::skylake_sp::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, val bool, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, named PcuCtlOccSel, 14, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_ubox {
+use super::*;
+use pmu_regs::skylake_sp::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 63, 1);
+    wo(with_unfrz_all, val bool, 61, 1);
+}
+layout! {
+    u_global_status: UGlobalStatus;
+    rw(ov_m2m1, with_ov_m2m1, val bool, 63, 1);
+    rw(ov_m2m0, with_ov_m2m0, val bool, 62, 1);
+    rw(ov_stack4, with_ov_stack4, val bool, 60, 1);
+    rw(ov_stack3, with_ov_stack3, val bool, 59, 1);
+    rw(ov_stack2, with_ov_stack2, val bool, 58, 1);
+    rw(ov_stack1, with_ov_stack1, val bool, 57, 1);
+    rw(ov_stack0, with_ov_stack0, val bool, 56, 1);
+    rw(ov_m3upi1, with_ov_m3upi1, val bool, 47, 1);
+    rw(ov_m3upi0, with_ov_m3upi0, val bool, 46, 1);
+    rw(ov_upi2, with_ov_upi2, val bool, 43, 1);
+    rw(ov_upi1, with_ov_upi1, val bool, 42, 1);
+    rw(ov_upi0, with_ov_upi0, val bool, 41, 1);
+    rw(ov_imc1, with_ov_imc1, val bool, 40, 1);
+    rw(ov_imc0, with_ov_imc0, val bool, 39, 1);
+    rw(ov_cha27, with_ov_cha27, val bool, 30, 1);
+    rw(ov_cha26, with_ov_cha26, val bool, 29, 1);
+    rw(ov_cha25, with_ov_cha25, val bool, 28, 1);
+    rw(ov_cha24, with_ov_cha24, val bool, 27, 1);
+    rw(ov_cha23, with_ov_cha23, val bool, 26, 1);
+    rw(ov_cha22, with_ov_cha22, val bool, 25, 1);
+    rw(ov_cha21, with_ov_cha21, val bool, 24, 1);
+    rw(ov_cha20, with_ov_cha20, val bool, 23, 1);
+    rw(ov_cha19, with_ov_cha19, val bool, 22, 1);
+    rw(ov_cha18, with_ov_cha18, val bool, 21, 1);
+    rw(ov_cha17, with_ov_cha17, val bool, 20, 1);
+    rw(ov_cha16, with_ov_cha16, val bool, 19, 1);
+    rw(ov_cha15, with_ov_cha15, val bool, 18, 1);
+    rw(ov_cha14, with_ov_cha14, val bool, 17, 1);
+    rw(ov_cha13, with_ov_cha13, val bool, 16, 1);
+    rw(ov_cha12, with_ov_cha12, val bool, 15, 1);
+    rw(ov_cha11, with_ov_cha11, val bool, 14, 1);
+    rw(ov_cha10, with_ov_cha10, val bool, 13, 1);
+    rw(ov_cha9, with_ov_cha9, val bool, 12, 1);
+    rw(ov_cha8, with_ov_cha8, val bool, 11, 1);
+    rw(ov_cha7, with_ov_cha7, val bool, 10, 1);
+    rw(ov_cha6, with_ov_cha6, val bool, 9, 1);
+    rw(ov_cha5, with_ov_cha5, val bool, 8, 1);
+    rw(ov_cha4, with_ov_cha4, val bool, 7, 1);
+    rw(ov_cha3, with_ov_cha3, val bool, 6, 1);
+    rw(ov_cha2, with_ov_cha2, val bool, 5, 1);
+    rw(ov_cha1, with_ov_cha1, val bool, 4, 1);
+    rw(ov_cha0, with_ov_cha0, val bool, 3, 1);
+    rw(ov_pcu, with_ov_pcu, val bool, 2, 1);
+    rw(ov_u, with_ov_u, val bool, 1, 1);
+    rw(ov_u_fixed, with_ov_u_fixed, val bool, 0, 1);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_box_status: UBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_upi {
+use super::*;
+use pmu_regs::skylake_sp::upi::*;
+
+layout! {
+    upi_box_ctl: UpiBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    upi_ctl: UpiCtl;
+    rw(umask_ext_hi, with_umask_ext_hi, val u16, 45, 11);
+    checked(try_with_umask_ext_hi, u16, 11);
+    rw(umask_ext_lo, with_umask_ext_lo, val u16, 32, 12);
+    checked(try_with_umask_ext_lo, u16, 12);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    upi_box_status: UpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    upi_ctr: UpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_cha {
+use super::*;
+use pmu_regs::cascade_lake::cha::*;
+
+layout! {
+    cha_box_ctl: ChaBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cha_ctl: ChaCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ChaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cha_box_filter0: ChaBoxFilter0;
+    rw(state, with_state, val u16, 17, 10);
+    checked(try_with_state, u16, 10);
+    rw(link, with_link, val u8, 9, 4);
+    checked(try_with_link, u8, 4);
+    rw(tid, with_tid, val u16, 0, 9);
+    checked(try_with_tid, u16, 9);
+}
+layout! {
+    cha_box_filter1: ChaBoxFilter1;
+    rw(isoc, with_isoc, val bool, 31, 1);
+    rw(nc, with_nc, val bool, 30, 1);
+    rw(c6, with_c6, val bool, 29, 1);
+    rw(opc1, with_opc1, val u16, 19, 10);
+    checked(try_with_opc1, u16, 10);
+    rw(opc0, with_opc0, val u16, 9, 10);
+    checked(try_with_opc0, u16, 10);
+    rw(not_nm, with_not_nm, val bool, 5, 1);
+    rw(nm, with_nm, val bool, 4, 1);
+    rw(all_opc, with_all_opc, val bool, 3, 1);
+    rw(loc, with_loc, val bool, 1, 1);
+    rw(rem, with_rem, val bool, 0, 1);
+}
+layout! {
+    cha_box_status: ChaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    cha_ctr: ChaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_iio {
+use super::*;
+use pmu_regs::cascade_lake::iio::*;
+
+layout! {
+    iio_box_ctl: IioBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    iio_ctl: IioCtl;
+    rw(fc_mask, with_fc_mask, val u8, 44, 3);
+    checked(try_with_fc_mask, u8, 3);
+    rw(ch_mask, with_ch_mask, val u8, 36, 8);
+    rw(thresh, with_thresh, val u16, 24, 12);
+    checked(try_with_thresh, u16, 12);
+    rw(invert, with_invert, named IioCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    iio_box_status: IioBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    iio_ctr: IioCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_imc {
+use super::*;
+use pmu_regs::cascade_lake::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_box_status: ImcBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+    wo(with_rst, val bool, 19, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_irp {
+use super::*;
+use pmu_regs::cascade_lake::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_m2m {
+use super::*;
+use pmu_regs::cascade_lake::m2m::*;
+
+layout! {
+    m2m_box_ctl: M2mBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m2m_ctl: M2mCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2mCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2m_box_status: M2mBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    m2m_ctr: M2mCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_m3upi {
+use super::*;
+use pmu_regs::cascade_lake::m3upi::*;
+
+layout! {
+    m3upi_box_ctl: M3upiBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m3upi_ctl: M3upiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M3upiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m3upi_box_status: M3upiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 3);
+    checked(try_with_ov, u8, 3);
+}
+layout! {
+    m3upi_ctr: M3upiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_pcu {
+use super::*;
+use pmu_regs::cascade_lake::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, val bool, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, named PcuCtlOccSel, 14, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_ubox {
+use super::*;
+use pmu_regs::cascade_lake::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 63, 1);
+    wo(with_unfrz_all, val bool, 61, 1);
+}
+layout! {
+    u_global_status: UGlobalStatus;
+    rw(ov_m2m1, with_ov_m2m1, val bool, 63, 1);
+    rw(ov_m2m0, with_ov_m2m0, val bool, 62, 1);
+    rw(ov_stack4, with_ov_stack4, val bool, 60, 1);
+    rw(ov_stack3, with_ov_stack3, val bool, 59, 1);
+    rw(ov_stack2, with_ov_stack2, val bool, 58, 1);
+    rw(ov_stack1, with_ov_stack1, val bool, 57, 1);
+    rw(ov_stack0, with_ov_stack0, val bool, 56, 1);
+    rw(ov_m3upi1, with_ov_m3upi1, val bool, 47, 1);
+    rw(ov_m3upi0, with_ov_m3upi0, val bool, 46, 1);
+    rw(ov_upi2, with_ov_upi2, val bool, 43, 1);
+    rw(ov_upi1, with_ov_upi1, val bool, 42, 1);
+    rw(ov_upi0, with_ov_upi0, val bool, 41, 1);
+    rw(ov_imc1, with_ov_imc1, val bool, 40, 1);
+    rw(ov_imc0, with_ov_imc0, val bool, 39, 1);
+    rw(ov_cha27, with_ov_cha27, val bool, 30, 1);
+    rw(ov_cha26, with_ov_cha26, val bool, 29, 1);
+    rw(ov_cha25, with_ov_cha25, val bool, 28, 1);
+    rw(ov_cha24, with_ov_cha24, val bool, 27, 1);
+    rw(ov_cha23, with_ov_cha23, val bool, 26, 1);
+    rw(ov_cha22, with_ov_cha22, val bool, 25, 1);
+    rw(ov_cha21, with_ov_cha21, val bool, 24, 1);
+    rw(ov_cha20, with_ov_cha20, val bool, 23, 1);
+    rw(ov_cha19, with_ov_cha19, val bool, 22, 1);
+    rw(ov_cha18, with_ov_cha18, val bool, 21, 1);
+    rw(ov_cha17, with_ov_cha17, val bool, 20, 1);
+    rw(ov_cha16, with_ov_cha16, val bool, 19, 1);
+    rw(ov_cha15, with_ov_cha15, val bool, 18, 1);
+    rw(ov_cha14, with_ov_cha14, val bool, 17, 1);
+    rw(ov_cha13, with_ov_cha13, val bool, 16, 1);
+    rw(ov_cha12, with_ov_cha12, val bool, 15, 1);
+    rw(ov_cha11, with_ov_cha11, val bool, 14, 1);
+    rw(ov_cha10, with_ov_cha10, val bool, 13, 1);
+    rw(ov_cha9, with_ov_cha9, val bool, 12, 1);
+    rw(ov_cha8, with_ov_cha8, val bool, 11, 1);
+    rw(ov_cha7, with_ov_cha7, val bool, 10, 1);
+    rw(ov_cha6, with_ov_cha6, val bool, 9, 1);
+    rw(ov_cha5, with_ov_cha5, val bool, 8, 1);
+    rw(ov_cha4, with_ov_cha4, val bool, 7, 1);
+    rw(ov_cha3, with_ov_cha3, val bool, 6, 1);
+    rw(ov_cha2, with_ov_cha2, val bool, 5, 1);
+    rw(ov_cha1, with_ov_cha1, val bool, 4, 1);
+    rw(ov_cha0, with_ov_cha0, val bool, 3, 1);
+    rw(ov_pcu, with_ov_pcu, val bool, 2, 1);
+    rw(ov_u, with_ov_u, val bool, 1, 1);
+    rw(ov_u_fixed, with_ov_u_fixed, val bool, 0, 1);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_box_status: UBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "cascade-lake")]
+mod cascade_lake_upi {
+use super::*;
+use pmu_regs::cascade_lake::upi::*;
+
+layout! {
+    upi_box_ctl: UpiBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    upi_ctl: UpiCtl;
+    rw(umask_ext_hi, with_umask_ext_hi, val u16, 45, 11);
+    checked(try_with_umask_ext_hi, u16, 11);
+    rw(umask_ext_lo, with_umask_ext_lo, val u16, 32, 12);
+    checked(try_with_umask_ext_lo, u16, 12);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    upi_box_status: UpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    upi_ctr: UpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
 }
 }
 

@@ -241,7 +241,10 @@ fn term(
     if value == 0 && !always {
         return Ok(None);
     }
-    if f.width() != width && !(name == "event" && f.width() > width) {
+    // A wider event or umask format holds the field in its lowest bits and an extension
+    // above (QPI `config:0-7,21`; Skylake-SP UPI `umask` = `config:8-15,32-43,45-55`).
+    let extended = (name == "event" || name == "umask") && f.width() > width;
+    if f.width() != width && !extended {
         return Err(PerfError::FormatMismatch {
             pmu: pmu.to_string(),
             field: format!("{} ({})", field.name, info.name),
@@ -281,7 +284,10 @@ pub fn to_control(
         };
         // A format field of another width is not this field (the driver's PCU `occ_edge`
         // is config:14-51, not the one bit `occ_edge_det` is): `from_control` never sets it.
-        if f.width() != field.width() && name != "event" {
+        // A wider umask holds the field in its lowest bits (Skylake-SP UPI); a value above
+        // them is refused below as too wide.
+        let extended = name == "umask" && f.width() > field.width();
+        if f.width() != field.width() && name != "event" && !extended {
             continue;
         }
         let mut value = f.extract(config);

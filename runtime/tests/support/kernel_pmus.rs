@@ -120,6 +120,58 @@ pub const SNBEP_Q: Formats = &[
     ("mask0", "config2:0-31"),
     ("mask1", "config2:32-63"),
 ];
+/// skx_uncore_cha_formats_attr (Skylake-SP, Cascade Lake).
+pub const SKX_CHA: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-8"),
+    ("filter_state", "config1:17-26"),
+    ("filter_rem", "config1:32"),
+    ("filter_loc", "config1:33"),
+    ("filter_nm", "config1:36"),
+    ("filter_all_op", "config1:35"),
+    ("filter_not_nm", "config1:37"),
+    ("filter_opc0", "config1:41-50"),
+    ("filter_opc1", "config1:51-60"),
+    ("filter_nc", "config1:62"),
+    ("filter_isoc", "config1:63"),
+];
+/// skx_uncore_iio_formats_attr: a 12-bit thresh, ch_mask and fc_mask.
+pub const SKX_IIO: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-35"),
+    ("ch_mask", "config:36-43"),
+    ("fc_mask", "config:44-46"),
+];
+/// skx_upi_uncore_formats_attr: the umask with its extension.
+pub const SKX_UPI: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-43,45-55"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// skx_uncore_pcu_formats_attr.
+pub const SKX_PCU: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("occ_invert", "config:30"),
+    ("occ_edge_det", "config:31"),
+    ("filter_band0", "config1:0-7"),
+    ("filter_band1", "config1:8-15"),
+    ("filter_band2", "config1:16-23"),
+    ("filter_band3", "config1:24-31"),
+];
 /// ivbep_uncore_cbox_formats_attr: no inv.
 pub const IVBEP_C: Formats = &[
     ("event", "config:0-7"),
@@ -277,6 +329,19 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             one(&mut v, "uncore_r2pcie", SNBEP);
             v.extend(idx("uncore_r3qpi", 3, SNBEP));
             one(&mut v, "cstate_core", CSTATE);
+        }
+        "skylake-sp" | "cascade-lake" => {
+            // skx_uncore_formats_attr is snbep_uncore_formats_attr's list; the U-box uses
+            // ivbep_uncore_ubox_format_group.
+            one(&mut v, "uncore_ubox", SNBEP_U);
+            v.extend(idx("uncore_cha", 28, SKX_CHA));
+            v.extend(idx("uncore_iio", 6, SKX_IIO));
+            v.extend(idx("uncore_irp", 6, SNBEP));
+            one(&mut v, "uncore_pcu", SKX_PCU);
+            v.extend(idx("uncore_imc", 6, SNBEP));
+            v.extend(idx("uncore_m2m", 2, SNBEP));
+            v.extend(idx("uncore_upi", 3, SKX_UPI));
+            v.extend(idx("uncore_m3upi", 3, SNBEP));
         }
         _ => one(&mut v, "cpu", CPU),
     }

@@ -14,14 +14,25 @@ pub struct Cpu {
     pub vendor: String,
     pub family: u32,
     pub model: u32,
+    /// The `stepping` line, which tells apart processors of one model (06_55H: Skylake-SP
+    /// and Cascade Lake).
+    pub stepping: Option<u32>,
     pub name: String,
     /// CPUID leaf 0AH is present (the `arch_perfmon` flag).
     pub arch_perfmon: bool,
 }
 
-/// The spec whose `<identity>` (CPUID display family and model, in processors.xml) is this.
-fn spec_for(family: u32, model: u32) -> Option<&'static pmu_regs::ProcessorInfo> {
-    pmu_regs::processor_for_cpuid(family, model)
+/// The spec whose `<identity>` (CPUID display family, model and steppings, in processors.xml)
+/// is this.
+fn spec_for(
+    family: u32,
+    model: u32,
+    stepping: Option<u32>,
+) -> Option<&'static pmu_regs::ProcessorInfo> {
+    match stepping {
+        Some(s) => pmu_regs::processor_for_signature(family, model, s),
+        None => pmu_regs::processor_for_cpuid(family, model),
+    }
 }
 
 fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
@@ -35,6 +46,7 @@ pub fn read(root: Option<&Path>) -> Option<Cpu> {
         vendor: String::new(),
         family: 0,
         model: 0,
+        stepping: None,
         name: String::new(),
         arch_perfmon: false,
     };
@@ -48,6 +60,7 @@ pub fn read(root: Option<&Path>) -> Option<Cpu> {
             "vendor_id" => cpu.vendor = v.to_string(),
             "cpu family" => cpu.family = v.parse().unwrap_or(0),
             "model" => cpu.model = v.parse().unwrap_or(0),
+            "stepping" => cpu.stepping = v.parse().ok(),
             "model name" => cpu.name = v.to_string(),
             "flags" => cpu.arch_perfmon = v.split_whitespace().any(|f| f == "arch_perfmon"),
             _ => {}
@@ -65,7 +78,7 @@ impl Cpu {
     pub fn specs(&self) -> Vec<&'static str> {
         let mut specs = Vec::new();
         if self.is_intel() {
-            specs.extend(spec_for(self.family, self.model).map(|p| p.id));
+            specs.extend(spec_for(self.family, self.model, self.stepping).map(|p| p.id));
         }
         if self.is_intel() && self.arch_perfmon {
             specs.push("architectural");

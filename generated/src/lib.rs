@@ -13,8 +13,13 @@
 //! register for tools that introspect.
 //!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
+//! The metadata (field, value and event tables, descriptions, addresses by name, the PMU
+//! structure and [`PROCESSORS`]) is the default feature `metadata`; without it, every accessor,
+//! mask, reset value, typed address and typed event constant remains, and the crate builds
+//! faster (BENCHMARKS.md).
 //!
 //! ```
+//! # #[cfg(feature = "metadata")] {
 //! use pmu_regs::{Register, PROCESSORS};
 //!
 //! // Every register the enabled features build, with its fields: no reserved bit is writable.
@@ -25,6 +30,7 @@
 //!         }
 //!     }
 //! }
+//! # }
 //! ```
 //!
 //! With the `xeon-7500` feature:
@@ -58,11 +64,13 @@
 //!
 //! One cargo feature per processor, all on by default. A consumer that needs one processor
 //! names it alone and compiles only that one:
-//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`.
-//! The architectural PMU (`arch`) is always built.
+//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`
+//! (add `"metadata"` for the tables tools introspect). The architectural PMU (`arch`) is
+//! always built.
 //!
 //! | Feature | Module | Processor |
 //! |---|---|---|
+//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
 //! | `xeon-e5-2600-v2` | [`xeon_e5_2600_v2`] | Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore |
@@ -80,13 +88,17 @@
 pub mod support;
 pub use support::*;
 
+#[cfg(feature = "metadata")]
 #[rustfmt::skip]
 pub mod structure;
+#[cfg(feature = "metadata")]
 pub use structure::*;
 
 #[rustfmt::skip]
 pub mod core_events;
-pub use core_events::{CoreEvent, CoreEventsInfo};
+pub use core_events::CoreEvent;
+#[cfg(feature = "metadata")]
+pub use core_events::{CoreEventsInfo, EventList};
 
 #[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
@@ -107,6 +119,7 @@ pub mod xeon_e5_2600_v4;
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
 /// that list, decode or look registers up by name without parsing XML.
+#[cfg(feature = "metadata")]
 pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     #[cfg(feature = "xeon-7500")]
     &xeon_7500::PROCESSOR,
@@ -123,6 +136,7 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
 /// The processor with CPUID display family `family` and model `model` (06_3EH is
 /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one and its feature is
 /// built: how a tool picks the spec for the machine it runs on.
+#[cfg(feature = "metadata")]
 pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
     PROCESSORS.iter().copied().find(|p| p.cpuid == wanted)

@@ -7,7 +7,9 @@
 #   QUICK=1 bash bench/run.sh    # skip the 10,000-register crate builds and criterion
 #   ONLY=compare bash bench/run.sh  # only the svd2rust comparison and the per-feature builds
 #   ONLY=features bash bench/run.sh # only the per-feature builds
+#   ONLY=synth bash bench/run.sh    # only the synthetic spec against svd2rust
 #   REPS=5 SYNTH_REPS=3 PROFILES=debug ...   # runs per figure, and which profiles
+#   GEN=0 ...                       # builds only, no generation timings
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -150,7 +152,7 @@ compare() {
   local name=$1 spec=$2 svd=$3 reps=$4
   local out="$WORK/cmp-$name"
   echo "## $name: $(grep -c '<register>' "$svd") SVD registers ($(grep -c '<dim>' "$svd") arrays)"
-  generation "$spec" "$svd" "$out" "$reps"
+  [ "${GEN:-1}" = 0 ] || generation "$spec" "$svd" "$out" "$reps"
   rm -rf "$out.ours" && "$CODEGEN" --spec "$spec" --out "$out.ours" >/dev/null
   grep -q '^\[workspace\]' "$out.ours/Cargo.toml" || printf '\n[workspace]\n' >> "$out.ours/Cargo.toml"
   svd2rust_crate "$svd" "$out.theirs"
@@ -168,13 +170,17 @@ svd2rust_comparison() {
   compare rp2040 "$WORK/rp2040-spec" "$SVD" "$REPS"
   python3 bench/spec2svd.py "$ROOT/spec" "$WORK/ours.svd"
   compare ours "$ROOT/spec" "$WORK/ours.svd" "$REPS"
-  if [ -z "${QUICK:-}" ]; then
-    [ -f "$WORK/synth-$SYNTH_N/processors.xml" ] || python3 bench/synth_spec.py "$SYNTH_N" "$WORK/synth-$SYNTH_N"
-    python3 bench/spec2svd.py "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd"
-    compare "synth-$SYNTH_N" "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd" "$SYNTH_REPS"
-  fi
+  [ -n "${QUICK:-}" ] || synth_comparison
   echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
+}
+
+# The synthetic spec of SYNTH_N registers (bench/synth_spec.py) against svd2rust.
+synth_comparison() {
+  tools
+  [ -f "$WORK/synth-$SYNTH_N/processors.xml" ] || python3 bench/synth_spec.py "$SYNTH_N" "$WORK/synth-$SYNTH_N"
+  python3 bench/spec2svd.py "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd"
+  compare "synth-$SYNTH_N" "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd" "$SYNTH_REPS"
 }
 
 # One processor alone: the generated crate with one processor feature, with and without
@@ -205,6 +211,7 @@ per_feature() {
 case "${ONLY:-}" in
   rp2040 | compare) svd2rust_comparison; per_feature; exit 0 ;;
   features) per_feature; exit 0 ;;
+  synth) synth_comparison; exit 0 ;;
 esac
 svd2rust_comparison
 per_feature

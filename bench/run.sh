@@ -5,15 +5,20 @@
 #
 #   bash bench/run.sh            # everything (about 10 minutes on 2 cores)
 #   QUICK=1 bash bench/run.sh    # skip the 10,000-register crate builds and criterion
-#   ONLY=rp2040 bash bench/run.sh   # only the RP2040 comparison and the per-feature builds
+#   ONLY=compare bash bench/run.sh  # only the svd2rust comparison and the per-feature builds
+#   ONLY=features bash bench/run.sh # only the per-feature builds
+#   ONLY=synth bash bench/run.sh    # only the synthetic spec against svd2rust
+#   REPS=5 SYNTH_REPS=3 PROFILES=debug ...   # runs per figure, and which profiles
+#   GEN=0 ...                       # builds only, no generation timings
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 WORK=${BENCH_DIR:-$ROOT/target/bench}
 mkdir -p "$WORK"
 
-# Wall time and peak resident memory of a command, measured by the parent (python's
-# getrusage of its children), so no extra tool is needed.
+# Wall time, CPU time (user + system of all children) and peak resident memory of a command,
+# measured by the parent (python's getrusage of its children), so no extra tool is needed.
+# Prints "wall rss cpu"; callers that want two figures read the first two.
 measure() {
   python3 - "$@" <<'PY'
 import resource, subprocess, sys, time
@@ -23,8 +28,8 @@ wall = time.perf_counter() - t
 if r.returncode != 0:
     sys.stderr.write(r.stderr.decode())
     sys.exit(r.returncode)
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(f"{wall:.3f} {rss:.0f}")
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall:.3f} {u.ru_maxrss / 1024:.0f} {u.ru_utime + u.ru_stime:.3f}")
 PY
 }
 
@@ -36,24 +41,36 @@ echo
 cargo build -q --release -p codegen
 CODEGEN=$ROOT/target/release/codegen
 
-# The side-by-side comparison with svd2rust on the same input, the RP2040's SVD (read from the
-# shared directory, never committed), and the per-processor feature builds.
+# The side-by-side comparison with svd2rust, on three inputs: the RP2040's SVD (read from the
+# shared directory, never committed; bench/svd2spec.py makes our spec of it), the synthetic
+# spec (bench/spec2svd.py makes svd2rust's SVD of it) and our own processors (likewise). Each
+# build is fresh (its own empty target directory; svd2rust's dependency vcell built first and
+# not timed), and the variants are interleaved: run 1 of each, then run 2 of each, ... so
+# that a change in the machine's load falls on all of them alike. Medians of REPS runs.
 SVD=${SVD:-$ROOT/../shared/svd/rp2040.svd}
 SVD2RUST_VERSION=0.37.1
-rp2040() {
-  echo "# RP2040: our codegen against svd2rust $SVD2RUST_VERSION on $(basename "$SVD")"
-  local tools="$WORK/tools/svd2rust-$SVD2RUST_VERSION"
-  [ -x "$tools/bin/svd2rust" ] || cargo install -q svd2rust --version "$SVD2RUST_VERSION" --locked --root "$tools"
-  rm -rf "$WORK/rp2040-spec" "$WORK/out-rp2040" "$WORK/svd2rust-rp2040"
-  python3 bench/svd2spec.py "$SVD" "$WORK/rp2040-spec"
-  local regs
-  regs=$(grep -c '<register>' "$SVD")
-  read -r ours_gen ours_gen_rss < <(measure "$CODEGEN" --spec "$WORK/rp2040-spec" --out "$WORK/out-rp2040")
-  mkdir -p "$WORK/svd2rust-rp2040/src"
-  read -r theirs_gen theirs_gen_rss < <(measure "$tools/bin/svd2rust" -i "$SVD" --target none -o "$WORK/svd2rust-rp2040/src")
-  cat > "$WORK/svd2rust-rp2040/Cargo.toml" <<'TOML'
+FORM_VERSION=0.13.0
+REPS=${REPS:-3}
+SYNTH_N=${SYNTH_N:-10000}
+SYNTH_REPS=${SYNTH_REPS:-1}
+PROFILES=${PROFILES:-debug release}
+TOOLS="$WORK/tools"
+SVD2RUST="$TOOLS/svd2rust-$SVD2RUST_VERSION/bin/svd2rust"
+FORM="$TOOLS/form-$FORM_VERSION/bin/form"
+
+tools() {
+  [ -x "$SVD2RUST" ] || cargo install -q svd2rust --version "$SVD2RUST_VERSION" --locked --root "$TOOLS/svd2rust-$SVD2RUST_VERSION"
+  [ -x "$FORM" ] || cargo install -q form --version "$FORM_VERSION" --locked --root "$TOOLS/form-$FORM_VERSION"
+}
+
+# A crate for svd2rust's output of `svd` in `dir` (one unformatted lib.rs, as svd2rust writes it).
+svd2rust_crate() {
+  local svd=$1 dir=$2
+  rm -rf "$dir" && mkdir -p "$dir/src"
+  "$SVD2RUST" -i "$svd" --target none -o "$dir/src" >/dev/null 2>&1
+  cat > "$dir/Cargo.toml" <<'TOML'
 [package]
-name = "rp2040-svd2rust"
+name = "svd2rust-crate"
 version = "0.1.0"
 edition = "2021"
 [dependencies]
@@ -61,48 +78,143 @@ vcell = "0.1.3"
 critical-section = { version = "1", optional = true }
 [workspace]
 TOML
-  printf '\n[workspace]\n' >> "$WORK/out-rp2040/Cargo.toml"
-  local ours_lines theirs_lines
-  ours_lines=$(find "$WORK/out-rp2040/src" -name '*.rs' -exec cat {} + | wc -l)
-  theirs_lines=$(wc -l < "$WORK/svd2rust-rp2040/src/lib.rs")
-  echo "registers: $regs; generated src lines: ours $ours_lines ($((ours_lines * 1000 / regs)) per 1,000), svd2rust $theirs_lines (one item per line, unformatted)"
-  printf "%-28s %12s %12s %8s\n" "" ours svd2rust ratio
-  ratio() { python3 -c "print(f'{\"$1\":<28} {$2:>12.3f} {$3:>12.3f} {$2 / $3:>8.2f}')"; }
-  ratio "generation (s)" "$ours_gen" "$theirs_gen"
-  # Each crate alone in a fresh target directory; dependencies (svd2rust's vcell) are built
-  # first, so the figure is the crate's own compile. Peak memory is the largest child's RSS.
-  for profile in debug release; do
-    local flag=""
-    [ "$profile" = release ] && flag="--release"
-    rm -rf "$WORK/target-rp2040-ours" "$WORK/target-rp2040-theirs"
-    CARGO_TARGET_DIR="$WORK/target-rp2040-theirs" cargo build -q $flag -p vcell --manifest-path "$WORK/svd2rust-rp2040/Cargo.toml"
-    read -r ours ours_rss < <(measure env CARGO_TARGET_DIR="$WORK/target-rp2040-ours" cargo build -q $flag --manifest-path "$WORK/out-rp2040/Cargo.toml")
-    read -r theirs theirs_rss < <(measure env CARGO_TARGET_DIR="$WORK/target-rp2040-theirs" cargo build -q $flag --manifest-path "$WORK/svd2rust-rp2040/Cargo.toml")
-    ratio "$profile build (s)" "$ours" "$theirs"
-    ratio "$profile build peak (MiB)" "$ours_rss" "$theirs_rss"
+}
+
+median() { python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+
+# One line: a figure, ours with and without metadata, svd2rust, and the two ratios.
+row() {
+  python3 -c "
+name, a, b, c = '$1', $2, $3, $4
+print(f'{name:<30} {a:>10.2f} {b:>10.2f} {c:>10.2f} {a / c:>9.2f} {b / c:>9.2f}')"
+}
+
+# Generation: ours, svd2rust alone and svd2rust's pipeline, interleaved; medians.
+generation() {
+  local spec=$1 svd=$2 out=$3 reps=$4
+  local ours=() alone=() pipeline=()
+  for _ in $(seq "$reps"); do
+    rm -rf "$out.gen"
+    ours+=("$(measure "$CODEGEN" --spec "$spec" --out "$out.gen" | cut -d' ' -f1)")
+    rm -rf "$out.svd2rust" && mkdir -p "$out.svd2rust"
+    alone+=("$(measure "$SVD2RUST" -i "$svd" --target none -o "$out.svd2rust" | cut -d' ' -f1)")
+    pipeline+=("$(measure env SVD2RUST="$SVD2RUST" FORM="$FORM" bash bench/svd2rust-pipeline.sh "$svd" "$out.pipeline" | cut -d' ' -f1)")
   done
+  local o a p
+  o=$(median "${ours[@]}"); a=$(median "${alone[@]}"); p=$(median "${pipeline[@]}")
+  python3 -c "print(f'generation (s): ours {$o:.3f}, svd2rust alone {$a:.3f} (ratio {$o / $a:.2f}), svd2rust + form + rustfmt {$p:.3f} (ratio {$o / $p:.2f})')"
+  echo "  raw ours: ${ours[*]}; svd2rust: ${alone[*]}; pipeline: ${pipeline[*]}"
+}
+
+# Builds of our crate with and without metadata and of svd2rust's, interleaved; medians of
+# wall, CPU and peak memory.
+builds() {
+  local ours=$1 theirs=$2 reps=$3 profile flag
+  printf "%-30s %10s %10s %10s %9s %9s\n" "" "ours" "ours -md" "svd2rust" "ratio" "ratio -md"
+  for profile in $PROFILES; do
+    flag=""
+    [ "$profile" = release ] && flag="--release"
+    local -A wall=() cpu=() rss=()
+    for _ in $(seq "$reps"); do
+      for v in meta nometa theirs; do
+        local t="$WORK/target-cmp-$v" args=()
+        rm -rf "$t"
+        case $v in
+          meta) args=(--manifest-path "$ours/Cargo.toml") ;;
+          nometa) args=(--manifest-path "$ours/Cargo.toml" --no-default-features --features "$(features "$ours")") ;;
+          theirs)
+            CARGO_TARGET_DIR="$t" cargo build -q $flag -p vcell --manifest-path "$theirs/Cargo.toml"
+            args=(--manifest-path "$theirs/Cargo.toml") ;;
+        esac
+        read -r w r c < <(measure env CARGO_TARGET_DIR="$t" cargo build -q $flag "${args[@]}")
+        wall[$v]+="$w "; cpu[$v]+="$c "; rss[$v]+="$r "
+      done
+    done
+    for fig in wall cpu rss; do
+      local -n m=$fig
+      local name
+      case $fig in wall) name="$profile build wall (s)" ;; cpu) name="$profile build CPU (s)" ;; rss) name="$profile build peak (MiB)" ;; esac
+      # shellcheck disable=SC2086
+      row "$name" "$(median ${m[meta]})" "$(median ${m[nometa]})" "$(median ${m[theirs]})"
+      echo "  raw: ours ${m[meta]}| ours -md ${m[nometa]}| svd2rust ${m[theirs]}"
+    done
+  done
+}
+
+# The processor features of a generated crate (all but default and metadata), space-separated.
+features() {
+  sed -n '/^\[features\]/,/^\[/p' "$1/Cargo.toml" | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 \
+    | grep -vx 'default\|metadata' | tr '\n' ' '
+}
+
+# One input: its spec and SVD, generation, then the builds.
+compare() {
+  local name=$1 spec=$2 svd=$3 reps=$4
+  local out="$WORK/cmp-$name"
+  echo "## $name: $(grep -c '<register>' "$svd") SVD registers ($(grep -c '<dim>' "$svd") arrays)"
+  [ "${GEN:-1}" = 0 ] || generation "$spec" "$svd" "$out" "$reps"
+  rm -rf "$out.ours" && "$CODEGEN" --spec "$spec" --out "$out.ours" >/dev/null
+  grep -q '^\[workspace\]' "$out.ours/Cargo.toml" || printf '\n[workspace]\n' >> "$out.ours/Cargo.toml"
+  svd2rust_crate "$svd" "$out.theirs"
+  echo "generated src lines: ours $(find "$out.ours/src" -name '*.rs' -exec cat {} + | wc -l), svd2rust $(wc -l < "$out.theirs/src/lib.rs") (unformatted)"
+  builds "$out.ours" "$out.theirs" "$reps"
   echo
-  echo "# one processor alone: the generated crate with one feature (debug, fresh target directory)"
-  local features
-  features=$(sed -n '/^\[features\]/,/^\[/p' generated/Cargo.toml | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 | grep -vx default)
-  for feature in "(none: arch only)" $features "(all: default)"; do
-    local args=(--no-default-features)
+}
+
+svd2rust_comparison() {
+  tools
+  echo "# our crate (with and without the metadata feature, '-md') against svd2rust $SVD2RUST_VERSION"
+  echo "# medians of interleaved fresh builds; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  rm -rf "$WORK/rp2040-spec"
+  python3 bench/svd2spec.py "$SVD" "$WORK/rp2040-spec" >/dev/null
+  compare rp2040 "$WORK/rp2040-spec" "$SVD" "$REPS"
+  python3 bench/spec2svd.py "$ROOT/spec" "$WORK/ours.svd"
+  compare ours "$ROOT/spec" "$WORK/ours.svd" "$REPS"
+  [ -n "${QUICK:-}" ] || synth_comparison
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+}
+
+# The synthetic spec of SYNTH_N registers (bench/synth_spec.py) against svd2rust.
+synth_comparison() {
+  tools
+  [ -f "$WORK/synth-$SYNTH_N/processors.xml" ] || python3 bench/synth_spec.py "$SYNTH_N" "$WORK/synth-$SYNTH_N"
+  python3 bench/spec2svd.py "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd"
+  compare "synth-$SYNTH_N" "$WORK/synth-$SYNTH_N" "$WORK/synth-$SYNTH_N.svd" "$SYNTH_REPS"
+}
+
+# One processor alone: the generated crate with one processor feature, with and without
+# metadata (debug, fresh target directory each).
+per_feature() {
+  echo "# one processor alone: pmu-regs with one feature (debug, fresh target directory; medians of $REPS)"
+  printf "%-22s %12s %12s %12s %12s\n" feature "wall (s)" "wall -md" "CPU (s)" "CPU -md"
+  for feature in "(none: arch only)" $(features generated) "(all)"; do
+    local f=""
     case "$feature" in
       "(none: arch only)") ;;
-      "(all: default)") args=() ;;
-      *) args+=(--features "$feature") ;;
+      "(all)") f="$(features generated)" ;;
+      *) f="$feature" ;;
     esac
-    rm -rf "$WORK/target-feature"
-    read -r t rss < <(measure env CARGO_TARGET_DIR="$WORK/target-feature" cargo build -q -p pmu-regs "${args[@]}")
-    printf "%-20s %8.2f s %8.0f MiB\n" "$feature" "$t" "$rss"
+    local w1=() w2=() c1=() c2=()
+    for _ in $(seq "$REPS"); do
+      for md in metadata ""; do
+        rm -rf "$WORK/target-feature"
+        read -r w _ c < <(measure env CARGO_TARGET_DIR="$WORK/target-feature" cargo build -q -p pmu-regs --no-default-features --features "$f $md")
+        if [ -n "$md" ]; then w1+=("$w"); c1+=("$c"); else w2+=("$w"); c2+=("$c"); fi
+      done
+    done
+    python3 -c "print(f'{\"$feature\":<22} {$(median "${w1[@]}"):>12.2f} {$(median "${w2[@]}"):>12.2f} {$(median "${c1[@]}"):>12.2f} {$(median "${c2[@]}"):>12.2f}')"
   done
   echo
 }
-if [ "${ONLY:-}" = rp2040 ]; then
-  rp2040
-  exit 0
-fi
-rp2040
+
+case "${ONLY:-}" in
+  rp2040 | compare) svd2rust_comparison; per_feature; exit 0 ;;
+  features) per_feature; exit 0 ;;
+  synth) synth_comparison; exit 0 ;;
+esac
+svd2rust_comparison
+per_feature
 
 echo "# generation (cargo run -p codegen equivalent, release build, fresh output directory)"
 printf "%-12s %10s %12s %14s %12s\n" spec registers "wall (s)" "s per 1,000" "peak (MiB)"

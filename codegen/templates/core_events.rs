@@ -8,26 +8,82 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+#[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
 /// An event of a core PMU's counter controls, from the event list `L` marks (each list's
-/// module declares its `List` and names `CoreEvent<List>` `Event`).
-pub struct CoreEvent<L: 'static>(&'static EventInfo, PhantomData<fn() -> L>);
+/// module declares its `List` and names `CoreEvent<List>` `Event`): the settings `with_event`
+/// programs, and with the `metadata` feature its row in the list's table of facts.
+pub struct CoreEvent<L: 'static> {
+    pub(crate) code: u8,
+    pub(crate) umask: u8,
+    pub(crate) threshold: u8,
+    pub(crate) invert: bool,
+    pub(crate) edge: bool,
+    pub(crate) any_thread: bool,
+    /// Its row in the list's `EVENT_INFOS`.
+    pub(crate) row: u16,
+    pub(crate) list: PhantomData<fn() -> L>,
+}
 
 impl<L> CoreEvent<L> {
-    /// The event with these facts (for the generated lists).
-    pub(crate) const fn new(info: &'static EventInfo) -> Self {
-        Self(info, PhantomData)
-    }
+    /// The settings the generated lists leave out (`..Event::BASE`): no counter mask, no
+    /// invert, edge or any-thread.
+    #[allow(dead_code)] // in a spec without core event lists
+    pub(crate) const BASE: Self = Self {
+        code: 0,
+        umask: 0,
+        threshold: 0,
+        invert: false,
+        edge: false,
+        any_thread: false,
+        row: 0,
+        list: PhantomData,
+    };
 
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+    /// Counter mask (the control's `threshold` role; 0: none).
+    pub const fn threshold(self) -> u8 {
+        self.threshold
+    }
+    /// Whether it sets the control's `invert` role.
+    pub const fn invert(self) -> bool {
+        self.invert
+    }
+    /// Whether it sets the control's `edge` role.
+    pub const fn edge(self) -> bool {
+        self.edge
+    }
+    /// Whether it sets the control's `any-thread` role.
+    pub const fn any_thread(self) -> bool {
+        self.any_thread
+    }
+}
+
+/// A core event list: the marker type `L` of [`CoreEvent<L>`], with its table of facts.
+#[cfg(feature = "metadata")]
+pub trait EventList: 'static {
+    /// The list's events, in the order of its `ALL`.
+    const EVENT_INFOS: &'static [&'static EventInfo];
+}
+
+#[cfg(feature = "metadata")]
+impl<L: EventList> CoreEvent<L> {
     /// The event's facts.
     pub const fn info(self) -> &'static EventInfo {
-        self.0
+        L::EVENT_INFOS[self.row as usize]
     }
 
     /// Whether counter `n` may count it.
     pub const fn can_count_on(self, n: u32) -> bool {
-        self.0.can_count_on(n)
+        self.info().can_count_on(n)
     }
 }
 
@@ -41,19 +97,30 @@ impl<L> Copy for CoreEvent<L> {}
 
 impl<L> PartialEq for CoreEvent<L> {
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0
+        self.row == other.row
     }
 }
 
 impl<L> Eq for CoreEvent<L> {}
 
+/// The event's name (with the `metadata` feature), or its event select and umask.
+#[cfg(feature = "metadata")]
+impl<L: EventList> fmt::Debug for CoreEvent<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CoreEvent").field(&self.info().name).finish()
+    }
+}
+
+/// The event's name (with the `metadata` feature), or its event select and umask.
+#[cfg(not(feature = "metadata"))]
 impl<L> fmt::Debug for CoreEvent<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("CoreEvent").field(&self.0.name).finish()
+        write!(f, "CoreEvent({:#04x}, umask {:#04x})", self.code, self.umask)
     }
 }
 
 /// A processor's own event list for a unit of its core PMU.
+#[cfg(feature = "metadata")]
 #[derive(Debug)]
 pub struct CoreEventsInfo {
     /// The processor whose unit counts them (`architectural`).

@@ -9,10 +9,14 @@
 pub mod support;
 pub use support::*;
 
+#[cfg(feature = "metadata")]
 #[rustfmt::skip]
 pub mod structure;
+#[cfg(feature = "metadata")]
 pub use structure::*;
 
 #[rustfmt::skip]
 pub mod core_events;
-pub use core_events::{CoreEvent, CoreEventsInfo};
+pub use core_events::CoreEvent;
+#[cfg(feature = "metadata")]
+pub use core_events::{CoreEventsInfo, EventList};

@@ -25,3 +25,18 @@
 //! assert_eq!(err.width, 4);
 //! # }
 //! ```
+//!
+//! Events are typed constants, with or without the `metadata` feature; a core event of any
+//! processor's list goes into the architectural event select:
+//!
+//! ```
+//! # #[cfg(feature = "xeon-7500")] {
+//! use pmu_regs::arch::core::{Event, Ia32PerfEvtSel};
+//! use pmu_regs::xeon_7500;
+//!
+//! let cycles = Ia32PerfEvtSel::RESET.with_event(Event::UNHALTED_CORE_CYCLES).with_en(true);
+//! assert_eq!((cycles.ev_sel(), cycles.umask(), cycles.en()), (0x3c, 0, true));
+//! let divides = Ia32PerfEvtSel::RESET.with_event(xeon_7500::core::Event::ARITH_DIV);
+//! assert_eq!((divides.ev_sel(), divides.cmask(), divides.inv(), divides.edge()), (0x14, 1, true, true));
+//! # }
+//! ```

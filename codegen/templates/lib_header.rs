@@ -11,8 +11,13 @@
 //! register for tools that introspect.
 //!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
+//! The metadata (field, value and event tables, descriptions, addresses by name, the PMU
+//! structure and [`PROCESSORS`]) is the default feature `metadata`; without it, every accessor,
+//! mask, reset value, typed address and typed event constant remains, and the crate builds
+//! faster (BENCHMARKS.md).
 //!
 //! ```
+//! # #[cfg(feature = "metadata")] {
 //! use pmu_regs::{Register, PROCESSORS};
 //!
 //! // Every register the enabled features build, with its fields: no reserved bit is writable.
@@ -23,4 +28,5 @@
 //!         }
 //!     }
 //! }
+//! # }
 //! ```

@@ -10,7 +10,8 @@ use core::marker::PhantomData;
 /// generically; `from_raw` drops bits that software must keep zero, so a value obtained this way
 /// can always be written back.
 pub trait Register: Copy + Eq + fmt::Debug + 'static {
-    /// Everything the spec says about this register.
+    /// Everything the spec says about this register (with the `metadata` feature).
+    #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo;
     /// Builds the value from raw bits, clearing reserved (must-write-zero) bits and anything
     /// above the register width.
@@ -219,6 +220,7 @@ impl Access {
     }
 }
 
+#[cfg(feature = "metadata")]
 /// A processor family and its units.
 #[derive(Debug)]
 pub struct ProcessorInfo {
@@ -246,6 +248,7 @@ pub struct ProcessorInfo {
     pub core_events: Option<&'static crate::core_events::CoreEventsInfo>,
 }
 
+#[cfg(feature = "metadata")]
 /// A unit (box).
 #[derive(Debug)]
 pub struct UnitInfo {
@@ -269,6 +272,7 @@ pub struct UnitInfo {
     pub pmu: Option<&'static crate::structure::PmuInfo>,
 }
 
+#[cfg(feature = "metadata")]
 /// A register layout and every address that uses it.
 #[derive(Debug)]
 pub struct RegisterInfo {
@@ -308,6 +312,7 @@ pub struct RegisterInfo {
     pub notes: &'static [NoteInfo],
 }
 
+#[cfg(feature = "metadata")]
 impl RegisterInfo {
     /// The field called `name` (case-insensitive), ignoring reserved fields.
     pub fn field(&self, name: &str) -> Option<&'static FieldInfo> {
@@ -325,6 +330,7 @@ impl RegisterInfo {
     }
 }
 
+#[cfg(feature = "metadata")]
 /// Addresses of a register.
 #[derive(Debug, Clone, Copy)]
 pub enum Addresses {
@@ -334,6 +340,7 @@ pub enum Addresses {
     Unknown(&'static str),
 }
 
+#[cfg(feature = "metadata")]
 /// One instance and index of a register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AddressInfo {
@@ -349,6 +356,7 @@ pub struct AddressInfo {
     pub source: &'static str,
 }
 
+#[cfg(feature = "metadata")]
 /// A location in an address space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Location {
@@ -367,6 +375,7 @@ pub enum Location {
     },
 }
 
+#[cfg(feature = "metadata")]
 /// A bit field.
 #[derive(Debug)]
 pub struct FieldInfo {
@@ -396,7 +405,24 @@ pub struct FieldInfo {
     pub counters: &'static [u32],
 }
 
+#[cfg(feature = "metadata")]
 impl FieldInfo {
+    /// The defaults the generated tables leave out (`..FieldInfo::EMPTY`): reset 0, no
+    /// named values, no repeat, no role, no counters. Its name, bits and access mean nothing.
+    pub const EMPTY: FieldInfo = FieldInfo {
+        name: "",
+        ident: "",
+        lsb: 0,
+        msb: 0,
+        access: Access::Rsv,
+        reset: 0,
+        description: "",
+        values: &[],
+        repeat: None,
+        role: None,
+        counters: &[],
+    };
+
     /// Width in bits.
     pub const fn width(&self) -> u32 {
         self.msb - self.lsb + 1
@@ -439,6 +465,7 @@ impl FieldInfo {
     }
 }
 
+#[cfg(feature = "metadata")]
 /// A named value of a field.
 #[derive(Debug)]
 pub struct ValueInfo {
@@ -450,6 +477,7 @@ pub struct ValueInfo {
     pub description: &'static str,
 }
 
+#[cfg(feature = "metadata")]
 /// A bit array whose length depends on CPUID.
 #[derive(Debug, Clone, Copy)]
 pub struct RepeatInfo {
@@ -461,6 +489,7 @@ pub struct RepeatInfo {
     pub count_cpuid: Option<&'static str>,
 }
 
+#[cfg(feature = "metadata")]
 /// An erratum, source conflict or remark recorded in the spec.
 #[derive(Debug)]
 pub struct NoteInfo {
@@ -472,6 +501,7 @@ pub struct NoteInfo {
     pub text: &'static str,
 }
 
+#[cfg(feature = "metadata")]
 /// An event a unit's counters can count (from Intel's public event list: facts only).
 #[derive(Debug, PartialEq, Eq)]
 pub struct EventInfo {
@@ -498,6 +528,7 @@ pub struct EventInfo {
     pub any_thread: bool,
 }
 
+#[cfg(feature = "metadata")]
 impl EventInfo {
     /// Whether counter `n` may count this event.
     pub const fn can_count_on(&self, n: u32) -> bool {
@@ -568,6 +599,7 @@ pub const fn set_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: 
     set_bits(raw, at + element_width - 1, at, value)
 }
 
+#[cfg(feature = "metadata")]
 /// `Debug` of every layout: each field that is not reserved by its Rust name, a named value by
 /// its name, a one-bit field as a bool, anything else in hex.
 pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[FieldInfo], raw: u64) -> fmt::Result {
@@ -591,9 +623,14 @@ pub fn debug_fields(f: &mut fmt::Formatter<'_>, type_name: &str, fields: &[Field
 /// generated `impl WEvtSel { .. }` adds one getter and one `with_` builder per field. What
 /// every register shares (`RESET`, `from_bits`, `Debug`, [`Register`]) is written once below.
 pub trait Layout: 'static {
-    /// Everything the spec says about this register.
+    /// The register's name in the guide (`W_MSR_PMON_EVT_SEL{n}`).
+    const NAME: &'static str;
+    /// Everything the spec says about this register (with the `metadata` feature).
+    #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo;
-    /// The fields, most significant first, reserved ones included.
+    /// The fields, most significant first, reserved ones included (with the `metadata`
+    /// feature).
+    #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo];
     /// The value after reset.
     const RESET: u64;
@@ -621,7 +658,9 @@ macro_rules! register_value {
             pub const IGNORED_MASK: $raw = L::IGNORED_MASK as $raw;
             /// Bits software may write (`rw`, `rw-v`, `wo`, `w1c` and `rw1c` fields).
             pub const WRITABLE_MASK: $raw = L::WRITABLE_MASK as $raw;
-            /// The fields, most significant first, reserved ones included.
+            /// The fields, most significant first, reserved ones included (with the `metadata`
+            /// feature).
+            #[cfg(feature = "metadata")]
             pub const FIELDS: &'static [FieldInfo] = L::FIELDS;
 
             /// The value of `raw` with the reserved bits cleared, so that it is always safe to
@@ -635,7 +674,7 @@ macro_rules! register_value {
             #[inline]
             pub const fn try_from_bits(raw: $raw) -> Result<Self, ReservedBitsSet> {
                 if raw & Self::RESERVED_MASK != 0 {
-                    Err(ReservedBitsSet { register: L::INFO.name, bits: (raw & Self::RESERVED_MASK) as u64 })
+                    Err(ReservedBitsSet { register: L::NAME, bits: (raw & Self::RESERVED_MASK) as u64 })
                 } else {
                     Ok(Self(raw, PhantomData))
                 }
@@ -684,12 +723,20 @@ macro_rules! register_value {
                 Self::RESET
             }
         }
+        /// Each field by name (with the `metadata` feature); without it, the register's name
+        /// and the raw bits.
         impl<L: Layout> fmt::Debug for $name<L> {
+            #[cfg(feature = "metadata")]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 debug_fields(f, L::INFO.type_name, L::FIELDS, self.0 as u64)
             }
+            #[cfg(not(feature = "metadata"))]
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:#x})", L::NAME, self.0)
+            }
         }
         impl<L: Layout> Register for $name<L> {
+            #[cfg(feature = "metadata")]
             const INFO: &'static RegisterInfo = L::INFO;
             fn from_raw(raw: u64) -> Self {
                 Self::from_bits(raw as $raw)

@@ -263,10 +263,6 @@ fn cycle(graph: &BTreeMap<Module, BTreeSet<Module>>, from: &Module) -> Option<Ve
     None
 }
 
-/// Cycles found when this test was written, which issue 22's emitter work removes (other
-/// branches): tolerated until then, and only these. Delete a line once its cycle is gone.
-const KNOWN_CYCLES: &[&[&str]] = &[&["emit::core_events", "emit::layout"]];
-
 #[test]
 fn no_module_depends_on_itself_through_others() {
     let graph = graph();
@@ -284,12 +280,6 @@ fn no_module_depends_on_itself_through_others() {
     let cycles: Vec<String> = graph
         .keys()
         .filter_map(|m| cycle(&graph, m))
-        .filter(|c| {
-            let members: BTreeSet<&str> = c.iter().map(String::as_str).collect();
-            !KNOWN_CYCLES
-                .iter()
-                .any(|k| k.iter().copied().collect::<BTreeSet<_>>() == members)
-        })
         .map(|c| c.join(" -> "))
         .collect();
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));

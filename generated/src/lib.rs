@@ -13,8 +13,13 @@
 //! register for tools that introspect.
 //!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
+//! The metadata (field, value and event tables, descriptions, addresses by name, the PMU
+//! structure and [`PROCESSORS`]) is the default feature `metadata`; without it, every accessor,
+//! mask, reset value, typed address and typed event constant remains, and the crate builds
+//! faster (BENCHMARKS.md).
 //!
 //! ```
+//! # #[cfg(feature = "metadata")] {
 //! use pmu_regs::{Register, PROCESSORS};
 //!
 //! // Every register the enabled features build, with its fields: no reserved bit is writable.
@@ -25,6 +30,7 @@
 //!         }
 //!     }
 //! }
+//! # }
 //! ```
 //!
 //! With the `xeon-7500` feature:
@@ -54,15 +60,32 @@
 //! # }
 //! ```
 //!
+//! Events are typed constants, with or without the `metadata` feature; a core event of any
+//! processor's list goes into the architectural event select:
+//!
+//! ```
+//! # #[cfg(feature = "xeon-7500")] {
+//! use pmu_regs::arch::core::{Event, Ia32PerfEvtSel};
+//! use pmu_regs::xeon_7500;
+//!
+//! let cycles = Ia32PerfEvtSel::RESET.with_event(Event::UNHALTED_CORE_CYCLES).with_en(true);
+//! assert_eq!((cycles.ev_sel(), cycles.umask(), cycles.en()), (0x3c, 0, true));
+//! let divides = Ia32PerfEvtSel::RESET.with_event(xeon_7500::core::Event::ARITH_DIV);
+//! assert_eq!((divides.ev_sel(), divides.cmask(), divides.inv(), divides.edge()), (0x14, 1, true, true));
+//! # }
+//! ```
+//!
 //! # Features
 //!
 //! One cargo feature per processor, all on by default. A consumer that needs one processor
 //! names it alone and compiles only that one:
-//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`.
-//! The architectural PMU (`arch`) is always built.
+//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`
+//! (add `"metadata"` for the tables tools introspect). The architectural PMU (`arch`) is
+//! always built.
 //!
 //! | Feature | Module | Processor |
 //! |---|---|---|
+//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
 //! | `xeon-e5-2600-v2` | [`xeon_e5_2600_v2`] | Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore |
@@ -82,13 +105,17 @@
 pub mod support;
 pub use support::*;
 
+#[cfg(feature = "metadata")]
 #[rustfmt::skip]
 pub mod structure;
+#[cfg(feature = "metadata")]
 pub use structure::*;
 
 #[rustfmt::skip]
 pub mod core_events;
-pub use core_events::{CoreEvent, CoreEventsInfo};
+pub use core_events::CoreEvent;
+#[cfg(feature = "metadata")]
+pub use core_events::{CoreEventsInfo, EventList};
 
 #[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
@@ -115,6 +142,7 @@ pub mod cascade_lake;
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
 /// that list, decode or look registers up by name without parsing XML.
+#[cfg(feature = "metadata")]
 pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     #[cfg(feature = "xeon-7500")]
     &xeon_7500::PROCESSOR,
@@ -137,6 +165,7 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
 /// decides, and its feature is built. Where processors share a model and differ by
 /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
 /// [`processor_for_signature`].
+#[cfg(feature = "metadata")]
 pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
     let wanted = Some((family, model));
     let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
@@ -145,6 +174,7 @@ pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static Processor
 /// The processor with CPUID display family, model and stepping (a Cascade Lake,
 /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
 /// one and its feature is built: how a tool picks the spec for the machine it runs on.
+#[cfg(feature = "metadata")]
 pub fn processor_for_signature(
     family: u32,
     model: u32,

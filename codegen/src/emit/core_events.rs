@@ -6,7 +6,9 @@
 
 use std::fmt::Write;
 
+use super::events::{all_and_table, METADATA};
 use super::rust::{field_ident, lit, HEADER};
+use super::text::doc;
 use crate::model::pmu::{Role, Scope};
 use crate::model::*;
 
@@ -48,46 +50,70 @@ fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
     Some((reg.type_name.clone(), setters))
 }
 
-/// A core event list as plain code: `List`, `Event` (= `CoreEvent<List>`) with a constant
-/// per event, `ALL` and `EVENT_INFOS`; and `with_event` on each control in `controls`
-/// (`Type { with_event_select, with_umask, with_threshold, with_invert, with_edge, with_any }`).
-fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut String) {
-    out.push_str("/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there.\npub type Event = CoreEvent<List>;\n\nimpl Event {\n");
-    for e in events {
-        let s = e.settings;
-        let _ = writeln!(
-            out,
-            "    /// `{}`: event select {:#04x}, umask {:#04x}, counter mask {}, invert {}, edge {}, any thread {}, counters {:#b} (bit n: counter n).\n    pub const {}: Event = CoreEvent::new(&{});",
-            e.name,
-            e.code,
-            e.umask,
-            s.threshold,
-            s.invert,
-            s.edge,
-            s.any_thread,
-            e.counters,
-            e.ident,
-            super::layout::event_info(e)
-        );
+/// An event's constant: its settings, those a plain event leaves at zero left out; its doc
+/// names the same settings as the guides do.
+fn event_const(row: usize, e: &Event) -> String {
+    let s = e.settings;
+    let mut set = vec![
+        format!("code: {:#04x}", e.code),
+        format!("umask: {:#04x}", e.umask),
+    ];
+    let mut said = vec![
+        format!("event select {:#04x}", e.code),
+        format!("umask {:#04x}", e.umask),
+    ];
+    if s.threshold != 0 {
+        set.push(format!("threshold: {}", s.threshold));
+        said.push(format!("counter mask {}", s.threshold));
     }
-    let all: Vec<String> = events
-        .iter()
-        .map(|e| format!("Event::{}", e.ident))
-        .collect();
-    let infos: Vec<String> = events
-        .iter()
-        .map(|e| format!("Event::{}.info()", e.ident))
-        .collect();
+    for (on, field, phrase) in [
+        (s.invert, "invert", "invert"),
+        (s.edge, "edge", "edge"),
+        (s.any_thread, "any_thread", "any thread"),
+    ] {
+        if on {
+            set.push(format!("{field}: true"));
+            said.push(phrase.to_string());
+        }
+    }
+    let mut out = String::new();
+    doc(
+        &mut out,
+        "    ",
+        &format!(
+            "`{}`: {}, counters {:#b}.",
+            e.name,
+            said.join(", "),
+            e.counters
+        ),
+    );
+    let _ = write!(
+        out,
+        "    pub const {}: Event = Event {{ {}, row: {row}, ..Event::BASE }};",
+        e.ident,
+        set.join(", ")
+    );
+    out
+}
+
+/// A core event list as plain code: `List`, `Event` (= `CoreEvent<List>`) with a constant
+/// per event, `ALL`, and the metadata table `EVENT_INFOS`; and `with_event` on each control in
+/// `controls` (`Type { with_event_select, with_umask, with_threshold, with_invert, with_edge,
+/// with_any }`).
+fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut String) {
+    out.push_str("/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives\n/// the counters that may count it (bit n: counter n).\npub type Event = CoreEvent<List>;\n\nimpl Event {\n");
+    for (row, e) in events.iter().enumerate() {
+        let _ = writeln!(out, "{}", event_const(row, e));
+    }
+    let (all, table) = all_and_table(events);
     let _ = writeln!(
         out,
-        "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &[{}];\n}}\n\nconst EVENT_INFOS: &[&EventInfo] = &[{}];\n",
-        all.join(", "),
-        infos.join(", ")
+        "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &[{all}];\n}}\n\n{METADATA}\nimpl crate::core_events::EventList for List {{\n    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;\n}}\n\n{table}"
     );
     for (ty, s) in controls {
         let _ = writeln!(
             out,
-            "impl {ty} {{\n    /// This value set to count `event`, an event of any core event list: its event\n    /// select and umask, and the counter mask, invert, edge-detect and any-thread\n    /// settings the list gives it (each set, to 0 where the event has none).\n    #[inline]\n    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {{\n        let e = event.info();\n        self.{}(e.code).{}(e.umask).{}(e.threshold).{}(e.invert).{}(e.edge).{}(e.any_thread)\n    }}\n}}\n",
+            "impl {ty} {{\n    /// This value set to count `event`, an event of any core event list: its event\n    /// select and umask, and the counter mask, invert, edge-detect and any-thread\n    /// settings the list gives it (each set, to 0 where the event has none).\n    #[inline]\n    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {{\n        self.{}(event.code).{}(event.umask).{}(event.threshold).{}(event.invert).{}(event.edge)\n            .{}(event.any_thread)\n    }}\n}}\n",
             s[0], s[1], s[2], s[3], s[4], s[5]
         );
     }
@@ -105,7 +131,7 @@ pub fn processor_core_module(proc: &Processor) -> Option<String> {
     let mut out = String::from(HEADER);
     let _ = writeln!(
         out,
-        "//! Core events of `{}` ({} events, from Intel's event list), counted by the\n//! `{}` PMU's {} unit: the `with_event` of its counter control takes them.\nuse crate::core_events::{{CoreEvent, CoreEventsInfo}};\nuse crate::support::EventInfo;\n",
+        "//! Core events of `{}` ({} events, from Intel's event list), counted by the\n//! `{}` PMU's {} unit: the `with_event` of its counter control takes them.\nuse crate::core_events::CoreEvent;\n{METADATA}\nuse crate::core_events::CoreEventsInfo;\n{METADATA}\nuse crate::support::EventInfo;\n",
         proc.id,
         core.events.len(),
         core.processor,
@@ -114,7 +140,7 @@ pub fn processor_core_module(proc: &Processor) -> Option<String> {
     list_text(&[], &core.events, &mut out);
     let _ = writeln!(
         out,
-        "/// This processor's core event list.\npub static EVENTS: CoreEventsInfo = CoreEventsInfo {{\n    processor: {},\n    unit: {},\n    events: EVENT_INFOS,\n}};",
+        "/// This processor's core event list.\n{METADATA}\npub static EVENTS: CoreEventsInfo = CoreEventsInfo {{\n    processor: {},\n    unit: {},\n    events: EVENT_INFOS,\n}};",
         lit(&core.processor),
         lit(&core.unit)
     );

@@ -8,12 +8,14 @@
 pub mod c;
 pub mod core_events;
 pub mod docs;
+pub mod events;
 pub mod json;
 pub mod layout;
 pub mod rust;
 pub mod structure;
 pub mod svg;
 pub mod tests;
+pub mod text;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -92,55 +94,7 @@ fn unit_files(
 
 /// Renders every file of the generated crate and its documentation into `sink`.
 pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
-    sink.put(
-        "Cargo.toml".into(),
-        format!("{CARGO_TOML}{}", rust::cargo_features(spec)),
-    )?;
-    sink.put(
-        "src/support.rs".into(),
-        format!(
-            "{}{}",
-            rust::HEADER.replace("from spec/", "from codegen/templates/support.rs"),
-            rust::fill_vocabularies(SUPPORT)
-        ),
-    )?;
-
-    let lib_items = rust::format_file({
-        let mods = rust::processor_mods(spec);
-        let table = rust::processors_table(spec);
-        quote::quote!(#mods #table)
-    });
-    // The header's inner attributes must come first, so the generated items follow them.
-    let lib_body = lib_items.strip_prefix(rust::HEADER).unwrap_or(&lib_items);
-    // The Xeon 7500 example only where the spec has that processor.
-    let example = if spec.processors.iter().any(|p| p.id == "xeon-7500") {
-        LIB_EXAMPLE_XEON_7500
-    } else {
-        ""
-    };
-    sink.put(
-        "src/lib.rs".into(),
-        format!(
-            "{}{LIB_HEADER}{example}{}{LIB_ATTRS}\n{lib_body}",
-            rust::HEADER,
-            rust::features_doc(spec)
-        ),
-    )?;
-    sink.put(
-        "src/structure.rs".into(),
-        format!(
-            "{}{}",
-            rust::HEADER.replace("from spec/", "from codegen/templates/structure.rs"),
-            rust::fill_vocabularies(STRUCTURE)
-        ),
-    )?;
-    sink.put(
-        "src/core_events.rs".into(),
-        format!(
-            "{}{CORE_EVENTS}",
-            rust::HEADER.replace("from spec/", "from codegen/templates/core_events.rs")
-        ),
-    )?;
+    crate_files(spec, sink)?;
     for p in &spec.processors {
         if let Some(text) = core_events::processor_core_module(p) {
             sink.put(format!("src/{}/core.rs", p.module), text)?;
@@ -164,8 +118,62 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
     for (path, content) in json::files(spec) {
         sink.put(path, content)?;
     }
+    unit_files_in_parallel(spec, sink)
+}
 
-    // Units in parallel: each worker takes every n-th unit and sends its files back.
+/// A template's text under the header that names it as the source.
+fn from_template(path: &str, text: &str) -> String {
+    format!(
+        "{}{text}",
+        rust::HEADER.replace("from spec/", &format!("from codegen/templates/{path}"))
+    )
+}
+
+/// The crate's manifest, its root and the modules written from templates.
+fn crate_files(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
+    sink.put(
+        "Cargo.toml".into(),
+        format!("{CARGO_TOML}{}", rust::cargo_features(spec)),
+    )?;
+    sink.put(
+        "src/support.rs".into(),
+        from_template("support.rs", &rust::fill_vocabularies(SUPPORT)),
+    )?;
+    let lib_items = rust::format_file({
+        let mods = rust::processor_mods(spec);
+        let table = rust::processors_table(spec);
+        quote::quote!(#mods #table)
+    });
+    // The header's inner attributes must come first, so the generated items follow them.
+    let lib_body = lib_items.strip_prefix(rust::HEADER).unwrap_or(&lib_items);
+    // The Xeon 7500 example only where the spec has that processor.
+    let example = if spec.processors.iter().any(|p| p.id == "xeon-7500") {
+        LIB_EXAMPLE_XEON_7500
+    } else {
+        ""
+    };
+    sink.put(
+        "src/lib.rs".into(),
+        format!(
+            "{}{LIB_HEADER}{example}{}{LIB_ATTRS}\n{lib_body}",
+            rust::HEADER,
+            rust::features_doc(spec)
+        ),
+    )?;
+    sink.put(
+        "src/structure.rs".into(),
+        from_template("structure.rs", &rust::fill_vocabularies(STRUCTURE)),
+    )?;
+    sink.put(
+        "src/core_events.rs".into(),
+        from_template("core_events.rs", CORE_EVENTS),
+    )?;
+    Ok(())
+}
+
+/// Every unit's files, rendered on all cores: each worker takes every n-th unit and sends
+/// its files back.
+fn unit_files_in_parallel(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
     let units: Vec<(&Processor, &Unit)> = spec
         .processors
         .iter()

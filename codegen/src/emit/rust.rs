@@ -310,9 +310,11 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
         #(#[rustfmt::skip] pub mod #core_mods;)*
+        #[cfg(feature = "metadata")]
         pub mod pmu;
 
         /// Metadata of this processor and all its units.
+        #[cfg(feature = "metadata")]
         pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
             id: #id,
             module: #module,
@@ -349,9 +351,10 @@ pub fn cargo_features(spec: &Spec) -> String {
         .iter()
         .filter_map(processor_feature)
         .collect();
-    let mut s = String::from("\n# One feature per processor (the architectural PMU is always built); all by default.\n[features]\n");
+    let mut s = String::from("\n# One feature per processor (the architectural PMU is always built), and `metadata`\n# (field, value and event tables, descriptions, PMU structure); all by default.\n[features]\n");
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
-    let _ = writeln!(s, "default = [{}]", quoted.join(", "));
+    let _ = writeln!(s, "default = [\"metadata\", {}]", quoted.join(", "));
+    s.push_str("metadata = []\n");
     for f in &features {
         let _ = writeln!(s, "{f} = []");
     }
@@ -361,8 +364,9 @@ pub fn cargo_features(spec: &Spec) -> String {
 /// The crate docs' table of features.
 pub fn features_doc(spec: &Spec) -> String {
     let mut s = String::from(
-        "//!\n//! # Features\n//!\n//! One cargo feature per processor, all on by default. A consumer that needs one processor\n//! names it alone and compiles only that one:\n//! `pmu-regs = { version = \"0.1\", default-features = false, features = [\"xeon-7500\"] }`.\n//! The architectural PMU (`arch`) is always built.\n//!\n//! | Feature | Module | Processor |\n//! |---|---|---|\n",
+        "//!\n//! # Features\n//!\n//! One cargo feature per processor, all on by default. A consumer that needs one processor\n//! names it alone and compiles only that one:\n//! `pmu-regs = { version = \"0.1\", default-features = false, features = [\"xeon-7500\"] }`\n//! (add `\"metadata\"` for the tables tools introspect). The architectural PMU (`arch`) is\n//! always built.\n//!\n//! | Feature | Module | Processor |\n//! |---|---|---|\n",
     );
+    s.push_str("//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |\n");
     for p in &spec.processors {
         let feature = processor_feature(p).map_or("(always)".to_string(), |f| format!("`{f}`"));
         let _ = writeln!(
@@ -385,6 +389,7 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
     quote! {
         /// Every processor built (see the features), with all units and registers: for tools
         /// that list, decode or look registers up by name without parsing XML.
+        #[cfg(feature = "metadata")]
         pub static PROCESSORS: &[&support::ProcessorInfo] = &[#(#items),*];
 
         /// The processor with CPUID display family `family` and model `model` (06_3EH is
@@ -392,6 +397,7 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         /// decides, and its feature is built. Where processors share a model and differ by
         /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
         /// [`processor_for_signature`].
+        #[cfg(feature = "metadata")]
         pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
             // Processors sharing a model all give steppings (the validator sees to it).
             let wanted = Some((family, model));
@@ -402,6 +408,7 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         /// The processor with CPUID display family, model and stepping (a Cascade Lake,
         /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
         /// one and its feature is built: how a tool picks the spec for the machine it runs on.
+        #[cfg(feature = "metadata")]
         pub fn processor_for_signature(
             family: u32,
             model: u32,

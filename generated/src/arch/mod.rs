@@ -6,8 +6,10 @@
 //! - Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669)
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
+#[cfg(feature = "metadata")]
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "architectural",
     module: "arch",

@@ -24,8 +24,10 @@ pub mod ubox;
 pub mod upi;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
+#[cfg(feature = "metadata")]
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "cascade-lake",
     module: "cascade_lake",

@@ -2,24 +2,34 @@
 
 //! B-box (home agent) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has four counters, each restricted to its own subset of events, plus a match/mask pair (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.
+//! The two B-boxes are the home agents that own coherence for memory behind their M-boxes. Each has
+//! four counters, each restricted to its own subset of events, plus a match/mask pair
+//! (B{i}_MSR_MATCH, B{i}_MSR_MASK) that filters packets for some events.
 //!
 //! Instances: B0, B1.
 //!
 //! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
-//! instance, and the metadata static. What every register shares is in `support.rs`.
+//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
+//! and with the `metadata` feature the field table and metadata static. What every register
+//! shares is in `support.rs`.
 use crate::support::*;
+#[cfg(feature = "metadata")]
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+/// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
+/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
-/// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and sources: [`BGlobalCtlLayout`].
+/// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+/// sources: [`BGlobalCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Addresses** (info): B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.
+/// **Addresses** (info): B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40
+/// (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.
 pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
 
 /// The layout of [`BGlobalCtl`] (`B{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
@@ -29,21 +39,27 @@ pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
 pub enum BGlobalCtlLayout {}
 
 impl Layout for BGlobalCtlLayout {
-    const INFO: &'static RegisterInfo = &B_GLOBAL_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for counter n of this box.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_PMON_GLOBAL_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_GLOBAL_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
+            description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BGlobalCtl {
     /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
     #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_ctr_en` returns an error instead.
     #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -56,8 +72,9 @@ pub const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(0xC60, "B1_MSR_PMON
 /// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
 pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [B0_MSR_PMON_GLOBAL_CTL, B1_MSR_PMON_GLOBAL_CTL];
 
+#[cfg(feature = "metadata")]
 static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_PMON_GLOBAL_CTL", type_name: "BGlobalCtl",
+    processor: "xeon-7500", unit: "B", name: BGlobalCtlLayout::NAME, type_name: "BGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalCtlLayout::RESET, reserved_mask: BGlobalCtlLayout::RESERVED_MASK, ignored_mask: BGlobalCtlLayout::IGNORED_MASK, writable_mask: BGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
@@ -73,13 +90,19 @@ static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+/// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set
+/// bit identifies the counter that overflowed.
 ///
-/// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and sources: [`BGlobalStatusLayout`].
+/// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+/// sources: [`BGlobalStatusLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS.
+/// **Address confirmed by likwid** (info): 0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's
+/// MSR_B0/B1_PMON_BOX_STATUS.
 pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
 
 /// The layout of [`BGlobalStatus`] (`B{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
@@ -90,21 +113,28 @@ pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
 pub enum BGlobalStatusLayout {}
 
 impl Layout for BGlobalStatusLayout {
-    const INFO: &'static RegisterInfo = &B_GLOBAL_STATUS_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_PMON_GLOBAL_STATUS";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_GLOBAL_STATUS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
+            description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
+    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
     #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
+    /// error in const context); `try_with_ov` returns an error instead.
     #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -117,8 +147,9 @@ pub const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(0xC61, "B1_MS
 /// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
 pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [B0_MSR_PMON_GLOBAL_STATUS, B1_MSR_PMON_GLOBAL_STATUS];
 
+#[cfg(feature = "metadata")]
 static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_PMON_GLOBAL_STATUS", type_name: "BGlobalStatus",
+    processor: "xeon-7500", unit: "B", name: BGlobalStatusLayout::NAME, type_name: "BGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalStatusLayout::RESET, reserved_mask: BGlobalStatusLayout::RESERVED_MASK, ignored_mask: BGlobalStatusLayout::IGNORED_MASK, writable_mask: BGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
@@ -134,16 +165,23 @@ static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+/// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above
+/// it in the hierarchy (S-box summary, U-box status).
 ///
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and sources: [`BGlobalOvfCtlLayout`].
+/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+/// sources: [`BGlobalOvfCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL.
+/// **Address confirmed by likwid** (info): 0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's
+/// MSR_B0/B1_PMON_BOX_OVF_CTRL.
 pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
 
-/// The layout of [`BGlobalOvfCtl`] (`B{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+/// The layout of [`BGlobalOvfCtl`] (`B{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31
@@ -151,19 +189,25 @@ pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
 pub enum BGlobalOvfCtlLayout {}
 
 impl Layout for BGlobalOvfCtlLayout {
-    const INFO: &'static RegisterInfo = &B_GLOBAL_OVF_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_PMON_GLOBAL_OVF_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_GLOBAL_OVF_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
+            description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_clr_ov` returns an error instead.
     #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -176,8 +220,9 @@ pub const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(0xC62, "B1_M
 /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
 pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [B0_MSR_PMON_GLOBAL_OVF_CTL, B1_MSR_PMON_GLOBAL_OVF_CTL];
 
+#[cfg(feature = "metadata")]
 static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_PMON_GLOBAL_OVF_CTL", type_name: "BGlobalOvfCtl",
+    processor: "xeon-7500", unit: "B", name: BGlobalOvfCtlLayout::NAME, type_name: "BGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalOvfCtlLayout::RESET, reserved_mask: BGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: BGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: BGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
@@ -193,13 +238,22 @@ static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.
+/// Control for B-box counter n. Each B-box counter can only select from its own set of events,
+/// chosen with ev_sel.
 ///
-/// `B{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields, masks and sources: [`BEvtSelLayout`].
+/// `B{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance.
+/// Fields, masks and sources: [`BEvtSelLayout`].
 ///
-/// **Table 2-20 gives ig 60:50 and rsv 50** (erratum): Table 2-20 (p. 2-32) lists 'ig 60:50' followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the safe reading because software then never sets bit 50.
+/// **Table 2-20 gives ig 60:50 and rsv 50** (erratum): Table 2-20 (p. 2-32) lists 'ig 60:50'
+/// followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the
+/// W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the
+/// safe reading because software then never sets bit 50.
 ///
-/// **Low bits from Linux** (info): The rows of Table 2-20 below pmi_en were not readable in the public copy. en (bit 0) and ev_sel (5:1) come from Linux (NHMEX_B_PMON_CTL_EN, NHMEX_B_PMON_CTL_EV_SEL_MASK 0x1f\<\<1), which writes only these bits when enabling a B-box event. Linux's 'counter' format field at config bits 7:6 is a software-only counter selector and is never written to the MSR. Bits 19:6 are recorded as reserved (rv).
+/// **Low bits from Linux** (info): The rows of Table 2-20 below pmi_en were not readable in the
+/// public copy. en (bit 0) and ev_sel (5:1) come from Linux (NHMEX_B_PMON_CTL_EN,
+/// NHMEX_B_PMON_CTL_EV_SEL_MASK 0x1f\<\<1), which writes only these bits when enabling a B-box
+/// event. Linux's 'counter' format field at config bits 7:6 is a software-only counter selector and
+/// is never written to the MSR. Bits 19:6 are recorded as reserved (rv).
 ///
 /// **Addresses** (info): B0 0xC30 (NHMEX_B0_MSR_PMON_CTL0), B1 0xC70; likwid agrees. Stride 2.
 pub type BEvtSel = Reg64<BEvtSelLayout>;
@@ -212,22 +266,34 @@ pub type BEvtSel = Reg64<BEvtSelLayout>;
 pub enum BEvtSelLayout {}
 
 impl Layout for BEvtSelLayout {
-    const INFO: &'static RegisterInfo = &B_EVT_SEL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 49, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, reset: 0x0, description: "Selects the event from the set available to this particular counter.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for this counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_PMON_EVT_SEL{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x60040000000fffc0;
     const IGNORED_MASK: u64 = 0x9ffbffffffe00000;
     const WRITABLE_MASK: u64 = 0x10003f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_EVT_SEL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 49, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 19, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
+            description: "Selects the event from the set available to this particular counter.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for this counter.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BEvtSel {
@@ -235,9 +301,11 @@ impl BEvtSel {
     #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
     /// This value with `pmi_en` (bit 20) set to `v`.
     #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the event from the set available to this particular counter.
+    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the event from the set available to this
+    /// particular counter.
     #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_ev_sel` returns an error instead.
+    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a
+    /// compile error in const context); `try_with_ev_sel` returns an error instead.
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
     #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "B{i}_MSR_PMON_EVT_SEL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -254,8 +322,9 @@ pub const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [Msr::new(0xC70, "B1_MSR_PMON
 /// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
 pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [B0_MSR_PMON_EVT_SEL, B1_MSR_PMON_EVT_SEL];
 
+#[cfg(feature = "metadata")]
 static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_PMON_EVT_SEL{n}", type_name: "BEvtSel",
+    processor: "xeon-7500", unit: "B", name: BEvtSelLayout::NAME, type_name: "BEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BEvtSelLayout::RESET, reserved_mask: BEvtSelLayout::RESERVED_MASK, ignored_mask: BEvtSelLayout::IGNORED_MASK, writable_mask: BEvtSelLayout::WRITABLE_MASK,
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
@@ -280,9 +349,12 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
 
 /// B-box counter n (48-bit).
 ///
-/// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields, masks and sources: [`BCntLayout`].
+/// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields,
+/// masks and sources: [`BCntLayout`].
 ///
-/// **Width and addresses** (info): The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.
+/// **Width and addresses** (info): The guide (p. 2-32) states the B-box data registers are 48 bits
+/// wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0
+/// 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.
 pub type BCnt = Reg64<BCntLayout>;
 
 /// The layout of [`BCnt`] (`B{i}_MSR_PMON_CNT{n}`): its fields, masks and metadata.
@@ -293,21 +365,29 @@ pub type BCnt = Reg64<BCntLayout>;
 pub enum BCntLayout {}
 
 impl Layout for BCntLayout {
-    const INFO: &'static RegisterInfo = &B_CNT_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_PMON_CNT{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_CNT_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BCnt {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "B{i}_MSR_PMON_CNT{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -320,8 +400,9 @@ pub const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [Msr::new(0xC71, "B1_MSR_PMON_CNT0")
 /// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order.
 pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
 
+#[cfg(feature = "metadata")]
 static B_CNT_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_PMON_CNT{n}", type_name: "BCnt",
+    processor: "xeon-7500", unit: "B", name: BCntLayout::NAME, type_name: "BCnt",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BCntLayout::RESET, reserved_mask: BCntLayout::RESERVED_MASK, ignored_mask: BCntLayout::IGNORED_MASK, writable_mask: BCntLayout::WRITABLE_MASK,
     description: "B-box counter n (48-bit).",
@@ -342,13 +423,24 @@ static B_CNT_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.
+/// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and
+/// outgoing packets by opcode, QPI message class and physical address; B-box events such as
+/// OPCODE_ADDR_IN_MATCH count the packets that match.
 ///
-/// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources: [`BMatchLayout`].
+/// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+/// [`BMatchLayout`].
 ///
-/// **Fields from Table 2-22; bits 63:60** (info): Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields.
+/// **Fields from Table 2-22; bits 63:60** (info): Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in
+/// 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's
+/// QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the
+/// table in the public text belongs to the message-class encoding table next to it and is ignored.
+/// Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other
+/// plain 7500 fields.
 ///
-/// **Addresses and name** (info): Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1.
+/// **Addresses and name** (info): Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not
+/// B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs
+/// agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is
+/// used. Linux writes the mask at MATCH + 1.
 pub type BMatch = Reg64<BMatchLayout>;
 
 /// The layout of [`BMatch`] (`B{i}_MSR_MATCH`): its fields, masks and metadata.
@@ -359,49 +451,63 @@ pub type BMatch = Reg64<BMatchLayout>;
 pub enum BMatchLayout {}
 
 impl Layout for BMatchLayout {
-    const INFO: &'static RegisterInfo = &B_MATCH_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw, reset: 0x0, description: "Opcode of outgoing packets to match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw, reset: 0x0, description: "Opcode of incoming packets to match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw, reset: 0x0, description: "QPI message class of outgoing packets to match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw, reset: 0x0, description: "QPI message class of incoming packets to match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw, reset: 0x0, description: "Cache-line address to match: system address bits 49:6.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_MATCH";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xf000000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xfffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_MATCH_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
+            description: "Opcode of outgoing packets to match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
+            description: "Opcode of incoming packets to match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
+            description: "QPI message class of outgoing packets to match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
+            description: "QPI message class of incoming packets to match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
+            description: "Cache-line address to match: system address bits 49:6.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BMatch {
     /// `opc_out` (bits 59:56, rw, reset 0x0): Opcode of outgoing packets to match.
     #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc_out` returns an error instead.
+    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_opc_out` returns an error instead.
     #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
     /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MATCH", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `opc_in` (bits 55:52, rw, reset 0x0): Opcode of incoming packets to match.
     #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc_in` returns an error instead.
+    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_opc_in` returns an error instead.
     #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
     /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MATCH", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `msg_out` (bits 51:48, rw, reset 0x0): QPI message class of outgoing packets to match.
     #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_msg_out` returns an error instead.
+    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_msg_out` returns an error instead.
     #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
     /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MATCH", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `msg_in` (bits 47:44, rw, reset 0x0): QPI message class of incoming packets to match.
     #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_msg_in` returns an error instead.
+    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_msg_in` returns an error instead.
     #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
     /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MATCH", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `addr` (bits 43:0, rw, reset 0x0): Cache-line address to match: system address bits 49:6.
     #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_addr` returns an error instead.
+    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
+    /// compile error in const context); `try_with_addr` returns an error instead.
     #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MATCH", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -414,8 +520,9 @@ pub const B1_MSR_MATCH: Msr<BMatch> = Msr::new(0xE4D, "B1_MSR_MATCH");
 /// `B{i}_MSR_MATCH` of every instance, in instance order.
 pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
 
+#[cfg(feature = "metadata")]
 static B_MATCH_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_MATCH", type_name: "BMatch",
+    processor: "xeon-7500", unit: "B", name: BMatchLayout::NAME, type_name: "BMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMatchLayout::RESET, reserved_mask: BMatchLayout::RESERVED_MASK, ignored_mask: BMatchLayout::IGNORED_MASK, writable_mask: BMatchLayout::WRITABLE_MASK,
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
@@ -431,13 +538,19 @@ static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.
+/// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take
+/// part in the comparison; the fields line up with the match register.
 ///
-/// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources: [`BMaskLayout`].
+/// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+/// [`BMaskLayout`].
 ///
-/// **Layout** (info): Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.
+/// **Layout** (info): Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56,
+/// 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same
+/// field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask
+/// must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.
 ///
-/// **Addresses** (info): Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.
+/// **Addresses** (info): Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1);
+/// likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.
 pub type BMask = Reg64<BMaskLayout>;
 
 /// The layout of [`BMask`] (`B{i}_MSR_MASK`): its fields, masks and metadata.
@@ -448,49 +561,64 @@ pub type BMask = Reg64<BMaskLayout>;
 pub enum BMaskLayout {}
 
 impl Layout for BMaskLayout {
-    const INFO: &'static RegisterInfo = &B_MASK_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw, reset: 0x0, description: "Mask for the outgoing-opcode match: set bits take part in the comparison.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw, reset: 0x0, description: "Mask for the incoming-opcode match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw, reset: 0x0, description: "Mask for the outgoing message-class match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw, reset: 0x0, description: "Mask for the incoming message-class match.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw, reset: 0x0, description: "Mask for the address match (system address bits 49:6).", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "B{i}_MSR_MASK";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xf000000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xfffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &B_MASK_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
+            description: "Mask for the outgoing-opcode match: set bits take part in the comparison.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
+            description: "Mask for the incoming-opcode match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
+            description: "Mask for the outgoing message-class match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
+            description: "Mask for the incoming message-class match.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
+            description: "Mask for the address match (system address bits 49:6).", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl BMask {
-    /// `opc_out` (bits 59:56, rw, reset 0x0): Mask for the outgoing-opcode match: set bits take part in the comparison.
+    /// `opc_out` (bits 59:56, rw, reset 0x0): Mask for the outgoing-opcode match: set bits take
+    /// part in the comparison.
     #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc_out` returns an error instead.
+    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_opc_out` returns an error instead.
     #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
     /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MASK", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `opc_in` (bits 55:52, rw, reset 0x0): Mask for the incoming-opcode match.
     #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_opc_in` returns an error instead.
+    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_opc_in` returns an error instead.
     #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
     /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MASK", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `msg_out` (bits 51:48, rw, reset 0x0): Mask for the outgoing message-class match.
     #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_msg_out` returns an error instead.
+    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_msg_out` returns an error instead.
     #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
     /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MASK", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `msg_in` (bits 47:44, rw, reset 0x0): Mask for the incoming message-class match.
     #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_msg_in` returns an error instead.
+    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_msg_in` returns an error instead.
     #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
     /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MASK", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `addr` (bits 43:0, rw, reset 0x0): Mask for the address match (system address bits 49:6).
     #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a compile error in const context); `try_with_addr` returns an error instead.
+    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
+    /// compile error in const context); `try_with_addr` returns an error instead.
     #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MASK", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -503,8 +631,9 @@ pub const B1_MSR_MASK: Msr<BMask> = Msr::new(0xE4E, "B1_MSR_MASK");
 /// `B{i}_MSR_MASK` of every instance, in instance order.
 pub const B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
 
+#[cfg(feature = "metadata")]
 static B_MASK_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "B", name: "B{i}_MSR_MASK", type_name: "BMask",
+    processor: "xeon-7500", unit: "B", name: BMaskLayout::NAME, type_name: "BMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMaskLayout::RESET, reserved_mask: BMaskLayout::RESERVED_MASK, ignored_mask: BMaskLayout::IGNORED_MASK, writable_mask: BMaskLayout::WRITABLE_MASK,
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
@@ -521,6 +650,7 @@ static B_MASK_INFO: RegisterInfo = RegisterInfo {
 };
 
 /// Metadata of this unit and its registers.
+#[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",
     name: "B",

@@ -2,552 +2,846 @@
 
 //! Core events of `xeon-7500` (264 events, from Intel's event list), counted by the
 //! `architectural` PMU's CORE unit: the `with_event` of its counter control takes them.
-use crate::core_events::{CoreEvent, CoreEventsInfo};
+use crate::core_events::CoreEvent;
+#[cfg(feature = "metadata")]
+use crate::core_events::CoreEventsInfo;
+#[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there.
+/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
+/// the counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `ARITH.CYCLES_DIV_BUSY`: event select 0x14, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ARITH_CYCLES_DIV_BUSY: Event = CoreEvent::new(&EventInfo { name: "ARITH.CYCLES_DIV_BUSY", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ARITH.DIV`: event select 0x14, umask 0x01, counter mask 1, invert true, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ARITH_DIV: Event = CoreEvent::new(&EventInfo { name: "ARITH.DIV", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: false });
-    /// `ARITH.MUL`: event select 0x14, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ARITH_MUL: Event = CoreEvent::new(&EventInfo { name: "ARITH.MUL", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BACLEAR.BAD_TARGET`: event select 0xe6, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BACLEAR_BAD_TARGET: Event = CoreEvent::new(&EventInfo { name: "BACLEAR.BAD_TARGET", code: 0xe6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BACLEAR.CLEAR`: event select 0xe6, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BACLEAR_CLEAR: Event = CoreEvent::new(&EventInfo { name: "BACLEAR.CLEAR", code: 0xe6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BACLEAR_FORCE_IQ`: event select 0xa7, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BACLEAR_FORCE_IQ: Event = CoreEvent::new(&EventInfo { name: "BACLEAR_FORCE_IQ", code: 0xa7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BPU_CLEARS.EARLY`: event select 0xe8, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BPU_CLEARS_EARLY: Event = CoreEvent::new(&EventInfo { name: "BPU_CLEARS.EARLY", code: 0xe8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BPU_CLEARS.LATE`: event select 0xe8, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BPU_CLEARS_LATE: Event = CoreEvent::new(&EventInfo { name: "BPU_CLEARS.LATE", code: 0xe8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BPU_MISSED_CALL_RET`: event select 0xe5, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BPU_MISSED_CALL_RET: Event = CoreEvent::new(&EventInfo { name: "BPU_MISSED_CALL_RET", code: 0xe5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_DECODED`: event select 0xe0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_DECODED: Event = CoreEvent::new(&EventInfo { name: "BR_INST_DECODED", code: 0xe0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ANY`: event select 0x88, umask 0x7f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ANY: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ANY", code: 0x88, umask: 0x7f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.COND`: event select 0x88, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_COND: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.COND", code: 0x88, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.DIRECT`: event select 0x88, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_DIRECT: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.DIRECT", code: 0x88, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.DIRECT_NEAR_CALL`: event select 0x88, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_DIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.DIRECT_NEAR_CALL", code: 0x88, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.INDIRECT_NEAR_CALL`: event select 0x88, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_INDIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.INDIRECT_NEAR_CALL", code: 0x88, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.INDIRECT_NON_CALL`: event select 0x88, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_INDIRECT_NON_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.INDIRECT_NON_CALL", code: 0x88, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.NEAR_CALLS`: event select 0x88, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_NEAR_CALLS: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.NEAR_CALLS", code: 0x88, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.NON_CALLS`: event select 0x88, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_NON_CALLS: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.NON_CALLS", code: 0x88, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.RETURN_NEAR`: event select 0x88, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_RETURN_NEAR: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.RETURN_NEAR", code: 0x88, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN`: event select 0x88, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN", code: 0x88, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.ANY`: event select 0x89, umask 0x7f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_ANY: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.ANY", code: 0x89, umask: 0x7f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.COND`: event select 0x89, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_COND: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.COND", code: 0x89, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.DIRECT`: event select 0x89, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_DIRECT: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.DIRECT", code: 0x89, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.DIRECT_NEAR_CALL`: event select 0x89, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_DIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.DIRECT_NEAR_CALL", code: 0x89, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.INDIRECT_NEAR_CALL`: event select 0x89, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_INDIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.INDIRECT_NEAR_CALL", code: 0x89, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.INDIRECT_NON_CALL`: event select 0x89, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_INDIRECT_NON_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.INDIRECT_NON_CALL", code: 0x89, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.NEAR_CALLS`: event select 0x89, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_NEAR_CALLS: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.NEAR_CALLS", code: 0x89, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.NON_CALLS`: event select 0x89, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_NON_CALLS: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.NON_CALLS", code: 0x89, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.RETURN_NEAR`: event select 0x89, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_RETURN_NEAR: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.RETURN_NEAR", code: 0x89, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.TAKEN`: event select 0x89, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_TAKEN: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.TAKEN", code: 0x89, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CACHE_LOCK_CYCLES.L1D`: event select 0x63, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const CACHE_LOCK_CYCLES_L1D: Event = CoreEvent::new(&EventInfo { name: "CACHE_LOCK_CYCLES.L1D", code: 0x63, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CACHE_LOCK_CYCLES.L1D_L2`: event select 0x63, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const CACHE_LOCK_CYCLES_L1D_L2: Event = CoreEvent::new(&EventInfo { name: "CACHE_LOCK_CYCLES.L1D_L2", code: 0x63, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.REF_P`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_REF_P: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.REF_P", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.TOTAL_CYCLES`: event select 0x3c, umask 0x00, counter mask 2, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_TOTAL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.TOTAL_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: true, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.ANY`: event select 0x08, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_ANY: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.ANY", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.PDE_MISS`: event select 0x08, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_PDE_MISS: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.PDE_MISS", code: 0x08, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_MISSES.ANY`: event select 0x49, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_MISSES_ANY: Event = CoreEvent::new(&EventInfo { name: "DTLB_MISSES.ANY", code: 0x49, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_MISSES_STLB_HIT: Event = CoreEvent::new(&EventInfo { name: "DTLB_MISSES.STLB_HIT", code: 0x49, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ES_REG_RENAMES`: event select 0xd5, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ES_REG_RENAMES: Event = CoreEvent::new(&EventInfo { name: "ES_REG_RENAMES", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.ALL`: event select 0xf7, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_ALL: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.ALL", code: 0xf7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.INPUT`: event select 0xf7, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_INPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.INPUT", code: 0xf7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.OUTPUT`: event select 0xf7, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_OUTPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.OUTPUT", code: 0xf7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.MMX`: event select 0x10, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_MMX: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.MMX", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION`: event select 0x10, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_FP`: event select 0x10, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_FP: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_FP_PACKED`: event select 0x10, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_FP_PACKED: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_PACKED", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_FP_SCALAR`: event select 0x10, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_FP_SCALAR: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_SCALAR", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION`: event select 0x10, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE2_INTEGER`: event select 0x10, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE2_INTEGER: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE2_INTEGER", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_X87: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_MMX_TRANS.ANY`: event select 0xcc, umask 0x03, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_MMX_TRANS_ANY: Event = CoreEvent::new(&EventInfo { name: "FP_MMX_TRANS.ANY", code: 0xcc, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_MMX_TRANS.TO_FP`: event select 0xcc, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_MMX_TRANS_TO_FP: Event = CoreEvent::new(&EventInfo { name: "FP_MMX_TRANS.TO_FP", code: 0xcc, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_MMX_TRANS.TO_MMX`: event select 0xcc, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_MMX_TRANS_TO_MMX: Event = CoreEvent::new(&EventInfo { name: "FP_MMX_TRANS.TO_MMX", code: 0xcc, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.ANY`: event select 0x87, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_ANY: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.ANY", code: 0x87, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_IQ_FULL: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_LCP: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.MRU`: event select 0x87, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_MRU: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.MRU", code: 0x87, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.REGEN`: event select 0x87, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_REGEN: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.REGEN", code: 0x87, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_DECODED.DEC0`: event select 0x18, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_DECODED_DEC0: Event = CoreEvent::new(&EventInfo { name: "INST_DECODED.DEC0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_QUEUE_WRITE_CYCLES`: event select 0x1e, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_QUEUE_WRITE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "INST_QUEUE_WRITE_CYCLES", code: 0x1e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_QUEUE_WRITES`: event select 0x17, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_QUEUE_WRITES: Event = CoreEvent::new(&EventInfo { name: "INST_QUEUE_WRITES", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_RETIRED_ANY_P: Event = CoreEvent::new(&EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_RETIRED.MMX`: event select 0xc0, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_RETIRED_MMX: Event = CoreEvent::new(&EventInfo { name: "INST_RETIRED.MMX", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_RETIRED.TOTAL_CYCLES`: event select 0xc0, umask 0x01, counter mask 16, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_RETIRED_TOTAL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "INST_RETIRED.TOTAL_CYCLES", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 16, invert: true, edge: false, any_thread: false });
-    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_RETIRED_X87: Event = CoreEvent::new(&EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IO_TRANSACTIONS`: event select 0x6c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IO_TRANSACTIONS: Event = CoreEvent::new(&EventInfo { name: "IO_TRANSACTIONS", code: 0x6c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_FLUSH`: event select 0xae, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_FLUSH: Event = CoreEvent::new(&EventInfo { name: "ITLB_FLUSH", code: 0xae, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISS_RETIRED`: event select 0xc8, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISS_RETIRED: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISS_RETIRED", code: 0xc8, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.ANY`: event select 0x85, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_ANY: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.ANY", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D.M_EVICT`: event select 0x51, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_M_EVICT: Event = CoreEvent::new(&EventInfo { name: "L1D.M_EVICT", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D.M_REPL`: event select 0x51, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_M_REPL: Event = CoreEvent::new(&EventInfo { name: "L1D.M_REPL", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D.M_SNOOP_EVICT`: event select 0x51, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_M_SNOOP_EVICT: Event = CoreEvent::new(&EventInfo { name: "L1D.M_SNOOP_EVICT", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D.REPL`: event select 0x51, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_REPL: Event = CoreEvent::new(&EventInfo { name: "L1D.REPL", code: 0x51, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_ALL_REF.ANY`: event select 0x43, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_ALL_REF_ANY: Event = CoreEvent::new(&EventInfo { name: "L1D_ALL_REF.ANY", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_ALL_REF.CACHEABLE`: event select 0x43, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_ALL_REF_CACHEABLE: Event = CoreEvent::new(&EventInfo { name: "L1D_ALL_REF.CACHEABLE", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LD.E_STATE`: event select 0x40, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LD_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LD.E_STATE", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LD.I_STATE`: event select 0x40, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LD_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LD.I_STATE", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LD.M_STATE`: event select 0x40, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LD_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LD.M_STATE", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LD.MESI`: event select 0x40, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LD_MESI: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LD.MESI", code: 0x40, umask: 0x0f, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LD.S_STATE`: event select 0x40, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LD_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LD.S_STATE", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LOCK.E_STATE`: event select 0x42, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LOCK_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LOCK.E_STATE", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LOCK.HIT`: event select 0x42, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LOCK_HIT: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LOCK.HIT", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LOCK.M_STATE`: event select 0x42, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LOCK_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LOCK.M_STATE", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LOCK.S_STATE`: event select 0x42, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LOCK_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LOCK.S_STATE", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_LOCK_FB_HIT`: event select 0x53, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_LOCK_FB_HIT: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_LOCK_FB_HIT", code: 0x53, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_PREFETCH_LOCK_FB_HIT`: event select 0x52, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_PREFETCH_LOCK_FB_HIT: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_PREFETCH_LOCK_FB_HIT", code: 0x52, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_ST.E_STATE`: event select 0x41, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_ST_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_ST.E_STATE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_ST.M_STATE`: event select 0x41, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_ST_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_ST.M_STATE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_CACHE_ST.S_STATE`: event select 0x41, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_CACHE_ST_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_CACHE_ST.S_STATE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_PREFETCH.MISS`: event select 0x4e, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_PREFETCH_MISS: Event = CoreEvent::new(&EventInfo { name: "L1D_PREFETCH.MISS", code: 0x4e, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_PREFETCH.REQUESTS`: event select 0x4e, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_PREFETCH_REQUESTS: Event = CoreEvent::new(&EventInfo { name: "L1D_PREFETCH.REQUESTS", code: 0x4e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_PREFETCH.TRIGGERS`: event select 0x4e, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const L1D_PREFETCH_TRIGGERS: Event = CoreEvent::new(&EventInfo { name: "L1D_PREFETCH.TRIGGERS", code: 0x4e, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_WB_L2.E_STATE`: event select 0x28, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_WB_L2_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_WB_L2.E_STATE", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_WB_L2.I_STATE`: event select 0x28, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_WB_L2_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_WB_L2.I_STATE", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_WB_L2.M_STATE`: event select 0x28, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_WB_L2_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_WB_L2.M_STATE", code: 0x28, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_WB_L2.MESI`: event select 0x28, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_WB_L2_MESI: Event = CoreEvent::new(&EventInfo { name: "L1D_WB_L2.MESI", code: 0x28, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_WB_L2.S_STATE`: event select 0x28, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_WB_L2_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L1D_WB_L2.S_STATE", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1I.CYCLES_STALLED`: event select 0x80, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1I_CYCLES_STALLED: Event = CoreEvent::new(&EventInfo { name: "L1I.CYCLES_STALLED", code: 0x80, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1I.HITS`: event select 0x80, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1I_HITS: Event = CoreEvent::new(&EventInfo { name: "L1I.HITS", code: 0x80, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1I.MISSES`: event select 0x80, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1I_MISSES: Event = CoreEvent::new(&EventInfo { name: "L1I.MISSES", code: 0x80, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1I.READS`: event select 0x80, umask 0x03, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1I_READS: Event = CoreEvent::new(&EventInfo { name: "L1I.READS", code: 0x80, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.ANY`: event select 0x26, umask 0xff, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_ANY: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.ANY", code: 0x26, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.DEMAND.E_STATE`: event select 0x26, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_DEMAND_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.DEMAND.E_STATE", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.DEMAND.I_STATE`: event select 0x26, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_DEMAND_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.DEMAND.I_STATE", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.DEMAND.M_STATE`: event select 0x26, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_DEMAND_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.DEMAND.M_STATE", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.DEMAND.MESI`: event select 0x26, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_DEMAND_MESI: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.DEMAND.MESI", code: 0x26, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.DEMAND.S_STATE`: event select 0x26, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_DEMAND_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.DEMAND.S_STATE", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.PREFETCH.E_STATE`: event select 0x26, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_PREFETCH_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.PREFETCH.E_STATE", code: 0x26, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.PREFETCH.I_STATE`: event select 0x26, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_PREFETCH_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.PREFETCH.I_STATE", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.PREFETCH.M_STATE`: event select 0x26, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_PREFETCH_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.PREFETCH.M_STATE", code: 0x26, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.PREFETCH.MESI`: event select 0x26, umask 0xf0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_PREFETCH_MESI: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.PREFETCH.MESI", code: 0x26, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_DATA_RQSTS.PREFETCH.S_STATE`: event select 0x26, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_DATA_RQSTS_PREFETCH_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_DATA_RQSTS.PREFETCH.S_STATE", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.ANY`: event select 0xf1, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_ANY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.ANY", code: 0xf1, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.E_STATE`: event select 0xf1, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.E_STATE", code: 0xf1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.S_STATE`: event select 0xf1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.S_STATE", code: 0xf1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.ANY`: event select 0xf2, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_ANY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.ANY", code: 0xf2, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.PREFETCH_CLEAN`: event select 0xf2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_PREFETCH_CLEAN: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.PREFETCH_CLEAN", code: 0xf2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.PREFETCH_DIRTY`: event select 0xf2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_PREFETCH_DIRTY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.PREFETCH_DIRTY", code: 0xf2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.IFETCH_HIT`: event select 0x24, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_IFETCH_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.IFETCH_HIT", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.IFETCH_MISS`: event select 0x24, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_IFETCH_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.IFETCH_MISS", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.IFETCHES`: event select 0x24, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_IFETCHES: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.IFETCHES", code: 0x24, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.LD_HIT`: event select 0x24, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_LD_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.LD_HIT", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.LD_MISS`: event select 0x24, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_LD_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.LD_MISS", code: 0x24, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.LOADS`: event select 0x24, umask 0x03, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_LOADS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.LOADS", code: 0x24, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0xaa, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0xaa, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.PREFETCH_HIT`: event select 0x24, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_PREFETCH_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.PREFETCH_HIT", code: 0x24, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.PREFETCH_MISS`: event select 0x24, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_PREFETCH_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.PREFETCH_MISS", code: 0x24, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.PREFETCHES`: event select 0x24, umask 0xc0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_PREFETCHES: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.PREFETCHES", code: 0x24, umask: 0xc0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_REFERENCES: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_RFO_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_RFO_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.RFOS`: event select 0x24, umask 0x0c, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_RFOS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.RFOS", code: 0x24, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.ANY`: event select 0xf0, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_ANY: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.ANY", code: 0xf0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.FILL`: event select 0xf0, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_FILL: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.FILL", code: 0xf0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.IFETCH`: event select 0xf0, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_IFETCH: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.IFETCH", code: 0xf0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.L1D_WB`: event select 0xf0, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_L1D_WB: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.L1D_WB", code: 0xf0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.LOAD`: event select 0xf0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_LOAD: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.LOAD", code: 0xf0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.PREFETCH`: event select 0xf0, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_PREFETCH: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.PREFETCH", code: 0xf0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.RFO`: event select 0xf0, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_RFO: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.RFO", code: 0xf0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANSACTIONS.WB`: event select 0xf0, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANSACTIONS_WB: Event = CoreEvent::new(&EventInfo { name: "L2_TRANSACTIONS.WB", code: 0xf0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.E_STATE`: event select 0x27, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_E_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.E_STATE", code: 0x27, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.HIT`: event select 0x27, umask 0xe0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.HIT", code: 0x27, umask: 0xe0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.I_STATE`: event select 0x27, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.I_STATE", code: 0x27, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.M_STATE`: event select 0x27, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.M_STATE", code: 0x27, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.MESI`: event select 0x27, umask 0xf0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_MESI: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.MESI", code: 0x27, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.LOCK.S_STATE`: event select 0x27, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_LOCK_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.LOCK.S_STATE", code: 0x27, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.RFO.HIT`: event select 0x27, umask 0x0e, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_RFO_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.RFO.HIT", code: 0x27, umask: 0x0e, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.RFO.I_STATE`: event select 0x27, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_RFO_I_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.RFO.I_STATE", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.RFO.M_STATE`: event select 0x27, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_RFO_M_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.RFO.M_STATE", code: 0x27, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.RFO.MESI`: event select 0x27, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_RFO_MESI: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.RFO.MESI", code: 0x27, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_WRITE.RFO.S_STATE`: event select 0x27, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_WRITE_RFO_S_STATE: Event = CoreEvent::new(&EventInfo { name: "L2_WRITE.RFO.S_STATE", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LARGE_ITLB.HIT`: event select 0x82, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LARGE_ITLB_HIT: Event = CoreEvent::new(&EventInfo { name: "LARGE_ITLB.HIT", code: 0x82, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_DISPATCH.ANY`: event select 0x13, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_DISPATCH_ANY: Event = CoreEvent::new(&EventInfo { name: "LOAD_DISPATCH.ANY", code: 0x13, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_DISPATCH.MOB`: event select 0x13, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_DISPATCH_MOB: Event = CoreEvent::new(&EventInfo { name: "LOAD_DISPATCH.MOB", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_DISPATCH.RS`: event select 0x13, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_DISPATCH_RS: Event = CoreEvent::new(&EventInfo { name: "LOAD_DISPATCH.RS", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_DISPATCH.RS_DELAYED`: event select 0x13, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_DISPATCH_RS_DELAYED: Event = CoreEvent::new(&EventInfo { name: "LOAD_DISPATCH.RS_DELAYED", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_HIT_PRE`: event select 0x4c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b11 (bit n: counter n).
-    pub const LOAD_HIT_PRE: Event = CoreEvent::new(&EventInfo { name: "LOAD_HIT_PRE", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LONGEST_LAT_CACHE_MISS: Event = CoreEvent::new(&EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = CoreEvent::new(&EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LSD.ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "LSD.ACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `LSD.INACTIVE`: event select 0xa8, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_INACTIVE: Event = CoreEvent::new(&EventInfo { name: "LSD.INACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `LSD_OVERFLOW`: event select 0x20, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_OVERFLOW: Event = CoreEvent::new(&EventInfo { name: "LSD_OVERFLOW", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_CYCLES: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.MEM_ORDER`: event select 0xc3, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_MEM_ORDER: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.MEM_ORDER", code: 0xc3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_SMC: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACRO_INSTS.DECODED`: event select 0xd0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACRO_INSTS_DECODED: Event = CoreEvent::new(&EventInfo { name: "MACRO_INSTS.DECODED", code: 0xd0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACRO_INSTS.FUSIONS_DECODED`: event select 0xa6, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACRO_INSTS_FUSIONS_DECODED: Event = CoreEvent::new(&EventInfo { name: "MACRO_INSTS.FUSIONS_DECODED", code: 0xa6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_INST_RETIRED.LOADS`: event select 0x0b, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_INST_RETIRED_LOADS: Event = CoreEvent::new(&EventInfo { name: "MEM_INST_RETIRED.LOADS", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_INST_RETIRED.STORES`: event select 0x0b, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_INST_RETIRED_STORES: Event = CoreEvent::new(&EventInfo { name: "MEM_INST_RETIRED.STORES", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.DTLB_MISS`: event select 0xcb, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_DTLB_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.DTLB_MISS", code: 0xcb, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.HIT_LFB`: event select 0xcb, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_HIT_LFB: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.HIT_LFB", code: 0xcb, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.L1D_HIT`: event select 0xcb, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_L1D_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.L1D_HIT", code: 0xcb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xcb, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xcb, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.LLC_MISS`: event select 0xcb, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_LLC_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.LLC_MISS", code: 0xcb, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.LLC_UNSHARED_HIT`: event select 0xcb, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_LLC_UNSHARED_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", code: 0xcb, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM`: event select 0xcb, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", code: 0xcb, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_STORE_RETIRED.DTLB_MISS`: event select 0x0c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_STORE_RETIRED_DTLB_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_STORE_RETIRED.DTLB_MISS", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS.L1D_WRITEBACK`: event select 0xb0, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_L1D_WRITEBACK: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS.L1D_WRITEBACK", code: 0xb0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_SQ_FULL`: event select 0xb2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_SQ_FULL: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_SQ_FULL", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `PARTIAL_ADDRESS_ALIAS`: event select 0x07, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const PARTIAL_ADDRESS_ALIAS: Event = CoreEvent::new(&EventInfo { name: "PARTIAL_ADDRESS_ALIAS", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RAT_STALLS.ANY`: event select 0xd2, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RAT_STALLS_ANY: Event = CoreEvent::new(&EventInfo { name: "RAT_STALLS.ANY", code: 0xd2, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RAT_STALLS.FLAGS`: event select 0xd2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RAT_STALLS_FLAGS: Event = CoreEvent::new(&EventInfo { name: "RAT_STALLS.FLAGS", code: 0xd2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RAT_STALLS.REGISTERS`: event select 0xd2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RAT_STALLS_REGISTERS: Event = CoreEvent::new(&EventInfo { name: "RAT_STALLS.REGISTERS", code: 0xd2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RAT_STALLS.ROB_READ_PORT`: event select 0xd2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RAT_STALLS_ROB_READ_PORT: Event = CoreEvent::new(&EventInfo { name: "RAT_STALLS.ROB_READ_PORT", code: 0xd2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RAT_STALLS.SCOREBOARD`: event select 0xd2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RAT_STALLS_SCOREBOARD: Event = CoreEvent::new(&EventInfo { name: "RAT_STALLS.SCOREBOARD", code: 0xd2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_ANY: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.FPCW`: event select 0xa2, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_FPCW: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.FPCW", code: 0xa2, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.LOAD`: event select 0xa2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_LOAD: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.LOAD", code: 0xa2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.MXCSR`: event select 0xa2, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_MXCSR: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.MXCSR", code: 0xa2, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.OTHER`: event select 0xa2, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_OTHER: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.OTHER", code: 0xa2, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.ROB_FULL`: event select 0xa2, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_ROB_FULL: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.ROB_FULL", code: 0xa2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.RS_FULL`: event select 0xa2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_RS_FULL: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.RS_FULL", code: 0xa2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.STORE`: event select 0xa2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_STORE: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.STORE", code: 0xa2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SB_DRAIN.ANY`: event select 0x04, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SB_DRAIN_ANY: Event = CoreEvent::new(&EventInfo { name: "SB_DRAIN.ANY", code: 0x04, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SEG_RENAME_STALLS`: event select 0xd4, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SEG_RENAME_STALLS: Event = CoreEvent::new(&EventInfo { name: "SEG_RENAME_STALLS", code: 0xd4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.PACK`: event select 0x12, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_PACK: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.PACK", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.PACKED_ARITH`: event select 0x12, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_PACKED_ARITH: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.PACKED_ARITH", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.PACKED_LOGICAL`: event select 0x12, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_PACKED_LOGICAL: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.PACKED_LOGICAL", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.PACKED_MPY`: event select 0x12, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_PACKED_MPY: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.PACKED_MPY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.PACKED_SHIFT`: event select 0x12, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_PACKED_SHIFT: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.PACKED_SHIFT", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.SHUFFLE_MOVE`: event select 0x12, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_SHUFFLE_MOVE: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.SHUFFLE_MOVE", code: 0x12, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_128.UNPACK`: event select 0x12, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_128_UNPACK: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_128.UNPACK", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.PACK`: event select 0xfd, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_PACK: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.PACK", code: 0xfd, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.PACKED_ARITH`: event select 0xfd, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_PACKED_ARITH: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.PACKED_ARITH", code: 0xfd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.PACKED_LOGICAL`: event select 0xfd, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_PACKED_LOGICAL: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.PACKED_LOGICAL", code: 0xfd, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.PACKED_MPY`: event select 0xfd, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_PACKED_MPY: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.PACKED_MPY", code: 0xfd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.PACKED_SHIFT`: event select 0xfd, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_PACKED_SHIFT: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.PACKED_SHIFT", code: 0xfd, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.SHUFFLE_MOVE`: event select 0xfd, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_SHUFFLE_MOVE: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.SHUFFLE_MOVE", code: 0xfd, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_INT_64.UNPACK`: event select 0xfd, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_INT_64_UNPACK: Event = CoreEvent::new(&EventInfo { name: "SIMD_INT_64.UNPACK", code: 0xfd, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SNOOP_RESPONSE.HIT`: event select 0xb8, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESPONSE_HIT: Event = CoreEvent::new(&EventInfo { name: "SNOOP_RESPONSE.HIT", code: 0xb8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SNOOP_RESPONSE.HITE`: event select 0xb8, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESPONSE_HITE: Event = CoreEvent::new(&EventInfo { name: "SNOOP_RESPONSE.HITE", code: 0xb8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SNOOP_RESPONSE.HITM`: event select 0xb8, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SNOOP_RESPONSE_HITM: Event = CoreEvent::new(&EventInfo { name: "SNOOP_RESPONSE.HITM", code: 0xb8, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SQ_FULL_STALL_CYCLES`: event select 0xf6, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SQ_FULL_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "SQ_FULL_STALL_CYCLES", code: 0xf6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SQ_MISC_SPLIT_LOCK: Event = CoreEvent::new(&EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SSEX_UOPS_RETIRED.PACKED_DOUBLE`: event select 0xc7, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SSEX_UOPS_RETIRED_PACKED_DOUBLE: Event = CoreEvent::new(&EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_DOUBLE", code: 0xc7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SSEX_UOPS_RETIRED.PACKED_SINGLE`: event select 0xc7, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SSEX_UOPS_RETIRED_PACKED_SINGLE: Event = CoreEvent::new(&EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_SINGLE", code: 0xc7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SSEX_UOPS_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SSEX_UOPS_RETIRED_SCALAR_DOUBLE: Event = CoreEvent::new(&EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SSEX_UOPS_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SSEX_UOPS_RETIRED_SCALAR_SINGLE: Event = CoreEvent::new(&EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SSEX_UOPS_RETIRED.VECTOR_INTEGER`: event select 0xc7, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SSEX_UOPS_RETIRED_VECTOR_INTEGER: Event = CoreEvent::new(&EventInfo { name: "SSEX_UOPS_RETIRED.VECTOR_INTEGER", code: 0xc7, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `STORE_BLOCKS.AT_RET`: event select 0x06, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const STORE_BLOCKS_AT_RET: Event = CoreEvent::new(&EventInfo { name: "STORE_BLOCKS.AT_RET", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `STORE_BLOCKS.L1D_BLOCK`: event select 0x06, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const STORE_BLOCKS_L1D_BLOCK: Event = CoreEvent::new(&EventInfo { name: "STORE_BLOCKS.L1D_BLOCK", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `TWO_UOP_INSTS_DECODED`: event select 0x19, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const TWO_UOP_INSTS_DECODED: Event = CoreEvent::new(&EventInfo { name: "TWO_UOP_INSTS_DECODED", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOP_UNFUSION`: event select 0xdb, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOP_UNFUSION: Event = CoreEvent::new(&EventInfo { name: "UOP_UNFUSION", code: 0xdb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DECODED.ESP_FOLDING`: event select 0xd1, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DECODED_ESP_FOLDING: Event = CoreEvent::new(&EventInfo { name: "UOPS_DECODED.ESP_FOLDING", code: 0xd1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DECODED.ESP_SYNC`: event select 0xd1, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DECODED_ESP_SYNC: Event = CoreEvent::new(&EventInfo { name: "UOPS_DECODED.ESP_SYNC", code: 0xd1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DECODED.MS_CYCLES_ACTIVE`: event select 0xd1, umask 0x02, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DECODED_MS_CYCLES_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DECODED.MS_CYCLES_ACTIVE", code: 0xd1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DECODED.STALL_CYCLES`: event select 0xd1, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DECODED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_DECODED.STALL_CYCLES", code: 0xd1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT`: event select 0xb1, umask 0x3f, counter mask 1, invert true, edge true, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: true });
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1, invert true, edge true, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: true });
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, invert true, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1, invert true, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.PORT0`: event select 0xb1, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT0: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT0", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.PORT015`: event select 0xb1, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT015: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT015", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.PORT015_STALL_CYCLES`: event select 0xb1, umask 0x40, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT015_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT015_STALL_CYCLES", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.PORT1`: event select 0xb1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT1: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.PORT2_CORE`: event select 0xb1, umask 0x04, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT2_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT2_CORE", code: 0xb1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.PORT234_CORE`: event select 0xb1, umask 0x80, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT234_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT234_CORE", code: 0xb1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.PORT3_CORE`: event select 0xb1, umask 0x08, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT3_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT3_CORE", code: 0xb1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.PORT4_CORE`: event select 0xb1, umask 0x10, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT4_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT4_CORE", code: 0xb1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_EXECUTED.PORT5`: event select 0xb1, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_PORT5: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.PORT5", code: 0xb1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_ANY: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert true, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true });
-    /// `UOPS_ISSUED.CYCLES_ALL_THREADS`: event select 0x0e, umask 0x01, counter mask 1, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_CYCLES_ALL_THREADS: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.CYCLES_ALL_THREADS", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true });
-    /// `UOPS_ISSUED.FUSED`: event select 0x0e, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_FUSED: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.FUSED", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.ACTIVE_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_ACTIVE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.ACTIVE_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.ANY`: event select 0xc2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_ANY: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.ANY", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 16, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 16, invert: true, edge: false, any_thread: false });
+    /// `ARITH.CYCLES_DIV_BUSY`: event select 0x14, umask 0x01, counters 0b1111.
+    pub const ARITH_CYCLES_DIV_BUSY: Event = Event { code: 0x14, umask: 0x01, row: 0, ..Event::BASE };
+    /// `ARITH.DIV`: event select 0x14, umask 0x01, counter mask 1, invert, edge, counters 0b1111.
+    pub const ARITH_DIV: Event = Event { code: 0x14, umask: 0x01, threshold: 1, invert: true, edge: true, row: 1, ..Event::BASE };
+    /// `ARITH.MUL`: event select 0x14, umask 0x02, counters 0b1111.
+    pub const ARITH_MUL: Event = Event { code: 0x14, umask: 0x02, row: 2, ..Event::BASE };
+    /// `BACLEAR.BAD_TARGET`: event select 0xe6, umask 0x02, counters 0b1111.
+    pub const BACLEAR_BAD_TARGET: Event = Event { code: 0xe6, umask: 0x02, row: 3, ..Event::BASE };
+    /// `BACLEAR.CLEAR`: event select 0xe6, umask 0x01, counters 0b1111.
+    pub const BACLEAR_CLEAR: Event = Event { code: 0xe6, umask: 0x01, row: 4, ..Event::BASE };
+    /// `BACLEAR_FORCE_IQ`: event select 0xa7, umask 0x01, counters 0b1111.
+    pub const BACLEAR_FORCE_IQ: Event = Event { code: 0xa7, umask: 0x01, row: 5, ..Event::BASE };
+    /// `BPU_CLEARS.EARLY`: event select 0xe8, umask 0x01, counters 0b1111.
+    pub const BPU_CLEARS_EARLY: Event = Event { code: 0xe8, umask: 0x01, row: 6, ..Event::BASE };
+    /// `BPU_CLEARS.LATE`: event select 0xe8, umask 0x02, counters 0b1111.
+    pub const BPU_CLEARS_LATE: Event = Event { code: 0xe8, umask: 0x02, row: 7, ..Event::BASE };
+    /// `BPU_MISSED_CALL_RET`: event select 0xe5, umask 0x01, counters 0b1111.
+    pub const BPU_MISSED_CALL_RET: Event = Event { code: 0xe5, umask: 0x01, row: 8, ..Event::BASE };
+    /// `BR_INST_DECODED`: event select 0xe0, umask 0x01, counters 0b1111.
+    pub const BR_INST_DECODED: Event = Event { code: 0xe0, umask: 0x01, row: 9, ..Event::BASE };
+    /// `BR_INST_EXEC.ANY`: event select 0x88, umask 0x7f, counters 0b1111.
+    pub const BR_INST_EXEC_ANY: Event = Event { code: 0x88, umask: 0x7f, row: 10, ..Event::BASE };
+    /// `BR_INST_EXEC.COND`: event select 0x88, umask 0x01, counters 0b1111.
+    pub const BR_INST_EXEC_COND: Event = Event { code: 0x88, umask: 0x01, row: 11, ..Event::BASE };
+    /// `BR_INST_EXEC.DIRECT`: event select 0x88, umask 0x02, counters 0b1111.
+    pub const BR_INST_EXEC_DIRECT: Event = Event { code: 0x88, umask: 0x02, row: 12, ..Event::BASE };
+    /// `BR_INST_EXEC.DIRECT_NEAR_CALL`: event select 0x88, umask 0x10, counters 0b1111.
+    pub const BR_INST_EXEC_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x10, row: 13, ..Event::BASE };
+    /// `BR_INST_EXEC.INDIRECT_NEAR_CALL`: event select 0x88, umask 0x20, counters 0b1111.
+    pub const BR_INST_EXEC_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x20, row: 14, ..Event::BASE };
+    /// `BR_INST_EXEC.INDIRECT_NON_CALL`: event select 0x88, umask 0x04, counters 0b1111.
+    pub const BR_INST_EXEC_INDIRECT_NON_CALL: Event = Event { code: 0x88, umask: 0x04, row: 15, ..Event::BASE };
+    /// `BR_INST_EXEC.NEAR_CALLS`: event select 0x88, umask 0x30, counters 0b1111.
+    pub const BR_INST_EXEC_NEAR_CALLS: Event = Event { code: 0x88, umask: 0x30, row: 16, ..Event::BASE };
+    /// `BR_INST_EXEC.NON_CALLS`: event select 0x88, umask 0x07, counters 0b1111.
+    pub const BR_INST_EXEC_NON_CALLS: Event = Event { code: 0x88, umask: 0x07, row: 17, ..Event::BASE };
+    /// `BR_INST_EXEC.RETURN_NEAR`: event select 0x88, umask 0x08, counters 0b1111.
+    pub const BR_INST_EXEC_RETURN_NEAR: Event = Event { code: 0x88, umask: 0x08, row: 18, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN`: event select 0x88, umask 0x40, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN: Event = Event { code: 0x88, umask: 0x40, row: 19, ..Event::BASE };
+    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x04, counters 0b1111.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x04, row: 20, ..Event::BASE };
+    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 21, ..Event::BASE };
+    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 22, ..Event::BASE };
+    /// `BR_MISP_EXEC.ANY`: event select 0x89, umask 0x7f, counters 0b1111.
+    pub const BR_MISP_EXEC_ANY: Event = Event { code: 0x89, umask: 0x7f, row: 23, ..Event::BASE };
+    /// `BR_MISP_EXEC.COND`: event select 0x89, umask 0x01, counters 0b1111.
+    pub const BR_MISP_EXEC_COND: Event = Event { code: 0x89, umask: 0x01, row: 24, ..Event::BASE };
+    /// `BR_MISP_EXEC.DIRECT`: event select 0x89, umask 0x02, counters 0b1111.
+    pub const BR_MISP_EXEC_DIRECT: Event = Event { code: 0x89, umask: 0x02, row: 25, ..Event::BASE };
+    /// `BR_MISP_EXEC.DIRECT_NEAR_CALL`: event select 0x89, umask 0x10, counters 0b1111.
+    pub const BR_MISP_EXEC_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x10, row: 26, ..Event::BASE };
+    /// `BR_MISP_EXEC.INDIRECT_NEAR_CALL`: event select 0x89, umask 0x20, counters 0b1111.
+    pub const BR_MISP_EXEC_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x20, row: 27, ..Event::BASE };
+    /// `BR_MISP_EXEC.INDIRECT_NON_CALL`: event select 0x89, umask 0x04, counters 0b1111.
+    pub const BR_MISP_EXEC_INDIRECT_NON_CALL: Event = Event { code: 0x89, umask: 0x04, row: 28, ..Event::BASE };
+    /// `BR_MISP_EXEC.NEAR_CALLS`: event select 0x89, umask 0x30, counters 0b1111.
+    pub const BR_MISP_EXEC_NEAR_CALLS: Event = Event { code: 0x89, umask: 0x30, row: 29, ..Event::BASE };
+    /// `BR_MISP_EXEC.NON_CALLS`: event select 0x89, umask 0x07, counters 0b1111.
+    pub const BR_MISP_EXEC_NON_CALLS: Event = Event { code: 0x89, umask: 0x07, row: 30, ..Event::BASE };
+    /// `BR_MISP_EXEC.RETURN_NEAR`: event select 0x89, umask 0x08, counters 0b1111.
+    pub const BR_MISP_EXEC_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x08, row: 31, ..Event::BASE };
+    /// `BR_MISP_EXEC.TAKEN`: event select 0x89, umask 0x40, counters 0b1111.
+    pub const BR_MISP_EXEC_TAKEN: Event = Event { code: 0x89, umask: 0x40, row: 32, ..Event::BASE };
+    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111.
+    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 33, ..Event::BASE };
+    /// `CACHE_LOCK_CYCLES.L1D`: event select 0x63, umask 0x02, counters 0b11.
+    pub const CACHE_LOCK_CYCLES_L1D: Event = Event { code: 0x63, umask: 0x02, row: 34, ..Event::BASE };
+    /// `CACHE_LOCK_CYCLES.L1D_L2`: event select 0x63, umask 0x01, counters 0b11.
+    pub const CACHE_LOCK_CYCLES_L1D_L2: Event = Event { code: 0x63, umask: 0x01, row: 35, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.REF_P`: event select 0x3c, umask 0x01, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_REF_P: Event = Event { code: 0x3c, umask: 0x01, row: 36, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 37, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.TOTAL_CYCLES`: event select 0x3c, umask 0x00, counter mask 2, invert,
+    /// counters 0b1111.
+    pub const CPU_CLK_UNHALTED_TOTAL_CYCLES: Event = Event { code: 0x3c, umask: 0x00, threshold: 2, invert: true, row: 38, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.ANY`: event select 0x08, umask 0x01, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_ANY: Event = Event { code: 0x08, umask: 0x01, row: 39, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.PDE_MISS`: event select 0x08, umask 0x20, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_PDE_MISS: Event = Event { code: 0x08, umask: 0x20, row: 40, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x10, row: 41, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x02, row: 42, ..Event::BASE };
+    /// `DTLB_MISSES.ANY`: event select 0x49, umask 0x01, counters 0b1111.
+    pub const DTLB_MISSES_ANY: Event = Event { code: 0x49, umask: 0x01, row: 43, ..Event::BASE };
+    /// `DTLB_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111.
+    pub const DTLB_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x10, row: 44, ..Event::BASE };
+    /// `DTLB_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111.
+    pub const DTLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x02, row: 45, ..Event::BASE };
+    /// `ES_REG_RENAMES`: event select 0xd5, umask 0x01, counters 0b1111.
+    pub const ES_REG_RENAMES: Event = Event { code: 0xd5, umask: 0x01, row: 46, ..Event::BASE };
+    /// `FP_ASSIST.ALL`: event select 0xf7, umask 0x01, counters 0b1111.
+    pub const FP_ASSIST_ALL: Event = Event { code: 0xf7, umask: 0x01, row: 47, ..Event::BASE };
+    /// `FP_ASSIST.INPUT`: event select 0xf7, umask 0x04, counters 0b1111.
+    pub const FP_ASSIST_INPUT: Event = Event { code: 0xf7, umask: 0x04, row: 48, ..Event::BASE };
+    /// `FP_ASSIST.OUTPUT`: event select 0xf7, umask 0x02, counters 0b1111.
+    pub const FP_ASSIST_OUTPUT: Event = Event { code: 0xf7, umask: 0x02, row: 49, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.MMX`: event select 0x10, umask 0x02, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_MMX: Event = Event { code: 0x10, umask: 0x02, row: 50, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION`: event select 0x10, umask 0x80, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION: Event = Event { code: 0x10, umask: 0x80, row: 51, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_FP`: event select 0x10, umask 0x04, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_FP: Event = Event { code: 0x10, umask: 0x04, row: 52, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_FP_PACKED`: event select 0x10, umask 0x10, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_FP_PACKED: Event = Event { code: 0x10, umask: 0x10, row: 53, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_FP_SCALAR`: event select 0x10, umask 0x20, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_FP_SCALAR: Event = Event { code: 0x10, umask: 0x20, row: 54, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION`: event select 0x10, umask 0x40, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION: Event = Event { code: 0x10, umask: 0x40, row: 55, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE2_INTEGER`: event select 0x10, umask 0x08, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE2_INTEGER: Event = Event { code: 0x10, umask: 0x08, row: 56, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_X87: Event = Event { code: 0x10, umask: 0x01, row: 57, ..Event::BASE };
+    /// `FP_MMX_TRANS.ANY`: event select 0xcc, umask 0x03, counters 0b1111.
+    pub const FP_MMX_TRANS_ANY: Event = Event { code: 0xcc, umask: 0x03, row: 58, ..Event::BASE };
+    /// `FP_MMX_TRANS.TO_FP`: event select 0xcc, umask 0x01, counters 0b1111.
+    pub const FP_MMX_TRANS_TO_FP: Event = Event { code: 0xcc, umask: 0x01, row: 59, ..Event::BASE };
+    /// `FP_MMX_TRANS.TO_MMX`: event select 0xcc, umask 0x02, counters 0b1111.
+    pub const FP_MMX_TRANS_TO_MMX: Event = Event { code: 0xcc, umask: 0x02, row: 60, ..Event::BASE };
+    /// `ILD_STALL.ANY`: event select 0x87, umask 0x0f, counters 0b1111.
+    pub const ILD_STALL_ANY: Event = Event { code: 0x87, umask: 0x0f, row: 61, ..Event::BASE };
+    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111.
+    pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 62, ..Event::BASE };
+    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 63, ..Event::BASE };
+    /// `ILD_STALL.MRU`: event select 0x87, umask 0x02, counters 0b1111.
+    pub const ILD_STALL_MRU: Event = Event { code: 0x87, umask: 0x02, row: 64, ..Event::BASE };
+    /// `ILD_STALL.REGEN`: event select 0x87, umask 0x08, counters 0b1111.
+    pub const ILD_STALL_REGEN: Event = Event { code: 0x87, umask: 0x08, row: 65, ..Event::BASE };
+    /// `INST_DECODED.DEC0`: event select 0x18, umask 0x01, counters 0b1111.
+    pub const INST_DECODED_DEC0: Event = Event { code: 0x18, umask: 0x01, row: 66, ..Event::BASE };
+    /// `INST_QUEUE_WRITE_CYCLES`: event select 0x1e, umask 0x01, counters 0b1111.
+    pub const INST_QUEUE_WRITE_CYCLES: Event = Event { code: 0x1e, umask: 0x01, row: 67, ..Event::BASE };
+    /// `INST_QUEUE_WRITES`: event select 0x17, umask 0x01, counters 0b1111.
+    pub const INST_QUEUE_WRITES: Event = Event { code: 0x17, umask: 0x01, row: 68, ..Event::BASE };
+    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x01, counters 0b1111.
+    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x01, row: 69, ..Event::BASE };
+    /// `INST_RETIRED.MMX`: event select 0xc0, umask 0x04, counters 0b1111.
+    pub const INST_RETIRED_MMX: Event = Event { code: 0xc0, umask: 0x04, row: 70, ..Event::BASE };
+    /// `INST_RETIRED.TOTAL_CYCLES`: event select 0xc0, umask 0x01, counter mask 16, invert,
+    /// counters 0b1111.
+    pub const INST_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc0, umask: 0x01, threshold: 16, invert: true, row: 71, ..Event::BASE };
+    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counters 0b1111.
+    pub const INST_RETIRED_X87: Event = Event { code: 0xc0, umask: 0x02, row: 72, ..Event::BASE };
+    /// `IO_TRANSACTIONS`: event select 0x6c, umask 0x01, counters 0b1111.
+    pub const IO_TRANSACTIONS: Event = Event { code: 0x6c, umask: 0x01, row: 73, ..Event::BASE };
+    /// `ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
+    pub const ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 74, ..Event::BASE };
+    /// `ITLB_MISS_RETIRED`: event select 0xc8, umask 0x20, counters 0b1111.
+    pub const ITLB_MISS_RETIRED: Event = Event { code: 0xc8, umask: 0x20, row: 75, ..Event::BASE };
+    /// `ITLB_MISSES.ANY`: event select 0x85, umask 0x01, counters 0b1111.
+    pub const ITLB_MISSES_ANY: Event = Event { code: 0x85, umask: 0x01, row: 76, ..Event::BASE };
+    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x02, row: 77, ..Event::BASE };
+    /// `L1D.M_EVICT`: event select 0x51, umask 0x04, counters 0b11.
+    pub const L1D_M_EVICT: Event = Event { code: 0x51, umask: 0x04, row: 78, ..Event::BASE };
+    /// `L1D.M_REPL`: event select 0x51, umask 0x02, counters 0b11.
+    pub const L1D_M_REPL: Event = Event { code: 0x51, umask: 0x02, row: 79, ..Event::BASE };
+    /// `L1D.M_SNOOP_EVICT`: event select 0x51, umask 0x08, counters 0b11.
+    pub const L1D_M_SNOOP_EVICT: Event = Event { code: 0x51, umask: 0x08, row: 80, ..Event::BASE };
+    /// `L1D.REPL`: event select 0x51, umask 0x01, counters 0b11.
+    pub const L1D_REPL: Event = Event { code: 0x51, umask: 0x01, row: 81, ..Event::BASE };
+    /// `L1D_ALL_REF.ANY`: event select 0x43, umask 0x01, counters 0b11.
+    pub const L1D_ALL_REF_ANY: Event = Event { code: 0x43, umask: 0x01, row: 82, ..Event::BASE };
+    /// `L1D_ALL_REF.CACHEABLE`: event select 0x43, umask 0x02, counters 0b11.
+    pub const L1D_ALL_REF_CACHEABLE: Event = Event { code: 0x43, umask: 0x02, row: 83, ..Event::BASE };
+    /// `L1D_CACHE_LD.E_STATE`: event select 0x40, umask 0x04, counters 0b11.
+    pub const L1D_CACHE_LD_E_STATE: Event = Event { code: 0x40, umask: 0x04, row: 84, ..Event::BASE };
+    /// `L1D_CACHE_LD.I_STATE`: event select 0x40, umask 0x01, counters 0b11.
+    pub const L1D_CACHE_LD_I_STATE: Event = Event { code: 0x40, umask: 0x01, row: 85, ..Event::BASE };
+    /// `L1D_CACHE_LD.M_STATE`: event select 0x40, umask 0x08, counters 0b11.
+    pub const L1D_CACHE_LD_M_STATE: Event = Event { code: 0x40, umask: 0x08, row: 86, ..Event::BASE };
+    /// `L1D_CACHE_LD.MESI`: event select 0x40, umask 0x0f, counters 0b11.
+    pub const L1D_CACHE_LD_MESI: Event = Event { code: 0x40, umask: 0x0f, row: 87, ..Event::BASE };
+    /// `L1D_CACHE_LD.S_STATE`: event select 0x40, umask 0x02, counters 0b11.
+    pub const L1D_CACHE_LD_S_STATE: Event = Event { code: 0x40, umask: 0x02, row: 88, ..Event::BASE };
+    /// `L1D_CACHE_LOCK.E_STATE`: event select 0x42, umask 0x04, counters 0b11.
+    pub const L1D_CACHE_LOCK_E_STATE: Event = Event { code: 0x42, umask: 0x04, row: 89, ..Event::BASE };
+    /// `L1D_CACHE_LOCK.HIT`: event select 0x42, umask 0x01, counters 0b11.
+    pub const L1D_CACHE_LOCK_HIT: Event = Event { code: 0x42, umask: 0x01, row: 90, ..Event::BASE };
+    /// `L1D_CACHE_LOCK.M_STATE`: event select 0x42, umask 0x08, counters 0b11.
+    pub const L1D_CACHE_LOCK_M_STATE: Event = Event { code: 0x42, umask: 0x08, row: 91, ..Event::BASE };
+    /// `L1D_CACHE_LOCK.S_STATE`: event select 0x42, umask 0x02, counters 0b11.
+    pub const L1D_CACHE_LOCK_S_STATE: Event = Event { code: 0x42, umask: 0x02, row: 92, ..Event::BASE };
+    /// `L1D_CACHE_LOCK_FB_HIT`: event select 0x53, umask 0x01, counters 0b11.
+    pub const L1D_CACHE_LOCK_FB_HIT: Event = Event { code: 0x53, umask: 0x01, row: 93, ..Event::BASE };
+    /// `L1D_CACHE_PREFETCH_LOCK_FB_HIT`: event select 0x52, umask 0x01, counters 0b11.
+    pub const L1D_CACHE_PREFETCH_LOCK_FB_HIT: Event = Event { code: 0x52, umask: 0x01, row: 94, ..Event::BASE };
+    /// `L1D_CACHE_ST.E_STATE`: event select 0x41, umask 0x04, counters 0b11.
+    pub const L1D_CACHE_ST_E_STATE: Event = Event { code: 0x41, umask: 0x04, row: 95, ..Event::BASE };
+    /// `L1D_CACHE_ST.M_STATE`: event select 0x41, umask 0x08, counters 0b11.
+    pub const L1D_CACHE_ST_M_STATE: Event = Event { code: 0x41, umask: 0x08, row: 96, ..Event::BASE };
+    /// `L1D_CACHE_ST.S_STATE`: event select 0x41, umask 0x02, counters 0b11.
+    pub const L1D_CACHE_ST_S_STATE: Event = Event { code: 0x41, umask: 0x02, row: 97, ..Event::BASE };
+    /// `L1D_PREFETCH.MISS`: event select 0x4e, umask 0x02, counters 0b11.
+    pub const L1D_PREFETCH_MISS: Event = Event { code: 0x4e, umask: 0x02, row: 98, ..Event::BASE };
+    /// `L1D_PREFETCH.REQUESTS`: event select 0x4e, umask 0x01, counters 0b11.
+    pub const L1D_PREFETCH_REQUESTS: Event = Event { code: 0x4e, umask: 0x01, row: 99, ..Event::BASE };
+    /// `L1D_PREFETCH.TRIGGERS`: event select 0x4e, umask 0x04, counters 0b11.
+    pub const L1D_PREFETCH_TRIGGERS: Event = Event { code: 0x4e, umask: 0x04, row: 100, ..Event::BASE };
+    /// `L1D_WB_L2.E_STATE`: event select 0x28, umask 0x04, counters 0b1111.
+    pub const L1D_WB_L2_E_STATE: Event = Event { code: 0x28, umask: 0x04, row: 101, ..Event::BASE };
+    /// `L1D_WB_L2.I_STATE`: event select 0x28, umask 0x01, counters 0b1111.
+    pub const L1D_WB_L2_I_STATE: Event = Event { code: 0x28, umask: 0x01, row: 102, ..Event::BASE };
+    /// `L1D_WB_L2.M_STATE`: event select 0x28, umask 0x08, counters 0b1111.
+    pub const L1D_WB_L2_M_STATE: Event = Event { code: 0x28, umask: 0x08, row: 103, ..Event::BASE };
+    /// `L1D_WB_L2.MESI`: event select 0x28, umask 0x0f, counters 0b1111.
+    pub const L1D_WB_L2_MESI: Event = Event { code: 0x28, umask: 0x0f, row: 104, ..Event::BASE };
+    /// `L1D_WB_L2.S_STATE`: event select 0x28, umask 0x02, counters 0b1111.
+    pub const L1D_WB_L2_S_STATE: Event = Event { code: 0x28, umask: 0x02, row: 105, ..Event::BASE };
+    /// `L1I.CYCLES_STALLED`: event select 0x80, umask 0x04, counters 0b1111.
+    pub const L1I_CYCLES_STALLED: Event = Event { code: 0x80, umask: 0x04, row: 106, ..Event::BASE };
+    /// `L1I.HITS`: event select 0x80, umask 0x01, counters 0b1111.
+    pub const L1I_HITS: Event = Event { code: 0x80, umask: 0x01, row: 107, ..Event::BASE };
+    /// `L1I.MISSES`: event select 0x80, umask 0x02, counters 0b1111.
+    pub const L1I_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 108, ..Event::BASE };
+    /// `L1I.READS`: event select 0x80, umask 0x03, counters 0b1111.
+    pub const L1I_READS: Event = Event { code: 0x80, umask: 0x03, row: 109, ..Event::BASE };
+    /// `L2_DATA_RQSTS.ANY`: event select 0x26, umask 0xff, counters 0b1111.
+    pub const L2_DATA_RQSTS_ANY: Event = Event { code: 0x26, umask: 0xff, row: 110, ..Event::BASE };
+    /// `L2_DATA_RQSTS.DEMAND.E_STATE`: event select 0x26, umask 0x04, counters 0b1111.
+    pub const L2_DATA_RQSTS_DEMAND_E_STATE: Event = Event { code: 0x26, umask: 0x04, row: 111, ..Event::BASE };
+    /// `L2_DATA_RQSTS.DEMAND.I_STATE`: event select 0x26, umask 0x01, counters 0b1111.
+    pub const L2_DATA_RQSTS_DEMAND_I_STATE: Event = Event { code: 0x26, umask: 0x01, row: 112, ..Event::BASE };
+    /// `L2_DATA_RQSTS.DEMAND.M_STATE`: event select 0x26, umask 0x08, counters 0b1111.
+    pub const L2_DATA_RQSTS_DEMAND_M_STATE: Event = Event { code: 0x26, umask: 0x08, row: 113, ..Event::BASE };
+    /// `L2_DATA_RQSTS.DEMAND.MESI`: event select 0x26, umask 0x0f, counters 0b1111.
+    pub const L2_DATA_RQSTS_DEMAND_MESI: Event = Event { code: 0x26, umask: 0x0f, row: 114, ..Event::BASE };
+    /// `L2_DATA_RQSTS.DEMAND.S_STATE`: event select 0x26, umask 0x02, counters 0b1111.
+    pub const L2_DATA_RQSTS_DEMAND_S_STATE: Event = Event { code: 0x26, umask: 0x02, row: 115, ..Event::BASE };
+    /// `L2_DATA_RQSTS.PREFETCH.E_STATE`: event select 0x26, umask 0x40, counters 0b1111.
+    pub const L2_DATA_RQSTS_PREFETCH_E_STATE: Event = Event { code: 0x26, umask: 0x40, row: 116, ..Event::BASE };
+    /// `L2_DATA_RQSTS.PREFETCH.I_STATE`: event select 0x26, umask 0x10, counters 0b1111.
+    pub const L2_DATA_RQSTS_PREFETCH_I_STATE: Event = Event { code: 0x26, umask: 0x10, row: 117, ..Event::BASE };
+    /// `L2_DATA_RQSTS.PREFETCH.M_STATE`: event select 0x26, umask 0x80, counters 0b1111.
+    pub const L2_DATA_RQSTS_PREFETCH_M_STATE: Event = Event { code: 0x26, umask: 0x80, row: 118, ..Event::BASE };
+    /// `L2_DATA_RQSTS.PREFETCH.MESI`: event select 0x26, umask 0xf0, counters 0b1111.
+    pub const L2_DATA_RQSTS_PREFETCH_MESI: Event = Event { code: 0x26, umask: 0xf0, row: 119, ..Event::BASE };
+    /// `L2_DATA_RQSTS.PREFETCH.S_STATE`: event select 0x26, umask 0x20, counters 0b1111.
+    pub const L2_DATA_RQSTS_PREFETCH_S_STATE: Event = Event { code: 0x26, umask: 0x20, row: 120, ..Event::BASE };
+    /// `L2_LINES_IN.ANY`: event select 0xf1, umask 0x07, counters 0b1111.
+    pub const L2_LINES_IN_ANY: Event = Event { code: 0xf1, umask: 0x07, row: 121, ..Event::BASE };
+    /// `L2_LINES_IN.E_STATE`: event select 0xf1, umask 0x04, counters 0b1111.
+    pub const L2_LINES_IN_E_STATE: Event = Event { code: 0xf1, umask: 0x04, row: 122, ..Event::BASE };
+    /// `L2_LINES_IN.S_STATE`: event select 0xf1, umask 0x02, counters 0b1111.
+    pub const L2_LINES_IN_S_STATE: Event = Event { code: 0xf1, umask: 0x02, row: 123, ..Event::BASE };
+    /// `L2_LINES_OUT.ANY`: event select 0xf2, umask 0x0f, counters 0b1111.
+    pub const L2_LINES_OUT_ANY: Event = Event { code: 0xf2, umask: 0x0f, row: 124, ..Event::BASE };
+    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111.
+    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x01, row: 125, ..Event::BASE };
+    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111.
+    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x02, row: 126, ..Event::BASE };
+    /// `L2_LINES_OUT.PREFETCH_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111.
+    pub const L2_LINES_OUT_PREFETCH_CLEAN: Event = Event { code: 0xf2, umask: 0x04, row: 127, ..Event::BASE };
+    /// `L2_LINES_OUT.PREFETCH_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111.
+    pub const L2_LINES_OUT_PREFETCH_DIRTY: Event = Event { code: 0xf2, umask: 0x08, row: 128, ..Event::BASE };
+    /// `L2_RQSTS.IFETCH_HIT`: event select 0x24, umask 0x10, counters 0b1111.
+    pub const L2_RQSTS_IFETCH_HIT: Event = Event { code: 0x24, umask: 0x10, row: 129, ..Event::BASE };
+    /// `L2_RQSTS.IFETCH_MISS`: event select 0x24, umask 0x20, counters 0b1111.
+    pub const L2_RQSTS_IFETCH_MISS: Event = Event { code: 0x24, umask: 0x20, row: 130, ..Event::BASE };
+    /// `L2_RQSTS.IFETCHES`: event select 0x24, umask 0x30, counters 0b1111.
+    pub const L2_RQSTS_IFETCHES: Event = Event { code: 0x24, umask: 0x30, row: 131, ..Event::BASE };
+    /// `L2_RQSTS.LD_HIT`: event select 0x24, umask 0x01, counters 0b1111.
+    pub const L2_RQSTS_LD_HIT: Event = Event { code: 0x24, umask: 0x01, row: 132, ..Event::BASE };
+    /// `L2_RQSTS.LD_MISS`: event select 0x24, umask 0x02, counters 0b1111.
+    pub const L2_RQSTS_LD_MISS: Event = Event { code: 0x24, umask: 0x02, row: 133, ..Event::BASE };
+    /// `L2_RQSTS.LOADS`: event select 0x24, umask 0x03, counters 0b1111.
+    pub const L2_RQSTS_LOADS: Event = Event { code: 0x24, umask: 0x03, row: 134, ..Event::BASE };
+    /// `L2_RQSTS.MISS`: event select 0x24, umask 0xaa, counters 0b1111.
+    pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0xaa, row: 135, ..Event::BASE };
+    /// `L2_RQSTS.PREFETCH_HIT`: event select 0x24, umask 0x40, counters 0b1111.
+    pub const L2_RQSTS_PREFETCH_HIT: Event = Event { code: 0x24, umask: 0x40, row: 136, ..Event::BASE };
+    /// `L2_RQSTS.PREFETCH_MISS`: event select 0x24, umask 0x80, counters 0b1111.
+    pub const L2_RQSTS_PREFETCH_MISS: Event = Event { code: 0x24, umask: 0x80, row: 137, ..Event::BASE };
+    /// `L2_RQSTS.PREFETCHES`: event select 0x24, umask 0xc0, counters 0b1111.
+    pub const L2_RQSTS_PREFETCHES: Event = Event { code: 0x24, umask: 0xc0, row: 138, ..Event::BASE };
+    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111.
+    pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 139, ..Event::BASE };
+    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111.
+    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0x04, row: 140, ..Event::BASE };
+    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111.
+    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x08, row: 141, ..Event::BASE };
+    /// `L2_RQSTS.RFOS`: event select 0x24, umask 0x0c, counters 0b1111.
+    pub const L2_RQSTS_RFOS: Event = Event { code: 0x24, umask: 0x0c, row: 142, ..Event::BASE };
+    /// `L2_TRANSACTIONS.ANY`: event select 0xf0, umask 0x80, counters 0b1111.
+    pub const L2_TRANSACTIONS_ANY: Event = Event { code: 0xf0, umask: 0x80, row: 143, ..Event::BASE };
+    /// `L2_TRANSACTIONS.FILL`: event select 0xf0, umask 0x20, counters 0b1111.
+    pub const L2_TRANSACTIONS_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 144, ..Event::BASE };
+    /// `L2_TRANSACTIONS.IFETCH`: event select 0xf0, umask 0x04, counters 0b1111.
+    pub const L2_TRANSACTIONS_IFETCH: Event = Event { code: 0xf0, umask: 0x04, row: 145, ..Event::BASE };
+    /// `L2_TRANSACTIONS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111.
+    pub const L2_TRANSACTIONS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 146, ..Event::BASE };
+    /// `L2_TRANSACTIONS.LOAD`: event select 0xf0, umask 0x01, counters 0b1111.
+    pub const L2_TRANSACTIONS_LOAD: Event = Event { code: 0xf0, umask: 0x01, row: 147, ..Event::BASE };
+    /// `L2_TRANSACTIONS.PREFETCH`: event select 0xf0, umask 0x08, counters 0b1111.
+    pub const L2_TRANSACTIONS_PREFETCH: Event = Event { code: 0xf0, umask: 0x08, row: 148, ..Event::BASE };
+    /// `L2_TRANSACTIONS.RFO`: event select 0xf0, umask 0x02, counters 0b1111.
+    pub const L2_TRANSACTIONS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 149, ..Event::BASE };
+    /// `L2_TRANSACTIONS.WB`: event select 0xf0, umask 0x40, counters 0b1111.
+    pub const L2_TRANSACTIONS_WB: Event = Event { code: 0xf0, umask: 0x40, row: 150, ..Event::BASE };
+    /// `L2_WRITE.LOCK.E_STATE`: event select 0x27, umask 0x40, counters 0b1111.
+    pub const L2_WRITE_LOCK_E_STATE: Event = Event { code: 0x27, umask: 0x40, row: 151, ..Event::BASE };
+    /// `L2_WRITE.LOCK.HIT`: event select 0x27, umask 0xe0, counters 0b1111.
+    pub const L2_WRITE_LOCK_HIT: Event = Event { code: 0x27, umask: 0xe0, row: 152, ..Event::BASE };
+    /// `L2_WRITE.LOCK.I_STATE`: event select 0x27, umask 0x10, counters 0b1111.
+    pub const L2_WRITE_LOCK_I_STATE: Event = Event { code: 0x27, umask: 0x10, row: 153, ..Event::BASE };
+    /// `L2_WRITE.LOCK.M_STATE`: event select 0x27, umask 0x80, counters 0b1111.
+    pub const L2_WRITE_LOCK_M_STATE: Event = Event { code: 0x27, umask: 0x80, row: 154, ..Event::BASE };
+    /// `L2_WRITE.LOCK.MESI`: event select 0x27, umask 0xf0, counters 0b1111.
+    pub const L2_WRITE_LOCK_MESI: Event = Event { code: 0x27, umask: 0xf0, row: 155, ..Event::BASE };
+    /// `L2_WRITE.LOCK.S_STATE`: event select 0x27, umask 0x20, counters 0b1111.
+    pub const L2_WRITE_LOCK_S_STATE: Event = Event { code: 0x27, umask: 0x20, row: 156, ..Event::BASE };
+    /// `L2_WRITE.RFO.HIT`: event select 0x27, umask 0x0e, counters 0b1111.
+    pub const L2_WRITE_RFO_HIT: Event = Event { code: 0x27, umask: 0x0e, row: 157, ..Event::BASE };
+    /// `L2_WRITE.RFO.I_STATE`: event select 0x27, umask 0x01, counters 0b1111.
+    pub const L2_WRITE_RFO_I_STATE: Event = Event { code: 0x27, umask: 0x01, row: 158, ..Event::BASE };
+    /// `L2_WRITE.RFO.M_STATE`: event select 0x27, umask 0x08, counters 0b1111.
+    pub const L2_WRITE_RFO_M_STATE: Event = Event { code: 0x27, umask: 0x08, row: 159, ..Event::BASE };
+    /// `L2_WRITE.RFO.MESI`: event select 0x27, umask 0x0f, counters 0b1111.
+    pub const L2_WRITE_RFO_MESI: Event = Event { code: 0x27, umask: 0x0f, row: 160, ..Event::BASE };
+    /// `L2_WRITE.RFO.S_STATE`: event select 0x27, umask 0x02, counters 0b1111.
+    pub const L2_WRITE_RFO_S_STATE: Event = Event { code: 0x27, umask: 0x02, row: 161, ..Event::BASE };
+    /// `LARGE_ITLB.HIT`: event select 0x82, umask 0x01, counters 0b1111.
+    pub const LARGE_ITLB_HIT: Event = Event { code: 0x82, umask: 0x01, row: 162, ..Event::BASE };
+    /// `LOAD_DISPATCH.ANY`: event select 0x13, umask 0x07, counters 0b1111.
+    pub const LOAD_DISPATCH_ANY: Event = Event { code: 0x13, umask: 0x07, row: 163, ..Event::BASE };
+    /// `LOAD_DISPATCH.MOB`: event select 0x13, umask 0x04, counters 0b1111.
+    pub const LOAD_DISPATCH_MOB: Event = Event { code: 0x13, umask: 0x04, row: 164, ..Event::BASE };
+    /// `LOAD_DISPATCH.RS`: event select 0x13, umask 0x01, counters 0b1111.
+    pub const LOAD_DISPATCH_RS: Event = Event { code: 0x13, umask: 0x01, row: 165, ..Event::BASE };
+    /// `LOAD_DISPATCH.RS_DELAYED`: event select 0x13, umask 0x02, counters 0b1111.
+    pub const LOAD_DISPATCH_RS_DELAYED: Event = Event { code: 0x13, umask: 0x02, row: 166, ..Event::BASE };
+    /// `LOAD_HIT_PRE`: event select 0x4c, umask 0x01, counters 0b11.
+    pub const LOAD_HIT_PRE: Event = Event { code: 0x4c, umask: 0x01, row: 167, ..Event::BASE };
+    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 168, ..Event::BASE };
+    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 169, ..Event::BASE };
+    /// `LSD.ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
+    pub const LSD_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 170, ..Event::BASE };
+    /// `LSD.INACTIVE`: event select 0xa8, umask 0x01, counter mask 1, invert, counters 0b1111.
+    pub const LSD_INACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, invert: true, row: 171, ..Event::BASE };
+    /// `LSD_OVERFLOW`: event select 0x20, umask 0x01, counters 0b1111.
+    pub const LSD_OVERFLOW: Event = Event { code: 0x20, umask: 0x01, row: 172, ..Event::BASE };
+    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counters 0b1111.
+    pub const MACHINE_CLEARS_CYCLES: Event = Event { code: 0xc3, umask: 0x01, row: 173, ..Event::BASE };
+    /// `MACHINE_CLEARS.MEM_ORDER`: event select 0xc3, umask 0x02, counters 0b1111.
+    pub const MACHINE_CLEARS_MEM_ORDER: Event = Event { code: 0xc3, umask: 0x02, row: 174, ..Event::BASE };
+    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
+    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 175, ..Event::BASE };
+    /// `MACRO_INSTS.DECODED`: event select 0xd0, umask 0x01, counters 0b1111.
+    pub const MACRO_INSTS_DECODED: Event = Event { code: 0xd0, umask: 0x01, row: 176, ..Event::BASE };
+    /// `MACRO_INSTS.FUSIONS_DECODED`: event select 0xa6, umask 0x01, counters 0b1111.
+    pub const MACRO_INSTS_FUSIONS_DECODED: Event = Event { code: 0xa6, umask: 0x01, row: 177, ..Event::BASE };
+    /// `MEM_INST_RETIRED.LOADS`: event select 0x0b, umask 0x01, counters 0b1111.
+    pub const MEM_INST_RETIRED_LOADS: Event = Event { code: 0x0b, umask: 0x01, row: 178, ..Event::BASE };
+    /// `MEM_INST_RETIRED.STORES`: event select 0x0b, umask 0x02, counters 0b1111.
+    pub const MEM_INST_RETIRED_STORES: Event = Event { code: 0x0b, umask: 0x02, row: 179, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.DTLB_MISS`: event select 0xcb, umask 0x80, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_DTLB_MISS: Event = Event { code: 0xcb, umask: 0x80, row: 180, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.HIT_LFB`: event select 0xcb, umask 0x40, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_HIT_LFB: Event = Event { code: 0xcb, umask: 0x40, row: 181, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.L1D_HIT`: event select 0xcb, umask 0x01, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_L1D_HIT: Event = Event { code: 0xcb, umask: 0x01, row: 182, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.L2_HIT`: event select 0xcb, umask 0x02, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event { code: 0xcb, umask: 0x02, row: 183, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.LLC_MISS`: event select 0xcb, umask 0x10, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_LLC_MISS: Event = Event { code: 0xcb, umask: 0x10, row: 184, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.LLC_UNSHARED_HIT`: event select 0xcb, umask 0x04, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_LLC_UNSHARED_HIT: Event = Event { code: 0xcb, umask: 0x04, row: 185, ..Event::BASE };
+    /// `MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM`: event select 0xcb, umask 0x08, counters 0b1111.
+    pub const MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM: Event = Event { code: 0xcb, umask: 0x08, row: 186, ..Event::BASE };
+    /// `MEM_STORE_RETIRED.DTLB_MISS`: event select 0x0c, umask 0x01, counters 0b1111.
+    pub const MEM_STORE_RETIRED_DTLB_MISS: Event = Event { code: 0x0c, umask: 0x01, row: 187, ..Event::BASE };
+    /// `OFFCORE_REQUESTS.L1D_WRITEBACK`: event select 0xb0, umask 0x40, counters 0b1111.
+    pub const OFFCORE_REQUESTS_L1D_WRITEBACK: Event = Event { code: 0xb0, umask: 0x40, row: 188, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
+    pub const OFFCORE_REQUESTS_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 189, ..Event::BASE };
+    /// `PARTIAL_ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
+    pub const PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 190, ..Event::BASE };
+    /// `RAT_STALLS.ANY`: event select 0xd2, umask 0x0f, counters 0b1111.
+    pub const RAT_STALLS_ANY: Event = Event { code: 0xd2, umask: 0x0f, row: 191, ..Event::BASE };
+    /// `RAT_STALLS.FLAGS`: event select 0xd2, umask 0x01, counters 0b1111.
+    pub const RAT_STALLS_FLAGS: Event = Event { code: 0xd2, umask: 0x01, row: 192, ..Event::BASE };
+    /// `RAT_STALLS.REGISTERS`: event select 0xd2, umask 0x02, counters 0b1111.
+    pub const RAT_STALLS_REGISTERS: Event = Event { code: 0xd2, umask: 0x02, row: 193, ..Event::BASE };
+    /// `RAT_STALLS.ROB_READ_PORT`: event select 0xd2, umask 0x04, counters 0b1111.
+    pub const RAT_STALLS_ROB_READ_PORT: Event = Event { code: 0xd2, umask: 0x04, row: 194, ..Event::BASE };
+    /// `RAT_STALLS.SCOREBOARD`: event select 0xd2, umask 0x08, counters 0b1111.
+    pub const RAT_STALLS_SCOREBOARD: Event = Event { code: 0xd2, umask: 0x08, row: 195, ..Event::BASE };
+    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
+    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 196, ..Event::BASE };
+    /// `RESOURCE_STALLS.FPCW`: event select 0xa2, umask 0x20, counters 0b1111.
+    pub const RESOURCE_STALLS_FPCW: Event = Event { code: 0xa2, umask: 0x20, row: 197, ..Event::BASE };
+    /// `RESOURCE_STALLS.LOAD`: event select 0xa2, umask 0x02, counters 0b1111.
+    pub const RESOURCE_STALLS_LOAD: Event = Event { code: 0xa2, umask: 0x02, row: 198, ..Event::BASE };
+    /// `RESOURCE_STALLS.MXCSR`: event select 0xa2, umask 0x40, counters 0b1111.
+    pub const RESOURCE_STALLS_MXCSR: Event = Event { code: 0xa2, umask: 0x40, row: 199, ..Event::BASE };
+    /// `RESOURCE_STALLS.OTHER`: event select 0xa2, umask 0x80, counters 0b1111.
+    pub const RESOURCE_STALLS_OTHER: Event = Event { code: 0xa2, umask: 0x80, row: 200, ..Event::BASE };
+    /// `RESOURCE_STALLS.ROB_FULL`: event select 0xa2, umask 0x10, counters 0b1111.
+    pub const RESOURCE_STALLS_ROB_FULL: Event = Event { code: 0xa2, umask: 0x10, row: 201, ..Event::BASE };
+    /// `RESOURCE_STALLS.RS_FULL`: event select 0xa2, umask 0x04, counters 0b1111.
+    pub const RESOURCE_STALLS_RS_FULL: Event = Event { code: 0xa2, umask: 0x04, row: 202, ..Event::BASE };
+    /// `RESOURCE_STALLS.STORE`: event select 0xa2, umask 0x08, counters 0b1111.
+    pub const RESOURCE_STALLS_STORE: Event = Event { code: 0xa2, umask: 0x08, row: 203, ..Event::BASE };
+    /// `SB_DRAIN.ANY`: event select 0x04, umask 0x07, counters 0b1111.
+    pub const SB_DRAIN_ANY: Event = Event { code: 0x04, umask: 0x07, row: 204, ..Event::BASE };
+    /// `SEG_RENAME_STALLS`: event select 0xd4, umask 0x01, counters 0b1111.
+    pub const SEG_RENAME_STALLS: Event = Event { code: 0xd4, umask: 0x01, row: 205, ..Event::BASE };
+    /// `SIMD_INT_128.PACK`: event select 0x12, umask 0x04, counters 0b1111.
+    pub const SIMD_INT_128_PACK: Event = Event { code: 0x12, umask: 0x04, row: 206, ..Event::BASE };
+    /// `SIMD_INT_128.PACKED_ARITH`: event select 0x12, umask 0x20, counters 0b1111.
+    pub const SIMD_INT_128_PACKED_ARITH: Event = Event { code: 0x12, umask: 0x20, row: 207, ..Event::BASE };
+    /// `SIMD_INT_128.PACKED_LOGICAL`: event select 0x12, umask 0x10, counters 0b1111.
+    pub const SIMD_INT_128_PACKED_LOGICAL: Event = Event { code: 0x12, umask: 0x10, row: 208, ..Event::BASE };
+    /// `SIMD_INT_128.PACKED_MPY`: event select 0x12, umask 0x01, counters 0b1111.
+    pub const SIMD_INT_128_PACKED_MPY: Event = Event { code: 0x12, umask: 0x01, row: 209, ..Event::BASE };
+    /// `SIMD_INT_128.PACKED_SHIFT`: event select 0x12, umask 0x02, counters 0b1111.
+    pub const SIMD_INT_128_PACKED_SHIFT: Event = Event { code: 0x12, umask: 0x02, row: 210, ..Event::BASE };
+    /// `SIMD_INT_128.SHUFFLE_MOVE`: event select 0x12, umask 0x40, counters 0b1111.
+    pub const SIMD_INT_128_SHUFFLE_MOVE: Event = Event { code: 0x12, umask: 0x40, row: 211, ..Event::BASE };
+    /// `SIMD_INT_128.UNPACK`: event select 0x12, umask 0x08, counters 0b1111.
+    pub const SIMD_INT_128_UNPACK: Event = Event { code: 0x12, umask: 0x08, row: 212, ..Event::BASE };
+    /// `SIMD_INT_64.PACK`: event select 0xfd, umask 0x04, counters 0b1111.
+    pub const SIMD_INT_64_PACK: Event = Event { code: 0xfd, umask: 0x04, row: 213, ..Event::BASE };
+    /// `SIMD_INT_64.PACKED_ARITH`: event select 0xfd, umask 0x20, counters 0b1111.
+    pub const SIMD_INT_64_PACKED_ARITH: Event = Event { code: 0xfd, umask: 0x20, row: 214, ..Event::BASE };
+    /// `SIMD_INT_64.PACKED_LOGICAL`: event select 0xfd, umask 0x10, counters 0b1111.
+    pub const SIMD_INT_64_PACKED_LOGICAL: Event = Event { code: 0xfd, umask: 0x10, row: 215, ..Event::BASE };
+    /// `SIMD_INT_64.PACKED_MPY`: event select 0xfd, umask 0x01, counters 0b1111.
+    pub const SIMD_INT_64_PACKED_MPY: Event = Event { code: 0xfd, umask: 0x01, row: 216, ..Event::BASE };
+    /// `SIMD_INT_64.PACKED_SHIFT`: event select 0xfd, umask 0x02, counters 0b1111.
+    pub const SIMD_INT_64_PACKED_SHIFT: Event = Event { code: 0xfd, umask: 0x02, row: 217, ..Event::BASE };
+    /// `SIMD_INT_64.SHUFFLE_MOVE`: event select 0xfd, umask 0x40, counters 0b1111.
+    pub const SIMD_INT_64_SHUFFLE_MOVE: Event = Event { code: 0xfd, umask: 0x40, row: 218, ..Event::BASE };
+    /// `SIMD_INT_64.UNPACK`: event select 0xfd, umask 0x08, counters 0b1111.
+    pub const SIMD_INT_64_UNPACK: Event = Event { code: 0xfd, umask: 0x08, row: 219, ..Event::BASE };
+    /// `SNOOP_RESPONSE.HIT`: event select 0xb8, umask 0x01, counters 0b1111.
+    pub const SNOOP_RESPONSE_HIT: Event = Event { code: 0xb8, umask: 0x01, row: 220, ..Event::BASE };
+    /// `SNOOP_RESPONSE.HITE`: event select 0xb8, umask 0x02, counters 0b1111.
+    pub const SNOOP_RESPONSE_HITE: Event = Event { code: 0xb8, umask: 0x02, row: 221, ..Event::BASE };
+    /// `SNOOP_RESPONSE.HITM`: event select 0xb8, umask 0x04, counters 0b1111.
+    pub const SNOOP_RESPONSE_HITM: Event = Event { code: 0xb8, umask: 0x04, row: 222, ..Event::BASE };
+    /// `SQ_FULL_STALL_CYCLES`: event select 0xf6, umask 0x01, counters 0b1111.
+    pub const SQ_FULL_STALL_CYCLES: Event = Event { code: 0xf6, umask: 0x01, row: 223, ..Event::BASE };
+    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 224, ..Event::BASE };
+    /// `SSEX_UOPS_RETIRED.PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters 0b1111.
+    pub const SSEX_UOPS_RETIRED_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 225, ..Event::BASE };
+    /// `SSEX_UOPS_RETIRED.PACKED_SINGLE`: event select 0xc7, umask 0x01, counters 0b1111.
+    pub const SSEX_UOPS_RETIRED_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x01, row: 226, ..Event::BASE };
+    /// `SSEX_UOPS_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x08, counters 0b1111.
+    pub const SSEX_UOPS_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x08, row: 227, ..Event::BASE };
+    /// `SSEX_UOPS_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b1111.
+    pub const SSEX_UOPS_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 228, ..Event::BASE };
+    /// `SSEX_UOPS_RETIRED.VECTOR_INTEGER`: event select 0xc7, umask 0x10, counters 0b1111.
+    pub const SSEX_UOPS_RETIRED_VECTOR_INTEGER: Event = Event { code: 0xc7, umask: 0x10, row: 229, ..Event::BASE };
+    /// `STORE_BLOCKS.AT_RET`: event select 0x06, umask 0x04, counters 0b1111.
+    pub const STORE_BLOCKS_AT_RET: Event = Event { code: 0x06, umask: 0x04, row: 230, ..Event::BASE };
+    /// `STORE_BLOCKS.L1D_BLOCK`: event select 0x06, umask 0x08, counters 0b1111.
+    pub const STORE_BLOCKS_L1D_BLOCK: Event = Event { code: 0x06, umask: 0x08, row: 231, ..Event::BASE };
+    /// `TWO_UOP_INSTS_DECODED`: event select 0x19, umask 0x01, counters 0b1111.
+    pub const TWO_UOP_INSTS_DECODED: Event = Event { code: 0x19, umask: 0x01, row: 232, ..Event::BASE };
+    /// `UOP_UNFUSION`: event select 0xdb, umask 0x01, counters 0b1111.
+    pub const UOP_UNFUSION: Event = Event { code: 0xdb, umask: 0x01, row: 233, ..Event::BASE };
+    /// `UOPS_DECODED.ESP_FOLDING`: event select 0xd1, umask 0x04, counters 0b1111.
+    pub const UOPS_DECODED_ESP_FOLDING: Event = Event { code: 0xd1, umask: 0x04, row: 234, ..Event::BASE };
+    /// `UOPS_DECODED.ESP_SYNC`: event select 0xd1, umask 0x08, counters 0b1111.
+    pub const UOPS_DECODED_ESP_SYNC: Event = Event { code: 0xd1, umask: 0x08, row: 235, ..Event::BASE };
+    /// `UOPS_DECODED.MS_CYCLES_ACTIVE`: event select 0xd1, umask 0x02, counter mask 1, counters
+    /// 0b1111.
+    pub const UOPS_DECODED_MS_CYCLES_ACTIVE: Event = Event { code: 0xd1, umask: 0x02, threshold: 1, row: 236, ..Event::BASE };
+    /// `UOPS_DECODED.STALL_CYCLES`: event select 0xd1, umask 0x01, counter mask 1, invert, counters
+    /// 0b1111.
+    pub const UOPS_DECODED_STALL_CYCLES: Event = Event { code: 0xd1, umask: 0x01, threshold: 1, invert: true, row: 237, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, any
+    /// thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, any_thread: true, row: 238, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
+    /// any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, any_thread: true, row: 239, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_STALL_COUNT`: event select 0xb1, umask 0x3f, counter mask 1, invert,
+    /// edge, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_STALL_COUNT: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, invert: true, edge: true, any_thread: true, row: 240, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
+    /// invert, edge, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, invert: true, edge: true, any_thread: true, row: 241, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_STALL_CYCLES`: event select 0xb1, umask 0x3f, counter mask 1, invert,
+    /// any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x3f, threshold: 1, invert: true, any_thread: true, row: 242, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5`: event select 0xb1, umask 0x1f, counter mask 1,
+    /// invert, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5: Event = Event { code: 0xb1, umask: 0x1f, threshold: 1, invert: true, any_thread: true, row: 243, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT0`: event select 0xb1, umask 0x01, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT0: Event = Event { code: 0xb1, umask: 0x01, row: 244, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT015`: event select 0xb1, umask 0x40, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT015: Event = Event { code: 0xb1, umask: 0x40, row: 245, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT015_STALL_CYCLES`: event select 0xb1, umask 0x40, counter mask 1, invert,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_PORT015_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x40, threshold: 1, invert: true, row: 246, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT1`: event select 0xb1, umask 0x02, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT1: Event = Event { code: 0xb1, umask: 0x02, row: 247, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT2_CORE`: event select 0xb1, umask 0x04, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT2_CORE: Event = Event { code: 0xb1, umask: 0x04, any_thread: true, row: 248, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT234_CORE`: event select 0xb1, umask 0x80, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT234_CORE: Event = Event { code: 0xb1, umask: 0x80, any_thread: true, row: 249, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT3_CORE`: event select 0xb1, umask 0x08, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT3_CORE: Event = Event { code: 0xb1, umask: 0x08, any_thread: true, row: 250, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT4_CORE`: event select 0xb1, umask 0x10, any thread, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT4_CORE: Event = Event { code: 0xb1, umask: 0x10, any_thread: true, row: 251, ..Event::BASE };
+    /// `UOPS_EXECUTED.PORT5`: event select 0xb1, umask 0x20, counters 0b1111.
+    pub const UOPS_EXECUTED_PORT5: Event = Event { code: 0xb1, umask: 0x20, row: 252, ..Event::BASE };
+    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
+    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 253, ..Event::BASE };
+    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
+    /// thread, counters 0b1111.
+    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 254, ..Event::BASE };
+    /// `UOPS_ISSUED.CYCLES_ALL_THREADS`: event select 0x0e, umask 0x01, counter mask 1, any thread,
+    /// counters 0b1111.
+    pub const UOPS_ISSUED_CYCLES_ALL_THREADS: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, any_thread: true, row: 255, ..Event::BASE };
+    /// `UOPS_ISSUED.FUSED`: event select 0x0e, umask 0x02, counters 0b1111.
+    pub const UOPS_ISSUED_FUSED: Event = Event { code: 0x0e, umask: 0x02, row: 256, ..Event::BASE };
+    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
+    /// 0b1111.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 257, ..Event::BASE };
+    /// `UOPS_RETIRED.ACTIVE_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, counters
+    /// 0b1111.
+    pub const UOPS_RETIRED_ACTIVE_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, row: 258, ..Event::BASE };
+    /// `UOPS_RETIRED.ANY`: event select 0xc2, umask 0x01, counters 0b1111.
+    pub const UOPS_RETIRED_ANY: Event = Event { code: 0xc2, umask: 0x01, row: 259, ..Event::BASE };
+    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counters 0b1111.
+    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event { code: 0xc2, umask: 0x04, row: 260, ..Event::BASE };
+    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 261, ..Event::BASE };
+    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
+    /// 0b1111.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 262, ..Event::BASE };
+    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 16, invert,
+    /// counters 0b1111.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 16, invert: true, row: 263, ..Event::BASE };
     /// Every event of the list.
     pub const ALL: &'static [Event] = &[Event::ARITH_CYCLES_DIV_BUSY, Event::ARITH_DIV, Event::ARITH_MUL, Event::BACLEAR_BAD_TARGET, Event::BACLEAR_CLEAR, Event::BACLEAR_FORCE_IQ, Event::BPU_CLEARS_EARLY, Event::BPU_CLEARS_LATE, Event::BPU_MISSED_CALL_RET, Event::BR_INST_DECODED, Event::BR_INST_EXEC_ANY, Event::BR_INST_EXEC_COND, Event::BR_INST_EXEC_DIRECT, Event::BR_INST_EXEC_DIRECT_NEAR_CALL, Event::BR_INST_EXEC_INDIRECT_NEAR_CALL, Event::BR_INST_EXEC_INDIRECT_NON_CALL, Event::BR_INST_EXEC_NEAR_CALLS, Event::BR_INST_EXEC_NON_CALLS, Event::BR_INST_EXEC_RETURN_NEAR, Event::BR_INST_EXEC_TAKEN, Event::BR_INST_RETIRED_ALL_BRANCHES, Event::BR_INST_RETIRED_CONDITIONAL, Event::BR_INST_RETIRED_NEAR_CALL, Event::BR_MISP_EXEC_ANY, Event::BR_MISP_EXEC_COND, Event::BR_MISP_EXEC_DIRECT, Event::BR_MISP_EXEC_DIRECT_NEAR_CALL, Event::BR_MISP_EXEC_INDIRECT_NEAR_CALL, Event::BR_MISP_EXEC_INDIRECT_NON_CALL, Event::BR_MISP_EXEC_NEAR_CALLS, Event::BR_MISP_EXEC_NON_CALLS, Event::BR_MISP_EXEC_RETURN_NEAR, Event::BR_MISP_EXEC_TAKEN, Event::BR_MISP_RETIRED_NEAR_CALL, Event::CACHE_LOCK_CYCLES_L1D, Event::CACHE_LOCK_CYCLES_L1D_L2, Event::CPU_CLK_UNHALTED_REF_P, Event::CPU_CLK_UNHALTED_THREAD_P, Event::CPU_CLK_UNHALTED_TOTAL_CYCLES, Event::DTLB_LOAD_MISSES_ANY, Event::DTLB_LOAD_MISSES_PDE_MISS, Event::DTLB_LOAD_MISSES_STLB_HIT, Event::DTLB_LOAD_MISSES_WALK_COMPLETED, Event::DTLB_MISSES_ANY, Event::DTLB_MISSES_STLB_HIT, Event::DTLB_MISSES_WALK_COMPLETED, Event::ES_REG_RENAMES, Event::FP_ASSIST_ALL, Event::FP_ASSIST_INPUT, Event::FP_ASSIST_OUTPUT, Event::FP_COMP_OPS_EXE_MMX, Event::FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION, Event::FP_COMP_OPS_EXE_SSE_FP, Event::FP_COMP_OPS_EXE_SSE_FP_PACKED, Event::FP_COMP_OPS_EXE_SSE_FP_SCALAR, Event::FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION, Event::FP_COMP_OPS_EXE_SSE2_INTEGER, Event::FP_COMP_OPS_EXE_X87, Event::FP_MMX_TRANS_ANY, Event::FP_MMX_TRANS_TO_FP, Event::FP_MMX_TRANS_TO_MMX, Event::ILD_STALL_ANY, Event::ILD_STALL_IQ_FULL, Event::ILD_STALL_LCP, Event::ILD_STALL_MRU, Event::ILD_STALL_REGEN, Event::INST_DECODED_DEC0, Event::INST_QUEUE_WRITE_CYCLES, Event::INST_QUEUE_WRITES, Event::INST_RETIRED_ANY_P, Event::INST_RETIRED_MMX, Event::INST_RETIRED_TOTAL_CYCLES, Event::INST_RETIRED_X87, Event::IO_TRANSACTIONS, Event::ITLB_FLUSH, Event::ITLB_MISS_RETIRED, Event::ITLB_MISSES_ANY, Event::ITLB_MISSES_WALK_COMPLETED, Event::L1D_M_EVICT, Event::L1D_M_REPL, Event::L1D_M_SNOOP_EVICT, Event::L1D_REPL, Event::L1D_ALL_REF_ANY, Event::L1D_ALL_REF_CACHEABLE, Event::L1D_CACHE_LD_E_STATE, Event::L1D_CACHE_LD_I_STATE, Event::L1D_CACHE_LD_M_STATE, Event::L1D_CACHE_LD_MESI, Event::L1D_CACHE_LD_S_STATE, Event::L1D_CACHE_LOCK_E_STATE, Event::L1D_CACHE_LOCK_HIT, Event::L1D_CACHE_LOCK_M_STATE, Event::L1D_CACHE_LOCK_S_STATE, Event::L1D_CACHE_LOCK_FB_HIT, Event::L1D_CACHE_PREFETCH_LOCK_FB_HIT, Event::L1D_CACHE_ST_E_STATE, Event::L1D_CACHE_ST_M_STATE, Event::L1D_CACHE_ST_S_STATE, Event::L1D_PREFETCH_MISS, Event::L1D_PREFETCH_REQUESTS, Event::L1D_PREFETCH_TRIGGERS, Event::L1D_WB_L2_E_STATE, Event::L1D_WB_L2_I_STATE, Event::L1D_WB_L2_M_STATE, Event::L1D_WB_L2_MESI, Event::L1D_WB_L2_S_STATE, Event::L1I_CYCLES_STALLED, Event::L1I_HITS, Event::L1I_MISSES, Event::L1I_READS, Event::L2_DATA_RQSTS_ANY, Event::L2_DATA_RQSTS_DEMAND_E_STATE, Event::L2_DATA_RQSTS_DEMAND_I_STATE, Event::L2_DATA_RQSTS_DEMAND_M_STATE, Event::L2_DATA_RQSTS_DEMAND_MESI, Event::L2_DATA_RQSTS_DEMAND_S_STATE, Event::L2_DATA_RQSTS_PREFETCH_E_STATE, Event::L2_DATA_RQSTS_PREFETCH_I_STATE, Event::L2_DATA_RQSTS_PREFETCH_M_STATE, Event::L2_DATA_RQSTS_PREFETCH_MESI, Event::L2_DATA_RQSTS_PREFETCH_S_STATE, Event::L2_LINES_IN_ANY, Event::L2_LINES_IN_E_STATE, Event::L2_LINES_IN_S_STATE, Event::L2_LINES_OUT_ANY, Event::L2_LINES_OUT_DEMAND_CLEAN, Event::L2_LINES_OUT_DEMAND_DIRTY, Event::L2_LINES_OUT_PREFETCH_CLEAN, Event::L2_LINES_OUT_PREFETCH_DIRTY, Event::L2_RQSTS_IFETCH_HIT, Event::L2_RQSTS_IFETCH_MISS, Event::L2_RQSTS_IFETCHES, Event::L2_RQSTS_LD_HIT, Event::L2_RQSTS_LD_MISS, Event::L2_RQSTS_LOADS, Event::L2_RQSTS_MISS, Event::L2_RQSTS_PREFETCH_HIT, Event::L2_RQSTS_PREFETCH_MISS, Event::L2_RQSTS_PREFETCHES, Event::L2_RQSTS_REFERENCES, Event::L2_RQSTS_RFO_HIT, Event::L2_RQSTS_RFO_MISS, Event::L2_RQSTS_RFOS, Event::L2_TRANSACTIONS_ANY, Event::L2_TRANSACTIONS_FILL, Event::L2_TRANSACTIONS_IFETCH, Event::L2_TRANSACTIONS_L1D_WB, Event::L2_TRANSACTIONS_LOAD, Event::L2_TRANSACTIONS_PREFETCH, Event::L2_TRANSACTIONS_RFO, Event::L2_TRANSACTIONS_WB, Event::L2_WRITE_LOCK_E_STATE, Event::L2_WRITE_LOCK_HIT, Event::L2_WRITE_LOCK_I_STATE, Event::L2_WRITE_LOCK_M_STATE, Event::L2_WRITE_LOCK_MESI, Event::L2_WRITE_LOCK_S_STATE, Event::L2_WRITE_RFO_HIT, Event::L2_WRITE_RFO_I_STATE, Event::L2_WRITE_RFO_M_STATE, Event::L2_WRITE_RFO_MESI, Event::L2_WRITE_RFO_S_STATE, Event::LARGE_ITLB_HIT, Event::LOAD_DISPATCH_ANY, Event::LOAD_DISPATCH_MOB, Event::LOAD_DISPATCH_RS, Event::LOAD_DISPATCH_RS_DELAYED, Event::LOAD_HIT_PRE, Event::LONGEST_LAT_CACHE_MISS, Event::LONGEST_LAT_CACHE_REFERENCE, Event::LSD_ACTIVE, Event::LSD_INACTIVE, Event::LSD_OVERFLOW, Event::MACHINE_CLEARS_CYCLES, Event::MACHINE_CLEARS_MEM_ORDER, Event::MACHINE_CLEARS_SMC, Event::MACRO_INSTS_DECODED, Event::MACRO_INSTS_FUSIONS_DECODED, Event::MEM_INST_RETIRED_LOADS, Event::MEM_INST_RETIRED_STORES, Event::MEM_LOAD_RETIRED_DTLB_MISS, Event::MEM_LOAD_RETIRED_HIT_LFB, Event::MEM_LOAD_RETIRED_L1D_HIT, Event::MEM_LOAD_RETIRED_L2_HIT, Event::MEM_LOAD_RETIRED_LLC_MISS, Event::MEM_LOAD_RETIRED_LLC_UNSHARED_HIT, Event::MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM, Event::MEM_STORE_RETIRED_DTLB_MISS, Event::OFFCORE_REQUESTS_L1D_WRITEBACK, Event::OFFCORE_REQUESTS_SQ_FULL, Event::PARTIAL_ADDRESS_ALIAS, Event::RAT_STALLS_ANY, Event::RAT_STALLS_FLAGS, Event::RAT_STALLS_REGISTERS, Event::RAT_STALLS_ROB_READ_PORT, Event::RAT_STALLS_SCOREBOARD, Event::RESOURCE_STALLS_ANY, Event::RESOURCE_STALLS_FPCW, Event::RESOURCE_STALLS_LOAD, Event::RESOURCE_STALLS_MXCSR, Event::RESOURCE_STALLS_OTHER, Event::RESOURCE_STALLS_ROB_FULL, Event::RESOURCE_STALLS_RS_FULL, Event::RESOURCE_STALLS_STORE, Event::SB_DRAIN_ANY, Event::SEG_RENAME_STALLS, Event::SIMD_INT_128_PACK, Event::SIMD_INT_128_PACKED_ARITH, Event::SIMD_INT_128_PACKED_LOGICAL, Event::SIMD_INT_128_PACKED_MPY, Event::SIMD_INT_128_PACKED_SHIFT, Event::SIMD_INT_128_SHUFFLE_MOVE, Event::SIMD_INT_128_UNPACK, Event::SIMD_INT_64_PACK, Event::SIMD_INT_64_PACKED_ARITH, Event::SIMD_INT_64_PACKED_LOGICAL, Event::SIMD_INT_64_PACKED_MPY, Event::SIMD_INT_64_PACKED_SHIFT, Event::SIMD_INT_64_SHUFFLE_MOVE, Event::SIMD_INT_64_UNPACK, Event::SNOOP_RESPONSE_HIT, Event::SNOOP_RESPONSE_HITE, Event::SNOOP_RESPONSE_HITM, Event::SQ_FULL_STALL_CYCLES, Event::SQ_MISC_SPLIT_LOCK, Event::SSEX_UOPS_RETIRED_PACKED_DOUBLE, Event::SSEX_UOPS_RETIRED_PACKED_SINGLE, Event::SSEX_UOPS_RETIRED_SCALAR_DOUBLE, Event::SSEX_UOPS_RETIRED_SCALAR_SINGLE, Event::SSEX_UOPS_RETIRED_VECTOR_INTEGER, Event::STORE_BLOCKS_AT_RET, Event::STORE_BLOCKS_L1D_BLOCK, Event::TWO_UOP_INSTS_DECODED, Event::UOP_UNFUSION, Event::UOPS_DECODED_ESP_FOLDING, Event::UOPS_DECODED_ESP_SYNC, Event::UOPS_DECODED_MS_CYCLES_ACTIVE, Event::UOPS_DECODED_STALL_CYCLES, Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES, Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5, Event::UOPS_EXECUTED_CORE_STALL_COUNT, Event::UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5, Event::UOPS_EXECUTED_CORE_STALL_CYCLES, Event::UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5, Event::UOPS_EXECUTED_PORT0, Event::UOPS_EXECUTED_PORT015, Event::UOPS_EXECUTED_PORT015_STALL_CYCLES, Event::UOPS_EXECUTED_PORT1, Event::UOPS_EXECUTED_PORT2_CORE, Event::UOPS_EXECUTED_PORT234_CORE, Event::UOPS_EXECUTED_PORT3_CORE, Event::UOPS_EXECUTED_PORT4_CORE, Event::UOPS_EXECUTED_PORT5, Event::UOPS_ISSUED_ANY, Event::UOPS_ISSUED_CORE_STALL_CYCLES, Event::UOPS_ISSUED_CYCLES_ALL_THREADS, Event::UOPS_ISSUED_FUSED, Event::UOPS_ISSUED_STALL_CYCLES, Event::UOPS_RETIRED_ACTIVE_CYCLES, Event::UOPS_RETIRED_ANY, Event::UOPS_RETIRED_MACRO_FUSED, Event::UOPS_RETIRED_RETIRE_SLOTS, Event::UOPS_RETIRED_STALL_CYCLES, Event::UOPS_RETIRED_TOTAL_CYCLES];
 }
 
-const EVENT_INFOS: &[&EventInfo] = &[Event::ARITH_CYCLES_DIV_BUSY.info(), Event::ARITH_DIV.info(), Event::ARITH_MUL.info(), Event::BACLEAR_BAD_TARGET.info(), Event::BACLEAR_CLEAR.info(), Event::BACLEAR_FORCE_IQ.info(), Event::BPU_CLEARS_EARLY.info(), Event::BPU_CLEARS_LATE.info(), Event::BPU_MISSED_CALL_RET.info(), Event::BR_INST_DECODED.info(), Event::BR_INST_EXEC_ANY.info(), Event::BR_INST_EXEC_COND.info(), Event::BR_INST_EXEC_DIRECT.info(), Event::BR_INST_EXEC_DIRECT_NEAR_CALL.info(), Event::BR_INST_EXEC_INDIRECT_NEAR_CALL.info(), Event::BR_INST_EXEC_INDIRECT_NON_CALL.info(), Event::BR_INST_EXEC_NEAR_CALLS.info(), Event::BR_INST_EXEC_NON_CALLS.info(), Event::BR_INST_EXEC_RETURN_NEAR.info(), Event::BR_INST_EXEC_TAKEN.info(), Event::BR_INST_RETIRED_ALL_BRANCHES.info(), Event::BR_INST_RETIRED_CONDITIONAL.info(), Event::BR_INST_RETIRED_NEAR_CALL.info(), Event::BR_MISP_EXEC_ANY.info(), Event::BR_MISP_EXEC_COND.info(), Event::BR_MISP_EXEC_DIRECT.info(), Event::BR_MISP_EXEC_DIRECT_NEAR_CALL.info(), Event::BR_MISP_EXEC_INDIRECT_NEAR_CALL.info(), Event::BR_MISP_EXEC_INDIRECT_NON_CALL.info(), Event::BR_MISP_EXEC_NEAR_CALLS.info(), Event::BR_MISP_EXEC_NON_CALLS.info(), Event::BR_MISP_EXEC_RETURN_NEAR.info(), Event::BR_MISP_EXEC_TAKEN.info(), Event::BR_MISP_RETIRED_NEAR_CALL.info(), Event::CACHE_LOCK_CYCLES_L1D.info(), Event::CACHE_LOCK_CYCLES_L1D_L2.info(), Event::CPU_CLK_UNHALTED_REF_P.info(), Event::CPU_CLK_UNHALTED_THREAD_P.info(), Event::CPU_CLK_UNHALTED_TOTAL_CYCLES.info(), Event::DTLB_LOAD_MISSES_ANY.info(), Event::DTLB_LOAD_MISSES_PDE_MISS.info(), Event::DTLB_LOAD_MISSES_STLB_HIT.info(), Event::DTLB_LOAD_MISSES_WALK_COMPLETED.info(), Event::DTLB_MISSES_ANY.info(), Event::DTLB_MISSES_STLB_HIT.info(), Event::DTLB_MISSES_WALK_COMPLETED.info(), Event::ES_REG_RENAMES.info(), Event::FP_ASSIST_ALL.info(), Event::FP_ASSIST_INPUT.info(), Event::FP_ASSIST_OUTPUT.info(), Event::FP_COMP_OPS_EXE_MMX.info(), Event::FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION.info(), Event::FP_COMP_OPS_EXE_SSE_FP.info(), Event::FP_COMP_OPS_EXE_SSE_FP_PACKED.info(), Event::FP_COMP_OPS_EXE_SSE_FP_SCALAR.info(), Event::FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION.info(), Event::FP_COMP_OPS_EXE_SSE2_INTEGER.info(), Event::FP_COMP_OPS_EXE_X87.info(), Event::FP_MMX_TRANS_ANY.info(), Event::FP_MMX_TRANS_TO_FP.info(), Event::FP_MMX_TRANS_TO_MMX.info(), Event::ILD_STALL_ANY.info(), Event::ILD_STALL_IQ_FULL.info(), Event::ILD_STALL_LCP.info(), Event::ILD_STALL_MRU.info(), Event::ILD_STALL_REGEN.info(), Event::INST_DECODED_DEC0.info(), Event::INST_QUEUE_WRITE_CYCLES.info(), Event::INST_QUEUE_WRITES.info(), Event::INST_RETIRED_ANY_P.info(), Event::INST_RETIRED_MMX.info(), Event::INST_RETIRED_TOTAL_CYCLES.info(), Event::INST_RETIRED_X87.info(), Event::IO_TRANSACTIONS.info(), Event::ITLB_FLUSH.info(), Event::ITLB_MISS_RETIRED.info(), Event::ITLB_MISSES_ANY.info(), Event::ITLB_MISSES_WALK_COMPLETED.info(), Event::L1D_M_EVICT.info(), Event::L1D_M_REPL.info(), Event::L1D_M_SNOOP_EVICT.info(), Event::L1D_REPL.info(), Event::L1D_ALL_REF_ANY.info(), Event::L1D_ALL_REF_CACHEABLE.info(), Event::L1D_CACHE_LD_E_STATE.info(), Event::L1D_CACHE_LD_I_STATE.info(), Event::L1D_CACHE_LD_M_STATE.info(), Event::L1D_CACHE_LD_MESI.info(), Event::L1D_CACHE_LD_S_STATE.info(), Event::L1D_CACHE_LOCK_E_STATE.info(), Event::L1D_CACHE_LOCK_HIT.info(), Event::L1D_CACHE_LOCK_M_STATE.info(), Event::L1D_CACHE_LOCK_S_STATE.info(), Event::L1D_CACHE_LOCK_FB_HIT.info(), Event::L1D_CACHE_PREFETCH_LOCK_FB_HIT.info(), Event::L1D_CACHE_ST_E_STATE.info(), Event::L1D_CACHE_ST_M_STATE.info(), Event::L1D_CACHE_ST_S_STATE.info(), Event::L1D_PREFETCH_MISS.info(), Event::L1D_PREFETCH_REQUESTS.info(), Event::L1D_PREFETCH_TRIGGERS.info(), Event::L1D_WB_L2_E_STATE.info(), Event::L1D_WB_L2_I_STATE.info(), Event::L1D_WB_L2_M_STATE.info(), Event::L1D_WB_L2_MESI.info(), Event::L1D_WB_L2_S_STATE.info(), Event::L1I_CYCLES_STALLED.info(), Event::L1I_HITS.info(), Event::L1I_MISSES.info(), Event::L1I_READS.info(), Event::L2_DATA_RQSTS_ANY.info(), Event::L2_DATA_RQSTS_DEMAND_E_STATE.info(), Event::L2_DATA_RQSTS_DEMAND_I_STATE.info(), Event::L2_DATA_RQSTS_DEMAND_M_STATE.info(), Event::L2_DATA_RQSTS_DEMAND_MESI.info(), Event::L2_DATA_RQSTS_DEMAND_S_STATE.info(), Event::L2_DATA_RQSTS_PREFETCH_E_STATE.info(), Event::L2_DATA_RQSTS_PREFETCH_I_STATE.info(), Event::L2_DATA_RQSTS_PREFETCH_M_STATE.info(), Event::L2_DATA_RQSTS_PREFETCH_MESI.info(), Event::L2_DATA_RQSTS_PREFETCH_S_STATE.info(), Event::L2_LINES_IN_ANY.info(), Event::L2_LINES_IN_E_STATE.info(), Event::L2_LINES_IN_S_STATE.info(), Event::L2_LINES_OUT_ANY.info(), Event::L2_LINES_OUT_DEMAND_CLEAN.info(), Event::L2_LINES_OUT_DEMAND_DIRTY.info(), Event::L2_LINES_OUT_PREFETCH_CLEAN.info(), Event::L2_LINES_OUT_PREFETCH_DIRTY.info(), Event::L2_RQSTS_IFETCH_HIT.info(), Event::L2_RQSTS_IFETCH_MISS.info(), Event::L2_RQSTS_IFETCHES.info(), Event::L2_RQSTS_LD_HIT.info(), Event::L2_RQSTS_LD_MISS.info(), Event::L2_RQSTS_LOADS.info(), Event::L2_RQSTS_MISS.info(), Event::L2_RQSTS_PREFETCH_HIT.info(), Event::L2_RQSTS_PREFETCH_MISS.info(), Event::L2_RQSTS_PREFETCHES.info(), Event::L2_RQSTS_REFERENCES.info(), Event::L2_RQSTS_RFO_HIT.info(), Event::L2_RQSTS_RFO_MISS.info(), Event::L2_RQSTS_RFOS.info(), Event::L2_TRANSACTIONS_ANY.info(), Event::L2_TRANSACTIONS_FILL.info(), Event::L2_TRANSACTIONS_IFETCH.info(), Event::L2_TRANSACTIONS_L1D_WB.info(), Event::L2_TRANSACTIONS_LOAD.info(), Event::L2_TRANSACTIONS_PREFETCH.info(), Event::L2_TRANSACTIONS_RFO.info(), Event::L2_TRANSACTIONS_WB.info(), Event::L2_WRITE_LOCK_E_STATE.info(), Event::L2_WRITE_LOCK_HIT.info(), Event::L2_WRITE_LOCK_I_STATE.info(), Event::L2_WRITE_LOCK_M_STATE.info(), Event::L2_WRITE_LOCK_MESI.info(), Event::L2_WRITE_LOCK_S_STATE.info(), Event::L2_WRITE_RFO_HIT.info(), Event::L2_WRITE_RFO_I_STATE.info(), Event::L2_WRITE_RFO_M_STATE.info(), Event::L2_WRITE_RFO_MESI.info(), Event::L2_WRITE_RFO_S_STATE.info(), Event::LARGE_ITLB_HIT.info(), Event::LOAD_DISPATCH_ANY.info(), Event::LOAD_DISPATCH_MOB.info(), Event::LOAD_DISPATCH_RS.info(), Event::LOAD_DISPATCH_RS_DELAYED.info(), Event::LOAD_HIT_PRE.info(), Event::LONGEST_LAT_CACHE_MISS.info(), Event::LONGEST_LAT_CACHE_REFERENCE.info(), Event::LSD_ACTIVE.info(), Event::LSD_INACTIVE.info(), Event::LSD_OVERFLOW.info(), Event::MACHINE_CLEARS_CYCLES.info(), Event::MACHINE_CLEARS_MEM_ORDER.info(), Event::MACHINE_CLEARS_SMC.info(), Event::MACRO_INSTS_DECODED.info(), Event::MACRO_INSTS_FUSIONS_DECODED.info(), Event::MEM_INST_RETIRED_LOADS.info(), Event::MEM_INST_RETIRED_STORES.info(), Event::MEM_LOAD_RETIRED_DTLB_MISS.info(), Event::MEM_LOAD_RETIRED_HIT_LFB.info(), Event::MEM_LOAD_RETIRED_L1D_HIT.info(), Event::MEM_LOAD_RETIRED_L2_HIT.info(), Event::MEM_LOAD_RETIRED_LLC_MISS.info(), Event::MEM_LOAD_RETIRED_LLC_UNSHARED_HIT.info(), Event::MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM.info(), Event::MEM_STORE_RETIRED_DTLB_MISS.info(), Event::OFFCORE_REQUESTS_L1D_WRITEBACK.info(), Event::OFFCORE_REQUESTS_SQ_FULL.info(), Event::PARTIAL_ADDRESS_ALIAS.info(), Event::RAT_STALLS_ANY.info(), Event::RAT_STALLS_FLAGS.info(), Event::RAT_STALLS_REGISTERS.info(), Event::RAT_STALLS_ROB_READ_PORT.info(), Event::RAT_STALLS_SCOREBOARD.info(), Event::RESOURCE_STALLS_ANY.info(), Event::RESOURCE_STALLS_FPCW.info(), Event::RESOURCE_STALLS_LOAD.info(), Event::RESOURCE_STALLS_MXCSR.info(), Event::RESOURCE_STALLS_OTHER.info(), Event::RESOURCE_STALLS_ROB_FULL.info(), Event::RESOURCE_STALLS_RS_FULL.info(), Event::RESOURCE_STALLS_STORE.info(), Event::SB_DRAIN_ANY.info(), Event::SEG_RENAME_STALLS.info(), Event::SIMD_INT_128_PACK.info(), Event::SIMD_INT_128_PACKED_ARITH.info(), Event::SIMD_INT_128_PACKED_LOGICAL.info(), Event::SIMD_INT_128_PACKED_MPY.info(), Event::SIMD_INT_128_PACKED_SHIFT.info(), Event::SIMD_INT_128_SHUFFLE_MOVE.info(), Event::SIMD_INT_128_UNPACK.info(), Event::SIMD_INT_64_PACK.info(), Event::SIMD_INT_64_PACKED_ARITH.info(), Event::SIMD_INT_64_PACKED_LOGICAL.info(), Event::SIMD_INT_64_PACKED_MPY.info(), Event::SIMD_INT_64_PACKED_SHIFT.info(), Event::SIMD_INT_64_SHUFFLE_MOVE.info(), Event::SIMD_INT_64_UNPACK.info(), Event::SNOOP_RESPONSE_HIT.info(), Event::SNOOP_RESPONSE_HITE.info(), Event::SNOOP_RESPONSE_HITM.info(), Event::SQ_FULL_STALL_CYCLES.info(), Event::SQ_MISC_SPLIT_LOCK.info(), Event::SSEX_UOPS_RETIRED_PACKED_DOUBLE.info(), Event::SSEX_UOPS_RETIRED_PACKED_SINGLE.info(), Event::SSEX_UOPS_RETIRED_SCALAR_DOUBLE.info(), Event::SSEX_UOPS_RETIRED_SCALAR_SINGLE.info(), Event::SSEX_UOPS_RETIRED_VECTOR_INTEGER.info(), Event::STORE_BLOCKS_AT_RET.info(), Event::STORE_BLOCKS_L1D_BLOCK.info(), Event::TWO_UOP_INSTS_DECODED.info(), Event::UOP_UNFUSION.info(), Event::UOPS_DECODED_ESP_FOLDING.info(), Event::UOPS_DECODED_ESP_SYNC.info(), Event::UOPS_DECODED_MS_CYCLES_ACTIVE.info(), Event::UOPS_DECODED_STALL_CYCLES.info(), Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES.info(), Event::UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5.info(), Event::UOPS_EXECUTED_CORE_STALL_COUNT.info(), Event::UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5.info(), Event::UOPS_EXECUTED_CORE_STALL_CYCLES.info(), Event::UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5.info(), Event::UOPS_EXECUTED_PORT0.info(), Event::UOPS_EXECUTED_PORT015.info(), Event::UOPS_EXECUTED_PORT015_STALL_CYCLES.info(), Event::UOPS_EXECUTED_PORT1.info(), Event::UOPS_EXECUTED_PORT2_CORE.info(), Event::UOPS_EXECUTED_PORT234_CORE.info(), Event::UOPS_EXECUTED_PORT3_CORE.info(), Event::UOPS_EXECUTED_PORT4_CORE.info(), Event::UOPS_EXECUTED_PORT5.info(), Event::UOPS_ISSUED_ANY.info(), Event::UOPS_ISSUED_CORE_STALL_CYCLES.info(), Event::UOPS_ISSUED_CYCLES_ALL_THREADS.info(), Event::UOPS_ISSUED_FUSED.info(), Event::UOPS_ISSUED_STALL_CYCLES.info(), Event::UOPS_RETIRED_ACTIVE_CYCLES.info(), Event::UOPS_RETIRED_ANY.info(), Event::UOPS_RETIRED_MACRO_FUSED.info(), Event::UOPS_RETIRED_RETIRE_SLOTS.info(), Event::UOPS_RETIRED_STALL_CYCLES.info(), Event::UOPS_RETIRED_TOTAL_CYCLES.info()];
+#[cfg(feature = "metadata")]
+impl crate::core_events::EventList for List {
+    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "ARITH.CYCLES_DIV_BUSY", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ARITH.DIV", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: false },
+    &EventInfo { name: "ARITH.MUL", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BACLEAR.BAD_TARGET", code: 0xe6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BACLEAR.CLEAR", code: 0xe6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BACLEAR_FORCE_IQ", code: 0xa7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BPU_CLEARS.EARLY", code: 0xe8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BPU_CLEARS.LATE", code: 0xe8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BPU_MISSED_CALL_RET", code: 0xe5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_DECODED", code: 0xe0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ANY", code: 0x88, umask: 0x7f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.COND", code: 0x88, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.DIRECT", code: 0x88, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.DIRECT_NEAR_CALL", code: 0x88, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.INDIRECT_NEAR_CALL", code: 0x88, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.INDIRECT_NON_CALL", code: 0x88, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.NEAR_CALLS", code: 0x88, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.NON_CALLS", code: 0x88, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.RETURN_NEAR", code: 0x88, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN", code: 0x88, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.ANY", code: 0x89, umask: 0x7f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.COND", code: 0x89, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.DIRECT", code: 0x89, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.DIRECT_NEAR_CALL", code: 0x89, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT_NEAR_CALL", code: 0x89, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT_NON_CALL", code: 0x89, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.NEAR_CALLS", code: 0x89, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.NON_CALLS", code: 0x89, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.RETURN_NEAR", code: 0x89, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN", code: 0x89, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CACHE_LOCK_CYCLES.L1D", code: 0x63, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CACHE_LOCK_CYCLES.L1D_L2", code: 0x63, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_P", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.TOTAL_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.ANY", code: 0x08, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.PDE_MISS", code: 0x08, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_MISSES.ANY", code: 0x49, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_MISSES.STLB_HIT", code: 0x49, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ES_REG_RENAMES", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.ALL", code: 0xf7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.INPUT", code: 0xf7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.OUTPUT", code: 0xf7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.MMX", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP", code: 0x10, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_PACKED", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_FP_SCALAR", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE2_INTEGER", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_MMX_TRANS.ANY", code: 0xcc, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_MMX_TRANS.TO_FP", code: 0xcc, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_MMX_TRANS.TO_MMX", code: 0xcc, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.ANY", code: 0x87, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.MRU", code: 0x87, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.REGEN", code: 0x87, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_DECODED.DEC0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_QUEUE_WRITE_CYCLES", code: 0x1e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_QUEUE_WRITES", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_RETIRED.MMX", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_RETIRED.TOTAL_CYCLES", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 16, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IO_TRANSACTIONS", code: 0x6c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_FLUSH", code: 0xae, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISS_RETIRED", code: 0xc8, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.ANY", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D.M_EVICT", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D.M_REPL", code: 0x51, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D.M_SNOOP_EVICT", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D.REPL", code: 0x51, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_ALL_REF.ANY", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_ALL_REF.CACHEABLE", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LD.E_STATE", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LD.I_STATE", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LD.M_STATE", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LD.MESI", code: 0x40, umask: 0x0f, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LD.S_STATE", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LOCK.E_STATE", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LOCK.HIT", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LOCK.M_STATE", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LOCK.S_STATE", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_LOCK_FB_HIT", code: 0x53, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_PREFETCH_LOCK_FB_HIT", code: 0x52, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_ST.E_STATE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_ST.M_STATE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_CACHE_ST.S_STATE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PREFETCH.MISS", code: 0x4e, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PREFETCH.REQUESTS", code: 0x4e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PREFETCH.TRIGGERS", code: 0x4e, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_WB_L2.E_STATE", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_WB_L2.I_STATE", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_WB_L2.M_STATE", code: 0x28, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_WB_L2.MESI", code: 0x28, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_WB_L2.S_STATE", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1I.CYCLES_STALLED", code: 0x80, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1I.HITS", code: 0x80, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1I.MISSES", code: 0x80, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1I.READS", code: 0x80, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.ANY", code: 0x26, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.E_STATE", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.I_STATE", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.M_STATE", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.MESI", code: 0x26, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.DEMAND.S_STATE", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.E_STATE", code: 0x26, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.I_STATE", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.M_STATE", code: 0x26, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.MESI", code: 0x26, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_DATA_RQSTS.PREFETCH.S_STATE", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.ANY", code: 0xf1, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.E_STATE", code: 0xf1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.S_STATE", code: 0xf1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.ANY", code: 0xf2, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.PREFETCH_CLEAN", code: 0xf2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.PREFETCH_DIRTY", code: 0xf2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.IFETCH_HIT", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.IFETCH_MISS", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.IFETCHES", code: 0x24, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.LD_HIT", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.LD_MISS", code: 0x24, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.LOADS", code: 0x24, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0xaa, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.PREFETCH_HIT", code: 0x24, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.PREFETCH_MISS", code: 0x24, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.PREFETCHES", code: 0x24, umask: 0xc0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.RFOS", code: 0x24, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.ANY", code: 0xf0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.FILL", code: 0xf0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.IFETCH", code: 0xf0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.L1D_WB", code: 0xf0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.LOAD", code: 0xf0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.PREFETCH", code: 0xf0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.RFO", code: 0xf0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANSACTIONS.WB", code: 0xf0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.E_STATE", code: 0x27, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.HIT", code: 0x27, umask: 0xe0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.I_STATE", code: 0x27, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.M_STATE", code: 0x27, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.MESI", code: 0x27, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.LOCK.S_STATE", code: 0x27, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.RFO.HIT", code: 0x27, umask: 0x0e, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.RFO.I_STATE", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.RFO.M_STATE", code: 0x27, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.RFO.MESI", code: 0x27, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_WRITE.RFO.S_STATE", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LARGE_ITLB.HIT", code: 0x82, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_DISPATCH.ANY", code: 0x13, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_DISPATCH.MOB", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_DISPATCH.RS", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_DISPATCH.RS_DELAYED", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_HIT_PRE", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LSD.ACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LSD.INACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "LSD_OVERFLOW", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.MEM_ORDER", code: 0xc3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACRO_INSTS.DECODED", code: 0xd0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACRO_INSTS.FUSIONS_DECODED", code: 0xa6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_INST_RETIRED.LOADS", code: 0x0b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_INST_RETIRED.STORES", code: 0x0b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.DTLB_MISS", code: 0xcb, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.HIT_LFB", code: 0xcb, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.L1D_HIT", code: 0xcb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.L2_HIT", code: 0xcb, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.LLC_MISS", code: 0xcb, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", code: 0xcb, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", code: 0xcb, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_STORE_RETIRED.DTLB_MISS", code: 0x0c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS.L1D_WRITEBACK", code: 0xb0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_SQ_FULL", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "PARTIAL_ADDRESS_ALIAS", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RAT_STALLS.ANY", code: 0xd2, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RAT_STALLS.FLAGS", code: 0xd2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RAT_STALLS.REGISTERS", code: 0xd2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RAT_STALLS.ROB_READ_PORT", code: 0xd2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RAT_STALLS.SCOREBOARD", code: 0xd2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.FPCW", code: 0xa2, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.LOAD", code: 0xa2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.MXCSR", code: 0xa2, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.OTHER", code: 0xa2, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.ROB_FULL", code: 0xa2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.RS_FULL", code: 0xa2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.STORE", code: 0xa2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SB_DRAIN.ANY", code: 0x04, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SEG_RENAME_STALLS", code: 0xd4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.PACK", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.PACKED_ARITH", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.PACKED_LOGICAL", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.PACKED_MPY", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.PACKED_SHIFT", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.SHUFFLE_MOVE", code: 0x12, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_128.UNPACK", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.PACK", code: 0xfd, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.PACKED_ARITH", code: 0xfd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.PACKED_LOGICAL", code: 0xfd, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.PACKED_MPY", code: 0xfd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.PACKED_SHIFT", code: 0xfd, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.SHUFFLE_MOVE", code: 0xfd, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_INT_64.UNPACK", code: 0xfd, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SNOOP_RESPONSE.HIT", code: 0xb8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SNOOP_RESPONSE.HITE", code: 0xb8, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SNOOP_RESPONSE.HITM", code: 0xb8, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SQ_FULL_STALL_CYCLES", code: 0xf6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_DOUBLE", code: 0xc7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SSEX_UOPS_RETIRED.PACKED_SINGLE", code: 0xc7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SSEX_UOPS_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SSEX_UOPS_RETIRED.VECTOR_INTEGER", code: 0xc7, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "STORE_BLOCKS.AT_RET", code: 0x06, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "STORE_BLOCKS.L1D_BLOCK", code: 0x06, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "TWO_UOP_INSTS_DECODED", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOP_UNFUSION", code: 0xdb, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DECODED.ESP_FOLDING", code: 0xd1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DECODED.ESP_SYNC", code: 0xd1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DECODED.MS_CYCLES_ACTIVE", code: 0xd1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DECODED.STALL_CYCLES", code: 0xd1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES", code: 0xb1, umask: 0x3f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", code: 0xb1, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.PORT0", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.PORT015", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.PORT015_STALL_CYCLES", code: 0xb1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.PORT1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.PORT2_CORE", code: 0xb1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.PORT234_CORE", code: 0xb1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.PORT3_CORE", code: 0xb1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.PORT4_CORE", code: 0xb1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_EXECUTED.PORT5", code: 0xb1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_ISSUED.CYCLES_ALL_THREADS", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_ISSUED.FUSED", code: 0x0e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.ACTIVE_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.ANY", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 16, invert: true, edge: false, any_thread: false },
+];
 
 /// This processor's core event list.
+#[cfg(feature = "metadata")]
 pub static EVENTS: CoreEventsInfo = CoreEventsInfo {
     processor: "architectural",
     unit: "CORE",

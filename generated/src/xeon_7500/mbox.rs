@@ -2,24 +2,34 @@
 
 //! M-box (memory controller) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The two M-boxes are the memory controllers. Each has six counters whose events are chosen with increment/flag selects and refined by sub-control registers.
+//! The two M-boxes are the memory controllers. Each has six counters whose events are chosen with
+//! increment/flag selects and refined by sub-control registers.
 //!
 //! Instances: M0, M1.
 //!
 //! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
-//! instance, and the metadata static. What every register shares is in `support.rs`.
+//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
+//! and with the `metadata` feature the field table and metadata static. What every register
+//! shares is in `support.rs`.
 use crate::support::*;
+#[cfg(feature = "metadata")]
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+/// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
+/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
-/// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MGlobalCtlLayout`].
+/// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MGlobalCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Register names** (info): Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.
+/// **Register names** (info): Tables 2-64 to 2-66 (p. 2-100) title these registers
+/// M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control
+/// NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.
 pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
 
 /// The layout of [`MGlobalCtl`] (`M{i}_MSR_PERF_GLOBAL_CTL`): its fields, masks and metadata.
@@ -29,21 +39,27 @@ pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
 pub enum MGlobalCtlLayout {}
 
 impl Layout for MGlobalCtlLayout {
-    const INFO: &'static RegisterInfo = &M_GLOBAL_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for counter n of this box.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PERF_GLOBAL_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffc0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x3f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_GLOBAL_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
+            description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MGlobalCtl {
     /// `ctr_en` (bits 5:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
     #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
+    /// compile error in const context); `try_with_ctr_en` returns an error instead.
     #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 6 bits.
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -56,8 +72,9 @@ pub const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(0xCE0, "M1_MSR_PERF
 /// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order.
 pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [M0_MSR_PERF_GLOBAL_CTL, M1_MSR_PERF_GLOBAL_CTL];
 
+#[cfg(feature = "metadata")]
 static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PERF_GLOBAL_CTL", type_name: "MGlobalCtl",
+    processor: "xeon-7500", unit: "M", name: MGlobalCtlLayout::NAME, type_name: "MGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalCtlLayout::RESET, reserved_mask: MGlobalCtlLayout::RESERVED_MASK, ignored_mask: MGlobalCtlLayout::IGNORED_MASK, writable_mask: MGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
@@ -73,13 +90,19 @@ static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+/// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set
+/// bit identifies the counter that overflowed.
 ///
-/// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MGlobalStatusLayout`].
+/// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MGlobalStatusLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS.
+/// **Address confirmed by likwid** (info): 0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's
+/// MSR_M0/M1_PMON_BOX_STATUS.
 pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
 
 /// The layout of [`MGlobalStatus`] (`M{i}_MSR_PERF_GLOBAL_STATUS`): its fields, masks and metadata.
@@ -90,21 +113,28 @@ pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
 pub enum MGlobalStatusLayout {}
 
 impl Layout for MGlobalStatusLayout {
-    const INFO: &'static RegisterInfo = &M_GLOBAL_STATUS_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PERF_GLOBAL_STATUS";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffc0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x3f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_GLOBAL_STATUS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
+            description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MGlobalStatus {
-    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
+    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
     #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
+    /// error in const context); `try_with_ov` returns an error instead.
     #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in 6 bits.
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -117,8 +147,9 @@ pub const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(0xCE1, "M1_MS
 /// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order.
 pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [M0_MSR_PERF_GLOBAL_STATUS, M1_MSR_PERF_GLOBAL_STATUS];
 
+#[cfg(feature = "metadata")]
 static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PERF_GLOBAL_STATUS", type_name: "MGlobalStatus",
+    processor: "xeon-7500", unit: "M", name: MGlobalStatusLayout::NAME, type_name: "MGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalStatusLayout::RESET, reserved_mask: MGlobalStatusLayout::RESERVED_MASK, ignored_mask: MGlobalStatusLayout::IGNORED_MASK, writable_mask: MGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
@@ -134,16 +165,23 @@ static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+/// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above
+/// it in the hierarchy (S-box summary, U-box status).
 ///
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MGlobalOvfCtlLayout`].
+/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MGlobalOvfCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL.
+/// **Address confirmed by likwid** (info): 0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's
+/// MSR_M0/M1_PMON_BOX_OVF_CTRL.
 pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
 
-/// The layout of [`MGlobalOvfCtl`] (`M{i}_MSR_PERF_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+/// The layout of [`MGlobalOvfCtl`] (`M{i}_MSR_PERF_GLOBAL_OVF_CTL`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100
@@ -151,19 +189,25 @@ pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
 pub enum MGlobalOvfCtlLayout {}
 
 impl Layout for MGlobalOvfCtlLayout {
-    const INFO: &'static RegisterInfo = &M_GLOBAL_OVF_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PERF_GLOBAL_OVF_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffc0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x3f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_GLOBAL_OVF_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
+            description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
+    /// compile error in const context); `try_with_clr_ov` returns an error instead.
     #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 6 bits.
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -176,8 +220,9 @@ pub const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(0xCE2, "M1_M
 /// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order.
 pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
 
+#[cfg(feature = "metadata")]
 static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PERF_GLOBAL_OVF_CTL", type_name: "MGlobalOvfCtl",
+    processor: "xeon-7500", unit: "M", name: MGlobalOvfCtlLayout::NAME, type_name: "MGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalOvfCtlLayout::RESET, reserved_mask: MGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: MGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: MGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
@@ -193,11 +238,24 @@ static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.
+/// The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the
+/// box's counters (it feeds no event to them). Its bit layout is not known from any public source,
+/// so every bit is recorded as reserved: the register can be read raw, and safe code never writes
+/// it.
 ///
-/// `M{i}_MSR_PMU_TIMESTAMP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuTimestampLayout`].
+/// `M{i}_MSR_PMU_TIMESTAMP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MPmuTimestampLayout`].
 ///
-/// **Found in the walk of the guide; layout unknown** (info): The guide's text under Table 2-68 (p. 2-101) describes a 16-bit timestamp unit incremented each M-box clock tick, free-running and unattached to the rest of the M-box PMU. Its field table (the page after 2-101) was not in any public copy reachable here (manualshive.com pages of 323535-001 were searched by table and register name). The address is likwid's MSR_M0_PMON_TIMESTAMP = 0xCA4 and MSR_M1_PMON_TIMESTAMP = 0xCE4 (registers.h), which the Intel SDM's Xeon 7500 MSR list also names (MSR_M0_PMON_TIMESTAMP, a sub-control MSR, Vol. 3B section 18.8.3); Linux uncore_nhmex.c does not use it. Which 16 bits hold the count, and whether it can be written, no source read says: rather than invent a position, the whole register is reserved (rv). The name follows the guide's M_MSR_PMU_\* registers; the guide's own name for it was not readable.
+/// **Found in the walk of the guide; layout unknown** (info): The guide's text under Table 2-68 (p.
+/// 2-101) describes a 16-bit timestamp unit incremented each M-box clock tick, free-running and
+/// unattached to the rest of the M-box PMU. Its field table (the page after 2-101) was not in any
+/// public copy reachable here (manualshive.com pages of 323535-001 were searched by table and
+/// register name). The address is likwid's MSR_M0_PMON_TIMESTAMP = 0xCA4 and MSR_M1_PMON_TIMESTAMP
+/// = 0xCE4 (registers.h), which the Intel SDM's Xeon 7500 MSR list also names
+/// (MSR_M0_PMON_TIMESTAMP, a sub-control MSR, Vol. 3B section 18.8.3); Linux uncore_nhmex.c does
+/// not use it. Which 16 bits hold the count, and whether it can be written, no source read says:
+/// rather than invent a position, the whole register is reserved (rv). The name follows the guide's
+/// M_MSR_PMU_\* registers; the guide's own name for it was not readable.
 pub type MPmuTimestamp = Reg64<MPmuTimestampLayout>;
 
 /// The layout of [`MPmuTimestamp`] (`M{i}_MSR_PMU_TIMESTAMP`): its fields, masks and metadata.
@@ -208,14 +266,18 @@ pub type MPmuTimestamp = Reg64<MPmuTimestampLayout>;
 pub enum MPmuTimestampLayout {}
 
 impl Layout for MPmuTimestampLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_TIMESTAMP_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_TIMESTAMP";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffffffffffff;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_TIMESTAMP_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+    ];
 }
 
 /// `M{i}_MSR_PMU_TIMESTAMP` of instance M0.
@@ -225,8 +287,9 @@ pub const M1_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = Msr::new(0xCE4, "M1_MSR_PMU
 /// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order.
 pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [M0_MSR_PMU_TIMESTAMP, M1_MSR_PMU_TIMESTAMP];
 
+#[cfg(feature = "metadata")]
 static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_TIMESTAMP", type_name: "MPmuTimestamp",
+    processor: "xeon-7500", unit: "M", name: MPmuTimestampLayout::NAME, type_name: "MPmuTimestamp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuTimestampLayout::RESET, reserved_mask: MPmuTimestampLayout::RESERVED_MASK, ignored_mask: MPmuTimestampLayout::IGNORED_MASK, writable_mask: MPmuTimestampLayout::WRITABLE_MASK,
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
@@ -241,13 +304,23 @@ static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
+/// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a
+/// secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control
+/// MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
 ///
-/// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields, masks and sources: [`MCntCtlLayout`].
+/// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance.
+/// Fields, masks and sources: [`MCntCtlLayout`].
 ///
-/// **Bit positions** (info): Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled.
+/// **Bit positions** (info): Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22,
+/// set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by
+/// name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their
+/// positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4,
+/// WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv
+/// row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67;
+/// they are not modelled.
 ///
-/// **Addresses** (info): M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.
+/// **Addresses** (info): M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.
 pub type MCntCtl = Reg64<MCntCtlLayout>;
 
 /// The layout of [`MCntCtl`] (`M{i}_MSR_PMU_CNT_CTL{n}`): its fields, masks and metadata.
@@ -258,43 +331,65 @@ pub type MCntCtl = Reg64<MCntCtlLayout>;
 pub enum MCntCtlLayout {}
 
 impl Layout for MCntCtlLayout {
-    const INFO: &'static RegisterInfo = &M_CNT_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 25, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 24, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "set_flag_sel", ident: "set_flag_sel", lsb: 19, msb: 21, access: Access::Rw, reset: 0x0, description: "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 18, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "inc_sel", ident: "inc_sel", lsb: 9, msb: 13, access: Access::Rw, reset: 0x0, description: "Primary event select: the increment signal for this counter.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 8, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "flag_mode", ident: "flag_mode", lsb: 7, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "wrap_mode", ident: "wrap_mode", lsb: 6, msb: 6, access: Access::Rw, reset: 0x0, description: "Counter wrap behaviour on reaching its limit.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "storage_mode", ident: "storage_mode", lsb: 4, msb: 5, access: Access::Rw, reset: 0x0, description: "Counter storage mode.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "count_mode", ident: "count_mode", lsb: 2, msb: 3, access: Access::Rw, reset: 0x0, description: "Counter counting mode.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for this counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_CNT_CTL{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x6000000001c7c100;
     const IGNORED_MASK: u64 = 0x9ffffffffe000000;
     const WRITABLE_MASK: u64 = 0x383eff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_CNT_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 25, msb: 60, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 24, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "set_flag_sel", ident: "set_flag_sel", lsb: 19, msb: 21, access: Access::Rw,
+            description: "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 18, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "inc_sel", ident: "inc_sel", lsb: 9, msb: 13, access: Access::Rw, role: Some(Role::Event),
+            description: "Primary event select: the increment signal for this counter.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 8, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "flag_mode", ident: "flag_mode", lsb: 7, msb: 7, access: Access::Rw,
+            description: "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "wrap_mode", ident: "wrap_mode", lsb: 6, msb: 6, access: Access::Rw,
+            description: "Counter wrap behaviour on reaching its limit.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "storage_mode", ident: "storage_mode", lsb: 4, msb: 5, access: Access::Rw,
+            description: "Counter storage mode.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "count_mode", ident: "count_mode", lsb: 2, msb: 3, access: Access::Rw,
+            description: "Counter counting mode.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for this counter.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MCntCtl {
-    /// `set_flag_sel` (bits 21:19, rw, reset 0x0): Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.
+    /// `set_flag_sel` (bits 21:19, rw, reset 0x0): Secondary event select (the condition that sets
+    /// the enable flag); only used when flag_mode is 1.
     #[inline] pub const fn set_flag_sel(self) -> u8 { get_bits(self.raw64(), 21, 19) as u8 }
-    /// This value with `set_flag_sel` (bits 21:19) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_set_flag_sel` returns an error instead.
+    /// This value with `set_flag_sel` (bits 21:19) set to `v`. Panics if `v` does not fit in 3 bits
+    /// (a compile error in const context); `try_with_set_flag_sel` returns an error instead.
     #[inline] pub const fn with_set_flag_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 19, v as u64)) }
     /// This value with `set_flag_sel` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_set_flag_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 21, 19, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "set_flag_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `inc_sel` (bits 13:9, rw, reset 0x0): Primary event select: the increment signal for this counter.
+    /// `inc_sel` (bits 13:9, rw, reset 0x0): Primary event select: the increment signal for this
+    /// counter.
     #[inline] pub const fn inc_sel(self) -> u8 { get_bits(self.raw64(), 13, 9) as u8 }
-    /// This value with `inc_sel` (bits 13:9) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_inc_sel` returns an error instead.
+    /// This value with `inc_sel` (bits 13:9) set to `v`. Panics if `v` does not fit in 5 bits (a
+    /// compile error in const context); `try_with_inc_sel` returns an error instead.
     #[inline] pub const fn with_inc_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 9, v as u64)) }
     /// This value with `inc_sel` set to `v`, or an error if `v` does not fit in 5 bits.
     #[inline] pub const fn try_with_inc_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 9, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "inc_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `flag_mode` (bit 7, rw, reset 0x0): Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.
+    /// `flag_mode` (bit 7, rw, reset 0x0): Selects flag mode, in which set_flag_sel rather than
+    /// inc_sel chooses the event.
     #[inline] pub const fn flag_mode(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
     /// This value with `flag_mode` (bit 7) set to `v`.
     #[inline] pub const fn with_flag_mode(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
@@ -304,13 +399,15 @@ impl MCntCtl {
     #[inline] pub const fn with_wrap_mode(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
     /// `storage_mode` (bits 5:4, rw, reset 0x0): Counter storage mode.
     #[inline] pub const fn storage_mode(self) -> u8 { get_bits(self.raw64(), 5, 4) as u8 }
-    /// This value with `storage_mode` (bits 5:4) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_storage_mode` returns an error instead.
+    /// This value with `storage_mode` (bits 5:4) set to `v`. Panics if `v` does not fit in 2 bits
+    /// (a compile error in const context); `try_with_storage_mode` returns an error instead.
     #[inline] pub const fn with_storage_mode(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 4, v as u64)) }
     /// This value with `storage_mode` set to `v`, or an error if `v` does not fit in 2 bits.
     #[inline] pub const fn try_with_storage_mode(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 4, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "storage_mode") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `count_mode` (bits 3:2, rw, reset 0x0): Counter counting mode.
     #[inline] pub const fn count_mode(self) -> u8 { get_bits(self.raw64(), 3, 2) as u8 }
-    /// This value with `count_mode` (bits 3:2) set to `v`. Panics if `v` does not fit in 2 bits (a compile error in const context); `try_with_count_mode` returns an error instead.
+    /// This value with `count_mode` (bits 3:2) set to `v`. Panics if `v` does not fit in 2 bits (a
+    /// compile error in const context); `try_with_count_mode` returns an error instead.
     #[inline] pub const fn with_count_mode(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 2, v as u64)) }
     /// This value with `count_mode` set to `v`, or an error if `v` does not fit in 2 bits.
     #[inline] pub const fn try_with_count_mode(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 2, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "count_mode") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -331,8 +428,9 @@ pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [Msr::new(0xCF0, "M1_MSR_PMU_C
 /// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order.
 pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [M0_MSR_PMU_CNT_CTL, M1_MSR_PMU_CNT_CTL];
 
+#[cfg(feature = "metadata")]
 static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_CNT_CTL{n}", type_name: "MCntCtl",
+    processor: "xeon-7500", unit: "M", name: MCntCtlLayout::NAME, type_name: "MCntCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntCtlLayout::RESET, reserved_mask: MCntCtlLayout::RESERVED_MASK, ignored_mask: MCntCtlLayout::IGNORED_MASK, writable_mask: MCntCtlLayout::WRITABLE_MASK,
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
@@ -360,11 +458,17 @@ static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
 
 /// M-box counter n (48-bit).
 ///
-/// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields, masks and sources: [`MCntLayout`].
+/// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields,
+/// masks and sources: [`MCntLayout`].
 ///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
+/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
+/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
 ///
-/// **likwid's M1 counter 3 address collides with M0** (source-conflict): likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo.
+/// **likwid's M1 counter 3 address collides with M0** (source-conflict): likwid registers.h defines
+/// MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3,
+/// 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux),
+/// treating likwid's value as a typo.
 pub type MCnt = Reg64<MCntLayout>;
 
 /// The layout of [`MCnt`] (`M{i}_MSR_PMU_CNT{n}`): its fields, masks and metadata.
@@ -375,21 +479,29 @@ pub type MCnt = Reg64<MCntLayout>;
 pub enum MCntLayout {}
 
 impl Layout for MCntLayout {
-    const INFO: &'static RegisterInfo = &M_CNT_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_CNT{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_CNT_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MCnt {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M{i}_MSR_PMU_CNT{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -402,8 +514,9 @@ pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [Msr::new(0xCF1, "M1_MSR_PMU_CNT0"), 
 /// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order.
 pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
 
+#[cfg(feature = "metadata")]
 static M_CNT_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_CNT{n}", type_name: "MCnt",
+    processor: "xeon-7500", unit: "M", name: MCntLayout::NAME, type_name: "MCnt",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntLayout::RESET, reserved_mask: MCntLayout::RESERVED_MASK, ignored_mask: MCntLayout::IGNORED_MASK, writable_mask: MCntLayout::WRITABLE_MASK,
     description: "M-box counter n (48-bit).",
@@ -429,13 +542,20 @@ static M_CNT_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.
+/// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in
+/// M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events
+/// that are refined by M{i}_MSR_PMU_PLD.
 ///
-/// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuMmCfgLayout`].
+/// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuMmCfgLayout`].
 ///
-/// **Layout from Linux; guide table not read** (info): Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).
+/// **Layout from Linux; guide table not read** (info): Linux defines only NHMEX_M_PMON_MM_CFG_EN
+/// (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then
+/// exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).
 ///
-/// **Addresses** (info): Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree.
+/// **Addresses** (info): Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1
+/// is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the
+/// SDM Vol. 4 list of Xeon 7500 MSRs agree.
 pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
 
 /// The layout of [`MPmuMmCfg`] (`M{i}_MSR_PMU_MM_CFG`): its fields, masks and metadata.
@@ -446,19 +566,25 @@ pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
 pub enum MPmuMmCfgLayout {}
 
 impl Layout for MPmuMmCfgLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_MM_CFG_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw, reset: 0x0, description: "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_MM_CFG";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x7fffffffffffffff;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x8000000000000000;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_MM_CFG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw,
+            description: "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuMmCfg {
-    /// `en` (bit 63, rw, reset 0x0): Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.
+    /// `en` (bit 63, rw, reset 0x0): Enables the address match/mask filter. Software should clear
+    /// it while reprogramming the match and mask registers and set it afterwards.
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
     /// This value with `en` (bit 63) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
@@ -471,8 +597,9 @@ pub const M1_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = Msr::new(0xE5C, "M1_MSR_PMU_MM_CFG
 /// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order.
 pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [M0_MSR_PMU_MM_CFG, M1_MSR_PMU_MM_CFG];
 
+#[cfg(feature = "metadata")]
 static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_MM_CFG", type_name: "MPmuMmCfg",
+    processor: "xeon-7500", unit: "M", name: MPmuMmCfgLayout::NAME, type_name: "MPmuMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMmCfgLayout::RESET, reserved_mask: MPmuMmCfgLayout::RESERVED_MASK, ignored_mask: MPmuMmCfgLayout::IGNORED_MASK, writable_mask: MPmuMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
@@ -488,13 +615,22 @@ static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.
+/// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the
+/// address of each request the PLD-refined events see.
 ///
-/// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuAddrMatchLayout`].
+/// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MPmuAddrMatchLayout`].
 ///
-/// **Address from likwid and the SDM list; Linux uses MM_CFG + 1** (info): likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.
+/// **Address from likwid and the SDM list; Linux uses MM_CFG + 1** (info): likwid defines
+/// MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon
+/// 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to
+/// NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.
 ///
-/// **Width from Linux; which address bits are compared is not stated** (info): Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them.
+/// **Width from Linux; which address bits are compared is not stated** (info): Linux masks the
+/// value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0
+/// are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which
+/// physical-address bits these 34 bits correspond to, was not reachable; the field description
+/// therefore does not name them.
 pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
 
 /// The layout of [`MPmuAddrMatch`] (`M{i}_MSR_PMU_ADDR_MATCH`): its fields, masks and metadata.
@@ -505,21 +641,27 @@ pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
 pub enum MPmuAddrMatchLayout {}
 
 impl Layout for MPmuAddrMatchLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_ADDR_MATCH_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 34, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 33, access: Access::Rw, reset: 0x0, description: "Address bits to match (34 bits).", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_ADDR_MATCH";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffffc00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x3ffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_ADDR_MATCH_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 34, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 33, access: Access::Rw,
+            description: "Address bits to match (34 bits).", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuAddrMatch {
     /// `addr` (bits 33:0, rw, reset 0x0): Address bits to match (34 bits).
     #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 33, 0) }
-    /// This value with `addr` (bits 33:0) set to `v`. Panics if `v` does not fit in 34 bits (a compile error in const context); `try_with_addr` returns an error instead.
+    /// This value with `addr` (bits 33:0) set to `v`. Panics if `v` does not fit in 34 bits (a
+    /// compile error in const context); `try_with_addr` returns an error instead.
     #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 0, v)) }
     /// This value with `addr` set to `v`, or an error if `v` does not fit in 34 bits.
     #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 33, 0, v, "M{i}_MSR_PMU_ADDR_MATCH", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -532,8 +674,9 @@ pub const M1_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = Msr::new(0xE5D, "M1_MSR_PM
 /// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order.
 pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [M0_MSR_PMU_ADDR_MATCH, M1_MSR_PMU_ADDR_MATCH];
 
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_ADDR_MATCH", type_name: "MPmuAddrMatch",
+    processor: "xeon-7500", unit: "M", name: MPmuAddrMatchLayout::NAME, type_name: "MPmuAddrMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMatchLayout::RESET, reserved_mask: MPmuAddrMatchLayout::RESERVED_MASK, ignored_mask: MPmuAddrMatchLayout::IGNORED_MASK, writable_mask: MPmuAddrMatchLayout::WRITABLE_MASK,
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
@@ -549,13 +692,21 @@ static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.
+/// Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the
+/// comparison.
 ///
-/// `M{i}_MSR_PMU_ADDR_MASK`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuAddrMaskLayout`].
+/// `M{i}_MSR_PMU_ADDR_MASK`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MPmuAddrMaskLayout`].
 ///
-/// **Address from likwid and the SDM list; Linux uses MM_CFG + 2** (info): likwid defines MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK.
+/// **Address from likwid and the SDM list; Linux uses MM_CFG + 2** (info): likwid defines
+/// MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux
+/// writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK.
 ///
-/// **Linux's user format is 28 bits wide, its register mask 27** (source-conflict): Linux packs the mask into the user's config2 at bits 34-61 (format 'filter_mask', 28 bits) but writes (config2 \>\> 34) & NHMEX_M_PMON_ADDR_MASK_MASK (0x7ffffff, 27 bits) to the MSR, so bit 27 of the register is never written. The register field follows what Linux actually writes: mask 26:0, with 63:27 reserved (rv). The guide's table, which would settle the width, was not reachable.
+/// **Linux's user format is 28 bits wide, its register mask 27** (source-conflict): Linux packs the
+/// mask into the user's config2 at bits 34-61 (format 'filter_mask', 28 bits) but writes (config2
+/// \>\> 34) & NHMEX_M_PMON_ADDR_MASK_MASK (0x7ffffff, 27 bits) to the MSR, so bit 27 of the
+/// register is never written. The register field follows what Linux actually writes: mask 26:0,
+/// with 63:27 reserved (rv). The guide's table, which would settle the width, was not reachable.
 pub type MPmuAddrMask = Reg64<MPmuAddrMaskLayout>;
 
 /// The layout of [`MPmuAddrMask`] (`M{i}_MSR_PMU_ADDR_MASK`): its fields, masks and metadata.
@@ -566,21 +717,27 @@ pub type MPmuAddrMask = Reg64<MPmuAddrMaskLayout>;
 pub enum MPmuAddrMaskLayout {}
 
 impl Layout for MPmuAddrMaskLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_ADDR_MASK_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 26, access: Access::Rw, reset: 0x0, description: "Address mask bits (27 bits).", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_ADDR_MASK";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffffff8000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x7ffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_ADDR_MASK_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 26, access: Access::Rw,
+            description: "Address mask bits (27 bits).", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuAddrMask {
     /// `mask` (bits 26:0, rw, reset 0x0): Address mask bits (27 bits).
     #[inline] pub const fn mask(self) -> u32 { get_bits(self.raw64(), 26, 0) as u32 }
-    /// This value with `mask` (bits 26:0) set to `v`. Panics if `v` does not fit in 27 bits (a compile error in const context); `try_with_mask` returns an error instead.
+    /// This value with `mask` (bits 26:0) set to `v`. Panics if `v` does not fit in 27 bits (a
+    /// compile error in const context); `try_with_mask` returns an error instead.
     #[inline] pub const fn with_mask(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 0, v as u64)) }
     /// This value with `mask` set to `v`, or an error if `v` does not fit in 27 bits.
     #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 26, 0, v as u64, "M{i}_MSR_PMU_ADDR_MASK", "mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -593,8 +750,9 @@ pub const M1_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = Msr::new(0xE5E, "M1_MSR_PMU_
 /// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order.
 pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [M0_MSR_PMU_ADDR_MASK, M1_MSR_PMU_ADDR_MASK];
 
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_ADDR_MASK", type_name: "MPmuAddrMask",
+    processor: "xeon-7500", unit: "M", name: MPmuAddrMaskLayout::NAME, type_name: "MPmuAddrMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMaskLayout::RESET, reserved_mask: MPmuAddrMaskLayout::RESERVED_MASK, ignored_mask: MPmuAddrMaskLayout::IGNORED_MASK, writable_mask: MPmuAddrMaskLayout::WRITABLE_MASK,
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
@@ -610,13 +768,20 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.
+/// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode,
+/// set_flag_sel 0x0.
 ///
-/// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuDspLayout`].
+/// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuDspLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
 ///
-/// **Addresses** (info): M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.
+/// **Addresses** (info): M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.
 pub type MPmuDsp = Reg64<MPmuDspLayout>;
 
 /// The layout of [`MPmuDsp`] (`M{i}_MSR_PMU_DSP`): its fields, masks and metadata.
@@ -626,19 +791,25 @@ pub type MPmuDsp = Reg64<MPmuDspLayout>;
 pub enum MPmuDspLayout {}
 
 impl Layout for MPmuDspLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_DSP_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "dsp_cfg", ident: "dsp_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_DSP";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_DSP_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "dsp_cfg", ident: "dsp_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuDsp {
-    /// `dsp_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.
+    /// `dsp_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the DSP-refined events; the
+    /// encoding is defined by the guide's DSP table.
     #[inline] pub const fn dsp_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `dsp_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -651,8 +822,9 @@ pub const M1_MSR_PMU_DSP: Msr<MPmuDsp> = Msr::new(0xCE5, "M1_MSR_PMU_DSP");
 /// `M{i}_MSR_PMU_DSP` of every instance, in instance order.
 pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [M0_MSR_PMU_DSP, M1_MSR_PMU_DSP];
 
+#[cfg(feature = "metadata")]
 static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_DSP", type_name: "MPmuDsp",
+    processor: "xeon-7500", unit: "M", name: MPmuDspLayout::NAME, type_name: "MPmuDsp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuDspLayout::RESET, reserved_mask: MPmuDspLayout::RESERVED_MASK, ignored_mask: MPmuDspLayout::IGNORED_MASK, writable_mask: MPmuDspLayout::WRITABLE_MASK,
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
@@ -668,13 +840,20 @@ static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.
+/// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag
+/// mode, set_flag_sel 0x1.
 ///
-/// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuIssLayout`].
+/// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuIssLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
 ///
-/// **Addresses** (info): M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.
+/// **Addresses** (info): M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.
 pub type MPmuIss = Reg64<MPmuIssLayout>;
 
 /// The layout of [`MPmuIss`] (`M{i}_MSR_PMU_ISS`): its fields, masks and metadata.
@@ -684,19 +863,25 @@ pub type MPmuIss = Reg64<MPmuIssLayout>;
 pub enum MPmuIssLayout {}
 
 impl Layout for MPmuIssLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_ISS_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "iss_cfg", ident: "iss_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_ISS";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_ISS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "iss_cfg", ident: "iss_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuIss {
-    /// `iss_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.
+    /// `iss_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the ISS-refined events; the
+    /// encoding is defined by the guide's ISS table.
     #[inline] pub const fn iss_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `iss_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -709,8 +894,9 @@ pub const M1_MSR_PMU_ISS: Msr<MPmuIss> = Msr::new(0xCE6, "M1_MSR_PMU_ISS");
 /// `M{i}_MSR_PMU_ISS` of every instance, in instance order.
 pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [M0_MSR_PMU_ISS, M1_MSR_PMU_ISS];
 
+#[cfg(feature = "metadata")]
 static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_ISS", type_name: "MPmuIss",
+    processor: "xeon-7500", unit: "M", name: MPmuIssLayout::NAME, type_name: "MPmuIss",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuIssLayout::RESET, reserved_mask: MPmuIssLayout::RESERVED_MASK, ignored_mask: MPmuIssLayout::IGNORED_MASK, writable_mask: MPmuIssLayout::WRITABLE_MASK,
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
@@ -728,11 +914,17 @@ static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
 
 /// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
 ///
-/// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuMapLayout`].
+/// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuMapLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
 ///
-/// **Addresses** (info): M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.
+/// **Addresses** (info): M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.
 pub type MPmuMap = Reg64<MPmuMapLayout>;
 
 /// The layout of [`MPmuMap`] (`M{i}_MSR_PMU_MAP`): its fields, masks and metadata.
@@ -742,19 +934,25 @@ pub type MPmuMap = Reg64<MPmuMapLayout>;
 pub enum MPmuMapLayout {}
 
 impl Layout for MPmuMapLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_MAP_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "map_cfg", ident: "map_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_MAP";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_MAP_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "map_cfg", ident: "map_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuMap {
-    /// `map_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.
+    /// `map_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the MAP-refined event; the
+    /// encoding is defined by the guide's MAP table.
     #[inline] pub const fn map_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `map_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -767,8 +965,9 @@ pub const M1_MSR_PMU_MAP: Msr<MPmuMap> = Msr::new(0xCE7, "M1_MSR_PMU_MAP");
 /// `M{i}_MSR_PMU_MAP` of every instance, in instance order.
 pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [M0_MSR_PMU_MAP, M1_MSR_PMU_MAP];
 
+#[cfg(feature = "metadata")]
 static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_MAP", type_name: "MPmuMap",
+    processor: "xeon-7500", unit: "M", name: MPmuMapLayout::NAME, type_name: "MPmuMap",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMapLayout::RESET, reserved_mask: MPmuMapLayout::RESERVED_MASK, ignored_mask: MPmuMapLayout::IGNORED_MASK, writable_mask: MPmuMapLayout::WRITABLE_MASK,
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
@@ -786,11 +985,17 @@ static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
 
 /// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
 ///
-/// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuMscThrLayout`].
+/// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MPmuMscThrLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
 ///
-/// **Addresses** (info): M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.
+/// **Addresses** (info): M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40
+/// (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.
 pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
 
 /// The layout of [`MPmuMscThr`] (`M{i}_MSR_PMU_MSC_THR`): its fields, masks and metadata.
@@ -800,19 +1005,25 @@ pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
 pub enum MPmuMscThrLayout {}
 
 impl Layout for MPmuMscThrLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_MSC_THR_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "thr_cfg", ident: "thr_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_MSC_THR";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_MSC_THR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "thr_cfg", ident: "thr_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuMscThr {
-    /// `thr_cfg` (bits 31:0, rw, reset 0x0): Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.
+    /// `thr_cfg` (bits 31:0, rw, reset 0x0): Event qualification (thresholds) for the
+    /// MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.
     #[inline] pub const fn thr_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `thr_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -825,8 +1036,9 @@ pub const M1_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = Msr::new(0xCE8, "M1_MSR_PMU_MSC_
 /// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order.
 pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [M0_MSR_PMU_MSC_THR, M1_MSR_PMU_MSC_THR];
 
+#[cfg(feature = "metadata")]
 static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_MSC_THR", type_name: "MPmuMscThr",
+    processor: "xeon-7500", unit: "M", name: MPmuMscThrLayout::NAME, type_name: "MPmuMscThr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMscThrLayout::RESET, reserved_mask: MPmuMscThrLayout::RESERVED_MASK, ignored_mask: MPmuMscThrLayout::IGNORED_MASK, writable_mask: MPmuMscThrLayout::WRITABLE_MASK,
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
@@ -842,13 +1054,20 @@ static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.
+/// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode,
+/// set_flag_sel 0x5.
 ///
-/// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuPgtLayout`].
+/// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuPgtLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
 ///
-/// **Addresses** (info): M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.
+/// **Addresses** (info): M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.
 pub type MPmuPgt = Reg64<MPmuPgtLayout>;
 
 /// The layout of [`MPmuPgt`] (`M{i}_MSR_PMU_PGT`): its fields, masks and metadata.
@@ -858,19 +1077,25 @@ pub type MPmuPgt = Reg64<MPmuPgtLayout>;
 pub enum MPmuPgtLayout {}
 
 impl Layout for MPmuPgtLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_PGT_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pgt_cfg", ident: "pgt_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_PGT";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_PGT_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pgt_cfg", ident: "pgt_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuPgt {
-    /// `pgt_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.
+    /// `pgt_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PGT-refined events; the
+    /// encoding is defined by the guide's PGT table.
     #[inline] pub const fn pgt_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `pgt_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -883,8 +1108,9 @@ pub const M1_MSR_PMU_PGT: Msr<MPmuPgt> = Msr::new(0xCE9, "M1_MSR_PMU_PGT");
 /// `M{i}_MSR_PMU_PGT` of every instance, in instance order.
 pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [M0_MSR_PMU_PGT, M1_MSR_PMU_PGT];
 
+#[cfg(feature = "metadata")]
 static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_PGT", type_name: "MPmuPgt",
+    processor: "xeon-7500", unit: "M", name: MPmuPgtLayout::NAME, type_name: "MPmuPgt",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPgtLayout::RESET, reserved_mask: MPmuPgtLayout::RESERVED_MASK, ignored_mask: MPmuPgtLayout::IGNORED_MASK, writable_mask: MPmuPgtLayout::WRITABLE_MASK,
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
@@ -900,13 +1126,22 @@ static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
+/// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS)
+/// or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
 ///
-/// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuPldLayout`].
+/// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+/// [`MPmuPldLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
+/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
+/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
+/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR
+/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
+/// (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and
+/// PLD at once; it still writes a 32-bit value to this MSR.)
 ///
-/// **Addresses** (info): M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.
+/// **Addresses** (info): M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
+/// 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.
 pub type MPmuPld = Reg64<MPmuPldLayout>;
 
 /// The layout of [`MPmuPld`] (`M{i}_MSR_PMU_PLD`): its fields, masks and metadata.
@@ -916,19 +1151,25 @@ pub type MPmuPld = Reg64<MPmuPldLayout>;
 pub enum MPmuPldLayout {}
 
 impl Layout for MPmuPldLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_PLD_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pld_cfg", ident: "pld_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_PLD";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_PLD_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pld_cfg", ident: "pld_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuPld {
-    /// `pld_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.
+    /// `pld_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PLD-refined events; the
+    /// encoding is defined by the guide's PLD table.
     #[inline] pub const fn pld_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `pld_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -941,8 +1182,9 @@ pub const M1_MSR_PMU_PLD: Msr<MPmuPld> = Msr::new(0xCEA, "M1_MSR_PMU_PLD");
 /// `M{i}_MSR_PMU_PLD` of every instance, in instance order.
 pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
 
+#[cfg(feature = "metadata")]
 static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_PLD", type_name: "MPmuPld",
+    processor: "xeon-7500", unit: "M", name: MPmuPldLayout::NAME, type_name: "MPmuPld",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPldLayout::RESET, reserved_mask: MPmuPldLayout::RESERVED_MASK, ignored_mask: MPmuPldLayout::IGNORED_MASK, writable_mask: MPmuPldLayout::WRITABLE_MASK,
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
@@ -958,15 +1200,31 @@ static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.
+/// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10.
+/// Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events
+/// counts; the command, response and FVID fields and pbox_init_err are shared by all four.
 ///
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources: [`MPmuZdpCtlFvcLayout`].
+/// `M{i}_MSR_PMU_ZDP_CTL_FVC`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+/// sources: [`MPmuZdpCtlFvcLayout`].
 ///
-/// **Fields from Intel PCM's copy of Table 2-80 and Linux's masks** (info): The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields.
+/// **Fields from Intel PCM's copy of Table 2-80 and Linux's masks** (info): The guide's Table 2-80
+/// (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the
+/// Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14,
+/// evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers
+/// the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for
+/// events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5
+/// with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv);
+/// Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw
+/// like the guide's other plain 7500 fields.
 ///
-/// **Xeon E7 (Westmere-EX) layout differs** (info): This file describes the Xeon 7500 (Nehalem-EX). On Westmere-EX, PCM's 'westmere-ex version' and Linux's WSMEX_M_PMON_ZDP_CTL_FVC_\* masks put a 6-bit fvid at 5:0 and shift every other field up by one bit (pbox_init_err at 24). Software running on a Westmere-EX must not use this layout.
+/// **Xeon E7 (Westmere-EX) layout differs** (info): This file describes the Xeon 7500 (Nehalem-EX).
+/// On Westmere-EX, PCM's 'westmere-ex version' and Linux's WSMEX_M_PMON_ZDP_CTL_FVC_\* masks put a
+/// 6-bit fvid at 5:0 and shift every other field up by one bit (pbox_init_err at 24). Software
+/// running on a Westmere-EX must not use this layout.
 ///
-/// **Addresses** (info): M0 0xCAB (Linux NHMEX_M0_MSR_PMU_ZDP_CTL_FVC, PCM MB0_MSR_PMU_ZDP_CTL_FVC); M1 0xCEB (+ 0x40; PCM MB1_MSR_PMU_ZDP_CTL_FVC). likwid's MSR_M0/M1_PMON_ZDP agree.
+/// **Addresses** (info): M0 0xCAB (Linux NHMEX_M0_MSR_PMU_ZDP_CTL_FVC, PCM
+/// MB0_MSR_PMU_ZDP_CTL_FVC); M1 0xCEB (+ 0x40; PCM MB1_MSR_PMU_ZDP_CTL_FVC). likwid's
+/// MSR_M0/M1_PMON_ZDP agree.
 pub type MPmuZdpCtlFvc = Reg64<MPmuZdpCtlFvcLayout>;
 
 /// The layout of [`MPmuZdpCtlFvc`] (`M{i}_MSR_PMU_ZDP_CTL_FVC`): its fields, masks and metadata.
@@ -978,68 +1236,90 @@ pub type MPmuZdpCtlFvc = Reg64<MPmuZdpCtlFvcLayout>;
 pub enum MPmuZdpCtlFvcLayout {}
 
 impl Layout for MPmuZdpCtlFvcLayout {
-    const INFO: &'static RegisterInfo = &M_PMU_ZDP_CTL_FVC_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pbox_init_err", ident: "pbox_init_err", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "evnt3", ident: "evnt3", lsb: 20, msb: 22, access: Access::Rw, reset: 0x0, description: "Event select used by inc_sel 0x10.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "evnt2", ident: "evnt2", lsb: 17, msb: 19, access: Access::Rw, reset: 0x0, description: "Event select used by inc_sel 0xF.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "evnt1", ident: "evnt1", lsb: 14, msb: 16, access: Access::Rw, reset: 0x0, description: "Event select used by inc_sel 0xE.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "evnt0", ident: "evnt0", lsb: 11, msb: 13, access: Access::Rw, reset: 0x0, description: "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "resp", ident: "resp", lsb: 8, msb: 10, access: Access::Rw, reset: 0x0, description: "Response type to match, shared by the four events.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "bcmd", ident: "bcmd", lsb: 5, msb: 7, access: Access::Rw, reset: 0x0, description: "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "fvid", ident: "fvid", lsb: 0, msb: 4, access: Access::Rw, reset: 0x0, description: "Fill/victim ID qualifier, shared by the four events.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "M{i}_MSR_PMU_ZDP_CTL_FVC";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffffff000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &M_PMU_ZDP_CTL_FVC_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pbox_init_err", ident: "pbox_init_err", lsb: 23, msb: 23, access: Access::Rw,
+            description: "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "evnt3", ident: "evnt3", lsb: 20, msb: 22, access: Access::Rw,
+            description: "Event select used by inc_sel 0x10.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "evnt2", ident: "evnt2", lsb: 17, msb: 19, access: Access::Rw,
+            description: "Event select used by inc_sel 0xF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "evnt1", ident: "evnt1", lsb: 14, msb: 16, access: Access::Rw,
+            description: "Event select used by inc_sel 0xE.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "evnt0", ident: "evnt0", lsb: 11, msb: 13, access: Access::Rw,
+            description: "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "resp", ident: "resp", lsb: 8, msb: 10, access: Access::Rw,
+            description: "Response type to match, shared by the four events.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bcmd", ident: "bcmd", lsb: 5, msb: 7, access: Access::Rw,
+            description: "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "fvid", ident: "fvid", lsb: 0, msb: 4, access: Access::Rw,
+            description: "Fill/victim ID qualifier, shared by the four events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl MPmuZdpCtlFvc {
-    /// `pbox_init_err` (bit 23, rw, reset 0x0): Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.
+    /// `pbox_init_err` (bit 23, rw, reset 0x0): Shared qualifier bit the guide names pbox_init_err;
+    /// its use in the event encodings is defined by the guide's table.
     #[inline] pub const fn pbox_init_err(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
     /// This value with `pbox_init_err` (bit 23) set to `v`.
     #[inline] pub const fn with_pbox_init_err(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
     /// `evnt3` (bits 22:20, rw, reset 0x0): Event select used by inc_sel 0x10.
     #[inline] pub const fn evnt3(self) -> u8 { get_bits(self.raw64(), 22, 20) as u8 }
-    /// This value with `evnt3` (bits 22:20) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_evnt3` returns an error instead.
+    /// This value with `evnt3` (bits 22:20) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_evnt3` returns an error instead.
     #[inline] pub const fn with_evnt3(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 20, v as u64)) }
     /// This value with `evnt3` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_evnt3(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 20, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt3") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `evnt2` (bits 19:17, rw, reset 0x0): Event select used by inc_sel 0xF.
     #[inline] pub const fn evnt2(self) -> u8 { get_bits(self.raw64(), 19, 17) as u8 }
-    /// This value with `evnt2` (bits 19:17) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_evnt2` returns an error instead.
+    /// This value with `evnt2` (bits 19:17) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_evnt2` returns an error instead.
     #[inline] pub const fn with_evnt2(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 17, v as u64)) }
     /// This value with `evnt2` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_evnt2(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 17, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt2") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `evnt1` (bits 16:14, rw, reset 0x0): Event select used by inc_sel 0xE.
     #[inline] pub const fn evnt1(self) -> u8 { get_bits(self.raw64(), 16, 14) as u8 }
-    /// This value with `evnt1` (bits 16:14) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_evnt1` returns an error instead.
+    /// This value with `evnt1` (bits 16:14) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_evnt1` returns an error instead.
     #[inline] pub const fn with_evnt1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 14, v as u64)) }
     /// This value with `evnt1` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_evnt1(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 16, 14, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt1") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `evnt0` (bits 13:11, rw, reset 0x0): Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).
+    /// `evnt0` (bits 13:11, rw, reset 0x0): Event select used by inc_sel 0xD (Intel PCM uses 5 to
+    /// count matching B-box commands).
     #[inline] pub const fn evnt0(self) -> u8 { get_bits(self.raw64(), 13, 11) as u8 }
-    /// This value with `evnt0` (bits 13:11) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_evnt0` returns an error instead.
+    /// This value with `evnt0` (bits 13:11) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_evnt0` returns an error instead.
     #[inline] pub const fn with_evnt0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 11, v as u64)) }
     /// This value with `evnt0` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_evnt0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 11, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `resp` (bits 10:8, rw, reset 0x0): Response type to match, shared by the four events.
     #[inline] pub const fn resp(self) -> u8 { get_bits(self.raw64(), 10, 8) as u8 }
-    /// This value with `resp` (bits 10:8) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_resp` returns an error instead.
+    /// This value with `resp` (bits 10:8) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_resp` returns an error instead.
     #[inline] pub const fn with_resp(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 8, v as u64)) }
     /// This value with `resp` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_resp(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 10, 8, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "resp") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `bcmd` (bits 7:5, rw, reset 0x0): B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).
+    /// `bcmd` (bits 7:5, rw, reset 0x0): B-box command to match, shared by the four events (Linux
+    /// and PCM use 0 for reads; Linux uses 1 for writes).
     #[inline] pub const fn bcmd(self) -> u8 { get_bits(self.raw64(), 7, 5) as u8 }
-    /// This value with `bcmd` (bits 7:5) set to `v`. Panics if `v` does not fit in 3 bits (a compile error in const context); `try_with_bcmd` returns an error instead.
+    /// This value with `bcmd` (bits 7:5) set to `v`. Panics if `v` does not fit in 3 bits (a
+    /// compile error in const context); `try_with_bcmd` returns an error instead.
     #[inline] pub const fn with_bcmd(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 5, v as u64)) }
     /// This value with `bcmd` set to `v`, or an error if `v` does not fit in 3 bits.
     #[inline] pub const fn try_with_bcmd(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 7, 5, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "bcmd") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
     /// `fvid` (bits 4:0, rw, reset 0x0): Fill/victim ID qualifier, shared by the four events.
     #[inline] pub const fn fvid(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `fvid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_fvid` returns an error instead.
+    /// This value with `fvid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a
+    /// compile error in const context); `try_with_fvid` returns an error instead.
     #[inline] pub const fn with_fvid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
     /// This value with `fvid` set to `v`, or an error if `v` does not fit in 5 bits.
     #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "fvid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -1052,8 +1332,9 @@ pub const M1_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = Msr::new(0xCEB, "M1_MSR_P
 /// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order.
 pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [M0_MSR_PMU_ZDP_CTL_FVC, M1_MSR_PMU_ZDP_CTL_FVC];
 
+#[cfg(feature = "metadata")]
 static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "M", name: "M{i}_MSR_PMU_ZDP_CTL_FVC", type_name: "MPmuZdpCtlFvc",
+    processor: "xeon-7500", unit: "M", name: MPmuZdpCtlFvcLayout::NAME, type_name: "MPmuZdpCtlFvc",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuZdpCtlFvcLayout::RESET, reserved_mask: MPmuZdpCtlFvcLayout::RESERVED_MASK, ignored_mask: MPmuZdpCtlFvcLayout::IGNORED_MASK, writable_mask: MPmuZdpCtlFvcLayout::WRITABLE_MASK,
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
@@ -1071,6 +1352,7 @@ static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
 };
 
 /// Metadata of this unit and its registers.
+#[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",
     name: "M",

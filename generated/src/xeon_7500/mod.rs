@@ -20,8 +20,10 @@ pub mod ubox;
 pub mod wbox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
+#[cfg(feature = "metadata")]
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-7500",
     module: "xeon_7500",

@@ -2,24 +2,34 @@
 
 //! R-box (QPI router) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global control, status and overflow-control registers.
+//! The R-box is the crossbar router between the Intel QPI ports and the rest of the uncore. Its PMU
+//! has 16 counters in two halves of eight (ports 0-3 and ports 4-7), each half with its own global
+//! control, status and overflow-control registers.
 //!
 //! Instances: R.
 //!
 //! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
-//! instance, and the metadata static. What every register shares is in `support.rs`.
+//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
+//! and with the `metadata` feature the field table and metadata static. What every register
+//! shares is in `support.rs`.
 use crate::support::*;
+#[cfg(feature = "metadata")]
 #[allow(unused_imports)]
 use crate::structure::Role;
 
 /// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
 ///
-/// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalCtlLoLayout`].
+/// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+/// sources: [`RGlobalCtlLoLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.
+/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
+/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
+/// agree.
 pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
 
 /// The layout of [`RGlobalCtlLo`] (`R_MSR_PMON_GLOBAL_CTL_7_0`): its fields, masks and metadata.
@@ -29,15 +39,20 @@ pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
 pub enum RGlobalCtlLoLayout {}
 
 impl Layout for RGlobalCtlLoLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_LO_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Enable per counter; bit k for counter k.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_CTL_7_0";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_LO_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
+            description: "Enable per counter; bit k for counter k.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalCtlLo {
@@ -50,8 +65,9 @@ impl RGlobalCtlLo {
 /// `R_MSR_PMON_GLOBAL_CTL_7_0` of instance R.
 pub const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = Msr::new(0xE00, "R_MSR_PMON_GLOBAL_CTL_7_0");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_CTL_7_0", type_name: "RGlobalCtlLo",
+    processor: "xeon-7500", unit: "R", name: RGlobalCtlLoLayout::NAME, type_name: "RGlobalCtlLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlLoLayout::RESET, reserved_mask: RGlobalCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalCtlLoLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).",
@@ -66,16 +82,23 @@ static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.
+/// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r
+/// bit.
 ///
-/// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalStatusLoLayout`].
+/// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+/// sources: [`RGlobalStatusLoLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS.
+/// **Address confirmed by likwid** (info): 0xE01 (GLOBAL_CTL + 1) is likwid's
+/// MSR_R0_PMON_BOX_STATUS.
 pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
 
-/// The layout of [`RGlobalStatusLo`] (`R_MSR_PMON_GLOBAL_STATUS_7_0`): its fields, masks and metadata.
+/// The layout of [`RGlobalStatusLo`] (`R_MSR_PMON_GLOBAL_STATUS_7_0`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
@@ -83,15 +106,20 @@ pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
 pub enum RGlobalStatusLoLayout {}
 
 impl Layout for RGlobalStatusLoLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_LO_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter of this half.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_STATUS_7_0";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_LO_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
+            description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalStatusLo {
@@ -104,8 +132,9 @@ impl RGlobalStatusLo {
 /// `R_MSR_PMON_GLOBAL_STATUS_7_0` of instance R.
 pub const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = Msr::new(0xE01, "R_MSR_PMON_GLOBAL_STATUS_7_0");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_STATUS_7_0", type_name: "RGlobalStatusLo",
+    processor: "xeon-7500", unit: "R", name: RGlobalStatusLoLayout::NAME, type_name: "RGlobalStatusLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusLoLayout::RESET, reserved_mask: RGlobalStatusLoLayout::RESERVED_MASK, ignored_mask: RGlobalStatusLoLayout::IGNORED_MASK, writable_mask: RGlobalStatusLoLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
@@ -122,16 +151,23 @@ static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
 
 /// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
 ///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalOvfCtlLoLayout`].
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+/// and sources: [`RGlobalOvfCtlLoLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
+/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
+/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
 ///
-/// **Address confirmed by likwid** (info): 0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL.
+/// **Address confirmed by likwid** (info): 0xE02 (GLOBAL_CTL + 2) is likwid's
+/// MSR_R0_PMON_BOX_OVF_CTRL.
 pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
 
-/// The layout of [`RGlobalOvfCtlLo`] (`R_MSR_PMON_GLOBAL_OVF_CTL_7_0`): its fields, masks and metadata.
+/// The layout of [`RGlobalOvfCtlLo`] (`R_MSR_PMON_GLOBAL_OVF_CTL_7_0`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
@@ -139,15 +175,20 @@ pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
 pub enum RGlobalOvfCtlLoLayout {}
 
 impl Layout for RGlobalOvfCtlLoLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_LO_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, reset: 0x0, description: "Write 1 to bit k to clear the matching ov bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_OVF_CTL_7_0";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_LO_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
+            description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalOvfCtlLo {
@@ -158,8 +199,9 @@ impl RGlobalOvfCtlLo {
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0` of instance R.
 pub const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = Msr::new(0xE02, "R_MSR_PMON_GLOBAL_OVF_CTL_7_0");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", type_name: "RGlobalOvfCtlLo",
+    processor: "xeon-7500", unit: "R", name: RGlobalOvfCtlLoLayout::NAME, type_name: "RGlobalOvfCtlLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlLoLayout::RESET, reserved_mask: RGlobalOvfCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlLoLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
@@ -177,11 +219,17 @@ static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
 
 /// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
 ///
-/// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalCtlHiLayout`].
+/// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+/// sources: [`RGlobalCtlHiLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree.
+/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
+/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
+/// agree.
 pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
 
 /// The layout of [`RGlobalCtlHi`] (`R_MSR_PMON_GLOBAL_CTL_15_8`): its fields, masks and metadata.
@@ -191,15 +239,20 @@ pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
 pub enum RGlobalCtlHiLayout {}
 
 impl Layout for RGlobalCtlHiLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_HI_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Enable per counter; bit k for counter k+8.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_CTL_15_8";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_HI_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
+            description: "Enable per counter; bit k for counter k+8.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalCtlHi {
@@ -212,8 +265,9 @@ impl RGlobalCtlHi {
 /// `R_MSR_PMON_GLOBAL_CTL_15_8` of instance R.
 pub const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = Msr::new(0xE20, "R_MSR_PMON_GLOBAL_CTL_15_8");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_CTL_15_8", type_name: "RGlobalCtlHi",
+    processor: "xeon-7500", unit: "R", name: RGlobalCtlHiLayout::NAME, type_name: "RGlobalCtlHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlHiLayout::RESET, reserved_mask: RGlobalCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalCtlHiLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).",
@@ -228,16 +282,23 @@ static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.
+/// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's
+/// ov_r bit.
 ///
-/// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalStatusHiLayout`].
+/// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+/// and sources: [`RGlobalStatusHiLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS.
+/// **Address confirmed by likwid** (info): 0xE21 (GLOBAL_CTL + 1) is likwid's
+/// MSR_R1_PMON_BOX_STATUS.
 pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
 
-/// The layout of [`RGlobalStatusHi`] (`R_MSR_PMON_GLOBAL_STATUS_15_8`): its fields, masks and metadata.
+/// The layout of [`RGlobalStatusHi`] (`R_MSR_PMON_GLOBAL_STATUS_15_8`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78
@@ -245,15 +306,20 @@ pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
 pub enum RGlobalStatusHiLayout {}
 
 impl Layout for RGlobalStatusHiLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_HI_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter of this half.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_STATUS_15_8";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_HI_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
+            description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalStatusHi {
@@ -266,8 +332,9 @@ impl RGlobalStatusHi {
 /// `R_MSR_PMON_GLOBAL_STATUS_15_8` of instance R.
 pub const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = Msr::new(0xE21, "R_MSR_PMON_GLOBAL_STATUS_15_8");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_STATUS_15_8", type_name: "RGlobalStatusHi",
+    processor: "xeon-7500", unit: "R", name: RGlobalStatusHiLayout::NAME, type_name: "RGlobalStatusHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusHiLayout::RESET, reserved_mask: RGlobalStatusHiLayout::RESERVED_MASK, ignored_mask: RGlobalStatusHiLayout::IGNORED_MASK, writable_mask: RGlobalStatusHiLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
@@ -284,16 +351,23 @@ static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
 
 /// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
 ///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and sources: [`RGlobalOvfCtlHiLayout`].
+/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+/// and sources: [`RGlobalOvfCtlHiLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
+/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
+/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
 ///
-/// **Address confirmed by likwid** (info): 0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL.
+/// **Address confirmed by likwid** (info): 0xE22 (GLOBAL_CTL + 2) is likwid's
+/// MSR_R1_PMON_BOX_OVF_CTRL.
 pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
 
-/// The layout of [`RGlobalOvfCtlHi`] (`R_MSR_PMON_GLOBAL_OVF_CTL_15_8`): its fields, masks and metadata.
+/// The layout of [`RGlobalOvfCtlHi`] (`R_MSR_PMON_GLOBAL_OVF_CTL_15_8`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78
@@ -301,15 +375,20 @@ pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
 pub enum RGlobalOvfCtlHiLayout {}
 
 impl Layout for RGlobalOvfCtlHiLayout {
-    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_HI_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, reset: 0x0, description: "Write 1 to bit k to clear the matching ov bit.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[8, 9, 10, 11, 12, 13, 14, 15] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_GLOBAL_OVF_CTL_15_8";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffff00;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_HI_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
+            description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RGlobalOvfCtlHi {
@@ -320,8 +399,9 @@ impl RGlobalOvfCtlHi {
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8` of instance R.
 pub const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = Msr::new(0xE22, "R_MSR_PMON_GLOBAL_OVF_CTL_15_8");
 
+#[cfg(feature = "metadata")]
 static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", type_name: "RGlobalOvfCtlHi",
+    processor: "xeon-7500", unit: "R", name: RGlobalOvfCtlHiLayout::NAME, type_name: "RGlobalOvfCtlHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlHiLayout::RESET, reserved_mask: RGlobalOvfCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlHiLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
@@ -337,13 +417,21 @@ static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.
+/// Control for R-box counter n. ev_sel does not name an event directly: it selects which port
+/// sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports
+/// 0-3, counters 8-15 ports 4-7.
 ///
-/// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields, masks and sources: [`RCtlLayout`].
+/// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
+/// masks and sources: [`RCtlLayout`].
 ///
-/// **Addresses of the two halves** (info): Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.
+/// **Addresses of the two halves** (info): Counters 0-7 use 0xE10 + 2n and counters 8-15 use
+/// 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second
+/// half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E).
+/// The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.
 ///
-/// **One box, sixteen counters** (info): Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).
+/// **One box, sixteen counters** (info): Linux models the R-box as two boxes of 8 counters; the
+/// guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is
+/// followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).
 pub type RCtl = Reg64<RCtlLayout>;
 
 /// The layout of [`RCtl`] (`R_MSR_PMON_CTL{n}`): its fields, masks and metadata.
@@ -353,19 +441,28 @@ pub type RCtl = Reg64<RCtlLayout>;
 pub enum RCtlLayout {}
 
 impl Layout for RCtlLayout {
-    const INFO: &'static RegisterInfo = &R_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 7, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 6, msb: 6, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, reset: 0x0, description: "Selects the sub-control register (and sub-field) that defines the event.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for this counter.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_CTL{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x6000000000000000;
     const IGNORED_MASK: u64 = 0x9fffffffffffff80;
     const WRITABLE_MASK: u64 = 0x7f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 7, msb: 60, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 6, msb: 6, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
+            description: "Selects the sub-control register (and sub-field) that defines the event.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for this counter.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RCtl {
@@ -373,9 +470,11 @@ impl RCtl {
     #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
     /// This value with `pmi_en` (bit 6) set to `v`.
     #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the sub-control register (and sub-field) that defines the event.
+    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the sub-control register (and sub-field) that
+    /// defines the event.
     #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a compile error in const context); `try_with_ev_sel` returns an error instead.
+    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a
+    /// compile error in const context); `try_with_ev_sel` returns an error instead.
     #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
     /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
     #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "R_MSR_PMON_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -388,8 +487,9 @@ impl RCtl {
 /// `R_MSR_PMON_CTL{n}` of instance R.
 pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [Msr::new(0xE10, "R_MSR_PMON_CTL0"), Msr::new(0xE12, "R_MSR_PMON_CTL1"), Msr::new(0xE14, "R_MSR_PMON_CTL2"), Msr::new(0xE16, "R_MSR_PMON_CTL3"), Msr::new(0xE18, "R_MSR_PMON_CTL4"), Msr::new(0xE1A, "R_MSR_PMON_CTL5"), Msr::new(0xE1C, "R_MSR_PMON_CTL6"), Msr::new(0xE1E, "R_MSR_PMON_CTL7"), Msr::new(0xE30, "R_MSR_PMON_CTL8"), Msr::new(0xE32, "R_MSR_PMON_CTL9"), Msr::new(0xE34, "R_MSR_PMON_CTL10"), Msr::new(0xE36, "R_MSR_PMON_CTL11"), Msr::new(0xE38, "R_MSR_PMON_CTL12"), Msr::new(0xE3A, "R_MSR_PMON_CTL13"), Msr::new(0xE3C, "R_MSR_PMON_CTL14"), Msr::new(0xE3E, "R_MSR_PMON_CTL15")];
 
+#[cfg(feature = "metadata")]
 static R_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_CTL{n}", type_name: "RCtl",
+    processor: "xeon-7500", unit: "R", name: RCtlLayout::NAME, type_name: "RCtl",
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtlLayout::RESET, reserved_mask: RCtlLayout::RESERVED_MASK, ignored_mask: RCtlLayout::IGNORED_MASK, writable_mask: RCtlLayout::WRITABLE_MASK,
     description: "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.",
@@ -421,34 +521,47 @@ static R_CTL_INFO: RegisterInfo = RegisterInfo {
 
 /// R-box counter n (48-bit).
 ///
-/// `R_MSR_PMON_CTR{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields, masks and sources: [`RCtrLayout`].
+/// `R_MSR_PMON_CTR{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
+/// masks and sources: [`RCtrLayout`].
 ///
-/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n \< 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable.
+/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are
+/// recorded as reserved (rv). Addresses 0xE11 + 2n (n \< 8) and 0xE31 + 2(n-8) from Linux
+/// NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15
+/// agree. The guide's counter table for the R-box was not readable.
 pub type RCtr = Reg64<RCtrLayout>;
 
 /// The layout of [`RCtr`] (`R_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p.
+///   2-74
 pub enum RCtrLayout {}
 
 impl Layout for RCtrLayout {
-    const INFO: &'static RegisterInfo = &R_CTR_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PMON_CTR{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_CTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "R_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -457,8 +570,9 @@ impl RCtr {
 /// `R_MSR_PMON_CTR{n}` of instance R.
 pub const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [Msr::new(0xE11, "R_MSR_PMON_CTR0"), Msr::new(0xE13, "R_MSR_PMON_CTR1"), Msr::new(0xE15, "R_MSR_PMON_CTR2"), Msr::new(0xE17, "R_MSR_PMON_CTR3"), Msr::new(0xE19, "R_MSR_PMON_CTR4"), Msr::new(0xE1B, "R_MSR_PMON_CTR5"), Msr::new(0xE1D, "R_MSR_PMON_CTR6"), Msr::new(0xE1F, "R_MSR_PMON_CTR7"), Msr::new(0xE31, "R_MSR_PMON_CTR8"), Msr::new(0xE33, "R_MSR_PMON_CTR9"), Msr::new(0xE35, "R_MSR_PMON_CTR10"), Msr::new(0xE37, "R_MSR_PMON_CTR11"), Msr::new(0xE39, "R_MSR_PMON_CTR12"), Msr::new(0xE3B, "R_MSR_PMON_CTR13"), Msr::new(0xE3D, "R_MSR_PMON_CTR14"), Msr::new(0xE3F, "R_MSR_PMON_CTR15")];
 
+#[cfg(feature = "metadata")]
 static R_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PMON_CTR{n}", type_name: "RCtr",
+    processor: "xeon-7500", unit: "R", name: RCtrLayout::NAME, type_name: "RCtr",
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtrLayout::RESET, reserved_mask: RCtrLayout::RESERVED_MASK, ignored_mask: RCtrLayout::IGNORED_MASK, writable_mask: RCtrLayout::WRITABLE_MASK,
     description: "R-box counter n (48-bit).",
@@ -487,13 +601,23 @@ static R_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.
+/// First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box
+/// counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters
+/// 0-7, ports 4-7 by counters 8-15.
 ///
-/// `R_MSR_PORT{n}_IPERF_CFG0`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RIperfCfg0Layout`].
+/// `R_MSR_PORT{n}_IPERF_CFG0`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RIperfCfg0Layout`].
 ///
-/// **One 32-bit field: the guide's IPERF table was not readable** (info): The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.
+/// **One 32-bit field: the guide's IPERF table was not readable** (info): The guide's IPERF field
+/// table was not in any reachable public copy. Linux passes the user's iperf_cfg (format
+/// config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000,
+/// qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are
+/// therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there.
 ///
-/// **Addresses** (info): Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n, where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 \* box); Intel PCM R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.
+/// **Addresses** (info): Port n at 0xE04 + n: Linux NHMEX_R_MSR_PORTN_IPERF_CFG0(n) = 0xe04 + n,
+/// where Linux's second R-box half uses ports 4-7 (port = idx / 6 + 4 \* box); Intel PCM
+/// R_MSR_PORT0..7_IPERF_CFG0 = 0x0E04..0x0E0B agree. The SDM Vol. 4 list of Xeon 7500 MSRs and
+/// likwid name the same MSRs MSR_R0_PMON_IPERF0_P0..P7.
 pub type RIperfCfg0 = Reg64<RIperfCfg0Layout>;
 
 /// The layout of [`RIperfCfg0`] (`R_MSR_PORT{n}_IPERF_CFG0`): its fields, masks and metadata.
@@ -504,19 +628,26 @@ pub type RIperfCfg0 = Reg64<RIperfCfg0Layout>;
 pub enum RIperfCfg0Layout {}
 
 impl Layout for RIperfCfg0Layout {
-    const INFO: &'static RegisterInfo = &R_IPERF_CFG0_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_IPERF_CFG0";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_IPERF_CFG0_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RIperfCfg0 {
-    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.
+    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration (the guide's IPERF
+    /// sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for
+    /// data responses.
     #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `iperf_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -525,8 +656,9 @@ impl RIperfCfg0 {
 /// `R_MSR_PORT{n}_IPERF_CFG0` of instance R.
 pub const R_MSR_PORT_IPERF_CFG0: [Msr<RIperfCfg0>; 8] = [Msr::new(0xE04, "R_MSR_PORT0_IPERF_CFG0"), Msr::new(0xE05, "R_MSR_PORT1_IPERF_CFG0"), Msr::new(0xE06, "R_MSR_PORT2_IPERF_CFG0"), Msr::new(0xE07, "R_MSR_PORT3_IPERF_CFG0"), Msr::new(0xE08, "R_MSR_PORT4_IPERF_CFG0"), Msr::new(0xE09, "R_MSR_PORT5_IPERF_CFG0"), Msr::new(0xE0A, "R_MSR_PORT6_IPERF_CFG0"), Msr::new(0xE0B, "R_MSR_PORT7_IPERF_CFG0")];
 
+#[cfg(feature = "metadata")]
 static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_IPERF_CFG0", type_name: "RIperfCfg0",
+    processor: "xeon-7500", unit: "R", name: RIperfCfg0Layout::NAME, type_name: "RIperfCfg0",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg0Layout::RESET, reserved_mask: RIperfCfg0Layout::RESERVED_MASK, ignored_mask: RIperfCfg0Layout::IGNORED_MASK, writable_mask: RIperfCfg0Layout::WRITABLE_MASK,
     description: "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.",
@@ -548,13 +680,23 @@ static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.
+/// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's
+/// ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF
+/// events.
 ///
-/// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RIperfCfg1Layout`].
+/// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RIperfCfg1Layout`].
 ///
-/// **One 32-bit field: the guide's IPERF table was not readable** (info): As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv).
+/// **One 32-bit field: the guide's IPERF table was not readable** (info): As for
+/// R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are
+/// recorded as reserved (rv).
 ///
-/// **The SDM list numbers these ports 8-15** (source-conflict): Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.
+/// **The SDM list numbers these ports 8-15** (source-conflict): Linux
+/// NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 =
+/// 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500
+/// MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version
+/// calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port
+/// numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.
 pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
 
 /// The layout of [`RIperfCfg1`] (`R_MSR_PORT{n}_IPERF_CFG1`): its fields, masks and metadata.
@@ -565,19 +707,25 @@ pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
 pub enum RIperfCfg1Layout {}
 
 impl Layout for RIperfCfg1Layout {
-    const INFO: &'static RegisterInfo = &R_IPERF_CFG1_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_IPERF_CFG1";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_IPERF_CFG1_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RIperfCfg1 {
-    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.
+    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration, same encoding as
+    /// R_MSR_PORT{n}_IPERF_CFG0.
     #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `iperf_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -586,8 +734,9 @@ impl RIperfCfg1 {
 /// `R_MSR_PORT{n}_IPERF_CFG1` of instance R.
 pub const R_MSR_PORT_IPERF_CFG1: [Msr<RIperfCfg1>; 8] = [Msr::new(0xE24, "R_MSR_PORT0_IPERF_CFG1"), Msr::new(0xE25, "R_MSR_PORT1_IPERF_CFG1"), Msr::new(0xE26, "R_MSR_PORT2_IPERF_CFG1"), Msr::new(0xE27, "R_MSR_PORT3_IPERF_CFG1"), Msr::new(0xE28, "R_MSR_PORT4_IPERF_CFG1"), Msr::new(0xE29, "R_MSR_PORT5_IPERF_CFG1"), Msr::new(0xE2A, "R_MSR_PORT6_IPERF_CFG1"), Msr::new(0xE2B, "R_MSR_PORT7_IPERF_CFG1")];
 
+#[cfg(feature = "metadata")]
 static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_IPERF_CFG1", type_name: "RIperfCfg1",
+    processor: "xeon-7500", unit: "R", name: RIperfCfg1Layout::NAME, type_name: "RIperfCfg1",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg1Layout::RESET, reserved_mask: RIperfCfg1Layout::RESERVED_MASK, ignored_mask: RIperfCfg1Layout::IGNORED_MASK, writable_mask: RIperfCfg1Layout::WRITABLE_MASK,
     description: "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.",
@@ -609,13 +758,23 @@ static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.
+/// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so
+/// two R-box counters can count different QLX events of the same port at once.
 ///
-/// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RQlxCfgLayout`].
+/// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields,
+/// masks and sources: [`RQlxCfgLayout`].
 ///
-/// **Two 8-bit fields from Linux; the guide's QLX table was not readable** (info): Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there.
+/// **Two 8-bit fields from Linux; the guide's QLX table was not readable** (info): Linux passes a
+/// 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events
+/// with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux
+/// shifts a value between the two when it moves an event to the other sub-field. The field names
+/// qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero
+/// there.
 ///
-/// **Addresses: two blocks** (info): Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed.
+/// **Addresses: two blocks** (info): Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3
+/// and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid
+/// (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is
+/// irregular, so each index is listed.
 pub type RQlxCfg = Reg64<RQlxCfgLayout>;
 
 /// The layout of [`RQlxCfg`] (`R_MSR_PORT{n}_QLX_CFG`): its fields, masks and metadata.
@@ -625,24 +784,32 @@ pub type RQlxCfg = Reg64<RQlxCfgLayout>;
 pub enum RQlxCfgLayout {}
 
 impl Layout for RQlxCfgLayout {
-    const INFO: &'static RegisterInfo = &R_QLX_CFG_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "qlx_cfg1", ident: "qlx_cfg1", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "qlx_cfg0", ident: "qlx_cfg0", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_QLX_CFG";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffffffff0000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_QLX_CFG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "qlx_cfg1", ident: "qlx_cfg1", lsb: 8, msb: 15, access: Access::Rw,
+            description: "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "qlx_cfg0", ident: "qlx_cfg0", lsb: 0, msb: 7, access: Access::Rw,
+            description: "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RQlxCfg {
-    /// `qlx_cfg1` (bits 15:8, rw, reset 0x0): Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.
+    /// `qlx_cfg1` (bits 15:8, rw, reset 0x0): Second QLX event select of this port, used by the
+    /// R-box ev_sel value that names the upper QLX sub-field.
     #[inline] pub const fn qlx_cfg1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
     /// This value with `qlx_cfg1` (bits 15:8) set to `v`.
     #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `qlx_cfg0` (bits 7:0, rw, reset 0x0): First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.
+    /// `qlx_cfg0` (bits 7:0, rw, reset 0x0): First QLX event select of this port, used by the R-box
+    /// ev_sel value that names the lower QLX sub-field.
     #[inline] pub const fn qlx_cfg0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
     /// This value with `qlx_cfg0` (bits 7:0) set to `v`.
     #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
@@ -651,8 +818,9 @@ impl RQlxCfg {
 /// `R_MSR_PORT{n}_QLX_CFG` of instance R.
 pub const R_MSR_PORT_QLX_CFG: [Msr<RQlxCfg>; 8] = [Msr::new(0xE0C, "R_MSR_PORT0_QLX_CFG"), Msr::new(0xE0D, "R_MSR_PORT1_QLX_CFG"), Msr::new(0xE0E, "R_MSR_PORT2_QLX_CFG"), Msr::new(0xE0F, "R_MSR_PORT3_QLX_CFG"), Msr::new(0xE2C, "R_MSR_PORT4_QLX_CFG"), Msr::new(0xE2D, "R_MSR_PORT5_QLX_CFG"), Msr::new(0xE2E, "R_MSR_PORT6_QLX_CFG"), Msr::new(0xE2F, "R_MSR_PORT7_QLX_CFG")];
 
+#[cfg(feature = "metadata")]
 static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_QLX_CFG", type_name: "RQlxCfg",
+    processor: "xeon-7500", unit: "R", name: RQlxCfgLayout::NAME, type_name: "RQlxCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RQlxCfgLayout::RESET, reserved_mask: RQlxCfgLayout::RESERVED_MASK, ignored_mask: RQlxCfgLayout::IGNORED_MASK, writable_mask: RQlxCfgLayout::WRITABLE_MASK,
     description: "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.",
@@ -674,35 +842,56 @@ static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.
+/// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the
+/// set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can
+/// count.
 ///
-/// `R_MSR_PORT{n}_XBR_SET1_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MmCfgLayout`].
+/// `R_MSR_PORT{n}_XBR_SET1_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet1MmCfgLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a
+/// 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63),
+/// and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit
+/// at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved
+/// (rv).
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88, 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the
+/// configuration register is at MM_CFG. Ports 0-7: 0xE60, 0xE64, 0xE68, 0xE6C, 0xE80, 0xE84, 0xE88,
+/// 0xE8C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3,
+/// 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet1MmCfg = Reg64<RXbrSet1MmCfgLayout>;
 
-/// The layout of [`RXbrSet1MmCfg`] (`R_MSR_PORT{n}_XBR_SET1_MM_CFG`): its fields, masks and metadata.
+/// The layout of [`RXbrSet1MmCfg`] (`R_MSR_PORT{n}_XBR_SET1_MM_CFG`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
 pub enum RXbrSet1MmCfgLayout {}
 
 impl Layout for RXbrSet1MmCfgLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET1_MM_CFG_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET1_MM_CFG";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MM_CFG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet1MmCfg {
-    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match
+    /// and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// sub-fields).
     #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `mm_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -711,8 +900,9 @@ impl RXbrSet1MmCfg {
 /// `R_MSR_PORT{n}_XBR_SET1_MM_CFG` of instance R.
 pub const R_MSR_PORT_XBR_SET1_MM_CFG: [Msr<RXbrSet1MmCfg>; 8] = [Msr::new(0xE60, "R_MSR_PORT0_XBR_SET1_MM_CFG"), Msr::new(0xE64, "R_MSR_PORT1_XBR_SET1_MM_CFG"), Msr::new(0xE68, "R_MSR_PORT2_XBR_SET1_MM_CFG"), Msr::new(0xE6C, "R_MSR_PORT3_XBR_SET1_MM_CFG"), Msr::new(0xE80, "R_MSR_PORT4_XBR_SET1_MM_CFG"), Msr::new(0xE84, "R_MSR_PORT5_XBR_SET1_MM_CFG"), Msr::new(0xE88, "R_MSR_PORT6_XBR_SET1_MM_CFG"), Msr::new(0xE8C, "R_MSR_PORT7_XBR_SET1_MM_CFG")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MM_CFG", type_name: "RXbrSet1MmCfg",
+    processor: "xeon-7500", unit: "R", name: RXbrSet1MmCfgLayout::NAME, type_name: "RXbrSet1MmCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MmCfgLayout::RESET, reserved_mask: RXbrSet1MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet1MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet1MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.",
@@ -736,32 +926,46 @@ static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
 
 /// Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).
 ///
-/// `R_MSR_PORT{n}_XBR_SET1_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MatchLayout`].
+/// `R_MSR_PORT{n}_XBR_SET1_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet1MatchLayout`].
 ///
-/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar match register was not in any reachable public copy, so the register is one
+/// 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match
+/// register is at MM_CFG + 1. Ports 0-7: 0xE61, 0xE65, 0xE69, 0xE6D, 0xE81, 0xE85, 0xE89, 0xE8D.
+/// Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80
+/// set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet1Match = Reg64<RXbrSet1MatchLayout>;
 
-/// The layout of [`RXbrSet1Match`] (`R_MSR_PORT{n}_XBR_SET1_MATCH`): its fields, masks and metadata.
+/// The layout of [`RXbrSet1Match`] (`R_MSR_PORT{n}_XBR_SET1_MATCH`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
 pub enum RXbrSet1MatchLayout {}
 
 impl Layout for RXbrSet1MatchLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET1_MATCH_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET1_MATCH";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MATCH_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet1Match {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits selected by the set's MASK register take part.
+    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits
+    /// selected by the set's MASK register take part.
     #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
     /// This value with `match` (bits 63:0) set to `v`.
     #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
@@ -770,8 +974,9 @@ impl RXbrSet1Match {
 /// `R_MSR_PORT{n}_XBR_SET1_MATCH` of instance R.
 pub const R_MSR_PORT_XBR_SET1_MATCH: [Msr<RXbrSet1Match>; 8] = [Msr::new(0xE61, "R_MSR_PORT0_XBR_SET1_MATCH"), Msr::new(0xE65, "R_MSR_PORT1_XBR_SET1_MATCH"), Msr::new(0xE69, "R_MSR_PORT2_XBR_SET1_MATCH"), Msr::new(0xE6D, "R_MSR_PORT3_XBR_SET1_MATCH"), Msr::new(0xE81, "R_MSR_PORT4_XBR_SET1_MATCH"), Msr::new(0xE85, "R_MSR_PORT5_XBR_SET1_MATCH"), Msr::new(0xE89, "R_MSR_PORT6_XBR_SET1_MATCH"), Msr::new(0xE8D, "R_MSR_PORT7_XBR_SET1_MATCH")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MATCH", type_name: "RXbrSet1Match",
+    processor: "xeon-7500", unit: "R", name: RXbrSet1MatchLayout::NAME, type_name: "RXbrSet1Match",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MatchLayout::RESET, reserved_mask: RXbrSet1MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet1MatchLayout::IGNORED_MASK, writable_mask: RXbrSet1MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).",
@@ -793,13 +998,22 @@ static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.
+/// Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding
+/// match bit take part in the comparison.
 ///
-/// `R_MSR_PORT{n}_XBR_SET1_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet1MaskLayout`].
+/// `R_MSR_PORT{n}_XBR_SET1_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet1MaskLayout`].
 ///
-/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit
+/// field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET1_MM_CFG(n) = 0xE60 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask
+/// register is at MM_CFG + 2. Ports 0-7: 0xE62, 0xE66, 0xE6A, 0xE6E, 0xE82, 0xE86, 0xE8A, 0xE8E.
+/// Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80
+/// set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet1Mask = Reg64<RXbrSet1MaskLayout>;
 
 /// The layout of [`RXbrSet1Mask`] (`R_MSR_PORT{n}_XBR_SET1_MASK`): its fields, masks and metadata.
@@ -809,14 +1023,18 @@ pub type RXbrSet1Mask = Reg64<RXbrSet1MaskLayout>;
 pub enum RXbrSet1MaskLayout {}
 
 impl Layout for RXbrSet1MaskLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET1_MASK_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Per-bit mask for the set's MATCH register.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET1_MASK";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET1_MASK_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Per-bit mask for the set's MATCH register.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet1Mask {
@@ -829,8 +1047,9 @@ impl RXbrSet1Mask {
 /// `R_MSR_PORT{n}_XBR_SET1_MASK` of instance R.
 pub const R_MSR_PORT_XBR_SET1_MASK: [Msr<RXbrSet1Mask>; 8] = [Msr::new(0xE62, "R_MSR_PORT0_XBR_SET1_MASK"), Msr::new(0xE66, "R_MSR_PORT1_XBR_SET1_MASK"), Msr::new(0xE6A, "R_MSR_PORT2_XBR_SET1_MASK"), Msr::new(0xE6E, "R_MSR_PORT3_XBR_SET1_MASK"), Msr::new(0xE82, "R_MSR_PORT4_XBR_SET1_MASK"), Msr::new(0xE86, "R_MSR_PORT5_XBR_SET1_MASK"), Msr::new(0xE8A, "R_MSR_PORT6_XBR_SET1_MASK"), Msr::new(0xE8E, "R_MSR_PORT7_XBR_SET1_MASK")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET1_MASK", type_name: "RXbrSet1Mask",
+    processor: "xeon-7500", unit: "R", name: RXbrSet1MaskLayout::NAME, type_name: "RXbrSet1Mask",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MaskLayout::RESET, reserved_mask: RXbrSet1MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet1MaskLayout::IGNORED_MASK, writable_mask: RXbrSet1MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.",
@@ -852,35 +1071,55 @@ static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.
+/// Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second,
+/// independent filter with the same layout as set 1.
 ///
-/// `R_MSR_PORT{n}_XBR_SET2_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MmCfgLayout`].
+/// `R_MSR_PORT{n}_XBR_SET2_MM_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet2MmCfgLayout`].
 ///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv).
+/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a
+/// 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63),
+/// and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit
+/// at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved
+/// (rv).
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98, 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the
+/// configuration register is at MM_CFG. Ports 0-7: 0xE70, 0xE74, 0xE78, 0xE7C, 0xE90, 0xE94, 0xE98,
+/// 0xE9C. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3,
+/// 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet2MmCfg = Reg64<RXbrSet2MmCfgLayout>;
 
-/// The layout of [`RXbrSet2MmCfg`] (`R_MSR_PORT{n}_XBR_SET2_MM_CFG`): its fields, masks and metadata.
+/// The layout of [`RXbrSet2MmCfg`] (`R_MSR_PORT{n}_XBR_SET2_MM_CFG`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
 pub enum RXbrSet2MmCfgLayout {}
 
 impl Layout for RXbrSet2MmCfgLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET2_MM_CFG_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw, reset: 0x0, description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET2_MM_CFG";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff00000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MM_CFG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw,
+            description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet2MmCfg {
-    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).
+    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match
+    /// and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// sub-fields).
     #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
     /// This value with `mm_cfg` (bits 31:0) set to `v`.
     #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
@@ -889,8 +1128,9 @@ impl RXbrSet2MmCfg {
 /// `R_MSR_PORT{n}_XBR_SET2_MM_CFG` of instance R.
 pub const R_MSR_PORT_XBR_SET2_MM_CFG: [Msr<RXbrSet2MmCfg>; 8] = [Msr::new(0xE70, "R_MSR_PORT0_XBR_SET2_MM_CFG"), Msr::new(0xE74, "R_MSR_PORT1_XBR_SET2_MM_CFG"), Msr::new(0xE78, "R_MSR_PORT2_XBR_SET2_MM_CFG"), Msr::new(0xE7C, "R_MSR_PORT3_XBR_SET2_MM_CFG"), Msr::new(0xE90, "R_MSR_PORT4_XBR_SET2_MM_CFG"), Msr::new(0xE94, "R_MSR_PORT5_XBR_SET2_MM_CFG"), Msr::new(0xE98, "R_MSR_PORT6_XBR_SET2_MM_CFG"), Msr::new(0xE9C, "R_MSR_PORT7_XBR_SET2_MM_CFG")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MM_CFG", type_name: "RXbrSet2MmCfg",
+    processor: "xeon-7500", unit: "R", name: RXbrSet2MmCfgLayout::NAME, type_name: "RXbrSet2MmCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MmCfgLayout::RESET, reserved_mask: RXbrSet2MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet2MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet2MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.",
@@ -914,32 +1154,46 @@ static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
 
 /// Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).
 ///
-/// `R_MSR_PORT{n}_XBR_SET2_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MatchLayout`].
+/// `R_MSR_PORT{n}_XBR_SET2_MATCH`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet2MatchLayout`].
 ///
-/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar match register was not in any reachable public copy, so the register is one
+/// 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged.
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the match
+/// register is at MM_CFG + 1. Ports 0-7: 0xE71, 0xE75, 0xE79, 0xE7D, 0xE91, 0xE95, 0xE99, 0xE9D.
+/// Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80
+/// set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet2Match = Reg64<RXbrSet2MatchLayout>;
 
-/// The layout of [`RXbrSet2Match`] (`R_MSR_PORT{n}_XBR_SET2_MATCH`): its fields, masks and metadata.
+/// The layout of [`RXbrSet2Match`] (`R_MSR_PORT{n}_XBR_SET2_MATCH`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
 /// - Linux kernel, arch/x86/events/intel/uncore_nhmex.c
 pub enum RXbrSet2MatchLayout {}
 
 impl Layout for RXbrSet2MatchLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET2_MATCH_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET2_MATCH";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MATCH_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Packet field values to compare against; only bits selected by the set's MASK register take part.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet2Match {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits selected by the set's MASK register take part.
+    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits
+    /// selected by the set's MASK register take part.
     #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
     /// This value with `match` (bits 63:0) set to `v`.
     #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
@@ -948,8 +1202,9 @@ impl RXbrSet2Match {
 /// `R_MSR_PORT{n}_XBR_SET2_MATCH` of instance R.
 pub const R_MSR_PORT_XBR_SET2_MATCH: [Msr<RXbrSet2Match>; 8] = [Msr::new(0xE71, "R_MSR_PORT0_XBR_SET2_MATCH"), Msr::new(0xE75, "R_MSR_PORT1_XBR_SET2_MATCH"), Msr::new(0xE79, "R_MSR_PORT2_XBR_SET2_MATCH"), Msr::new(0xE7D, "R_MSR_PORT3_XBR_SET2_MATCH"), Msr::new(0xE91, "R_MSR_PORT4_XBR_SET2_MATCH"), Msr::new(0xE95, "R_MSR_PORT5_XBR_SET2_MATCH"), Msr::new(0xE99, "R_MSR_PORT6_XBR_SET2_MATCH"), Msr::new(0xE9D, "R_MSR_PORT7_XBR_SET2_MATCH")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MATCH", type_name: "RXbrSet2Match",
+    processor: "xeon-7500", unit: "R", name: RXbrSet2MatchLayout::NAME, type_name: "RXbrSet2Match",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MatchLayout::RESET, reserved_mask: RXbrSet2MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet2MatchLayout::IGNORED_MASK, writable_mask: RXbrSet2MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).",
@@ -973,11 +1228,19 @@ static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
 
 /// Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).
 ///
-/// `R_MSR_PORT{n}_XBR_SET2_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields, masks and sources: [`RXbrSet2MaskLayout`].
+/// `R_MSR_PORT{n}_XBR_SET2_MASK`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+/// Fields, masks and sources: [`RXbrSet2MaskLayout`].
 ///
-/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
+/// **One 64-bit field: the guide's table was not readable** (info): The guide's field table for the
+/// R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit
+/// field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged.
 ///
-/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 + offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E. Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80 set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
+/// **Addresses: interleaved blocks** (info): Linux: NHMEX_R_MSR_PORTN_XBR_SET2_MM_CFG(n) = 0xE70 +
+/// offset(n), with offset(n) = n \* 4 for ports 0-3 and 0x10 + n \* 4 for ports 4-7; the mask
+/// register is at MM_CFG + 2. Ports 0-7: 0xE72, 0xE76, 0xE7A, 0xE7E, 0xE92, 0xE96, 0xE9A, 0xE9E.
+/// Set 1 and set 2 interleave in 0x10 blocks (0xE60 set 1 ports 0-3, 0xE70 set 2 ports 0-3, 0xE80
+/// set 1 ports 4-7, 0xE90 set 2 ports 4-7), so each index is listed. No other public source
+/// (likwid, Intel PCM, the SDM MSR list) defines these MSRs.
 pub type RXbrSet2Mask = Reg64<RXbrSet2MaskLayout>;
 
 /// The layout of [`RXbrSet2Mask`] (`R_MSR_PORT{n}_XBR_SET2_MASK`): its fields, masks and metadata.
@@ -987,14 +1250,18 @@ pub type RXbrSet2Mask = Reg64<RXbrSet2MaskLayout>;
 pub enum RXbrSet2MaskLayout {}
 
 impl Layout for RXbrSet2MaskLayout {
-    const INFO: &'static RegisterInfo = &R_XBR_SET2_MASK_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Per-bit mask for the set's MATCH register.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "R_MSR_PORT{n}_XBR_SET2_MASK";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &R_XBR_SET2_MASK_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Per-bit mask for the set's MATCH register.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl RXbrSet2Mask {
@@ -1007,8 +1274,9 @@ impl RXbrSet2Mask {
 /// `R_MSR_PORT{n}_XBR_SET2_MASK` of instance R.
 pub const R_MSR_PORT_XBR_SET2_MASK: [Msr<RXbrSet2Mask>; 8] = [Msr::new(0xE72, "R_MSR_PORT0_XBR_SET2_MASK"), Msr::new(0xE76, "R_MSR_PORT1_XBR_SET2_MASK"), Msr::new(0xE7A, "R_MSR_PORT2_XBR_SET2_MASK"), Msr::new(0xE7E, "R_MSR_PORT3_XBR_SET2_MASK"), Msr::new(0xE92, "R_MSR_PORT4_XBR_SET2_MASK"), Msr::new(0xE96, "R_MSR_PORT5_XBR_SET2_MASK"), Msr::new(0xE9A, "R_MSR_PORT6_XBR_SET2_MASK"), Msr::new(0xE9E, "R_MSR_PORT7_XBR_SET2_MASK")];
 
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "R", name: "R_MSR_PORT{n}_XBR_SET2_MASK", type_name: "RXbrSet2Mask",
+    processor: "xeon-7500", unit: "R", name: RXbrSet2MaskLayout::NAME, type_name: "RXbrSet2Mask",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MaskLayout::RESET, reserved_mask: RXbrSet2MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet2MaskLayout::IGNORED_MASK, writable_mask: RXbrSet2MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).",
@@ -1031,6 +1299,7 @@ static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
 };
 
 /// Metadata of this unit and its registers.
+#[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",
     name: "R",

@@ -2,24 +2,36 @@
 
 //! S-box (caching agent / system interface) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for the U-box.
+//! The two S-boxes connect the cores' caching agents to the rest of the uncore. Each has four
+//! counters, and each summarises the overflow state of the C, B, M and R boxes attached to it for
+//! the U-box.
 //!
 //! Instances: S0, S1.
 //!
 //! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
-//! instance, and the metadata static. What every register shares is in `support.rs`.
+//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
+//! and with the `metadata` feature the field table and metadata static. What every register
+//! shares is in `support.rs`.
 use crate::support::*;
+#[cfg(feature = "metadata")]
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+/// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts
+/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
-/// `S{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SGlobalCtlLayout`].
+/// `S{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+/// sources: [`SGlobalCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Table title says S_CSR_PMON_GLOBAL_CTL** (erratum): Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0.
+/// **Table title says S_CSR_PMON_GLOBAL_CTL** (erratum): Table 2-27's title reads
+/// S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40,
+/// likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by
+/// likwid MSR_S1_PMON_BOX_CTRL 0xCC0.
 pub type SGlobalCtl = Reg32<SGlobalCtlLayout>;
 
 /// The layout of [`SGlobalCtl`] (`S{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
@@ -29,21 +41,27 @@ pub type SGlobalCtl = Reg32<SGlobalCtlLayout>;
 pub enum SGlobalCtlLayout {}
 
 impl Layout for SGlobalCtlLayout {
-    const INFO: &'static RegisterInfo = &S_GLOBAL_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for counter n of this box.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_GLOBAL_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_GLOBAL_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
+            description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SGlobalCtl {
     /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
     #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_ctr_en` returns an error instead.
     #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -56,8 +74,9 @@ pub const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(0xCC0, "S1_MSR_PMON
 /// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
 pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [S0_MSR_PMON_GLOBAL_CTL, S1_MSR_PMON_GLOBAL_CTL];
 
+#[cfg(feature = "metadata")]
 static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_GLOBAL_CTL", type_name: "SGlobalCtl",
+    processor: "xeon-7500", unit: "S", name: SGlobalCtlLayout::NAME, type_name: "SGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalCtlLayout::RESET, reserved_mask: SGlobalCtlLayout::RESERVED_MASK, ignored_mask: SGlobalCtlLayout::IGNORED_MASK, writable_mask: SGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
@@ -73,13 +92,19 @@ static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.
+/// Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set
+/// bit identifies the counter that overflowed.
 ///
-/// `S{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SGlobalStatusLayout`].
+/// `S{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+/// sources: [`SGlobalStatusLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address confirmed by likwid** (info): 0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.
+/// **Address confirmed by likwid** (info): 0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's
+/// MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.
 pub type SGlobalStatus = Reg32<SGlobalStatusLayout>;
 
 /// The layout of [`SGlobalStatus`] (`S{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
@@ -90,21 +115,28 @@ pub type SGlobalStatus = Reg32<SGlobalStatusLayout>;
 pub enum SGlobalStatusLayout {}
 
 impl Layout for SGlobalStatusLayout {
-    const INFO: &'static RegisterInfo = &S_GLOBAL_STATUS_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, reset: 0x0, description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_GLOBAL_STATUS";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_GLOBAL_STATUS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
+            description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
+    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
     #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
+    /// error in const context); `try_with_ov` returns an error instead.
     #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -117,8 +149,9 @@ pub const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(0xCC1, "S1_MS
 /// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
 pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [S0_MSR_PMON_GLOBAL_STATUS, S1_MSR_PMON_GLOBAL_STATUS];
 
+#[cfg(feature = "metadata")]
 static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_GLOBAL_STATUS", type_name: "SGlobalStatus",
+    processor: "xeon-7500", unit: "S", name: SGlobalStatusLayout::NAME, type_name: "SGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalStatusLayout::RESET, reserved_mask: SGlobalStatusLayout::RESERVED_MASK, ignored_mask: SGlobalStatusLayout::IGNORED_MASK, writable_mask: SGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
@@ -134,36 +167,51 @@ static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).
+/// Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above
+/// it in the hierarchy (S-box summary, U-box status).
 ///
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SGlobalOvfCtlLayout`].
+/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+/// sources: [`SGlobalOvfCtlLayout`].
 ///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero.
+/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
+/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
+/// access rv (reads undefined, software writes zero) because no public source says whether they
+/// read as zero or must be written as zero.
 ///
-/// **Address and table** (info): 0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.
+/// **Address and table** (info): 0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's
+/// MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table
+/// (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.
 pub type SGlobalOvfCtl = Reg32<SGlobalOvfCtlLayout>;
 
-/// The layout of [`SGlobalOvfCtl`] (`S{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
+/// The layout of [`SGlobalOvfCtl`] (`S{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and
+/// metadata.
 ///
 /// Sources:
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p.
+///   2-47
 /// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
 pub enum SGlobalOvfCtlLayout {}
 
 impl Layout for SGlobalOvfCtlLayout {
-    const INFO: &'static RegisterInfo = &S_GLOBAL_OVF_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_GLOBAL_OVF_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xfffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_GLOBAL_OVF_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
+            description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_clr_ov` returns an error instead.
     #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -176,8 +224,9 @@ pub const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(0xCC2, "S1_M
 /// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
 pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [S0_MSR_PMON_GLOBAL_OVF_CTL, S1_MSR_PMON_GLOBAL_OVF_CTL];
 
+#[cfg(feature = "metadata")]
 static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_GLOBAL_OVF_CTL", type_name: "SGlobalOvfCtl",
+    processor: "xeon-7500", unit: "S", name: SGlobalOvfCtlLayout::NAME, type_name: "SGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalOvfCtlLayout::RESET, reserved_mask: SGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: SGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: SGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
@@ -193,58 +242,91 @@ static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.
+/// Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which
+/// one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow
+/// status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1)
+/// whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R
+/// box; that box's GLOBAL_STATUS names the counter.
 ///
-/// `S{i}_MSR_PMON_SUMMARY`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SSummaryLayout`].
+/// `S{i}_MSR_PMON_SUMMARY`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
+/// sources: [`SSummaryLayout`].
 ///
-/// **R-box text names ov_c_l, the table names ov_r** (source-conflict): Section 2.6.2.2 (p. 2-74) says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26 (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box wording.
+/// **R-box text names ov_c_l, the table names ov_r** (source-conflict): Section 2.6.2.2 (p. 2-74)
+/// says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26
+/// (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and
+/// the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box
+/// wording.
 ///
-/// **Access** (info): The summary bits are set by hardware and, per p. 2-3, are cleared when the underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented, so they are ro-v.
+/// **Access** (info): The summary bits are set by hardware and, per p. 2-3, are cleared when the
+/// underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented,
+/// so they are ro-v.
 ///
-/// **Address unknown:** No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched: Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).
+/// **Address unknown:** No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched:
+/// Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid
+/// registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an
+/// index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box
+/// MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).
 pub type SSummary = Reg64<SSummaryLayout>;
 
 /// The layout of [`SSummary`] (`S{i}_MSR_PMON_SUMMARY`): its fields, masks and metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-26, p. 2-47
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p.
+///   2-2
 pub enum SSummaryLayout {}
 
 impl Layout for SSummaryLayout {
-    const INFO: &'static RegisterInfo = &S_SUMMARY_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 20, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov_r", ident: "ov_r", lsb: 19, msb: 19, access: Access::RoV, reset: 0x0, description: "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov_s", ident: "ov_s", lsb: 18, msb: 18, access: Access::RoV, reset: 0x0, description: "A counter of this S-box itself overflowed.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 17, msb: 17, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov_mb", ident: "ov_mb", lsb: 16, msb: 16, access: Access::RoV, reset: 0x0, description: "A counter in the M-box or B-box attached to this S-box overflowed.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 15, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov_c_l", ident: "ov_c_l", lsb: 2, msb: 2, access: Access::RoV, reset: 0x0, description: "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 1, msb: 1, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov_c_r", ident: "ov_c_r", lsb: 0, msb: 0, access: Access::RoV, reset: 0x0, description: "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_SUMMARY";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0xfffffffffff2fffa;
     const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_SUMMARY_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 20, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_r", ident: "ov_r", lsb: 19, msb: 19, access: Access::RoV,
+            description: "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_s", ident: "ov_s", lsb: 18, msb: 18, access: Access::RoV,
+            description: "A counter of this S-box itself overflowed.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 17, msb: 17, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_mb", ident: "ov_mb", lsb: 16, msb: 16, access: Access::RoV,
+            description: "A counter in the M-box or B-box attached to this S-box overflowed.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 15, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_c_l", ident: "ov_c_l", lsb: 2, msb: 2, access: Access::RoV,
+            description: "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 1, msb: 1, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_c_r", ident: "ov_c_r", lsb: 0, msb: 0, access: Access::RoV,
+            description: "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SSummary {
-    /// `ov_r` (bit 19, ro-v, reset 0x0): An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
+    /// `ov_r` (bit 19, ro-v, reset 0x0): An R-box counter overflowed: the left R-box half (counters
+    /// 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
     #[inline] pub const fn ov_r(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
     /// `ov_s` (bit 18, ro-v, reset 0x0): A counter of this S-box itself overflowed.
     #[inline] pub const fn ov_s(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// `ov_mb` (bit 16, ro-v, reset 0x0): A counter in the M-box or B-box attached to this S-box overflowed.
+    /// `ov_mb` (bit 16, ro-v, reset 0x0): A counter in the M-box or B-box attached to this S-box
+    /// overflowed.
     #[inline] pub const fn ov_mb(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// `ov_c_l` (bit 2, ro-v, reset 0x0): A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1.
+    /// `ov_c_l` (bit 2, ro-v, reset 0x0): A counter in one of the 'left' C-boxes overflowed: C0 or
+    /// C1 for S-box 0, C4 or C5 for S-box 1.
     #[inline] pub const fn ov_c_l(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// `ov_c_r` (bit 0, ro-v, reset 0x0): A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1.
+    /// `ov_c_r` (bit 0, ro-v, reset 0x0): A counter in one of the 'right' C-boxes overflowed: C2 or
+    /// C3 for S-box 0, C6 or C7 for S-box 1.
     #[inline] pub const fn ov_c_r(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
 }
 
+#[cfg(feature = "metadata")]
 static S_SUMMARY_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_SUMMARY", type_name: "SSummary",
+    processor: "xeon-7500", unit: "S", name: SSummaryLayout::NAME, type_name: "SSummary",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SSummaryLayout::RESET, reserved_mask: SSummaryLayout::RESERVED_MASK, ignored_mask: SSummaryLayout::IGNORED_MASK, writable_mask: SSummaryLayout::WRITABLE_MASK,
     description: "Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
@@ -269,6 +351,7 @@ pub enum SEvtSelInvert {
 
 impl SEvtSelInvert {
     /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
     pub const VALUES: &'static [ValueInfo] = &[
         ValueInfo { value: 0, name: "ge", description: "count when the event increment is >= thresh" },
         ValueInfo { value: 1, name: "lt", description: "count when the event increment is < thresh" },
@@ -285,13 +368,22 @@ impl SEvtSelInvert {
     }
 }
 
-/// Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+/// Control for S-box counter n: event and unit-mask selection, threshold comparison, edge
+/// detection, PMI on overflow and the local enable.
 ///
-/// `S{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance. Fields, masks and sources: [`SEvtSelLayout`].
+/// `S{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance.
+/// Fields, masks and sources: [`SEvtSelLayout`].
 ///
-/// **Layout from Linux; guide table not reachable** (info): The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv).
+/// **Layout from Linux; guide table not reachable** (info): The S-box control table of the guide
+/// was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which
+/// programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK
+/// 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes
+/// event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout
+/// appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are
+/// recorded as reserved (rv).
 ///
-/// **Addresses** (info): S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.
+/// **Addresses** (info): S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET)
+/// = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.
 pub type SEvtSel = Reg64<SEvtSelLayout>;
 
 /// The layout of [`SEvtSel`] (`S{i}_MSR_PMON_EVT_SEL{n}`): its fields, masks and metadata.
@@ -302,28 +394,43 @@ pub type SEvtSel = Reg64<SEvtSelLayout>;
 pub enum SEvtSelLayout {}
 
 impl Layout for SEvtSelLayout {
-    const INFO: &'static RegisterInfo = &S_EVT_SEL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Selects the sense of the threshold comparison.", values: SEvtSelInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Local enable for this counter (Linux sets bit 22 to enable S-box events).", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "Unit mask qualifying the selected event.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects the S-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_EVT_SEL{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffffffff002b0000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffd4ffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_EVT_SEL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
+            description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: SEvtSelInvert::VALUES, role: Some(Role::Invert),
+            description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for this counter (Linux sets bit 22 to enable S-box events).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
+            description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
+            description: "Unit mask qualifying the selected event.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
+            description: "Selects the S-box event to count.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SEvtSel {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment;
+    /// 0 disables the comparison.
     #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
     /// This value with `thresh` (bits 31:24) set to `v`.
     #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
@@ -331,7 +438,8 @@ impl SEvtSel {
     #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
     /// This value with `invert` (bit 23) set to `v`.
     #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter (Linux sets bit 22 to enable S-box events).
+    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter (Linux sets bit 22 to enable
+    /// S-box events).
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
     /// This value with `en` (bit 22) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
@@ -339,7 +447,8 @@ impl SEvtSel {
     #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
     /// This value with `pmi_en` (bit 20) set to `v`.
     #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
+    /// of every cycle it is asserted.
     #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
     /// This value with `edge_detect` (bit 18) set to `v`.
     #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
@@ -360,8 +469,9 @@ pub const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [Msr::new(0xCD0, "S1_MSR_PMON
 /// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
 pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [S0_MSR_PMON_EVT_SEL, S1_MSR_PMON_EVT_SEL];
 
+#[cfg(feature = "metadata")]
 static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_EVT_SEL{n}", type_name: "SEvtSel",
+    processor: "xeon-7500", unit: "S", name: SEvtSelLayout::NAME, type_name: "SEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SEvtSelLayout::RESET, reserved_mask: SEvtSelLayout::RESERVED_MASK, ignored_mask: SEvtSelLayout::IGNORED_MASK, writable_mask: SEvtSelLayout::WRITABLE_MASK,
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
@@ -385,9 +495,12 @@ static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
 
 /// S-box counter n (48-bit).
 ///
-/// `S{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance. Fields, masks and sources: [`SCtrLayout`].
+/// `S{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance. Fields,
+/// masks and sources: [`SCtrLayout`].
 ///
-/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree.
+/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the S-box; the upper 16
+/// bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid
+/// MSR_S0/S1_PMON_CTR0 agree.
 pub type SCtr = Reg64<SCtrLayout>;
 
 /// The layout of [`SCtr`] (`S{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
@@ -398,21 +511,29 @@ pub type SCtr = Reg64<SCtrLayout>;
 pub enum SCtrLayout {}
 
 impl Layout for SCtrLayout {
-    const INFO: &'static RegisterInfo = &S_CTR_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_CTR{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_CTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "S{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -425,8 +546,9 @@ pub const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [Msr::new(0xCD1, "S1_MSR_PMON_CTR0")
 /// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
 pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
 
+#[cfg(feature = "metadata")]
 static S_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_CTR{n}", type_name: "SCtr",
+    processor: "xeon-7500", unit: "S", name: SCtrLayout::NAME, type_name: "SCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SCtrLayout::RESET, reserved_mask: SCtrLayout::RESERVED_MASK, ignored_mask: SCtrLayout::IGNORED_MASK, writable_mask: SCtrLayout::WRITABLE_MASK,
     description: "S-box counter n (48-bit).",
@@ -447,13 +569,25 @@ static S_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).
+/// Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in
+/// S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box
+/// event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).
 ///
-/// `S{i}_MSR_PMON_MM_CFG`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SMmCfgLayout`].
+/// `S{i}_MSR_PMON_MM_CFG`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
+/// sources: [`SMmCfgLayout`].
 ///
-/// **Layout from Linux; guide table not read** (info): The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does.
+/// **Layout from Linux; guide table not read** (info): The guide's table for this register was not
+/// in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63)
+/// and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask
+/// values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so
+/// that safe code writes zero there, as Linux does.
 ///
-/// **One likwid version gives S0 MM_CFG the MATCH address** (source-conflict): Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow.
+/// **One likwid version gives S0 MM_CFG the MATCH address** (source-conflict): Linux
+/// NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version
+/// defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG
+/// as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0
+/// value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise
+/// follow.
 pub type SMmCfg = Reg64<SMmCfgLayout>;
 
 /// The layout of [`SMmCfg`] (`S{i}_MSR_PMON_MM_CFG`): its fields, masks and metadata.
@@ -463,19 +597,25 @@ pub type SMmCfg = Reg64<SMmCfgLayout>;
 pub enum SMmCfgLayout {}
 
 impl Layout for SMmCfgLayout {
-    const INFO: &'static RegisterInfo = &S_MM_CFG_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw, reset: 0x0, description: "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_MM_CFG";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x7fffffffffffffff;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x8000000000000000;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_MM_CFG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw,
+            description: "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SMmCfg {
-    /// `en` (bit 63, rw, reset 0x0): Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.
+    /// `en` (bit 63, rw, reset 0x0): Enables the match/mask filter. Software should clear it while
+    /// reprogramming the match and mask registers and set it afterwards.
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
     /// This value with `en` (bit 63) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
@@ -488,8 +628,9 @@ pub const S1_MSR_PMON_MM_CFG: Msr<SMmCfg> = Msr::new(0xE58, "S1_MSR_PMON_MM_CFG"
 /// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order.
 pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
 
+#[cfg(feature = "metadata")]
 static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_MM_CFG", type_name: "SMmCfg",
+    processor: "xeon-7500", unit: "S", name: SMmCfgLayout::NAME, type_name: "SMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMmCfgLayout::RESET, reserved_mask: SMmCfgLayout::RESERVED_MASK, ignored_mask: SMmCfgLayout::IGNORED_MASK, writable_mask: SMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).",
@@ -505,11 +646,18 @@ static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.
+/// Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which
+/// packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.
 ///
-/// `S{i}_MSR_PMON_MATCH`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SMatchLayout`].
+/// `S{i}_MSR_PMON_MATCH`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
+/// [`SMatchLayout`].
 ///
-/// **One field: the guide's S-box match table was not readable** (info): The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.
+/// **One field: the guide's S-box match table was not readable** (info): The guide's S-box match
+/// register table was not in any reachable public copy, so the register is modelled as a single
+/// 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this
+/// MSR unchanged, which is the only public statement of its width. Addresses: Linux
+/// NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM
+/// Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.
 pub type SMatch = Reg64<SMatchLayout>;
 
 /// The layout of [`SMatch`] (`S{i}_MSR_PMON_MATCH`): its fields, masks and metadata.
@@ -520,18 +668,23 @@ pub type SMatch = Reg64<SMatchLayout>;
 pub enum SMatchLayout {}
 
 impl Layout for SMatchLayout {
-    const INFO: &'static RegisterInfo = &S_MATCH_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_MATCH";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_MATCH_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "match", ident: "match_", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SMatch {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against, in the guide's S-box match layout; only the bits selected by the mask register take part in the comparison.
+    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against, in the guide's
+    /// S-box match layout; only the bits selected by the mask register take part in the comparison.
     #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
     /// This value with `match` (bits 63:0) set to `v`.
     #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
@@ -544,8 +697,9 @@ pub const S1_MSR_PMON_MATCH: Msr<SMatch> = Msr::new(0xE59, "S1_MSR_PMON_MATCH");
 /// `S{i}_MSR_PMON_MATCH` of every instance, in instance order.
 pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
 
+#[cfg(feature = "metadata")]
 static S_MATCH_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_MATCH", type_name: "SMatch",
+    processor: "xeon-7500", unit: "S", name: SMatchLayout::NAME, type_name: "SMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMatchLayout::RESET, reserved_mask: SMatchLayout::RESERVED_MASK, ignored_mask: SMatchLayout::IGNORED_MASK, writable_mask: SMatchLayout::WRITABLE_MASK,
     description: "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.",
@@ -560,11 +714,17 @@ static S_MATCH_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.
+/// Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH
+/// take part in the comparison, a clear bit is a don't-care.
 ///
-/// `S{i}_MSR_PMON_MASK`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources: [`SMaskLayout`].
+/// `S{i}_MSR_PMON_MASK`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
+/// [`SMaskLayout`].
 ///
-/// **One field: the guide's S-box mask table was not readable** (info): As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.
+/// **One field: the guide's S-box mask table was not readable** (info): As for S{i}_MSR_PMON_MATCH:
+/// the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's
+/// config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual
+/// Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses:
+/// Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.
 pub type SMask = Reg64<SMaskLayout>;
 
 /// The layout of [`SMask`] (`S{i}_MSR_PMON_MASK`): its fields, masks and metadata.
@@ -575,14 +735,18 @@ pub type SMask = Reg64<SMaskLayout>;
 pub enum SMaskLayout {}
 
 impl Layout for SMaskLayout {
-    const INFO: &'static RegisterInfo = &S_MASK_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw, reset: 0x0, description: "Per-bit mask for the match register.", values: &[], repeat: None, role: None, counters: &[] },
-    ];
+    const NAME: &'static str = "S{i}_MSR_PMON_MASK";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &S_MASK_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
+            description: "Per-bit mask for the match register.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl SMask {
@@ -599,8 +763,9 @@ pub const S1_MSR_PMON_MASK: Msr<SMask> = Msr::new(0xE5A, "S1_MSR_PMON_MASK");
 /// `S{i}_MSR_PMON_MASK` of every instance, in instance order.
 pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
 
+#[cfg(feature = "metadata")]
 static S_MASK_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "S", name: "S{i}_MSR_PMON_MASK", type_name: "SMask",
+    processor: "xeon-7500", unit: "S", name: SMaskLayout::NAME, type_name: "SMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMaskLayout::RESET, reserved_mask: SMaskLayout::RESERVED_MASK, ignored_mask: SMaskLayout::IGNORED_MASK, writable_mask: SMaskLayout::WRITABLE_MASK,
     description: "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.",
@@ -616,6 +781,7 @@ static S_MASK_INFO: RegisterInfo = RegisterInfo {
 };
 
 /// Metadata of this unit and its registers.
+#[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",
     name: "S",

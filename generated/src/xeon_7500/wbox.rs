@@ -2,22 +2,29 @@
 
 //! W-box (power controller) (Intel Xeon Processor 7500 Series (Nehalem-EX) uncore).
 //!
-//! The W-box is the power controller. Its PMU has four general-purpose counters for throttling and power-state events and a fixed counter that counts uncore clock cycles.
+//! The W-box is the power controller. Its PMU has four general-purpose counters for throttling and
+//! power-state events and a fixed counter that counts uncore clock cycles.
 //!
 //! Instances: W.
 //!
 //! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! fields and masks, a getter and a `with_` builder per field, the typed addresses of each
-//! instance, and the metadata static. What every register shares is in `support.rs`.
+//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
+//! and with the `metadata` feature the field table and metadata static. What every register
+//! shares is in `support.rs`.
 use crate::support::*;
+#[cfg(feature = "metadata")]
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.
+/// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
+/// uncore-clock counter.
 ///
-/// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalCtlLayout`].
+/// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+/// sources: [`WGlobalCtlLayout`].
 ///
-/// **Address cross-check** (info): 0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95.
+/// **Address cross-check** (info): 0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid
+/// MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low
+/// counter bits, matching Table 2-95.
 pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
 
 /// The layout of [`WGlobalCtl`] (`W_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
@@ -28,16 +35,22 @@ pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
 pub enum WGlobalCtlLayout {}
 
 impl Layout for WGlobalCtlLayout {
-    const INFO: &'static RegisterInfo = &W_GLOBAL_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "fixed_en", ident: "fixed_en", lsb: 31, msb: 31, access: Access::Rw, reset: 0x0, description: "Enables the fixed counter W_MSR_PMON_FIXED_CTR.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[4] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 4, msb: 30, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, reset: 0x0, description: "Per-counter enable, bit n for W_MSR_PMON_CTR{n}.", values: &[], repeat: None, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_GLOBAL_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x7ffffff0;
     const WRITABLE_MASK: u64 = 0x8000000f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_GLOBAL_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "fixed_en", ident: "fixed_en", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[4],
+            description: "Enables the fixed counter W_MSR_PMON_FIXED_CTR.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 4, msb: 30, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
+            description: "Per-counter enable, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WGlobalCtl {
@@ -47,7 +60,8 @@ impl WGlobalCtl {
     #[inline] pub const fn with_fixed_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
     /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
     #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ctr_en` returns an error instead.
+    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_ctr_en` returns an error instead.
     #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -56,8 +70,9 @@ impl WGlobalCtl {
 /// `W_MSR_PMON_GLOBAL_CTL` of instance W.
 pub const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = Msr::new(0xC80, "W_MSR_PMON_GLOBAL_CTL");
 
+#[cfg(feature = "metadata")]
 static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_CTL", type_name: "WGlobalCtl",
+    processor: "xeon-7500", unit: "W", name: WGlobalCtlLayout::NAME, type_name: "WGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalCtlLayout::RESET, reserved_mask: WGlobalCtlLayout::RESERVED_MASK, ignored_mask: WGlobalCtlLayout::IGNORED_MASK, writable_mask: WGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
@@ -73,30 +88,42 @@ static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
 
 /// Overflow status of the W-box counters (general-purpose and fixed).
 ///
-/// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalStatusLayout`].
+/// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+/// sources: [`WGlobalStatusLayout`].
 ///
-/// **Field positions inferred** (info): Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
+/// **Field positions inferred** (info): Section 2.8.3.1 names the fields ov and ov_fixed but the
+/// field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en
+/// in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n
+/// in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 =
+/// GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
 pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
 
 /// The layout of [`WGlobalStatus`] (`W_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p.
+///   2-125
 /// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
 pub enum WGlobalStatusLayout {}
 
 impl Layout for WGlobalStatusLayout {
-    const INFO: &'static RegisterInfo = &W_GLOBAL_STATUS_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ov_fixed", ident: "ov_fixed", lsb: 31, msb: 31, access: Access::RwV, reset: 0x0, description: "The fixed counter overflowed.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[4] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, reset: 0x0, description: "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.", values: &[], repeat: None, role: Some(Role::Overflow), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_GLOBAL_STATUS";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x7ffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x8000000f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_GLOBAL_STATUS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ov_fixed", ident: "ov_fixed", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[4],
+            description: "The fixed counter overflowed.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
+            description: "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WGlobalStatus {
@@ -104,9 +131,11 @@ impl WGlobalStatus {
     #[inline] pub const fn ov_fixed(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
     /// This value with `ov_fixed` (bit 31) set to `v`.
     #[inline] pub const fn with_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.
+    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per general-purpose counter, bit n for
+    /// W_MSR_PMON_CTR{n}.
     #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_ov` returns an error instead.
+    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
+    /// error in const context); `try_with_ov` returns an error instead.
     #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -115,8 +144,9 @@ impl WGlobalStatus {
 /// `W_MSR_PMON_GLOBAL_STATUS` of instance W.
 pub const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = Msr::new(0xC81, "W_MSR_PMON_GLOBAL_STATUS");
 
+#[cfg(feature = "metadata")]
 static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_STATUS", type_name: "WGlobalStatus",
+    processor: "xeon-7500", unit: "W", name: WGlobalStatusLayout::NAME, type_name: "WGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalStatusLayout::RESET, reserved_mask: WGlobalStatusLayout::RESERVED_MASK, ignored_mask: WGlobalStatusLayout::IGNORED_MASK, writable_mask: WGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
@@ -132,36 +162,48 @@ static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
 
 /// Clears W-box overflow flags.
 ///
-/// `W_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WGlobalOvfCtlLayout`].
+/// `W_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+/// sources: [`WGlobalOvfCtlLayout`].
 ///
-/// **Field positions inferred** (info): Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1\<\<n for counter n and 1\<\<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL.
+/// **Field positions inferred** (info): Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table
+/// (Table 2-97) was not readable. likwid writes 1\<\<n for counter n and 1\<\<31 for the fixed
+/// counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid
+/// MSR_W_PMON_BOX_OVF_CTRL.
 pub type WGlobalOvfCtl = Reg32<WGlobalOvfCtlLayout>;
 
 /// The layout of [`WGlobalOvfCtl`] (`W_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and metadata.
 ///
 /// Sources:
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p.
+///   2-125
 /// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
 pub enum WGlobalOvfCtlLayout {}
 
 impl Layout for WGlobalOvfCtlLayout {
-    const INFO: &'static RegisterInfo = &W_GLOBAL_OVF_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "clr_ov_fixed", ident: "clr_ov_fixed", lsb: 31, msb: 31, access: Access::W1c, reset: 0x0, description: "Write 1 to clear ov_fixed.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[4] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, reset: 0x0, description: "Write 1 to bit n to clear ov bit n.", values: &[], repeat: None, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_GLOBAL_OVF_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x7ffffff0;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x8000000f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_GLOBAL_OVF_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "clr_ov_fixed", ident: "clr_ov_fixed", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[4],
+            description: "Write 1 to clear ov_fixed.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
+            description: "Write 1 to bit n to clear ov bit n.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WGlobalOvfCtl {
     /// This value with `clr_ov_fixed` (bit 31) set to `v`.
     #[inline] pub const fn with_clr_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile error in const context); `try_with_clr_ov` returns an error instead.
+    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
+    /// compile error in const context); `try_with_clr_ov` returns an error instead.
     #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
     /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
     #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -170,8 +212,9 @@ impl WGlobalOvfCtl {
 /// `W_MSR_PMON_GLOBAL_OVF_CTL` of instance W.
 pub const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = Msr::new(0xC82, "W_MSR_PMON_GLOBAL_OVF_CTL");
 
+#[cfg(feature = "metadata")]
 static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_GLOBAL_OVF_CTL", type_name: "WGlobalOvfCtl",
+    processor: "xeon-7500", unit: "W", name: WGlobalOvfCtlLayout::NAME, type_name: "WGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalOvfCtlLayout::RESET, reserved_mask: WGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: WGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: WGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears W-box overflow flags.",
@@ -197,6 +240,7 @@ pub enum WEvtSelInvert {
 
 impl WEvtSelInvert {
     /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
     pub const VALUES: &'static [ValueInfo] = &[
         ValueInfo { value: 0, name: "ge", description: "count when the event increment is >= thresh" },
         ValueInfo { value: 1, name: "lt", description: "count when the event increment is < thresh" },
@@ -213,15 +257,36 @@ impl WEvtSelInvert {
     }
 }
 
-/// Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.
+/// Control for W-box general-purpose counter n: event and per-core mask selection, threshold
+/// comparison, edge detection, PMI on overflow and the local enable.
 ///
-/// `W_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields, masks and sources: [`WEvtSelLayout`].
+/// `W_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
+/// masks and sources: [`WEvtSelLayout`].
 ///
-/// **Table 2-98 lists ig 17:16 twice and has no row for bit 19** (erratum): Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees.
+/// **Table 2-98 lists ig 17:16 twice and has no row for bit 19** (erratum): Table 2-98 (p. 2-127)
+/// has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row
+/// between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription
+/// error for bit 19: the table lists fields in descending bit order, so that row must lie between
+/// 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0
+/// exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the
+/// same position, which agrees.
 ///
-/// **invert wording reads reversed** (erratum): Table 2-98 says that with invert = 0 the comparison is 'thresh \>= event' and with 1 'threshold \< event'. Read literally, 0 would count when the increment is at most the threshold, which is the reverse of the C-box table in the same guide (Table 2-13: 0 means threshold \<= event) and of the E5-2600 guide ('is event increment \>= threshold?'). Decided: 0 = count when the increment is \>= thresh, 1 = count when it is \< thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.
+/// **invert wording reads reversed** (erratum): Table 2-98 says that with invert = 0 the comparison
+/// is 'thresh \>= event' and with 1 'threshold \< event'. Read literally, 0 would count when the
+/// increment is at most the threshold, which is the reverse of the C-box table in the same guide
+/// (Table 2-13: 0 means threshold \<= event) and of the E5-2600 guide ('is event increment \>=
+/// threshold?'). Decided: 0 = count when the increment is \>= thresh, 1 = count when it is \<
+/// thresh, as in Table 2-13; the W-box wording is treated as a misordered comparison.
 ///
-/// **Linux names 0xC90 a counter; control is at the even address** (source-conflict): Linux uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr = NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address. likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are wrong.
+/// **Linux names 0xC90 a counter; control is at the even address** (source-conflict): Linux
+/// uncore_nhmex.c #defines NHMEX_W_MSR_PMON_CNT0 0xc90 and NHMEX_W_MSR_PMON_EVT_SEL0 0xc91, but its
+/// nhmex_uncore_wbox type uses .event_ctl = NHMEX_W_MSR_PMON_CNT0 (0xC90) and .perf_ctr =
+/// NHMEX_W_MSR_PMON_EVT_SEL0 (0xC91), i.e. control at the even and counter at the odd address.
+/// likwid registers.h defines MSR_W_PMON_EVNT_SEL0 0xC90 / MSR_W_PMON_CTR0 0xC91, and the guide's
+/// Table 2-94 lists W_MSR_PMON_EVT_SEL_0 0xC90 and W_MSR_PMON_CTR_0 0xC91, matching every other
+/// NHM-EX box. Decided: event selects at 0xC90 + 2n, counters at 0xC91 + 2n; Linux's macro names
+/// are swapped but its behaviour agrees. Address cited from likwid because Linux's names for it are
+/// wrong.
 pub type WEvtSel = Reg64<WEvtSelLayout>;
 
 /// The layout of [`WEvtSel`] (`W_MSR_PMON_EVT_SEL{n}`): its fields, masks and metadata.
@@ -232,32 +297,51 @@ pub type WEvtSel = Reg64<WEvtSelLayout>;
 pub enum WEvtSelLayout {}
 
 impl Layout for WEvtSelLayout {
-    const INFO: &'static RegisterInfo = &W_EVT_SEL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 32, msb: 49, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, reset: 0x0, description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", values: &[], repeat: None, role: Some(Role::Threshold), counters: &[] },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, reset: 0x0, description: "Selects the sense of the threshold comparison.", values: WEvtSelInvert::VALUES, repeat: None, role: Some(Role::Invert), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, reset: 0x0, description: "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when this counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, reset: 0x0, description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", values: &[], repeat: None, role: Some(Role::Edge), counters: &[] },
-        FieldInfo { name: "ig", ident: "ig", lsb: 16, msb: 17, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, reset: 0x0, description: "For the W-box: per-core mask for core-scoped events, bit k selecting core k.", values: &[], repeat: None, role: Some(Role::Umask), counters: &[] },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, reset: 0x0, description: "Selects the W-box event to count.", values: &[], repeat: None, role: Some(Role::Event), counters: &[] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_EVT_SEL{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x6004000000000000;
     const IGNORED_MASK: u64 = 0x9ffbffff002b0000;
     const WRITABLE_MASK: u64 = 0xffd4ffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_EVT_SEL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 32, msb: 49, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
+            description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: WEvtSelInvert::VALUES, role: Some(Role::Invert),
+            description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
+            description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ig", ident: "ig", lsb: 16, msb: 17, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
+            description: "For the W-box: per-core mask for core-scoped events, bit k selecting core k.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
+            description: "Selects the W-box event to count.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WEvtSel {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment; 0 disables the comparison.
+    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment;
+    /// 0 disables the comparison.
     #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
     /// This value with `thresh` (bits 31:24) set to `v`.
     #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
@@ -265,7 +349,8 @@ impl WEvtSel {
     #[inline] pub const fn invert(self) -> WEvtSelInvert { WEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
     /// This value with `invert` (bit 23) set to `v`.
     #[inline] pub const fn with_invert(self, v: WEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.
+    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en
+    /// and the U-box enable must also be set.
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
     /// This value with `en` (bit 22) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
@@ -273,11 +358,13 @@ impl WEvtSel {
     #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
     /// This value with `pmi_en` (bit 20) set to `v`.
     #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.
+    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
+    /// of every cycle it is asserted.
     #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
     /// This value with `edge_detect` (bit 18) set to `v`.
     #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): For the W-box: per-core mask for core-scoped events, bit k selecting core k.
+    /// `umask` (bits 15:8, rw, reset 0x0): For the W-box: per-core mask for core-scoped events, bit
+    /// k selecting core k.
     #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
     /// This value with `umask` (bits 15:8) set to `v`.
     #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
@@ -290,8 +377,9 @@ impl WEvtSel {
 /// `W_MSR_PMON_EVT_SEL{n}` of instance W.
 pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [Msr::new(0xC90, "W_MSR_PMON_EVT_SEL0"), Msr::new(0xC92, "W_MSR_PMON_EVT_SEL1"), Msr::new(0xC94, "W_MSR_PMON_EVT_SEL2"), Msr::new(0xC96, "W_MSR_PMON_EVT_SEL3")];
 
+#[cfg(feature = "metadata")]
 static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_EVT_SEL{n}", type_name: "WEvtSel",
+    processor: "xeon-7500", unit: "W", name: WEvtSelLayout::NAME, type_name: "WEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WEvtSelLayout::RESET, reserved_mask: WEvtSelLayout::RESERVED_MASK, ignored_mask: WEvtSelLayout::IGNORED_MASK, writable_mask: WEvtSelLayout::WRITABLE_MASK,
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
@@ -312,38 +400,55 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
 
 /// W-box general-purpose counter n (48-bit).
 ///
-/// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields, masks and sources: [`WCtrLayout`].
+/// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
+/// masks and sources: [`WCtrLayout`].
 ///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
+/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
+/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
 ///
-/// **Counter read erratum (guide p. 2-128)** (info): The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.
+/// **Counter read erratum (guide p. 2-128)** (info): The guide notes a processor erratum: a value
+/// read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and
+/// software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.
 ///
-/// **Counter address: likwid and guide over Linux's names** (source-conflict): See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses.
+/// **Counter address: likwid and guide over Linux's names** (source-conflict): See
+/// W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid
+/// (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the
+/// odd addresses.
 pub type WCtr = Reg64<WCtrLayout>;
 
 /// The layout of [`WCtr`] (`W_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
 /// Sources:
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p.
+///   2-128
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
 pub enum WCtrLayout {}
 
 impl Layout for WCtrLayout {
-    const INFO: &'static RegisterInfo = &W_CTR_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_CTR{n}";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_CTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -352,8 +457,9 @@ impl WCtr {
 /// `W_MSR_PMON_CTR{n}` of instance W.
 pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [Msr::new(0xC91, "W_MSR_PMON_CTR0"), Msr::new(0xC93, "W_MSR_PMON_CTR1"), Msr::new(0xC95, "W_MSR_PMON_CTR2"), Msr::new(0xC97, "W_MSR_PMON_CTR3")];
 
+#[cfg(feature = "metadata")]
 static W_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_CTR{n}", type_name: "WCtr",
+    processor: "xeon-7500", unit: "W", name: WCtrLayout::NAME, type_name: "WCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WCtrLayout::RESET, reserved_mask: WCtrLayout::RESERVED_MASK, ignored_mask: WCtrLayout::IGNORED_MASK, writable_mask: WCtrLayout::WRITABLE_MASK,
     description: "W-box general-purpose counter n (48-bit).",
@@ -374,9 +480,11 @@ static W_CTR_INFO: RegisterInfo = RegisterInfo {
 
 /// Control for the W-box fixed counter, which counts uncore clock cycles.
 ///
-/// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WFixedCtrCtlLayout`].
+/// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+/// sources: [`WFixedCtrCtlLayout`].
 ///
-/// **Address cross-check** (info): 0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.
+/// **Address cross-check** (info): 0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux
+/// enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.
 pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
 
 /// The layout of [`WFixedCtrCtl`] (`W_MSR_PMON_FIXED_CTR_CTL`): its fields, masks and metadata.
@@ -387,17 +495,24 @@ pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
 pub enum WFixedCtrCtlLayout {}
 
 impl Layout for WFixedCtrCtlLayout {
-    const INFO: &'static RegisterInfo = &W_FIXED_CTR_CTL_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 63, access: Access::Ig, reset: 0x0, description: "Reads zero; writes ignored.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, reset: 0x0, description: "Signal a PMI to the U-box when the fixed counter overflows.", values: &[], repeat: None, role: Some(Role::OverflowEnable), counters: &[] },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, reset: 0x0, description: "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.", values: &[], repeat: None, role: Some(Role::Enable), counters: &[] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_FIXED_CTR_CTL";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x4;
     const IGNORED_MASK: u64 = 0xfffffffffffffff8;
     const WRITABLE_MASK: u64 = 0x3;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_FIXED_CTR_CTL_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 63, access: Access::Ig,
+            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
+            description: "Signal a PMI to the U-box when the fixed counter overflows.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
+            description: "Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WFixedCtrCtl {
@@ -405,7 +520,8 @@ impl WFixedCtrCtl {
     #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
     /// This value with `pmi_en` (bit 1) set to `v`.
     #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
+    /// `en` (bit 0, rw, reset 0x0): Local enable for the fixed counter;
+    /// W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
     /// This value with `en` (bit 0) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
@@ -414,8 +530,9 @@ impl WFixedCtrCtl {
 /// `W_MSR_PMON_FIXED_CTR_CTL` of instance W.
 pub const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = Msr::new(0x395, "W_MSR_PMON_FIXED_CTR_CTL");
 
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_FIXED_CTR_CTL", type_name: "WFixedCtrCtl",
+    processor: "xeon-7500", unit: "W", name: WFixedCtrCtlLayout::NAME, type_name: "WFixedCtrCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrCtlLayout::RESET, reserved_mask: WFixedCtrCtlLayout::RESERVED_MASK, ignored_mask: WFixedCtrCtlLayout::IGNORED_MASK, writable_mask: WFixedCtrCtlLayout::WRITABLE_MASK,
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
@@ -431,36 +548,49 @@ static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
 
 /// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
 ///
-/// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and sources: [`WFixedCtrLayout`].
+/// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+/// sources: [`WFixedCtrLayout`].
 ///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
+/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
+/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
+/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
 ///
-/// **Address cross-check** (info): 0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR.
+/// **Address cross-check** (info): 0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid
+/// MSR_W_PMON_FIXED_CTR.
 pub type WFixedCtr = Reg64<WFixedCtrLayout>;
 
 /// The layout of [`WFixedCtr`] (`W_MSR_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
 /// Sources:
-/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128
+/// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p.
+///   2-128
 /// - Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125
 pub enum WFixedCtrLayout {}
 
 impl Layout for WFixedCtrLayout {
-    const INFO: &'static RegisterInfo = &W_FIXED_CTR_INFO;
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv, reset: 0x0, description: "Reserved; write zero.", values: &[], repeat: None, role: None, counters: &[] },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, reset: 0x0, description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", values: &[], repeat: None, role: Some(Role::Count), counters: &[] },
-    ];
+    const NAME: &'static str = "W_MSR_PMON_FIXED_CTR";
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0xffff000000000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &W_FIXED_CTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
+            description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
+    ];
 }
 
 impl WFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.
+    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
+    /// of events.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a compile error in const context); `try_with_event_count` returns an error instead.
+    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
+    /// (a compile error in const context); `try_with_event_count` returns an error instead.
     #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
     /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
     #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
@@ -469,8 +599,9 @@ impl WFixedCtr {
 /// `W_MSR_PMON_FIXED_CTR` of instance W.
 pub const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = Msr::new(0x394, "W_MSR_PMON_FIXED_CTR");
 
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "xeon-7500", unit: "W", name: "W_MSR_PMON_FIXED_CTR", type_name: "WFixedCtr",
+    processor: "xeon-7500", unit: "W", name: WFixedCtrLayout::NAME, type_name: "WFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrLayout::RESET, reserved_mask: WFixedCtrLayout::RESERVED_MASK, ignored_mask: WFixedCtrLayout::IGNORED_MASK, writable_mask: WFixedCtrLayout::WRITABLE_MASK,
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
@@ -486,6 +617,7 @@ static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 };
 
 /// Metadata of this unit and its registers.
+#[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "xeon-7500",
     name: "W",

@@ -22,8 +22,10 @@ pub mod r3qpi;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
+#[cfg(feature = "metadata")]
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-e5-2600",
     module: "xeon_e5_2600",

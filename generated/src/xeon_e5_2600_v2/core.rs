@@ -2,570 +2,920 @@
 
 //! Core events of `xeon-e5-2600-v2` (273 events, from Intel's event list), counted by the
 //! `architectural` PMU's CORE unit: the `with_event` of its counter control takes them.
-use crate::core_events::{CoreEvent, CoreEventsInfo};
+use crate::core_events::CoreEvent;
+#[cfg(feature = "metadata")]
+use crate::core_events::CoreEventsInfo;
+#[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
 /// An event of this list. Any core event list's events go into the core PMU's counter
-/// control (`with_event`); an uncore event does not compile there.
+/// control (`with_event`); an uncore event does not compile there. Each constant's doc gives
+/// the counters that may count it (bit n: counter n).
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LD_BLOCKS_STORE_FORWARD: Event = CoreEvent::new(&EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LD_BLOCKS_NO_SR: Event = CoreEvent::new(&EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MISALIGN_MEM_REF_LOADS: Event = CoreEvent::new(&EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MISALIGN_MEM_REF_STORES: Event = CoreEvent::new(&EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = CoreEvent::new(&EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x81, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.DEMAND_LD_WALK_COMPLETED`: event select 0x08, umask 0x82, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_DEMAND_LD_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.DEMAND_LD_WALK_COMPLETED", code: 0x08, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x82, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.DEMAND_LD_WALK_DURATION`: event select 0x08, umask 0x84, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_DEMAND_LD_WALK_DURATION: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.DEMAND_LD_WALK_DURATION", code: 0x08, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x84, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_LOAD_MISSES.LARGE_PAGE_WALK_COMPLETED`: event select 0x08, umask 0x88, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_LARGE_PAGE_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.LARGE_PAGE_WALK_COMPLETED", code: 0x08, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INT_MISC_RECOVERY_CYCLES: Event = CoreEvent::new(&EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `INT_MISC.RECOVERY_STALLS_COUNT`: event select 0x0d, umask 0x03, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = CoreEvent::new(&EventInfo { name: "INT_MISC.RECOVERY_STALLS_COUNT", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = CoreEvent::new(&EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true });
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_ANY: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert true, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true });
-    /// `UOPS_ISSUED.FLAGS_MERGE`: event select 0x0e, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_FLAGS_MERGE: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.FLAGS_MERGE", code: 0x0e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_SLOW_LEA: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_ISSUED.SINGLE_MUL`: event select 0x0e, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_ISSUED_SINGLE_MUL: Event = CoreEvent::new(&EventInfo { name: "UOPS_ISSUED.SINGLE_MUL", code: 0x0e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_X87: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`: event select 0x10, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`: event select 0x10, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`: event select 0x10, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`: event select 0x10, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = CoreEvent::new(&EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_FP_256.PACKED_SINGLE`: event select 0x11, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_FP_256_PACKED_SINGLE: Event = CoreEvent::new(&EventInfo { name: "SIMD_FP_256.PACKED_SINGLE", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SIMD_FP_256.PACKED_DOUBLE`: event select 0x11, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SIMD_FP_256_PACKED_DOUBLE: Event = CoreEvent::new(&EventInfo { name: "SIMD_FP_256.PACKED_DOUBLE", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ARITH_FPU_DIV_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ARITH.FPU_DIV`: event select 0x14, umask 0x04, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ARITH_FPU_DIV: Event = CoreEvent::new(&EventInfo { name: "ARITH.FPU_DIV", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0x03, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_RFO_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_RFO_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0x0c, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_ALL_RFO: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_CODE_RD_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_CODE_RD_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_ALL_CODE_RD: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_PF_HIT: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_PF_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xc0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_RQSTS_ALL_PF: Event = CoreEvent::new(&EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xc0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_STORE_LOCK_RQSTS.MISS`: event select 0x27, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_STORE_LOCK_RQSTS_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_STORE_LOCK_RQSTS.MISS", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_STORE_LOCK_RQSTS.HIT_M`: event select 0x27, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = CoreEvent::new(&EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_M", code: 0x27, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_STORE_LOCK_RQSTS.ALL`: event select 0x27, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_STORE_LOCK_RQSTS_ALL: Event = CoreEvent::new(&EventInfo { name: "L2_STORE_LOCK_RQSTS.ALL", code: 0x27, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_L1D_WB_RQSTS.MISS`: event select 0x28, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_L1D_WB_RQSTS_MISS: Event = CoreEvent::new(&EventInfo { name: "L2_L1D_WB_RQSTS.MISS", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_L1D_WB_RQSTS.HIT_E`: event select 0x28, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_L1D_WB_RQSTS_HIT_E: Event = CoreEvent::new(&EventInfo { name: "L2_L1D_WB_RQSTS.HIT_E", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_L1D_WB_RQSTS.HIT_M`: event select 0x28, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_L1D_WB_RQSTS_HIT_M: Event = CoreEvent::new(&EventInfo { name: "L2_L1D_WB_RQSTS.HIT_M", code: 0x28, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_L1D_WB_RQSTS.ALL`: event select 0x28, umask 0x0f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_L1D_WB_RQSTS_ALL: Event = CoreEvent::new(&EventInfo { name: "L2_L1D_WB_RQSTS.ALL", code: 0x28, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LONGEST_LAT_CACHE_MISS: Event = CoreEvent::new(&EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = CoreEvent::new(&EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const L1D_PEND_MISS_PENDING: Event = CoreEvent::new(&EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = CoreEvent::new(&EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, invert false, edge false, any thread true, counters 0b100 (bit n: counter n).
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = CoreEvent::new(&EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 1, invert: false, edge: false, any_thread: true });
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_PEND_MISS_FB_FULL: Event = CoreEvent::new(&EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = CoreEvent::new(&EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = CoreEvent::new(&EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = CoreEvent::new(&EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_HIT_PRE_SW_PF: Event = CoreEvent::new(&EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOAD_HIT_PRE_HW_PF: Event = CoreEvent::new(&EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const EPT_WALK_CYCLES: Event = CoreEvent::new(&EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L1D_REPLACEMENT: Event = CoreEvent::new(&EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MOVE_ELIMINATION.INT_ELIMINATED`: event select 0x58, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = CoreEvent::new(&EventInfo { name: "MOVE_ELIMINATION.INT_ELIMINATED", code: 0x58, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`: event select 0x58, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = CoreEvent::new(&EventInfo { name: "MOVE_ELIMINATION.SIMD_ELIMINATED", code: 0x58, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`: event select 0x58, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = CoreEvent::new(&EventInfo { name: "MOVE_ELIMINATION.INT_NOT_ELIMINATED", code: 0x58, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`: event select 0x58, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = CoreEvent::new(&EventInfo { name: "MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", code: 0x58, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPL_CYCLES_RING0: Event = CoreEvent::new(&EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPL_CYCLES_RING0_TRANS: Event = CoreEvent::new(&EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CPL_CYCLES_RING123: Event = CoreEvent::new(&EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = CoreEvent::new(&EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert true, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RS_EVENTS_EMPTY_END: Event = CoreEvent::new(&EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: false });
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x5f, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = CoreEvent::new(&EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x5f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter mask 6, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x60, umask 0x02, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = CoreEvent::new(&EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = CoreEvent::new(&EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_EMPTY: Event = CoreEvent::new(&EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MITE_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MITE_CYCLES: Event = CoreEvent::new(&EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_DSB_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_DSB_CYCLES: Event = CoreEvent::new(&EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_DSB_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_DSB_CYCLES: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_DSB_OCCUR: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_MITE_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_CYCLES: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MS_SWITCHES: Event = CoreEvent::new(&EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_MITE_ALL_UOPS: Event = CoreEvent::new(&EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ICACHE_HIT: Event = CoreEvent::new(&EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ICACHE_MISSES: Event = CoreEvent::new(&EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ICACHE.IFETCH_STALL`: event select 0x80, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ICACHE_IFETCH_STALL: Event = CoreEvent::new(&EventInfo { name: "ICACHE.IFETCH_STALL", code: 0x80, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_WALK_DURATION: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_STLB_HIT: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB_MISSES.LARGE_PAGE_WALK_COMPLETED`: event select 0x85, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_MISSES_LARGE_PAGE_WALK_COMPLETED: Event = CoreEvent::new(&EventInfo { name: "ITLB_MISSES.LARGE_PAGE_WALK_COMPLETED", code: 0x85, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_LCP: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ILD_STALL_IQ_FULL: Event = CoreEvent::new(&EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_INDIRECT: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_EXEC_ALL_BRANCHES: Event = CoreEvent::new(&EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter mask 3, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter mask 2, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = CoreEvent::new(&EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x0c, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x0c, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x30, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x30, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x40, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x80, counter mask 0, invert false, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true });
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_ANY: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_RS: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_SB: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const RESOURCE_STALLS_ROB: Event = CoreEvent::new(&EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`: event select 0xa3, umask 0x02, counter mask 2, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_LDM_PENDING", code: 0xa3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x02, counter mask 2, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_NO_EXECUTE`: event select 0xa3, umask 0x04, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", code: 0xa3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 5, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 5, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`: event select 0xa3, umask 0x06, counter mask 6, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", code: 0xa3, umask: 0x06, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x06, counter mask 6, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x06, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`: event select 0xa3, umask 0x08, counter mask 8, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x08, ext_sel: false, counters: 0b100, filters: "", threshold: 8, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, ext_sel: false, counters: 0b100, filters: "", threshold: 8, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`: event select 0xa3, umask 0x0c, counter mask 12, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x0c, ext_sel: false, counters: 0b100, filters: "", threshold: 12, invert: false, edge: false, any_thread: false });
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, invert false, edge false, any thread false, counters 0b100 (bit n: counter n).
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = CoreEvent::new(&EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, ext_sel: false, counters: 0b100, filters: "", threshold: 12, invert: false, edge: false, any_thread: false });
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_UOPS: Event = CoreEvent::new(&EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_CYCLES_ACTIVE: Event = CoreEvent::new(&EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const LSD_CYCLES_4_UOPS: Event = CoreEvent::new(&EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DSB2MITE_SWITCHES_COUNT: Event = CoreEvent::new(&EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = CoreEvent::new(&EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `DSB_FILL.EXCEED_DSB_LINES`: event select 0xac, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const DSB_FILL_EXCEED_DSB_LINES: Event = CoreEvent::new(&EventInfo { name: "DSB_FILL.EXCEED_DSB_LINES", code: 0xac, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ITLB_ITLB_FLUSH: Event = CoreEvent::new(&EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_THREAD: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`: event select 0xb1, umask 0x01, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 2, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 3, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false });
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, counter mask 0, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = CoreEvent::new(&EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: true, edge: false, any_thread: false });
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = CoreEvent::new(&EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const TLB_FLUSH_DTLB_THREAD: Event = CoreEvent::new(&EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const TLB_FLUSH_STLB_ANY: Event = CoreEvent::new(&EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const INST_RETIRED_ANY_P: Event = CoreEvent::new(&EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OTHER_ASSISTS.AVX_STORE`: event select 0xc1, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OTHER_ASSISTS_AVX_STORE: Event = CoreEvent::new(&EventInfo { name: "OTHER_ASSISTS.AVX_STORE", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = CoreEvent::new(&EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = CoreEvent::new(&EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `OTHER_ASSISTS.ANY_WB_ASSIST`: event select 0xc1, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = CoreEvent::new(&EventInfo { name: "OTHER_ASSISTS.ANY_WB_ASSIST", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_ALL: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 10, invert true, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 10, invert: true, edge: false, any_thread: false });
-    /// `UOPS_RETIRED.CORE_STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert true, edge false, any thread true, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.CORE_STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true });
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = CoreEvent::new(&EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, invert false, edge true, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_COUNT: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false });
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_SMC: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MACHINE_CLEARS_MASKMOV: Event = CoreEvent::new(&EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NEAR_CALL_R3`: event select 0xc4, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NEAR_CALL_R3", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = CoreEvent::new(&EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = CoreEvent::new(&EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_X87_OUTPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_X87_INPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_SIMD_OUTPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_SIMD_INPUT: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const FP_ASSIST_ANY: Event = CoreEvent::new(&EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false });
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = CoreEvent::new(&EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_UOPS_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = CoreEvent::new(&EventInfo { name: "MEM_UOPS_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_HIT`: event select 0xd1, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_HIT", code: 0xd1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_MISS`: event select 0xd1, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_MISS", code: 0xd1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`: event select 0xd1, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", code: 0xd1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT`: event select 0xd2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", code: 0xd2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM`: event select 0xd2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", code: 0xd2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x03, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x0c, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_HITM: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_FWD: Event = CoreEvent::new(&EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const BACLEARS_ANY: Event = CoreEvent::new(&EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_DEMAND_DATA_RD: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_RFO: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_CODE_RD: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_ALL_PF: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_L1D_WB: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_L2_FILL: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_L2_WB: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_TRANS_ALL_REQUESTS: Event = CoreEvent::new(&EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_I: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_S: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_E: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_IN_ALL: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.PF_CLEAN`: event select 0xf2, umask 0x04, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_PF_CLEAN: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.PF_CLEAN", code: 0xf2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.PF_DIRTY`: event select 0xf2, umask 0x08, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_PF_DIRTY: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.PF_DIRTY", code: 0xf2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `L2_LINES_OUT.DIRTY_ALL`: event select 0xf2, umask 0x0a, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const L2_LINES_OUT_DIRTY_ALL: Event = CoreEvent::new(&EventInfo { name: "L2_LINES_OUT.DIRTY_ALL", code: 0xf2, umask: 0x0a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counter mask 0, invert false, edge false, any thread false, counters 0b1111 (bit n: counter n).
-    pub const SQ_MISC_SPLIT_LOCK: Event = CoreEvent::new(&EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false });
+    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111.
+    pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
+    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111.
+    pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
+    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111.
+    pub const MISALIGN_MEM_REF_LOADS: Event = Event { code: 0x05, umask: 0x01, row: 2, ..Event::BASE };
+    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111.
+    pub const MISALIGN_MEM_REF_STORES: Event = Event { code: 0x05, umask: 0x02, row: 3, ..Event::BASE };
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
+    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 4, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x81, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x81, row: 5, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.DEMAND_LD_WALK_COMPLETED`: event select 0x08, umask 0x82, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_DEMAND_LD_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x82, row: 6, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x82, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x82, row: 7, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.DEMAND_LD_WALK_DURATION`: event select 0x08, umask 0x84, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_DEMAND_LD_WALK_DURATION: Event = Event { code: 0x08, umask: 0x84, row: 8, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x84, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event { code: 0x08, umask: 0x84, row: 9, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.LARGE_PAGE_WALK_COMPLETED`: event select 0x08, umask 0x88, counters
+    /// 0b1111.
+    pub const DTLB_LOAD_MISSES_LARGE_PAGE_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x88, row: 10, ..Event::BASE };
+    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111.
+    pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 11, ..Event::BASE };
+    /// `INT_MISC.RECOVERY_STALLS_COUNT`: event select 0x0d, umask 0x03, counter mask 1, edge,
+    /// counters 0b1111.
+    pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, edge: true, row: 12, ..Event::BASE };
+    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, any thread,
+    /// counters 0b1111.
+    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, any_thread: true, row: 13, ..Event::BASE };
+    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
+    pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 14, ..Event::BASE };
+    /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
+    /// 0b1111.
+    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 15, ..Event::BASE };
+    /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
+    /// thread, counters 0b1111.
+    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 16, ..Event::BASE };
+    /// `UOPS_ISSUED.FLAGS_MERGE`: event select 0x0e, umask 0x10, counters 0b1111.
+    pub const UOPS_ISSUED_FLAGS_MERGE: Event = Event { code: 0x0e, umask: 0x10, row: 17, ..Event::BASE };
+    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111.
+    pub const UOPS_ISSUED_SLOW_LEA: Event = Event { code: 0x0e, umask: 0x20, row: 18, ..Event::BASE };
+    /// `UOPS_ISSUED.SINGLE_MUL`: event select 0x0e, umask 0x40, counters 0b1111.
+    pub const UOPS_ISSUED_SINGLE_MUL: Event = Event { code: 0x0e, umask: 0x40, row: 19, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_X87: Event = Event { code: 0x10, umask: 0x01, row: 20, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`: event select 0x10, umask 0x10, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = Event { code: 0x10, umask: 0x10, row: 21, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`: event select 0x10, umask 0x20, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = Event { code: 0x10, umask: 0x20, row: 22, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`: event select 0x10, umask 0x40, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = Event { code: 0x10, umask: 0x40, row: 23, ..Event::BASE };
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`: event select 0x10, umask 0x80, counters 0b1111.
+    pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = Event { code: 0x10, umask: 0x80, row: 24, ..Event::BASE };
+    /// `SIMD_FP_256.PACKED_SINGLE`: event select 0x11, umask 0x01, counters 0b1111.
+    pub const SIMD_FP_256_PACKED_SINGLE: Event = Event { code: 0x11, umask: 0x01, row: 25, ..Event::BASE };
+    /// `SIMD_FP_256.PACKED_DOUBLE`: event select 0x11, umask 0x02, counters 0b1111.
+    pub const SIMD_FP_256_PACKED_DOUBLE: Event = Event { code: 0x11, umask: 0x02, row: 26, ..Event::BASE };
+    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111.
+    pub const ARITH_FPU_DIV_ACTIVE: Event = Event { code: 0x14, umask: 0x01, row: 27, ..Event::BASE };
+    /// `ARITH.FPU_DIV`: event select 0x14, umask 0x04, counter mask 1, edge, counters 0b1111.
+    pub const ARITH_FPU_DIV: Event = Event { code: 0x14, umask: 0x04, threshold: 1, edge: true, row: 28, ..Event::BASE };
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x01, counters 0b1111.
+    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0x01, row: 29, ..Event::BASE };
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0x03, counters 0b1111.
+    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0x03, row: 30, ..Event::BASE };
+    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111.
+    pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0x04, row: 31, ..Event::BASE };
+    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111.
+    pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x08, row: 32, ..Event::BASE };
+    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0x0c, counters 0b1111.
+    pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0x0c, row: 33, ..Event::BASE };
+    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0x10, counters 0b1111.
+    pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0x10, row: 34, ..Event::BASE };
+    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x20, counters 0b1111.
+    pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x20, row: 35, ..Event::BASE };
+    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0x30, counters 0b1111.
+    pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0x30, row: 36, ..Event::BASE };
+    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0x40, counters 0b1111.
+    pub const L2_RQSTS_PF_HIT: Event = Event { code: 0x24, umask: 0x40, row: 37, ..Event::BASE };
+    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x80, counters 0b1111.
+    pub const L2_RQSTS_PF_MISS: Event = Event { code: 0x24, umask: 0x80, row: 38, ..Event::BASE };
+    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xc0, counters 0b1111.
+    pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xc0, row: 39, ..Event::BASE };
+    /// `L2_STORE_LOCK_RQSTS.MISS`: event select 0x27, umask 0x01, counters 0b1111.
+    pub const L2_STORE_LOCK_RQSTS_MISS: Event = Event { code: 0x27, umask: 0x01, row: 40, ..Event::BASE };
+    /// `L2_STORE_LOCK_RQSTS.HIT_M`: event select 0x27, umask 0x08, counters 0b1111.
+    pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = Event { code: 0x27, umask: 0x08, row: 41, ..Event::BASE };
+    /// `L2_STORE_LOCK_RQSTS.ALL`: event select 0x27, umask 0x0f, counters 0b1111.
+    pub const L2_STORE_LOCK_RQSTS_ALL: Event = Event { code: 0x27, umask: 0x0f, row: 42, ..Event::BASE };
+    /// `L2_L1D_WB_RQSTS.MISS`: event select 0x28, umask 0x01, counters 0b1111.
+    pub const L2_L1D_WB_RQSTS_MISS: Event = Event { code: 0x28, umask: 0x01, row: 43, ..Event::BASE };
+    /// `L2_L1D_WB_RQSTS.HIT_E`: event select 0x28, umask 0x04, counters 0b1111.
+    pub const L2_L1D_WB_RQSTS_HIT_E: Event = Event { code: 0x28, umask: 0x04, row: 44, ..Event::BASE };
+    /// `L2_L1D_WB_RQSTS.HIT_M`: event select 0x28, umask 0x08, counters 0b1111.
+    pub const L2_L1D_WB_RQSTS_HIT_M: Event = Event { code: 0x28, umask: 0x08, row: 45, ..Event::BASE };
+    /// `L2_L1D_WB_RQSTS.ALL`: event select 0x28, umask 0x0f, counters 0b1111.
+    pub const L2_L1D_WB_RQSTS_ALL: Event = Event { code: 0x28, umask: 0x0f, row: 46, ..Event::BASE };
+    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
+    pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 47, ..Event::BASE };
+    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
+    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 48, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 49, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 50, ..Event::BASE };
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 51, ..Event::BASE };
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
+    /// 0b1111.
+    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 52, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 53, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 54, ..Event::BASE };
+    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 55, ..Event::BASE };
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 56, ..Event::BASE };
+    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b100.
+    pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 57, ..Event::BASE };
+    /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
+    /// 0b100.
+    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 58, ..Event::BASE };
+    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
+    /// thread, counters 0b100.
+    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 59, ..Event::BASE };
+    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111.
+    pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, threshold: 1, row: 60, ..Event::BASE };
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111.
+    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 61, ..Event::BASE };
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111.
+    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x02, row: 62, ..Event::BASE };
+    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x04, counters 0b1111.
+    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event { code: 0x49, umask: 0x04, row: 63, ..Event::BASE };
+    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111.
+    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x10, row: 64, ..Event::BASE };
+    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111.
+    pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 65, ..Event::BASE };
+    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111.
+    pub const LOAD_HIT_PRE_HW_PF: Event = Event { code: 0x4c, umask: 0x02, row: 66, ..Event::BASE };
+    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111.
+    pub const EPT_WALK_CYCLES: Event = Event { code: 0x4f, umask: 0x10, row: 67, ..Event::BASE };
+    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
+    pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 68, ..Event::BASE };
+    /// `MOVE_ELIMINATION.INT_ELIMINATED`: event select 0x58, umask 0x01, counters 0b1111.
+    pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = Event { code: 0x58, umask: 0x01, row: 69, ..Event::BASE };
+    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`: event select 0x58, umask 0x02, counters 0b1111.
+    pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = Event { code: 0x58, umask: 0x02, row: 70, ..Event::BASE };
+    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`: event select 0x58, umask 0x04, counters 0b1111.
+    pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x04, row: 71, ..Event::BASE };
+    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`: event select 0x58, umask 0x08, counters 0b1111.
+    pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x08, row: 72, ..Event::BASE };
+    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111.
+    pub const CPL_CYCLES_RING0: Event = Event { code: 0x5c, umask: 0x01, row: 73, ..Event::BASE };
+    /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, edge, counters
+    /// 0b1111.
+    pub const CPL_CYCLES_RING0_TRANS: Event = Event { code: 0x5c, umask: 0x01, threshold: 1, edge: true, row: 74, ..Event::BASE };
+    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111.
+    pub const CPL_CYCLES_RING123: Event = Event { code: 0x5c, umask: 0x02, row: 75, ..Event::BASE };
+    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111.
+    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 76, ..Event::BASE };
+    /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
+    /// 0b1111.
+    pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 77, ..Event::BASE };
+    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x5f, umask 0x04, counters 0b1111.
+    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x5f, umask: 0x04, row: 78, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
+    /// 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 79, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
+    /// counter mask 1, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 80, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter
+    /// mask 6, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 81, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
+    /// 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 82, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x60, umask 0x02,
+    /// counter mask 1, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, threshold: 1, row: 83, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 84, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
+    /// counter mask 1, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 85, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 86, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
+    /// mask 1, counters 0b1111.
+    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 87, ..Event::BASE };
+    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111.
+    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x01, row: 88, ..Event::BASE };
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111.
+    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x02, row: 89, ..Event::BASE };
+    /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counters 0b1111.
+    pub const IDQ_EMPTY: Event = Event { code: 0x79, umask: 0x02, row: 90, ..Event::BASE };
+    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
+    pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 91, ..Event::BASE };
+    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
+    pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 92, ..Event::BASE };
+    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
+    pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 93, ..Event::BASE };
+    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
+    pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 94, ..Event::BASE };
+    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111.
+    pub const IDQ_MS_DSB_UOPS: Event = Event { code: 0x79, umask: 0x10, row: 95, ..Event::BASE };
+    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111.
+    pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 96, ..Event::BASE };
+    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111.
+    pub const IDQ_MS_DSB_OCCUR: Event = Event { code: 0x79, umask: 0x10, threshold: 1, edge: true, row: 97, ..Event::BASE };
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111.
+    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 98, ..Event::BASE };
+    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
+    /// 0b1111.
+    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 99, ..Event::BASE };
+    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111.
+    pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 100, ..Event::BASE };
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters
+    /// 0b1111.
+    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 101, ..Event::BASE };
+    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
+    /// 0b1111.
+    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 102, ..Event::BASE };
+    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111.
+    pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 103, ..Event::BASE };
+    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111.
+    pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 104, ..Event::BASE };
+    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111.
+    pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 105, ..Event::BASE };
+    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111.
+    pub const IDQ_MITE_ALL_UOPS: Event = Event { code: 0x79, umask: 0x3c, row: 106, ..Event::BASE };
+    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111.
+    pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 107, ..Event::BASE };
+    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111.
+    pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 108, ..Event::BASE };
+    /// `ICACHE.IFETCH_STALL`: event select 0x80, umask 0x04, counters 0b1111.
+    pub const ICACHE_IFETCH_STALL: Event = Event { code: 0x80, umask: 0x04, row: 109, ..Event::BASE };
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111.
+    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 110, ..Event::BASE };
+    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111.
+    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x02, row: 111, ..Event::BASE };
+    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x04, counters 0b1111.
+    pub const ITLB_MISSES_WALK_DURATION: Event = Event { code: 0x85, umask: 0x04, row: 112, ..Event::BASE };
+    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x10, counters 0b1111.
+    pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x10, row: 113, ..Event::BASE };
+    /// `ITLB_MISSES.LARGE_PAGE_WALK_COMPLETED`: event select 0x85, umask 0x80, counters 0b1111.
+    pub const ITLB_MISSES_LARGE_PAGE_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x80, row: 114, ..Event::BASE };
+    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 115, ..Event::BASE };
+    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111.
+    pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 116, ..Event::BASE };
+    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111.
+    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x41, row: 117, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x81, row: 118, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event { code: 0x88, umask: 0x82, row: 119, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counters
+    /// 0b1111.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0x84, row: 120, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0x88, row: 121, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x90, row: 122, ..Event::BASE };
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111.
+    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xa0, row: 123, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111.
+    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x88, umask: 0xc1, row: 124, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111.
+    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event { code: 0x88, umask: 0xc2, row: 125, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counters
+    /// 0b1111.
+    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0xc4, row: 126, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111.
+    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0xc8, row: 127, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111.
+    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xd0, row: 128, ..Event::BASE };
+    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111.
+    pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 129, ..Event::BASE };
+    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111.
+    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event { code: 0x88, umask: 0xff, row: 130, ..Event::BASE };
+    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111.
+    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x41, row: 131, ..Event::BASE };
+    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111.
+    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x81, row: 132, ..Event::BASE };
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counters
+    /// 0b1111.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0x84, row: 133, ..Event::BASE };
+    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111.
+    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x88, row: 134, ..Event::BASE };
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111.
+    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xa0, row: 135, ..Event::BASE };
+    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111.
+    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x89, umask: 0xc1, row: 136, ..Event::BASE };
+    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counters
+    /// 0b1111.
+    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0xc4, row: 137, ..Event::BASE };
+    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111.
+    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 138, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 139, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
+    /// mask 4, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, row: 140, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
+    /// mask 3, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 141, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
+    /// mask 2, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 2, row: 142, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
+    /// mask 1, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 143, ..Event::BASE };
+    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
+    /// invert, counters 0b1111.
+    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 144, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 145, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = Event { code: 0xa1, umask: 0x01, any_thread: true, row: 146, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 147, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = Event { code: 0xa1, umask: 0x02, any_thread: true, row: 148, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x0c, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x0c, row: 149, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x0c, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = Event { code: 0xa1, umask: 0x0c, any_thread: true, row: 150, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x30, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x30, row: 151, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x30, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = Event { code: 0xa1, umask: 0x30, any_thread: true, row: 152, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x40, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x40, row: 153, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x40, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = Event { code: 0xa1, umask: 0x40, any_thread: true, row: 154, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x80, counters 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x80, row: 155, ..Event::BASE };
+    /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x80, any thread, counters
+    /// 0b1111.
+    pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = Event { code: 0xa1, umask: 0x80, any_thread: true, row: 156, ..Event::BASE };
+    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
+    pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 157, ..Event::BASE };
+    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111.
+    pub const RESOURCE_STALLS_RS: Event = Event { code: 0xa2, umask: 0x04, row: 158, ..Event::BASE };
+    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111.
+    pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 159, ..Event::BASE };
+    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111.
+    pub const RESOURCE_STALLS_ROB: Event = Event { code: 0xa2, umask: 0x10, row: 160, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 161, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 162, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`: event select 0xa3, umask 0x02, counter mask 2, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 163, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x02, counter mask 2, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 164, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_NO_EXECUTE`: event select 0xa3, umask 0x04, counter mask 4, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 165, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 166, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 167, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 168, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`: event select 0xa3, umask 0x06, counter mask 6, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 169, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x06, counter mask 6, counters
+    /// 0b1111.
+    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 170, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`: event select 0xa3, umask 0x08, counter mask 8, counters
+    /// 0b100.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 171, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, counters
+    /// 0b100.
+    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 172, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`: event select 0xa3, umask 0x0c, counter mask 12,
+    /// counters 0b100.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 173, ..Event::BASE };
+    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
+    /// 0b100.
+    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 174, ..Event::BASE };
+    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111.
+    pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 175, ..Event::BASE };
+    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
+    pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 176, ..Event::BASE };
+    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111.
+    pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 177, ..Event::BASE };
+    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111.
+    pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x01, row: 178, ..Event::BASE };
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111.
+    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 179, ..Event::BASE };
+    /// `DSB_FILL.EXCEED_DSB_LINES`: event select 0xac, umask 0x08, counters 0b1111.
+    pub const DSB_FILL_EXCEED_DSB_LINES: Event = Event { code: 0xac, umask: 0x08, row: 180, ..Event::BASE };
+    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
+    pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 181, ..Event::BASE };
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111.
+    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 182, ..Event::BASE };
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111.
+    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 183, ..Event::BASE };
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111.
+    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 184, ..Event::BASE };
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111.
+    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 185, ..Event::BASE };
+    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111.
+    pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 186, ..Event::BASE };
+    /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 187, ..Event::BASE };
+    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`: event select 0xb1, umask 0x01, counter mask 1,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 188, ..Event::BASE };
+    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 2,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 189, ..Event::BASE };
+    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 3,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 190, ..Event::BASE };
+    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4,
+    /// counters 0b1111.
+    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 191, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 192, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
+    /// 0b1111.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 193, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
+    /// 0b1111.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 194, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
+    /// 0b1111.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 195, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
+    /// 0b1111.
+    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 196, ..Event::BASE };
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111.
+    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, invert: true, row: 197, ..Event::BASE };
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
+    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 198, ..Event::BASE };
+    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111.
+    pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 199, ..Event::BASE };
+    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111.
+    pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 200, ..Event::BASE };
+    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111.
+    pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 201, ..Event::BASE };
+    /// `OTHER_ASSISTS.AVX_STORE`: event select 0xc1, umask 0x08, counters 0b1111.
+    pub const OTHER_ASSISTS_AVX_STORE: Event = Event { code: 0xc1, umask: 0x08, row: 202, ..Event::BASE };
+    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x10, counters 0b1111.
+    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event { code: 0xc1, umask: 0x10, row: 203, ..Event::BASE };
+    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x20, counters 0b1111.
+    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event { code: 0xc1, umask: 0x20, row: 204, ..Event::BASE };
+    /// `OTHER_ASSISTS.ANY_WB_ASSIST`: event select 0xc1, umask 0x80, counters 0b1111.
+    pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = Event { code: 0xc1, umask: 0x80, row: 205, ..Event::BASE };
+    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111.
+    pub const UOPS_RETIRED_ALL: Event = Event { code: 0xc2, umask: 0x01, row: 206, ..Event::BASE };
+    /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
+    /// 0b1111.
+    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 207, ..Event::BASE };
+    /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 10, invert,
+    /// counters 0b1111.
+    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 10, invert: true, row: 208, ..Event::BASE };
+    /// `UOPS_RETIRED.CORE_STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, any
+    /// thread, counters 0b1111.
+    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 209, ..Event::BASE };
+    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
+    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 210, ..Event::BASE };
+    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
+    /// 0b1111.
+    pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 211, ..Event::BASE };
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111.
+    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 212, ..Event::BASE };
+    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
+    pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 213, ..Event::BASE };
+    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111.
+    pub const MACHINE_CLEARS_MASKMOV: Event = Event { code: 0xc3, umask: 0x20, row: 214, ..Event::BASE };
+    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111.
+    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 215, ..Event::BASE };
+    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
+    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 216, ..Event::BASE };
+    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
+    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 217, ..Event::BASE };
+    /// `BR_INST_RETIRED.NEAR_CALL_R3`: event select 0xc4, umask 0x02, counters 0b1111.
+    pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = Event { code: 0xc4, umask: 0x02, row: 218, ..Event::BASE };
+    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111.
+    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 219, ..Event::BASE };
+    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111.
+    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 220, ..Event::BASE };
+    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111.
+    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 221, ..Event::BASE };
+    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111.
+    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 222, ..Event::BASE };
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111.
+    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 223, ..Event::BASE };
+    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111.
+    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 224, ..Event::BASE };
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111.
+    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 225, ..Event::BASE };
+    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111.
+    pub const FP_ASSIST_X87_OUTPUT: Event = Event { code: 0xca, umask: 0x02, row: 226, ..Event::BASE };
+    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111.
+    pub const FP_ASSIST_X87_INPUT: Event = Event { code: 0xca, umask: 0x04, row: 227, ..Event::BASE };
+    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111.
+    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event { code: 0xca, umask: 0x08, row: 228, ..Event::BASE };
+    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111.
+    pub const FP_ASSIST_SIMD_INPUT: Event = Event { code: 0xca, umask: 0x10, row: 229, ..Event::BASE };
+    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
+    pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 230, ..Event::BASE };
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111.
+    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 231, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 232, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`: event select 0xd0, umask 0x12, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event { code: 0xd0, umask: 0x12, row: 233, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.LOCK_LOADS`: event select 0xd0, umask 0x21, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event { code: 0xd0, umask: 0x21, row: 234, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`: event select 0xd0, umask 0x41, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event { code: 0xd0, umask: 0x41, row: 235, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.SPLIT_STORES`: event select 0xd0, umask 0x42, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event { code: 0xd0, umask: 0x42, row: 236, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.ALL_LOADS`: event select 0xd0, umask 0x81, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event { code: 0xd0, umask: 0x81, row: 237, ..Event::BASE };
+    /// `MEM_UOPS_RETIRED.ALL_STORES`: event select 0xd0, umask 0x82, counters 0b1111.
+    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event { code: 0xd0, umask: 0x82, row: 238, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`: event select 0xd1, umask 0x01, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event { code: 0xd1, umask: 0x01, row: 239, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`: event select 0xd1, umask 0x02, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event { code: 0xd1, umask: 0x02, row: 240, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.LLC_HIT`: event select 0xd1, umask 0x04, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_LLC_HIT: Event = Event { code: 0xd1, umask: 0x04, row: 241, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`: event select 0xd1, umask 0x08, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event { code: 0xd1, umask: 0x08, row: 242, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`: event select 0xd1, umask 0x10, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event { code: 0xd1, umask: 0x10, row: 243, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.LLC_MISS`: event select 0xd1, umask 0x20, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_LLC_MISS: Event = Event { code: 0xd1, umask: 0x20, row: 244, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`: event select 0xd1, umask 0x40, counters 0b1111.
+    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event { code: 0xd1, umask: 0x40, row: 245, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS`: event select 0xd2, umask 0x01, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS: Event = Event { code: 0xd2, umask: 0x01, row: 246, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT`: event select 0xd2, umask 0x02, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT: Event = Event { code: 0xd2, umask: 0x02, row: 247, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM`: event select 0xd2, umask 0x04, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM: Event = Event { code: 0xd2, umask: 0x04, row: 248, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE`: event select 0xd2, umask 0x08, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE: Event = Event { code: 0xd2, umask: 0x08, row: 249, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM`: event select 0xd3, umask 0x03, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM: Event = Event { code: 0xd3, umask: 0x03, row: 250, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x0c, counters
+    /// 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x0c, row: 251, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_HITM`: event select 0xd3, umask 0x10, counters
+    /// 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x10, row: 252, ..Event::BASE };
+    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x20, counters 0b1111.
+    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x20, row: 253, ..Event::BASE };
+    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111.
+    pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x1f, row: 254, ..Event::BASE };
+    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111.
+    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event { code: 0xf0, umask: 0x01, row: 255, ..Event::BASE };
+    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111.
+    pub const L2_TRANS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 256, ..Event::BASE };
+    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111.
+    pub const L2_TRANS_CODE_RD: Event = Event { code: 0xf0, umask: 0x04, row: 257, ..Event::BASE };
+    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111.
+    pub const L2_TRANS_ALL_PF: Event = Event { code: 0xf0, umask: 0x08, row: 258, ..Event::BASE };
+    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111.
+    pub const L2_TRANS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 259, ..Event::BASE };
+    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111.
+    pub const L2_TRANS_L2_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 260, ..Event::BASE };
+    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111.
+    pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 261, ..Event::BASE };
+    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111.
+    pub const L2_TRANS_ALL_REQUESTS: Event = Event { code: 0xf0, umask: 0x80, row: 262, ..Event::BASE };
+    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111.
+    pub const L2_LINES_IN_I: Event = Event { code: 0xf1, umask: 0x01, row: 263, ..Event::BASE };
+    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111.
+    pub const L2_LINES_IN_S: Event = Event { code: 0xf1, umask: 0x02, row: 264, ..Event::BASE };
+    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111.
+    pub const L2_LINES_IN_E: Event = Event { code: 0xf1, umask: 0x04, row: 265, ..Event::BASE };
+    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111.
+    pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x07, row: 266, ..Event::BASE };
+    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111.
+    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x01, row: 267, ..Event::BASE };
+    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111.
+    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x02, row: 268, ..Event::BASE };
+    /// `L2_LINES_OUT.PF_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111.
+    pub const L2_LINES_OUT_PF_CLEAN: Event = Event { code: 0xf2, umask: 0x04, row: 269, ..Event::BASE };
+    /// `L2_LINES_OUT.PF_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111.
+    pub const L2_LINES_OUT_PF_DIRTY: Event = Event { code: 0xf2, umask: 0x08, row: 270, ..Event::BASE };
+    /// `L2_LINES_OUT.DIRTY_ALL`: event select 0xf2, umask 0x0a, counters 0b1111.
+    pub const L2_LINES_OUT_DIRTY_ALL: Event = Event { code: 0xf2, umask: 0x0a, row: 271, ..Event::BASE };
+    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
+    pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 272, ..Event::BASE };
     /// Every event of the list.
     pub const ALL: &'static [Event] = &[Event::LD_BLOCKS_STORE_FORWARD, Event::LD_BLOCKS_NO_SR, Event::MISALIGN_MEM_REF_LOADS, Event::MISALIGN_MEM_REF_STORES, Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS, Event::DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK, Event::DTLB_LOAD_MISSES_DEMAND_LD_WALK_COMPLETED, Event::DTLB_LOAD_MISSES_WALK_COMPLETED, Event::DTLB_LOAD_MISSES_DEMAND_LD_WALK_DURATION, Event::DTLB_LOAD_MISSES_WALK_DURATION, Event::DTLB_LOAD_MISSES_LARGE_PAGE_WALK_COMPLETED, Event::INT_MISC_RECOVERY_CYCLES, Event::INT_MISC_RECOVERY_STALLS_COUNT, Event::INT_MISC_RECOVERY_CYCLES_ANY, Event::UOPS_ISSUED_ANY, Event::UOPS_ISSUED_STALL_CYCLES, Event::UOPS_ISSUED_CORE_STALL_CYCLES, Event::UOPS_ISSUED_FLAGS_MERGE, Event::UOPS_ISSUED_SLOW_LEA, Event::UOPS_ISSUED_SINGLE_MUL, Event::FP_COMP_OPS_EXE_X87, Event::FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE, Event::FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE, Event::FP_COMP_OPS_EXE_SSE_PACKED_SINGLE, Event::FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE, Event::SIMD_FP_256_PACKED_SINGLE, Event::SIMD_FP_256_PACKED_DOUBLE, Event::ARITH_FPU_DIV_ACTIVE, Event::ARITH_FPU_DIV, Event::L2_RQSTS_DEMAND_DATA_RD_HIT, Event::L2_RQSTS_ALL_DEMAND_DATA_RD, Event::L2_RQSTS_RFO_HIT, Event::L2_RQSTS_RFO_MISS, Event::L2_RQSTS_ALL_RFO, Event::L2_RQSTS_CODE_RD_HIT, Event::L2_RQSTS_CODE_RD_MISS, Event::L2_RQSTS_ALL_CODE_RD, Event::L2_RQSTS_PF_HIT, Event::L2_RQSTS_PF_MISS, Event::L2_RQSTS_ALL_PF, Event::L2_STORE_LOCK_RQSTS_MISS, Event::L2_STORE_LOCK_RQSTS_HIT_M, Event::L2_STORE_LOCK_RQSTS_ALL, Event::L2_L1D_WB_RQSTS_MISS, Event::L2_L1D_WB_RQSTS_HIT_E, Event::L2_L1D_WB_RQSTS_HIT_M, Event::L2_L1D_WB_RQSTS_ALL, Event::LONGEST_LAT_CACHE_MISS, Event::LONGEST_LAT_CACHE_REFERENCE, Event::CPU_CLK_UNHALTED_THREAD_P, Event::CPU_CLK_UNHALTED_THREAD_P_ANY, Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK, Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY, Event::CPU_CLK_UNHALTED_REF_XCLK, Event::CPU_CLK_UNHALTED_REF_XCLK_ANY, Event::CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE, Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE, Event::L1D_PEND_MISS_PENDING, Event::L1D_PEND_MISS_PENDING_CYCLES, Event::L1D_PEND_MISS_PENDING_CYCLES_ANY, Event::L1D_PEND_MISS_FB_FULL, Event::DTLB_STORE_MISSES_MISS_CAUSES_A_WALK, Event::DTLB_STORE_MISSES_WALK_COMPLETED, Event::DTLB_STORE_MISSES_WALK_DURATION, Event::DTLB_STORE_MISSES_STLB_HIT, Event::LOAD_HIT_PRE_SW_PF, Event::LOAD_HIT_PRE_HW_PF, Event::EPT_WALK_CYCLES, Event::L1D_REPLACEMENT, Event::MOVE_ELIMINATION_INT_ELIMINATED, Event::MOVE_ELIMINATION_SIMD_ELIMINATED, Event::MOVE_ELIMINATION_INT_NOT_ELIMINATED, Event::MOVE_ELIMINATION_SIMD_NOT_ELIMINATED, Event::CPL_CYCLES_RING0, Event::CPL_CYCLES_RING0_TRANS, Event::CPL_CYCLES_RING123, Event::RS_EVENTS_EMPTY_CYCLES, Event::RS_EVENTS_EMPTY_END, Event::DTLB_LOAD_MISSES_STLB_HIT, Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD, Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD, Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6, Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD, Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD, Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO, Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO, Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD, Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD, Event::LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION, Event::LOCK_CYCLES_CACHE_LOCK_DURATION, Event::IDQ_EMPTY, Event::IDQ_MITE_UOPS, Event::IDQ_MITE_CYCLES, Event::IDQ_DSB_UOPS, Event::IDQ_DSB_CYCLES, Event::IDQ_MS_DSB_UOPS, Event::IDQ_MS_DSB_CYCLES, Event::IDQ_MS_DSB_OCCUR, Event::IDQ_ALL_DSB_CYCLES_4_UOPS, Event::IDQ_ALL_DSB_CYCLES_ANY_UOPS, Event::IDQ_MS_MITE_UOPS, Event::IDQ_ALL_MITE_CYCLES_4_UOPS, Event::IDQ_ALL_MITE_CYCLES_ANY_UOPS, Event::IDQ_MS_UOPS, Event::IDQ_MS_CYCLES, Event::IDQ_MS_SWITCHES, Event::IDQ_MITE_ALL_UOPS, Event::ICACHE_HIT, Event::ICACHE_MISSES, Event::ICACHE_IFETCH_STALL, Event::ITLB_MISSES_MISS_CAUSES_A_WALK, Event::ITLB_MISSES_WALK_COMPLETED, Event::ITLB_MISSES_WALK_DURATION, Event::ITLB_MISSES_STLB_HIT, Event::ITLB_MISSES_LARGE_PAGE_WALK_COMPLETED, Event::ILD_STALL_LCP, Event::ILD_STALL_IQ_FULL, Event::BR_INST_EXEC_NONTAKEN_CONDITIONAL, Event::BR_INST_EXEC_TAKEN_CONDITIONAL, Event::BR_INST_EXEC_TAKEN_DIRECT_JUMP, Event::BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET, Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN, Event::BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL, Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL, Event::BR_INST_EXEC_ALL_CONDITIONAL, Event::BR_INST_EXEC_ALL_DIRECT_JMP, Event::BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET, Event::BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN, Event::BR_INST_EXEC_ALL_DIRECT_NEAR_CALL, Event::BR_MISP_EXEC_INDIRECT, Event::BR_INST_EXEC_ALL_BRANCHES, Event::BR_MISP_EXEC_NONTAKEN_CONDITIONAL, Event::BR_MISP_EXEC_TAKEN_CONDITIONAL, Event::BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET, Event::BR_MISP_EXEC_TAKEN_RETURN_NEAR, Event::BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL, Event::BR_MISP_EXEC_ALL_CONDITIONAL, Event::BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET, Event::BR_MISP_EXEC_ALL_BRANCHES, Event::IDQ_UOPS_NOT_DELIVERED_CORE, Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE, Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE, Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE, Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE, Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK, Event::UOPS_DISPATCHED_PORT_PORT_0, Event::UOPS_DISPATCHED_PORT_PORT_0_CORE, Event::UOPS_DISPATCHED_PORT_PORT_1, Event::UOPS_DISPATCHED_PORT_PORT_1_CORE, Event::UOPS_DISPATCHED_PORT_PORT_2, Event::UOPS_DISPATCHED_PORT_PORT_2_CORE, Event::UOPS_DISPATCHED_PORT_PORT_3, Event::UOPS_DISPATCHED_PORT_PORT_3_CORE, Event::UOPS_DISPATCHED_PORT_PORT_4, Event::UOPS_DISPATCHED_PORT_PORT_4_CORE, Event::UOPS_DISPATCHED_PORT_PORT_5, Event::UOPS_DISPATCHED_PORT_PORT_5_CORE, Event::RESOURCE_STALLS_ANY, Event::RESOURCE_STALLS_RS, Event::RESOURCE_STALLS_SB, Event::RESOURCE_STALLS_ROB, Event::CYCLE_ACTIVITY_CYCLES_L2_PENDING, Event::CYCLE_ACTIVITY_CYCLES_L2_MISS, Event::CYCLE_ACTIVITY_CYCLES_LDM_PENDING, Event::CYCLE_ACTIVITY_CYCLES_MEM_ANY, Event::CYCLE_ACTIVITY_CYCLES_NO_EXECUTE, Event::CYCLE_ACTIVITY_STALLS_TOTAL, Event::CYCLE_ACTIVITY_STALLS_L2_PENDING, Event::CYCLE_ACTIVITY_STALLS_L2_MISS, Event::CYCLE_ACTIVITY_STALLS_LDM_PENDING, Event::CYCLE_ACTIVITY_STALLS_MEM_ANY, Event::CYCLE_ACTIVITY_CYCLES_L1D_PENDING, Event::CYCLE_ACTIVITY_CYCLES_L1D_MISS, Event::CYCLE_ACTIVITY_STALLS_L1D_PENDING, Event::CYCLE_ACTIVITY_STALLS_L1D_MISS, Event::LSD_UOPS, Event::LSD_CYCLES_ACTIVE, Event::LSD_CYCLES_4_UOPS, Event::DSB2MITE_SWITCHES_COUNT, Event::DSB2MITE_SWITCHES_PENALTY_CYCLES, Event::DSB_FILL_EXCEED_DSB_LINES, Event::ITLB_ITLB_FLUSH, Event::OFFCORE_REQUESTS_DEMAND_DATA_RD, Event::OFFCORE_REQUESTS_DEMAND_CODE_RD, Event::OFFCORE_REQUESTS_DEMAND_RFO, Event::OFFCORE_REQUESTS_ALL_DATA_RD, Event::UOPS_EXECUTED_THREAD, Event::UOPS_EXECUTED_STALL_CYCLES, Event::UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC, Event::UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC, Event::UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC, Event::UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC, Event::UOPS_EXECUTED_CORE, Event::UOPS_EXECUTED_CORE_CYCLES_GE_1, Event::UOPS_EXECUTED_CORE_CYCLES_GE_2, Event::UOPS_EXECUTED_CORE_CYCLES_GE_3, Event::UOPS_EXECUTED_CORE_CYCLES_GE_4, Event::UOPS_EXECUTED_CORE_CYCLES_NONE, Event::OFFCORE_REQUESTS_BUFFER_SQ_FULL, Event::TLB_FLUSH_DTLB_THREAD, Event::TLB_FLUSH_STLB_ANY, Event::INST_RETIRED_ANY_P, Event::OTHER_ASSISTS_AVX_STORE, Event::OTHER_ASSISTS_AVX_TO_SSE, Event::OTHER_ASSISTS_SSE_TO_AVX, Event::OTHER_ASSISTS_ANY_WB_ASSIST, Event::UOPS_RETIRED_ALL, Event::UOPS_RETIRED_STALL_CYCLES, Event::UOPS_RETIRED_TOTAL_CYCLES, Event::UOPS_RETIRED_CORE_STALL_CYCLES, Event::UOPS_RETIRED_RETIRE_SLOTS, Event::MACHINE_CLEARS_COUNT, Event::MACHINE_CLEARS_MEMORY_ORDERING, Event::MACHINE_CLEARS_SMC, Event::MACHINE_CLEARS_MASKMOV, Event::BR_INST_RETIRED_ALL_BRANCHES, Event::BR_INST_RETIRED_CONDITIONAL, Event::BR_INST_RETIRED_NEAR_CALL, Event::BR_INST_RETIRED_NEAR_CALL_R3, Event::BR_INST_RETIRED_NEAR_RETURN, Event::BR_INST_RETIRED_NOT_TAKEN, Event::BR_INST_RETIRED_NEAR_TAKEN, Event::BR_INST_RETIRED_FAR_BRANCH, Event::BR_MISP_RETIRED_ALL_BRANCHES, Event::BR_MISP_RETIRED_CONDITIONAL, Event::BR_MISP_RETIRED_NEAR_TAKEN, Event::FP_ASSIST_X87_OUTPUT, Event::FP_ASSIST_X87_INPUT, Event::FP_ASSIST_SIMD_OUTPUT, Event::FP_ASSIST_SIMD_INPUT, Event::FP_ASSIST_ANY, Event::ROB_MISC_EVENTS_LBR_INSERTS, Event::MEM_UOPS_RETIRED_STLB_MISS_LOADS, Event::MEM_UOPS_RETIRED_STLB_MISS_STORES, Event::MEM_UOPS_RETIRED_LOCK_LOADS, Event::MEM_UOPS_RETIRED_SPLIT_LOADS, Event::MEM_UOPS_RETIRED_SPLIT_STORES, Event::MEM_UOPS_RETIRED_ALL_LOADS, Event::MEM_UOPS_RETIRED_ALL_STORES, Event::MEM_LOAD_UOPS_RETIRED_L1_HIT, Event::MEM_LOAD_UOPS_RETIRED_L2_HIT, Event::MEM_LOAD_UOPS_RETIRED_LLC_HIT, Event::MEM_LOAD_UOPS_RETIRED_L1_MISS, Event::MEM_LOAD_UOPS_RETIRED_L2_MISS, Event::MEM_LOAD_UOPS_RETIRED_LLC_MISS, Event::MEM_LOAD_UOPS_RETIRED_HIT_LFB, Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS, Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT, Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM, Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE, Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM, Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM, Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_HITM, Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_FWD, Event::BACLEARS_ANY, Event::L2_TRANS_DEMAND_DATA_RD, Event::L2_TRANS_RFO, Event::L2_TRANS_CODE_RD, Event::L2_TRANS_ALL_PF, Event::L2_TRANS_L1D_WB, Event::L2_TRANS_L2_FILL, Event::L2_TRANS_L2_WB, Event::L2_TRANS_ALL_REQUESTS, Event::L2_LINES_IN_I, Event::L2_LINES_IN_S, Event::L2_LINES_IN_E, Event::L2_LINES_IN_ALL, Event::L2_LINES_OUT_DEMAND_CLEAN, Event::L2_LINES_OUT_DEMAND_DIRTY, Event::L2_LINES_OUT_PF_CLEAN, Event::L2_LINES_OUT_PF_DIRTY, Event::L2_LINES_OUT_DIRTY_ALL, Event::SQ_MISC_SPLIT_LOCK];
 }
 
-const EVENT_INFOS: &[&EventInfo] = &[Event::LD_BLOCKS_STORE_FORWARD.info(), Event::LD_BLOCKS_NO_SR.info(), Event::MISALIGN_MEM_REF_LOADS.info(), Event::MISALIGN_MEM_REF_STORES.info(), Event::LD_BLOCKS_PARTIAL_ADDRESS_ALIAS.info(), Event::DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK.info(), Event::DTLB_LOAD_MISSES_DEMAND_LD_WALK_COMPLETED.info(), Event::DTLB_LOAD_MISSES_WALK_COMPLETED.info(), Event::DTLB_LOAD_MISSES_DEMAND_LD_WALK_DURATION.info(), Event::DTLB_LOAD_MISSES_WALK_DURATION.info(), Event::DTLB_LOAD_MISSES_LARGE_PAGE_WALK_COMPLETED.info(), Event::INT_MISC_RECOVERY_CYCLES.info(), Event::INT_MISC_RECOVERY_STALLS_COUNT.info(), Event::INT_MISC_RECOVERY_CYCLES_ANY.info(), Event::UOPS_ISSUED_ANY.info(), Event::UOPS_ISSUED_STALL_CYCLES.info(), Event::UOPS_ISSUED_CORE_STALL_CYCLES.info(), Event::UOPS_ISSUED_FLAGS_MERGE.info(), Event::UOPS_ISSUED_SLOW_LEA.info(), Event::UOPS_ISSUED_SINGLE_MUL.info(), Event::FP_COMP_OPS_EXE_X87.info(), Event::FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE.info(), Event::FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE.info(), Event::FP_COMP_OPS_EXE_SSE_PACKED_SINGLE.info(), Event::FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE.info(), Event::SIMD_FP_256_PACKED_SINGLE.info(), Event::SIMD_FP_256_PACKED_DOUBLE.info(), Event::ARITH_FPU_DIV_ACTIVE.info(), Event::ARITH_FPU_DIV.info(), Event::L2_RQSTS_DEMAND_DATA_RD_HIT.info(), Event::L2_RQSTS_ALL_DEMAND_DATA_RD.info(), Event::L2_RQSTS_RFO_HIT.info(), Event::L2_RQSTS_RFO_MISS.info(), Event::L2_RQSTS_ALL_RFO.info(), Event::L2_RQSTS_CODE_RD_HIT.info(), Event::L2_RQSTS_CODE_RD_MISS.info(), Event::L2_RQSTS_ALL_CODE_RD.info(), Event::L2_RQSTS_PF_HIT.info(), Event::L2_RQSTS_PF_MISS.info(), Event::L2_RQSTS_ALL_PF.info(), Event::L2_STORE_LOCK_RQSTS_MISS.info(), Event::L2_STORE_LOCK_RQSTS_HIT_M.info(), Event::L2_STORE_LOCK_RQSTS_ALL.info(), Event::L2_L1D_WB_RQSTS_MISS.info(), Event::L2_L1D_WB_RQSTS_HIT_E.info(), Event::L2_L1D_WB_RQSTS_HIT_M.info(), Event::L2_L1D_WB_RQSTS_ALL.info(), Event::LONGEST_LAT_CACHE_MISS.info(), Event::LONGEST_LAT_CACHE_REFERENCE.info(), Event::CPU_CLK_UNHALTED_THREAD_P.info(), Event::CPU_CLK_UNHALTED_THREAD_P_ANY.info(), Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK.info(), Event::CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY.info(), Event::CPU_CLK_UNHALTED_REF_XCLK.info(), Event::CPU_CLK_UNHALTED_REF_XCLK_ANY.info(), Event::CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE.info(), Event::CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE.info(), Event::L1D_PEND_MISS_PENDING.info(), Event::L1D_PEND_MISS_PENDING_CYCLES.info(), Event::L1D_PEND_MISS_PENDING_CYCLES_ANY.info(), Event::L1D_PEND_MISS_FB_FULL.info(), Event::DTLB_STORE_MISSES_MISS_CAUSES_A_WALK.info(), Event::DTLB_STORE_MISSES_WALK_COMPLETED.info(), Event::DTLB_STORE_MISSES_WALK_DURATION.info(), Event::DTLB_STORE_MISSES_STLB_HIT.info(), Event::LOAD_HIT_PRE_SW_PF.info(), Event::LOAD_HIT_PRE_HW_PF.info(), Event::EPT_WALK_CYCLES.info(), Event::L1D_REPLACEMENT.info(), Event::MOVE_ELIMINATION_INT_ELIMINATED.info(), Event::MOVE_ELIMINATION_SIMD_ELIMINATED.info(), Event::MOVE_ELIMINATION_INT_NOT_ELIMINATED.info(), Event::MOVE_ELIMINATION_SIMD_NOT_ELIMINATED.info(), Event::CPL_CYCLES_RING0.info(), Event::CPL_CYCLES_RING0_TRANS.info(), Event::CPL_CYCLES_RING123.info(), Event::RS_EVENTS_EMPTY_CYCLES.info(), Event::RS_EVENTS_EMPTY_END.info(), Event::DTLB_LOAD_MISSES_STLB_HIT.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD.info(), Event::OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD.info(), Event::LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION.info(), Event::LOCK_CYCLES_CACHE_LOCK_DURATION.info(), Event::IDQ_EMPTY.info(), Event::IDQ_MITE_UOPS.info(), Event::IDQ_MITE_CYCLES.info(), Event::IDQ_DSB_UOPS.info(), Event::IDQ_DSB_CYCLES.info(), Event::IDQ_MS_DSB_UOPS.info(), Event::IDQ_MS_DSB_CYCLES.info(), Event::IDQ_MS_DSB_OCCUR.info(), Event::IDQ_ALL_DSB_CYCLES_4_UOPS.info(), Event::IDQ_ALL_DSB_CYCLES_ANY_UOPS.info(), Event::IDQ_MS_MITE_UOPS.info(), Event::IDQ_ALL_MITE_CYCLES_4_UOPS.info(), Event::IDQ_ALL_MITE_CYCLES_ANY_UOPS.info(), Event::IDQ_MS_UOPS.info(), Event::IDQ_MS_CYCLES.info(), Event::IDQ_MS_SWITCHES.info(), Event::IDQ_MITE_ALL_UOPS.info(), Event::ICACHE_HIT.info(), Event::ICACHE_MISSES.info(), Event::ICACHE_IFETCH_STALL.info(), Event::ITLB_MISSES_MISS_CAUSES_A_WALK.info(), Event::ITLB_MISSES_WALK_COMPLETED.info(), Event::ITLB_MISSES_WALK_DURATION.info(), Event::ITLB_MISSES_STLB_HIT.info(), Event::ITLB_MISSES_LARGE_PAGE_WALK_COMPLETED.info(), Event::ILD_STALL_LCP.info(), Event::ILD_STALL_IQ_FULL.info(), Event::BR_INST_EXEC_NONTAKEN_CONDITIONAL.info(), Event::BR_INST_EXEC_TAKEN_CONDITIONAL.info(), Event::BR_INST_EXEC_TAKEN_DIRECT_JUMP.info(), Event::BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET.info(), Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN.info(), Event::BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL.info(), Event::BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL.info(), Event::BR_INST_EXEC_ALL_CONDITIONAL.info(), Event::BR_INST_EXEC_ALL_DIRECT_JMP.info(), Event::BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET.info(), Event::BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN.info(), Event::BR_INST_EXEC_ALL_DIRECT_NEAR_CALL.info(), Event::BR_MISP_EXEC_INDIRECT.info(), Event::BR_INST_EXEC_ALL_BRANCHES.info(), Event::BR_MISP_EXEC_NONTAKEN_CONDITIONAL.info(), Event::BR_MISP_EXEC_TAKEN_CONDITIONAL.info(), Event::BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET.info(), Event::BR_MISP_EXEC_TAKEN_RETURN_NEAR.info(), Event::BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL.info(), Event::BR_MISP_EXEC_ALL_CONDITIONAL.info(), Event::BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET.info(), Event::BR_MISP_EXEC_ALL_BRANCHES.info(), Event::IDQ_UOPS_NOT_DELIVERED_CORE.info(), Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE.info(), Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE.info(), Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE.info(), Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE.info(), Event::IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK.info(), Event::UOPS_DISPATCHED_PORT_PORT_0.info(), Event::UOPS_DISPATCHED_PORT_PORT_0_CORE.info(), Event::UOPS_DISPATCHED_PORT_PORT_1.info(), Event::UOPS_DISPATCHED_PORT_PORT_1_CORE.info(), Event::UOPS_DISPATCHED_PORT_PORT_2.info(), Event::UOPS_DISPATCHED_PORT_PORT_2_CORE.info(), Event::UOPS_DISPATCHED_PORT_PORT_3.info(), Event::UOPS_DISPATCHED_PORT_PORT_3_CORE.info(), Event::UOPS_DISPATCHED_PORT_PORT_4.info(), Event::UOPS_DISPATCHED_PORT_PORT_4_CORE.info(), Event::UOPS_DISPATCHED_PORT_PORT_5.info(), Event::UOPS_DISPATCHED_PORT_PORT_5_CORE.info(), Event::RESOURCE_STALLS_ANY.info(), Event::RESOURCE_STALLS_RS.info(), Event::RESOURCE_STALLS_SB.info(), Event::RESOURCE_STALLS_ROB.info(), Event::CYCLE_ACTIVITY_CYCLES_L2_PENDING.info(), Event::CYCLE_ACTIVITY_CYCLES_L2_MISS.info(), Event::CYCLE_ACTIVITY_CYCLES_LDM_PENDING.info(), Event::CYCLE_ACTIVITY_CYCLES_MEM_ANY.info(), Event::CYCLE_ACTIVITY_CYCLES_NO_EXECUTE.info(), Event::CYCLE_ACTIVITY_STALLS_TOTAL.info(), Event::CYCLE_ACTIVITY_STALLS_L2_PENDING.info(), Event::CYCLE_ACTIVITY_STALLS_L2_MISS.info(), Event::CYCLE_ACTIVITY_STALLS_LDM_PENDING.info(), Event::CYCLE_ACTIVITY_STALLS_MEM_ANY.info(), Event::CYCLE_ACTIVITY_CYCLES_L1D_PENDING.info(), Event::CYCLE_ACTIVITY_CYCLES_L1D_MISS.info(), Event::CYCLE_ACTIVITY_STALLS_L1D_PENDING.info(), Event::CYCLE_ACTIVITY_STALLS_L1D_MISS.info(), Event::LSD_UOPS.info(), Event::LSD_CYCLES_ACTIVE.info(), Event::LSD_CYCLES_4_UOPS.info(), Event::DSB2MITE_SWITCHES_COUNT.info(), Event::DSB2MITE_SWITCHES_PENALTY_CYCLES.info(), Event::DSB_FILL_EXCEED_DSB_LINES.info(), Event::ITLB_ITLB_FLUSH.info(), Event::OFFCORE_REQUESTS_DEMAND_DATA_RD.info(), Event::OFFCORE_REQUESTS_DEMAND_CODE_RD.info(), Event::OFFCORE_REQUESTS_DEMAND_RFO.info(), Event::OFFCORE_REQUESTS_ALL_DATA_RD.info(), Event::UOPS_EXECUTED_THREAD.info(), Event::UOPS_EXECUTED_STALL_CYCLES.info(), Event::UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC.info(), Event::UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC.info(), Event::UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC.info(), Event::UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC.info(), Event::UOPS_EXECUTED_CORE.info(), Event::UOPS_EXECUTED_CORE_CYCLES_GE_1.info(), Event::UOPS_EXECUTED_CORE_CYCLES_GE_2.info(), Event::UOPS_EXECUTED_CORE_CYCLES_GE_3.info(), Event::UOPS_EXECUTED_CORE_CYCLES_GE_4.info(), Event::UOPS_EXECUTED_CORE_CYCLES_NONE.info(), Event::OFFCORE_REQUESTS_BUFFER_SQ_FULL.info(), Event::TLB_FLUSH_DTLB_THREAD.info(), Event::TLB_FLUSH_STLB_ANY.info(), Event::INST_RETIRED_ANY_P.info(), Event::OTHER_ASSISTS_AVX_STORE.info(), Event::OTHER_ASSISTS_AVX_TO_SSE.info(), Event::OTHER_ASSISTS_SSE_TO_AVX.info(), Event::OTHER_ASSISTS_ANY_WB_ASSIST.info(), Event::UOPS_RETIRED_ALL.info(), Event::UOPS_RETIRED_STALL_CYCLES.info(), Event::UOPS_RETIRED_TOTAL_CYCLES.info(), Event::UOPS_RETIRED_CORE_STALL_CYCLES.info(), Event::UOPS_RETIRED_RETIRE_SLOTS.info(), Event::MACHINE_CLEARS_COUNT.info(), Event::MACHINE_CLEARS_MEMORY_ORDERING.info(), Event::MACHINE_CLEARS_SMC.info(), Event::MACHINE_CLEARS_MASKMOV.info(), Event::BR_INST_RETIRED_ALL_BRANCHES.info(), Event::BR_INST_RETIRED_CONDITIONAL.info(), Event::BR_INST_RETIRED_NEAR_CALL.info(), Event::BR_INST_RETIRED_NEAR_CALL_R3.info(), Event::BR_INST_RETIRED_NEAR_RETURN.info(), Event::BR_INST_RETIRED_NOT_TAKEN.info(), Event::BR_INST_RETIRED_NEAR_TAKEN.info(), Event::BR_INST_RETIRED_FAR_BRANCH.info(), Event::BR_MISP_RETIRED_ALL_BRANCHES.info(), Event::BR_MISP_RETIRED_CONDITIONAL.info(), Event::BR_MISP_RETIRED_NEAR_TAKEN.info(), Event::FP_ASSIST_X87_OUTPUT.info(), Event::FP_ASSIST_X87_INPUT.info(), Event::FP_ASSIST_SIMD_OUTPUT.info(), Event::FP_ASSIST_SIMD_INPUT.info(), Event::FP_ASSIST_ANY.info(), Event::ROB_MISC_EVENTS_LBR_INSERTS.info(), Event::MEM_UOPS_RETIRED_STLB_MISS_LOADS.info(), Event::MEM_UOPS_RETIRED_STLB_MISS_STORES.info(), Event::MEM_UOPS_RETIRED_LOCK_LOADS.info(), Event::MEM_UOPS_RETIRED_SPLIT_LOADS.info(), Event::MEM_UOPS_RETIRED_SPLIT_STORES.info(), Event::MEM_UOPS_RETIRED_ALL_LOADS.info(), Event::MEM_UOPS_RETIRED_ALL_STORES.info(), Event::MEM_LOAD_UOPS_RETIRED_L1_HIT.info(), Event::MEM_LOAD_UOPS_RETIRED_L2_HIT.info(), Event::MEM_LOAD_UOPS_RETIRED_LLC_HIT.info(), Event::MEM_LOAD_UOPS_RETIRED_L1_MISS.info(), Event::MEM_LOAD_UOPS_RETIRED_L2_MISS.info(), Event::MEM_LOAD_UOPS_RETIRED_LLC_MISS.info(), Event::MEM_LOAD_UOPS_RETIRED_HIT_LFB.info(), Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS.info(), Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT.info(), Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM.info(), Event::MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE.info(), Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM.info(), Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM.info(), Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_HITM.info(), Event::MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_FWD.info(), Event::BACLEARS_ANY.info(), Event::L2_TRANS_DEMAND_DATA_RD.info(), Event::L2_TRANS_RFO.info(), Event::L2_TRANS_CODE_RD.info(), Event::L2_TRANS_ALL_PF.info(), Event::L2_TRANS_L1D_WB.info(), Event::L2_TRANS_L2_FILL.info(), Event::L2_TRANS_L2_WB.info(), Event::L2_TRANS_ALL_REQUESTS.info(), Event::L2_LINES_IN_I.info(), Event::L2_LINES_IN_S.info(), Event::L2_LINES_IN_E.info(), Event::L2_LINES_IN_ALL.info(), Event::L2_LINES_OUT_DEMAND_CLEAN.info(), Event::L2_LINES_OUT_DEMAND_DIRTY.info(), Event::L2_LINES_OUT_PF_CLEAN.info(), Event::L2_LINES_OUT_PF_DIRTY.info(), Event::L2_LINES_OUT_DIRTY_ALL.info(), Event::SQ_MISC_SPLIT_LOCK.info()];
+#[cfg(feature = "metadata")]
+impl crate::core_events::EventList for List {
+    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.DEMAND_LD_WALK_COMPLETED", code: 0x08, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.DEMAND_LD_WALK_DURATION", code: 0x08, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.LARGE_PAGE_WALK_COMPLETED", code: 0x08, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INT_MISC.RECOVERY_STALLS_COUNT", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_ISSUED.FLAGS_MERGE", code: 0x0e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_ISSUED.SINGLE_MUL", code: 0x0e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_FP_256.PACKED_SINGLE", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SIMD_FP_256.PACKED_DOUBLE", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ARITH.FPU_DIV", code: 0x14, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xc0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.MISS", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_M", code: 0x27, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.ALL", code: 0x27, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.MISS", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_E", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_M", code: 0x28, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.ALL", code: 0x28, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, ext_sel: false, counters: 0b100, filters: "", threshold: 1, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MOVE_ELIMINATION.INT_ELIMINATED", code: 0x58, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MOVE_ELIMINATION.SIMD_ELIMINATED", code: 0x58, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MOVE_ELIMINATION.INT_NOT_ELIMINATED", code: 0x58, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", code: 0x58, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: true, any_thread: false },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x5f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ICACHE.IFETCH_STALL", code: 0x80, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB_MISSES.LARGE_PAGE_WALK_COMPLETED", code: 0x85, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: true },
+    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_LDM_PENDING", code: 0xa3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", code: 0xa3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 5, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 5, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", code: 0xa3, umask: 0x06, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x06, ext_sel: false, counters: 0b1111, filters: "", threshold: 6, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x08, ext_sel: false, counters: 0b100, filters: "", threshold: 8, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, ext_sel: false, counters: 0b100, filters: "", threshold: 8, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x0c, ext_sel: false, counters: 0b100, filters: "", threshold: 12, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, ext_sel: false, counters: 0b100, filters: "", threshold: 12, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "DSB_FILL.EXCEED_DSB_LINES", code: 0xac, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 2, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 3, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 4, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OTHER_ASSISTS.AVX_STORE", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "OTHER_ASSISTS.ANY_WB_ASSIST", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 10, invert: true, edge: false, any_thread: false },
+    &EventInfo { name: "UOPS_RETIRED.CORE_STALL_CYCLES", code: 0xc2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: true, edge: false, any_thread: true },
+    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: true, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL_R3", code: 0xc4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, ext_sel: false, counters: 0b1111, filters: "", threshold: 1, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_LOADS", code: 0xd0, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.SPLIT_STORES", code: 0xd0, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_LOADS", code: 0xd0, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_UOPS_RETIRED.ALL_STORES", code: 0xd0, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", code: 0xd1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", code: 0xd1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_HIT", code: 0xd1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", code: 0xd1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", code: 0xd1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.LLC_MISS", code: 0xd1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", code: 0xd1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", code: 0xd2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", code: 0xd2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", code: 0xd2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.PF_CLEAN", code: 0xf2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.PF_DIRTY", code: 0xf2, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "L2_LINES_OUT.DIRTY_ALL", code: 0xf2, umask: 0x0a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+];
 
 /// This processor's core event list.
+#[cfg(feature = "metadata")]
 pub static EVENTS: CoreEventsInfo = CoreEventsInfo {
     processor: "architectural",
     unit: "CORE",

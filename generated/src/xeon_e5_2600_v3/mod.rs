@@ -26,8 +26,10 @@ pub mod sbox;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
+#[cfg(feature = "metadata")]
 pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorInfo {
     id: "xeon-e5-2600-v3",
     module: "xeon_e5_2600_v3",

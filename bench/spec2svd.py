@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes a pmu-regs spec as a CMSIS-SVD file, so that svd2rust can build the same registers
+for the build-cost comparison (bench/run.sh) on inputs that have no SVD of their own: the
+synthetic specs and our own processors.
+
+usage: spec2svd.py SPECDIR OUT.svd
+
+Mapping (the reverse of svd2spec.py): every unit of every processor is a peripheral
+(`PROCESSOR_UNIT`), its further instances peripherals derived from it; a register array
+(`count`) is an SVD `dim` array; each named field keeps its bits, access, description and,
+where the spec names values, its enumerated values. Reserved and ignored bits are left out,
+as svd2rust makes no accessors for gaps either. The spec's MSR numbers and PCI offsets do not
+make one memory map, so registers are laid out one after another in their peripheral. Events,
+roles and the PMU structure have no SVD form; they are what our crate has beyond svd2rust's.
+"""
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape
+
+ACCESS = {
+    "rw": "read-write", "rw-v": "read-write", "ro": "read-only", "ro-v": "read-only",
+    "wo": "write-only", "w1c": "read-write", "rw1c": "read-write",
+}
+
+
+def ident(s):
+    s = re.sub(r"[^A-Za-z0-9_]", "_", s).strip("_")
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def desc(el):
+    d = el.find("description")
+    text = " ".join((d.text or "").split()) if d is not None else ""
+    return escape(text or "-")
+
+
+def bits(field):
+    b = field.get("bits")
+    msb, _, lsb = b.partition(":")
+    return int(msb), int(lsb or msb)
+
+
+def register(reg, offset, out):
+    width = int(reg.get("width"))
+    count = int(reg.get("count", "1"))
+    name = ident(reg.get("name").replace("{i}", "").replace("{n}", ""))
+    step = width // 8
+    out.append("        <register>")
+    if count > 1:
+        out.append(f"          <dim>{count}</dim><dimIncrement>{step:#x}</dimIncrement>")
+        name += "%s"
+    out.append(f"          <name>{name}</name><description>{desc(reg)}</description>")
+    out.append(f"          <addressOffset>{offset:#x}</addressOffset><size>{width}</size>")
+    out.append("          <fields>")
+    for f in reg.findall("field"):
+        if f.get("access") not in ACCESS:
+            continue
+        msb, lsb = bits(f)
+        out.append("            <field>")
+        out.append(f"              <name>{ident(f.get('name').replace('{n}', ''))}</name><description>{desc(f)}</description>")
+        out.append(f"              <bitRange>[{msb}:{lsb}]</bitRange><access>{ACCESS[f.get('access')]}</access>")
+        if f.get("access") in ("w1c", "rw1c"):
+            out.append("              <modifiedWriteValues>oneToClear</modifiedWriteValues>")
+        values = f.findall("value")
+        if values:
+            out.append("              <enumeratedValues>")
+            for v in values:
+                out.append(
+                    f"                <enumeratedValue><name>{ident(v.get('name'))}</name>"
+                    f"<description>{escape(v.get('description') or '-')}</description>"
+                    f"<value>{int(v.get('value'), 0)}</value></enumeratedValue>"
+                )
+            out.append("              </enumeratedValues>")
+        out.append("            </field>")
+    out.append("          </fields>")
+    out.append("        </register>")
+    return offset + count * step
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    spec, target = sys.argv[1], sys.argv[2]
+    out = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<device schemaVersion="1.1" xmlns:xs="http://www.w3.org/2001/XMLSchema-instance">',
+        "  <name>PMU</name><version>1</version><description>pmu-regs spec</description>",
+        "  <addressUnitBits>8</addressUnitBits><width>32</width><size>32</size>",
+        "  <peripherals>",
+    ]
+    base = 0x4000_0000
+    for root, dirs, files in sorted(os.walk(spec)):
+        dirs[:] = sorted(d for d in dirs if d != "events")
+        for name in sorted(files):
+            if not name.endswith(".xml") or name == "processors.xml":
+                continue
+            unit = ET.parse(os.path.join(root, name)).getroot()
+            if unit.tag != "unit":
+                continue
+            prefix = ident(f"{unit.get('processor')}_{unit.get('name')}").upper()
+            instances = [i.get("name") for i in unit.findall("instance")] or [""]
+            first = f"{prefix}_{ident(instances[0])}".upper()
+            out.append(f"    <peripheral><name>{first}</name><description>{escape(unit.get('title'))}</description>")
+            out.append(f"      <baseAddress>{base:#x}</baseAddress><registers>")
+            offset = 0
+            for reg in unit.findall("register"):
+                offset = register(reg, offset, out)
+            out.append("      </registers></peripheral>")
+            size = (offset + 0xFFF) // 0x1000 * 0x1000
+            base += size
+            for inst in instances[1:]:
+                out.append(
+                    f'    <peripheral derivedFrom="{first}"><name>{prefix}_{ident(inst).upper()}</name>'
+                    f"<baseAddress>{base:#x}</baseAddress></peripheral>"
+                )
+                base += size
+    out += ["  </peripherals>", "</device>"]
+    with open(target, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+//! Event constants in the generated crate, for the uncore units (a unit's own `Event` type) and
+//! the rows of every event table (`EVENT_INFOS`), which the core lists (`core_events.rs`) share.
+//!
+//! An event constant holds what `with_event` programs (event select, umask, ...) and its row
+//! in the unit's `EVENT_INFOS`. The table, with names, counters and filters, is metadata: it
+//! is built with the `metadata` feature only, so a crate user who programs events without
+//! introspecting them does not compile it.
+
+use std::fmt::Write;
+
+use super::rust::lit;
+use super::text::doc;
+use crate::model::*;
+
+/// `#[cfg(feature = "metadata")]`: what an item that only tools need is built behind.
+pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
+
+/// An event's facts as an `EventInfo` literal: the uncore units' and the core lists' events
+/// alike.
+pub fn event_info(e: &Event) -> String {
+    let s = e.settings;
+    format!(
+        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {} }}",
+        lit(&e.name),
+        e.code,
+        e.umask,
+        e.ext_sel,
+        e.counters,
+        lit(&e.filters),
+        s.threshold,
+        s.invert,
+        s.edge,
+        s.any_thread
+    )
+}
+
+/// `Event::ALL`, and the metadata table `EVENT_INFOS` that the events' rows index.
+pub fn all_and_table(events: &[Event]) -> (String, String) {
+    let all: Vec<String> = events
+        .iter()
+        .map(|e| format!("Event::{}", e.ident))
+        .collect();
+    let mut table = format!(
+        "/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &[\n"
+    );
+    for e in events {
+        let _ = writeln!(table, "    &{},", event_info(e));
+    }
+    table.push_str("];\n");
+    (all.join(", "), table)
+}
+
+/// The unit's `Event` type and its constants.
+fn event_type_text(unit: &Unit, out: &mut String) {
+    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u8,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
+    for (row, e) in unit.events.iter().enumerate() {
+        doc(
+            out,
+            "    ",
+            &format!(
+                "`{}`: event select {:#04x}, umask {:#04x}, counters {:#b}.",
+                e.name, e.code, e.umask, e.counters
+            ),
+        );
+        let _ = writeln!(
+            out,
+            "    pub const {}: Event = Event {{ code: {:#04x}, umask: {:#04x}, ext_sel: {}, row: {row} }};",
+            e.ident, e.code, e.umask, e.ext_sel,
+        );
+    }
+    let (all, table) = all_and_table(&unit.events);
+    let _ = writeln!(
+        out,
+        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u8 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
+    );
+}
+
+/// The unit's events: a constant per event, and `with_event` on every counter control (a
+/// register with an `ev_sel` field).
+pub fn unit_events_text(unit: &Unit, out: &mut String) {
+    event_type_text(unit, out);
+    let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
+    for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
+        let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
+        let (what, body) = match (ext, umask) {
+            (true, true) => (
+                "its event select, umask and extension bit",
+                "self.with_ev_sel(event.code).with_umask(event.umask).with_ev_sel_ext(event.ext_sel)",
+            ),
+            (false, true) => (
+                "its event select and umask",
+                "self.with_ev_sel(event.code).with_umask(event.umask)",
+            ),
+            (true, false) => (
+                "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
+                "self.with_ev_sel(event.code).with_ev_sel_ext(event.ext_sel)",
+            ),
+            (false, false) => (
+                "its event select (this box has no unit mask)",
+                "self.with_ev_sel(event.code)",
+            ),
+        };
+        let _ = writeln!(out, "\nimpl {} {{", r.type_name);
+        doc(
+            out,
+            "    ",
+            &format!("This value set to count `event`: {what}."),
+        );
+        let _ = writeln!(
+            out,
+            "    #[inline]\n    pub const fn with_event(self, event: Event) -> Self {{\n        {body}\n    }}\n}}"
+        );
+    }
+    out.push('\n');
+}

@@ -93,8 +93,6 @@ pub(crate) use vocabulary;
 mod tests {
     //! The hand-kept places that spell each vocabulary again agree with the table.
 
-    use super::*;
-
     fn read(relative: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -1,7 +1,7 @@
 //! The spec's closed vocabularies (access kinds, address spaces, roles, scopes, counter
 //! kinds), each kept once: a table of variant, spec spelling and documentation.
 //!
-//! [`vocabulary!`] turns one table into the model's enum (with `parse`, `as_str`, `variant`)
+//! `vocabulary!` turns one table into the model's enum (with `parse`, `as_str`, `variant`)
 //! and a [`Vocabulary`] value; the emitters write the generated crate's enums from that value
 //! (`emit::rust::vocabulary_enum`) and fill the JSON schema's enumerations from it, and a test
 //! checks `spec/schema.xsd` and `spec/README.md` against it. A new role is added here, in

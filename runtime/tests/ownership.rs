@@ -28,7 +28,7 @@ use pmu_runtime::{Error, SamplingError};
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
-use fake_machine::{peek, poke, run, two_sockets};
+use fake_machine::{add_ha, peek, poke, run, two_sockets};
 
 /// `pmu watch` of the Xeon 7500 W-box under `root`, once, with `extra` arguments.
 fn watch_w(root: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -604,14 +604,8 @@ fn a_perf_row_is_counted_and_labelled_on_the_socket_asked_for() {
 #[test]
 fn a_write_to_a_pci_box_a_session_holds_is_refused_however_the_device_is_named() {
     let root = two_sockets();
+    add_ha(root.path());
     let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
-    fs::create_dir_all(&ha).unwrap();
-    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
-    fs::write(ha.join("device"), "0x3c46\n").unwrap();
-    fs::File::create(ha.join("config"))
-        .unwrap()
-        .set_len(4096)
-        .unwrap();
     // This test holds the HA box of socket 0, as a session would.
     let held = LockDir::new(root.path().join("run/pmu-regs"))
         .claim(&Pmu::Box {

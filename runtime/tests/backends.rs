@@ -3,7 +3,6 @@
 //! directory of `<BDF>/{vendor,device,config}` like sysfs.
 
 use std::fs;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use pmu_regs::arch::core::{IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_STATUS};
@@ -15,6 +14,11 @@ use pmu_runtime::msr::MsrDev;
 use pmu_runtime::pci::{Bdf, PciSysfs};
 use pmu_runtime::topology::Topology;
 use pmu_runtime::{AccessError, BackendError, MsrAccess, MsrAccessExt, PciAccess, PciAccessExt};
+
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+use fake_machine::{peek, poke};
 
 /// A tree with `/dev/cpu/N/msr` for each CPU: sparse files covering MSRs 0..0x1000.
 fn msr_tree(cpus: u32) -> tempfile::TempDir {
@@ -28,24 +32,6 @@ fn msr_tree(cpus: u32) -> tempfile::TempDir {
             .unwrap();
     }
     dir
-}
-
-fn peek(path: &Path, offset: u64) -> u64 {
-    let mut b = [0u8; 8];
-    fs::File::open(path)
-        .unwrap()
-        .read_exact_at(&mut b, offset)
-        .unwrap();
-    u64::from_le_bytes(b)
-}
-
-fn poke(path: &Path, offset: u64, value: u64) {
-    fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .write_all_at(&value.to_le_bytes(), offset)
-        .unwrap();
 }
 
 /// The message without the temporary directory's name, for snapshots.

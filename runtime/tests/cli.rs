@@ -2,69 +2,19 @@
 //! temporary file trees and `--sim`, with the human output kept as insta snapshots.
 
 use std::fs;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use assert_cmd::Command;
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-fn pmu() -> Command {
-    Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
-
-/// Runs `pmu args...` and returns (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = pmu().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use fake_machine::{add_ha, peek, poke, run, two_sockets};
 
 /// A machine root: ROOT/dev/cpu/{0,1}/msr, ROOT/sys CPU topology (CPU 0 socket 0, CPU 1
 /// socket 1), and an HA device on bus 0x3f.
 fn machine() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
-    let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
-    fs::create_dir_all(&ha).unwrap();
-    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
-    fs::write(ha.join("device"), "0x3c46\n").unwrap();
-    fs::File::create(ha.join("config"))
-        .unwrap()
-        .set_len(4096)
-        .unwrap();
+    let root = two_sockets();
+    add_ha(root.path());
     root
-}
-
-fn peek(path: &Path, offset: u64) -> u64 {
-    let mut b = [0u8; 8];
-    fs::File::open(path)
-        .unwrap()
-        .read_exact_at(&mut b, offset)
-        .unwrap();
-    u64::from_le_bytes(b)
-}
-
-fn poke(path: &Path, offset: u64, value: u64) {
-    fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .write_all_at(&value.to_le_bytes(), offset)
-        .unwrap();
 }
 
 fn redact(text: &str, root: &Path) -> String {

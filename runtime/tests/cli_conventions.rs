@@ -6,52 +6,21 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::Stdio;
 
 use assert_cmd::cargo::CommandCargoExt;
-use assert_cmd::Command;
 
-fn pmu() -> Command {
-    Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-/// Runs `pmu args...` and returns (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = pmu().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use fake_machine::{add_ha, poke, run, two_sockets};
 
 /// A file-tree machine: two sockets (CPU 0 on socket 0, CPU 1 on socket 1), an MSR file per
 /// CPU, an HA device on bus 0x3f, and, when given, a /proc/cpuinfo.
 fn machine(cpuinfo: Option<&str>) -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
-    let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
-    fs::create_dir_all(&ha).unwrap();
-    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
-    fs::write(ha.join("device"), "0x3c46\n").unwrap();
-    fs::File::create(ha.join("config"))
-        .unwrap()
-        .set_len(4096)
-        .unwrap();
+    let root = two_sockets();
+    add_ha(root.path());
     if let Some(text) = cpuinfo {
         fs::create_dir_all(root.path().join("proc")).unwrap();
         fs::write(root.path().join("proc/cpuinfo"), text).unwrap();
@@ -61,15 +30,6 @@ fn machine(cpuinfo: Option<&str>) -> tempfile::TempDir {
 
 const AMD: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC 7713 64-Core Processor\nflags\t\t: fpu msr perfctr_core\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n";
 const JAKETOWN: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 45\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 0 @ 2.70GHz\nflags\t\t: fpu msr arch_perfmon pebs\n";
-
-fn poke(path: &Path, offset: u64, value: u64) {
-    fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .write_all_at(&value.to_le_bytes(), offset)
-        .unwrap();
-}
 
 fn redact(text: &str, root: &Path) -> String {
     text.replace(&root.display().to_string(), "ROOT")

@@ -6,38 +6,14 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-/// Runs `pmu args...` and returns (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("pmu")
-        .expect("the pmu binary is built")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use fake_machine::{run, two_sockets};
 
 /// A machine tree with two CPUs (one per socket) and this /proc/cpuinfo.
 fn machine(cpuinfo: &str) -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
+    let root = two_sockets();
     fs::create_dir_all(root.path().join("proc")).unwrap();
     fs::write(root.path().join("proc/cpuinfo"), cpuinfo).unwrap();
     root

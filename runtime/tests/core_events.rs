@@ -5,21 +5,10 @@
 
 use std::fs;
 
-use assert_cmd::Command;
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-/// Runs `pmu args...` and returns (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("pmu")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use fake_machine::run;
 
 /// A root whose /proc/cpuinfo says `cpuinfo`, or that has none (nothing is detected).
 fn root(cpuinfo: Option<&str>) -> tempfile::TempDir {

@@ -11,12 +11,11 @@
 
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
 use assert_cmd::cargo::CommandCargoExt;
-use assert_cmd::Command;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
 use pmu_runtime::machine::{Machine, Where};
@@ -26,57 +25,10 @@ use pmu_runtime::session::{Backend, Options, Selection, Session};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, SamplingError};
 
-fn pmu() -> Command {
-    Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-/// Runs `pmu args...` and returns (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = pmu().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// A machine root: ROOT/dev/cpu/{0,1}/msr and the CPU topology (CPU 0 on socket 0, CPU 1
-/// on socket 1), as tests/cli.rs builds it.
-fn machine() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
-    root
-}
-
-fn peek(path: &Path, offset: u64) -> u64 {
-    let mut b = [0u8; 8];
-    fs::File::open(path)
-        .unwrap()
-        .read_exact_at(&mut b, offset)
-        .unwrap();
-    u64::from_le_bytes(b)
-}
-
-fn poke(path: &Path, offset: u64, value: u64) {
-    fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .write_all_at(&value.to_le_bytes(), offset)
-        .unwrap();
-}
+use fake_machine::{add_ha, peek, poke, run, two_sockets};
 
 /// `pmu watch` of the Xeon 7500 W-box under `root`, once, with `extra` arguments.
 fn watch_w(root: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -89,7 +41,7 @@ fn watch_w(root: &Path, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn an_enabled_control_is_refused_before_any_write_and_taken_only_with_force() {
-    let root = machine();
+    let root = two_sockets();
     let msr = root.path().join("dev/cpu/0/msr");
     // W_MSR_PMON_EVT_SEL0 counting event 5, enabled: a killed session's, or another tool's.
     poke(&msr, 0xC90, 0x40_0005);
@@ -250,7 +202,7 @@ fn a_session_writes_nothing_when_a_later_box_is_enabled() {
 
 #[test]
 fn a_write_to_a_box_a_session_holds_is_refused_naming_the_session() {
-    let root = machine();
+    let root = two_sockets();
     let r = root.path().to_str().unwrap();
     let msr = root.path().join("dev/cpu/0/msr");
     let mut child = std::process::Command::cargo_bin("pmu")
@@ -331,7 +283,7 @@ fn a_write_to_a_box_a_session_holds_is_refused_naming_the_session() {
 
 #[test]
 fn lock_files_are_never_opened_through_a_link() {
-    let root = machine();
+    let root = two_sockets();
     let r = root.path().to_str().unwrap();
     let msr = root.path().join("dev/cpu/0/msr");
     let locks = root.path().join("run/pmu-regs");
@@ -370,7 +322,7 @@ fn lock_files_are_never_opened_through_a_link() {
 
 #[test]
 fn a_lock_directory_other_users_can_write_is_refused() {
-    let root = machine();
+    let root = two_sockets();
     let locks = root.path().join("run/pmu-regs");
     fs::create_dir_all(&locks).unwrap();
     let chmod = |mode| fs::set_permissions(&locks, fs::Permissions::from_mode(mode)).unwrap();
@@ -409,7 +361,7 @@ fn a_lock_directory_other_users_can_write_is_refused() {
 
 #[test]
 fn a_socket_or_cpu_the_machine_lacks_is_refused_naming_those_it_has() {
-    let root = machine();
+    let root = two_sockets();
     let r = root.path().to_str().unwrap();
     let msr = root.path().join("dev/cpu/0/msr");
     let before = fs::read(&msr).unwrap();
@@ -469,7 +421,7 @@ fn a_socket_or_cpu_the_machine_lacks_is_refused_naming_those_it_has() {
 
 #[test]
 fn the_same_mistake_gets_the_same_exit_status() {
-    let root = machine();
+    let root = two_sockets();
     let r = root.path().to_str().unwrap();
     let info = pmu_runtime::lookup::find("W_MSR_PMON_EVT_SEL1")
         .unwrap()
@@ -501,7 +453,7 @@ fn the_same_mistake_gets_the_same_exit_status() {
 
 #[test]
 fn write_says_when_the_register_reads_back_differently() {
-    let root = machine();
+    let root = two_sockets();
     let r = root.path().to_str().unwrap();
     let (code, out, err) = run(&[
         "write",
@@ -619,7 +571,7 @@ fn all_counts_the_msr_pmu_on_every_cpu_through_perf_for_real() {
 #[test]
 fn a_perf_row_is_counted_and_labelled_on_the_socket_asked_for() {
     // This machine's msr PMU, in a tree whose topology puts CPU 1 on socket 1.
-    let root = machine();
+    let root = two_sockets();
     let real = Path::new("/sys/bus/event_source/devices/msr");
     let copy = root.path().join("sys/bus/event_source/devices/msr");
     for file in ["type", "format/event", "events/tsc"] {
@@ -651,15 +603,9 @@ fn a_perf_row_is_counted_and_labelled_on_the_socket_asked_for() {
 
 #[test]
 fn a_write_to_a_pci_box_a_session_holds_is_refused_however_the_device_is_named() {
-    let root = machine();
+    let root = two_sockets();
+    add_ha(root.path());
     let ha = root.path().join("sys/bus/pci/devices/0000:3f:0e.1");
-    fs::create_dir_all(&ha).unwrap();
-    fs::write(ha.join("vendor"), "0x8086\n").unwrap();
-    fs::write(ha.join("device"), "0x3c46\n").unwrap();
-    fs::File::create(ha.join("config"))
-        .unwrap()
-        .set_len(4096)
-        .unwrap();
     // This test holds the HA box of socket 0, as a session would.
     let held = LockDir::new(root.path().join("run/pmu-regs"))
         .claim(&Pmu::Box {
@@ -692,7 +638,7 @@ fn a_write_to_a_pci_box_a_session_holds_is_refused_however_the_device_is_named()
 #[test]
 fn serve_refuses_an_enabled_control_and_takes_it_with_force() {
     use std::io::{BufRead, BufReader};
-    let root = machine();
+    let root = two_sockets();
     let msr = root.path().join("dev/cpu/0/msr");
     poke(&msr, 0xC90, 0x40_0005);
     let before = fs::read(&msr).unwrap();

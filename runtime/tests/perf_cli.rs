@@ -7,21 +7,12 @@ use std::fs;
 use std::path::Path;
 use std::process::Command as Std;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("pmu")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+use fake_machine::run;
 
 /// Writes PMU `name` under ROOT/sys/bus/event_source/devices.
 fn add_pmu(root: &Path, name: &str, type_: u32, formats: &[(&str, &str)], cpumask: Option<&str>) {

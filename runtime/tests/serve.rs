@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use support::{get, samples, start, wait_until};
 
-fn pmu() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+use fake_machine::{pmu, two_sockets};
 
 /// Two counters of one box counting the same simulated event: in any scrape that sees whole
 /// intervals only, their totals are equal.
@@ -110,20 +111,7 @@ fn unknown_paths_get_404_and_the_index_points_at_metrics() {
 #[test]
 fn sigterm_restores_what_serve_programmed() {
     use std::fs;
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
+    let root = two_sockets();
     let msr = root.path().join("dev/cpu/0/msr");
     let before = fs::read(&msr).unwrap();
     let root_arg = root.path().display().to_string();

@@ -9,17 +9,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use support::start;
-
-const SIM: &[&str] = &[
-    "--sim",
-    "--unit",
-    "xeon-e5-2600:IMC0",
-    "--event",
-    "event=UNC_M_CAS_COUNT.RD",
-    "--interval",
-    "0.05",
-];
+use support::{start, SIM};
 
 /// One scrape as Prometheus makes it: a fresh connection and a 2 s timeout for the whole
 /// exchange (Prometheus's default is 10 s). The status code, or why there was none.

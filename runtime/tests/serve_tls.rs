@@ -15,16 +15,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use rustls::pki_types::ServerName;
-
-const SIM: &[&str] = &[
-    "--sim",
-    "--unit",
-    "xeon-e5-2600:IMC0",
-    "--event",
-    "event=UNC_M_CAS_COUNT.RD",
-    "--interval",
-    "0.05",
-];
+use support::SIM;
 
 fn pmu() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built")

@@ -6,40 +6,12 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("pmu")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
 
-/// A machine under a root: two CPUs on two sockets with MSR files, and nothing else.
-fn machine() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    for cpu in 0..2 {
-        let d = root.path().join(format!("dev/cpu/{cpu}"));
-        fs::create_dir_all(&d).unwrap();
-        fs::File::create(d.join("msr"))
-            .unwrap()
-            .set_len(0x1000)
-            .unwrap();
-        let t = root
-            .path()
-            .join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
-        fs::create_dir_all(&t).unwrap();
-        fs::write(t.join("physical_package_id"), format!("{cpu}\n")).unwrap();
-    }
-    root
-}
+use fake_machine::{run, two_sockets};
 
 /// PMU `name` under ROOT/sys/bus/event_source/devices, as the kernel's software PMU with
 /// uncore_snbep.c's HA format.
@@ -67,7 +39,7 @@ fn lines(out: &str) -> Vec<Value> {
 
 #[test]
 fn a_box_through_perf_and_a_box_through_the_registers_in_one_watch() {
-    let root = machine();
+    let root = two_sockets();
     add_pmu(root.path(), "uncore_ha", "0");
     let r = root.path().to_str().unwrap();
     let msr = root.path().join("dev/cpu/0/msr");
@@ -128,7 +100,7 @@ fn a_box_through_perf_and_a_box_through_the_registers_in_one_watch() {
 
 #[test]
 fn every_socket_through_perf_is_a_row_per_socket() {
-    let root = machine();
+    let root = two_sockets();
     add_pmu(root.path(), "uncore_ha", "0,1");
     let (code, out, err) = run(&[
         "watch",
@@ -164,7 +136,7 @@ fn every_socket_through_perf_is_a_row_per_socket() {
 
 #[test]
 fn a_box_name_two_processors_share_means_the_detected_ones() {
-    let root = machine();
+    let root = two_sockets();
     fs::create_dir_all(root.path().join("proc")).unwrap();
     fs::write(
         root.path().join("proc/cpuinfo"),

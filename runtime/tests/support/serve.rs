@@ -6,6 +6,19 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// `pmu serve` arguments for one simulated box: the Xeon E5-2600's IMC0 counting CAS reads,
+/// every 50 ms.
+#[allow(dead_code)] // Not every test that includes this file uses it.
+pub const SIM: &[&str] = &[
+    "--sim",
+    "--unit",
+    "xeon-e5-2600:IMC0",
+    "--event",
+    "event=UNC_M_CAS_COUNT.RD",
+    "--interval",
+    "0.05",
+];
+
 /// A running `pmu serve`, killed when dropped.
 pub struct Served {
     pub child: Child,

@@ -94,19 +94,55 @@ pub fn suggest<'a>(
     let target = name.to_ascii_uppercase();
     let target_len = target.chars().count();
     let limit = (target_len / 3).max(2);
-    let mut scored: Vec<(usize, &'a str)> = candidates
+    // Among equally close names, the one sharing the longest start comes first: typos are
+    // mostly at the end (`CHA30` means `CHA3` before `CHA0`).
+    let mut scored: Vec<(usize, std::cmp::Reverse<usize>, &'a str)> = candidates
         // The distance is at least the difference in length: skip what cannot be close.
         .filter(|c| c.chars().count().abs_diff(target_len) <= limit)
-        .map(|c| (edit_distance(&target, &c.to_ascii_uppercase()), c))
-        .filter(|(d, _)| *d <= limit)
+        .map(|c| {
+            let upper = c.to_ascii_uppercase();
+            let shared = target
+                .chars()
+                .zip(upper.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            (edit_distance(&target, &upper), std::cmp::Reverse(shared), c)
+        })
+        .filter(|(d, _, _)| *d <= limit)
         .collect();
     scored.sort();
-    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.dedup_by(|a, b| a.2 == b.2);
     scored
         .into_iter()
         .take(max)
-        .map(|(_, c)| c.to_string())
+        .map(|(_, _, c)| c.to_string())
         .collect()
+}
+
+/// The error for a processor name that matched none: the processors whose id begins with
+/// `name` (`skylake` for `skylake-sp`), then those close to it by edit distance.
+pub fn unknown_processor(name: &str) -> UsageError {
+    let lower = name.to_ascii_lowercase();
+    let mut suggestions: Vec<String> = PROCESSORS
+        .iter()
+        .filter(|p| !lower.is_empty() && p.id.starts_with(&lower))
+        .map(|p| p.id.to_string())
+        .collect();
+    for s in suggest(name, PROCESSORS.iter().map(|p| p.id), 3) {
+        if !suggestions.contains(&s) {
+            suggestions.push(s);
+        }
+    }
+    suggestions.truncate(3);
+    UsageError::UnknownProcessor {
+        name: name.to_string(),
+        suggestions,
+        processors: PROCESSORS
+            .iter()
+            .map(|p| p.id)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// Levenshtein distance.
@@ -146,6 +182,25 @@ mod tests {
             ["W_MSR_PMON_CTR0", "W_MSR_PMON_CTR1"]
         );
         assert!(suggest("ctr", names.iter().copied(), 3).is_empty());
+    }
+
+    #[test]
+    fn equally_close_names_sharing_the_start_come_first() {
+        let boxes = ["CHA0", "CHA10", "CHA20", "CHA3"];
+        assert_eq!(suggest("cha30", boxes.iter().copied(), 2), ["CHA3", "CHA0"]);
+    }
+
+    #[test]
+    fn a_processor_name_suggests_those_it_begins_then_close_ones() {
+        let msg = unknown_processor("skylake").to_string();
+        assert_eq!(
+            msg,
+            "there is no processor skylake; did you mean skylake-sp?"
+        );
+        let msg = unknown_processor("xeon-7501").to_string();
+        assert!(msg.ends_with("did you mean xeon-7500?"), "{msg}");
+        let msg = unknown_processor("zzz").to_string();
+        assert!(msg.contains("the processors are xeon-7500, "), "{msg}");
     }
 
     #[test]

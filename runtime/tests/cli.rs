@@ -454,8 +454,9 @@ fn watch_rejects_bad_events_and_units() {
         "watch", "--sim", "--unit", "Q9", "--event", "ev_sel=1", "--count", "1",
     ]);
     assert_eq!(code, 2);
+    // The closest names, not every box of every processor.
     assert!(
-        err.contains("xeon-e5-2600 (") && err.contains("CH2/IMC2") && err.contains("CPU/CORE"),
+        err.contains("no processor has a box Q9; did you mean C9") && err.lines().count() <= 3,
         "{err}"
     );
     // A name two processors share needs the processor.

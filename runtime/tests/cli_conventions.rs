@@ -820,3 +820,92 @@ fn watch_of_several_boxes_and_sockets_rolls_back_at_every_step() {
         }
     }
 }
+
+#[test]
+fn a_misspelt_box_or_processor_gets_the_closest_names() {
+    let watch = |units: &[&'static str], extra: &[&'static str]| {
+        let mut args = vec!["watch", "--sim", "--event", "ev_sel=0x01", "--count", "1"];
+        for u in units {
+            args.extend(["--unit", u]);
+        }
+        args.extend(extra);
+        args
+    };
+    let text = messages(&[
+        (
+            "a box typo with a prefix",
+            watch(&["xeon-7500:C33"], &[]),
+            2,
+        ),
+        (
+            "a box typo with --processor",
+            watch(&["CHA30"], &["--processor", "skylake-sp"]),
+            2,
+        ),
+        ("a box typo without a processor", watch(&["CBOX3"], &[]), 2),
+        (
+            "a box typo after a prefixed unit",
+            watch(&["xeon-7500:C3", "C44"], &[]),
+            2,
+        ),
+        (
+            "an unknown processor",
+            watch(&["CHA3"], &["--processor", "skylake"]),
+            2,
+        ),
+        ("an unknown prefix", watch(&["skylake:CHA3"], &[]), 2),
+    ]);
+    for block in text.split("\n[") {
+        assert!(
+            block.len() < 400,
+            "a few short lines, not every box: {block}"
+        );
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_prefix_on_one_unit_settles_the_processor_of_the_others() {
+    // C3 is a box of xeon-7500 and of every E5: alone it needs a prefix.
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "C3",
+        "--event",
+        "ev_sel=0x01",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("prefix one"), "{err}");
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "xeon-7500:C3",
+        "--unit",
+        "C4",
+        "--event",
+        "ev_sel=0x01",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("C4_MSR_PMON_CTR0"), "{out}");
+    // The later name means the first's processor, even where another has it too.
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "xeon-e5-2600:HA",
+        "--unit",
+        "C4",
+        "--event",
+        "ev_sel=0x01",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("C4_MSR_PMON_CTR0"), "{out}");
+}

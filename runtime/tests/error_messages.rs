@@ -42,6 +42,8 @@ fn variant(e: &Error) -> &'static str {
             UsageError::NoSuchCounter { .. } => "Usage/NoSuchCounter",
             UsageError::NoSuchBox { .. } => "Usage/NoSuchBox",
             UsageError::NoSuchPlace { .. } => "Usage/NoSuchPlace",
+            UsageError::UnknownBox { .. } => "Usage/UnknownBox",
+            UsageError::UnknownProcessor { .. } => "Usage/UnknownProcessor",
             UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
         },
         Error::Sampling(s) => match s {
@@ -286,6 +288,18 @@ fn every_error() -> Vec<Error> {
         UsageError::NoSuchPlace {
             place: "CPU 9 in the simulator".into(),
             available: "CPUs 0-3".into(),
+        }
+        .into(),
+        UsageError::UnknownBox {
+            name: "C33".into(),
+            processor: Some("xeon-7500".into()),
+            suggestions: vec!["C3".into(), "C0".into()],
+        }
+        .into(),
+        UsageError::UnknownProcessor {
+            name: "skylake".into(),
+            suggestions: vec!["skylake-sp".into()],
+            processors: "xeon-7500, skylake-sp".into(),
         }
         .into(),
         UsageError::DuplicateCounter {

@@ -76,6 +76,24 @@ pub enum UsageError {
         /// What exists.
         available: String,
     },
+    /// A box name matched no box (of the processor named, or of any).
+    UnknownBox {
+        /// The name given, without its processor prefix.
+        name: String,
+        /// The processor it was looked up in (prefix, `--processor` or detected), if any.
+        processor: Option<String>,
+        /// Close box names in that processor (or in any).
+        suggestions: Vec<String>,
+    },
+    /// A processor name matched no processor.
+    UnknownProcessor {
+        /// The name given.
+        name: String,
+        /// Processors it may have meant.
+        suggestions: Vec<String>,
+        /// Every processor, shown when nothing is close.
+        processors: String,
+    },
     /// The same counter was given twice in one request.
     DuplicateCounter {
         /// The counter.
@@ -110,6 +128,27 @@ impl fmt::Display for UsageError {
             UsageError::NoSuchCounter { counter, available } => write!(f, "there is no {counter}; available: {available}"),
             UsageError::NoSuchBox { name, available } => write!(f, "there is no box {name}; available: {available}"),
             UsageError::NoSuchPlace { place, available } => write!(f, "there is no {place}; available: {available}"),
+            UsageError::UnknownBox { name, processor, suggestions } => {
+                match processor {
+                    Some(p) => write!(f, "{p} has no box {name}")?,
+                    None => write!(f, "no processor has a box {name}")?,
+                }
+                if !suggestions.is_empty() {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))?;
+                }
+                match processor {
+                    Some(p) => write!(f, "\n`pmu list --summary --processor {p}` lists its units"),
+                    None => f.write_str("\n`pmu list --summary` lists each processor's units; prefix the processor (`skylake-sp:CHA3`) to look in one"),
+                }
+            }
+            UsageError::UnknownProcessor { name, suggestions, processors } => {
+                write!(f, "there is no processor {name}")?;
+                if suggestions.is_empty() {
+                    write!(f, "; the processors are {processors}")
+                } else {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))
+                }
+            }
             UsageError::DuplicateCounter { counter } => write!(f, "{counter} is given more than once; give each counter once (one event and interval per counter)"),
         }
     }

@@ -171,22 +171,29 @@ impl Selection {
 
 /// The box `unit` names: an instance (`C3`, `CH2`, `HA`), a unit with the instance's
 /// position (`CBO3`, `IMC2`), or a single-instance unit (`PCU`, `CORE`); a name two
-/// processors share takes the processor as a prefix (`xeon-7500:C3`), or means `detected`'s.
+/// processors share takes the processor as a prefix (`xeon-7500:C3`), or means `scope`'s
+/// (the processor named elsewhere or detected). A name that matches nothing is refused
+/// with the closest box names of the prefix's processor (else `scope`'s, else any).
 pub fn find_box(
     unit: &str,
-    detected: Option<&str>,
+    scope: Option<&str>,
 ) -> Result<(&'static Boxes, &'static PmuBox), UsageError> {
     let (prefix, name) = match unit.split_once(':') {
         Some((p, n)) => (Some(p), n),
         None => (None, unit),
     };
+    if let Some(p) = prefix {
+        if !PROCESSORS.iter().any(|x| x.id.eq_ignore_ascii_case(p)) {
+            return Err(crate::lookup::unknown_processor(p));
+        }
+    }
     let found: Vec<(&'static Boxes, &'static PmuBox)> = PROCESSORS
         .iter()
         .filter(|p| prefix.is_none_or(|x| p.id.eq_ignore_ascii_case(x)))
         .map(|p| Boxes::of(p))
         .filter_map(|b| b.find(name).map(|x| (b, x)))
         .collect();
-    let narrowed: Vec<_> = match (found.len(), detected) {
+    let narrowed: Vec<_> = match (found.len(), scope) {
         (2.., Some(d)) => found
             .iter()
             .copied()
@@ -196,17 +203,7 @@ pub fn find_box(
     };
     match (narrowed.as_slice(), found.as_slice()) {
         ([one], _) => Ok(*one),
-        (_, []) => Err(UsageError::BadValue {
-            text: unit.to_string(),
-            expected: format!(
-                "a box: {}",
-                PROCESSORS
-                    .iter()
-                    .map(|p| format!("{} ({})", p.id, Boxes::of(p).names().join(", ")))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }),
+        (_, []) => Err(unknown_box(name, prefix.or(scope))),
         (_, several) => Err(UsageError::BadValue {
             text: unit.to_string(),
             expected: format!(
@@ -218,5 +215,22 @@ pub fn find_box(
                     .join(", ")
             ),
         }),
+    }
+}
+
+/// The refusal of box `name`, with the closest names among `processor`'s boxes (or every
+/// processor's, when none is known or it names no processor).
+fn unknown_box(name: &str, processor: Option<&str>) -> UsageError {
+    let processor =
+        processor.and_then(|x| PROCESSORS.iter().find(|p| p.id.eq_ignore_ascii_case(x)));
+    let names: Vec<String> = PROCESSORS
+        .iter()
+        .filter(|p| processor.is_none_or(|x| std::ptr::eq(*p, x)))
+        .flat_map(|p| Boxes::of(p).boxes.iter().flat_map(PmuBox::names))
+        .collect();
+    UsageError::UnknownBox {
+        name: name.to_string(),
+        processor: processor.map(|p| p.id.to_string()),
+        suggestions: crate::lookup::suggest(name, names.iter().map(String::as_str), 3),
     }
 }

@@ -141,22 +141,11 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
 
 /// Why `--processor`/`--unit` selected nothing, naming only what was asked about.
 fn nothing_selected(processor: Option<&str>, unit: Option<&str>) -> Failure {
-    let ids = || {
-        PROCESSORS
-            .iter()
-            .map(|p| p.id)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let Some(p) = PROCESSORS
         .iter()
         .find(|p| processor.is_none_or(|w| matches(Some(w), &[p.id, p.module])))
     else {
-        return Failure::usage(format!(
-            "there is no processor {}; the processors are {}",
-            processor.unwrap_or_default(),
-            ids()
-        ));
+        return pmu_runtime::lookup::unknown_processor(processor.unwrap_or_default()).into();
     };
     let unit = unit.unwrap_or_default();
     let owners: Vec<&str> = PROCESSORS
@@ -288,16 +277,7 @@ pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Failu
         .iter()
         .find(|p| matches(Some(name), &[p.id, p.module]))
         .map(|p| Some(p.id))
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "there is no processor {name}; the processors are {}",
-                PROCESSORS
-                    .iter()
-                    .map(|p| p.id)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })
+        .ok_or_else(|| pmu_runtime::lookup::unknown_processor(name).into())
 }
 
 /// One event list `list --events` shows: (processor, unit, events).

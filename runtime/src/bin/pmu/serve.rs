@@ -51,7 +51,8 @@ pub struct ServeArgs {
     config: Option<PathBuf>,
     /// A box to count, as `pmu watch --unit` takes it (CBO3, IMC2, PCU, CORE), with the
     /// processor's prefix where several processors share the name (xeon-e5-2600:IMC2) unless
-    /// this machine is detected as one of them. Repeat for more boxes.
+    /// this machine is detected as one of them. Repeat for more boxes; the first box's
+    /// processor settles the others' names.
     #[arg(long)]
     unit: Vec<String>,
     /// An event for the next free counter of each --unit box, as `pmu watch --event` takes

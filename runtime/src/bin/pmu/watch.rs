@@ -23,7 +23,8 @@ pub struct WatchArgs {
     /// The box: an instance (C3, CH2, HA, P0), a unit with the instance's position (CBO3,
     /// IMC2, QPI1) or a one-box unit (PCU, CORE); prefix the processor where two share the
     /// name (xeon-7500:C3). `pmu list --summary` lists the units. Repeat for more boxes
-    /// (--unit CBO0 --unit CBO1).
+    /// (--unit CBO0 --unit CBO1); the first box's processor settles the others' names
+    /// (--unit xeon-7500:C3 --unit C4).
     #[arg(long, required_unless_present = "pmu")]
     pub unit: Vec<String>,
     /// An event for the next free counter of each box, in encode's grammar: event=NAME (from

@@ -126,7 +126,12 @@ impl Selection {
     /// Box `unit` with its events parsed for its counters' controls, refusing a box that
     /// `before` (the boxes already planned) names already or that is of another processor.
     fn plan_box(&self, unit: &str, before: &[BoxEvents]) -> Result<BoxEvents, Failure> {
-        let (b, pmu_box) = find_box(unit, self.detected)?;
+        // Once one `--unit` settled the processor, the others are looked up in it.
+        let scope = before
+            .first()
+            .map(|x| x.boxes.processor.id)
+            .or(self.detected);
+        let (b, pmu_box) = find_box(unit, scope)?;
         // Two names of one box (`CH0` and `IMC0`) would program it twice.
         if let Some((other, _)) = self
             .units
@@ -291,7 +296,11 @@ mod tests {
             .unwrap();
         assert!(err.to_string().contains("`en` cannot be given"), "{err}");
         let err = line("Q9 ev_sel=1", Sockets::All).resolve().err().unwrap();
-        assert!(err.to_string().contains("CH2/IMC2"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("no processor has a box Q9; did you mean C9"),
+            "{err}"
+        );
         // A line resolves to the library's selection of that box and its events.
         let plan = line(
             "xeon-e5-2600:IMC2 event=UNC_M_CAS_COUNT.RD",

@@ -131,7 +131,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         socket: usize,
         devices: Option<UncoreDevices>,
     ) -> Result<Self> {
-        let pmu = Self::pmu_of(boxes, pmu_box, cpu, socket);
+        let pmu = Pmu::of_box(boxes, pmu_box, cpu, socket);
         let lease = Arc::new(backend.claim(&pmu)?);
         Ok(Self::with_lease(
             backend, boxes, pmu_box, cpu, socket, devices, pmu, lease,
@@ -148,7 +148,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         socket: usize,
         devices: Option<UncoreDevices>,
     ) -> Result<Self> {
-        let pmu = Self::pmu_of(self.boxes, pmu_box, cpu, socket);
+        let pmu = Pmu::of_box(self.boxes, pmu_box, cpu, socket);
         if pmu == self.claimed {
             return Ok(Self::with_lease(
                 self.io.backend,
@@ -167,12 +167,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// Whether a session on `pmu_box` (through `cpu`, on `socket`) would claim the PMU this
     /// one holds, so that [`Self::open_beside`] shares the claim.
     pub fn shares_pmu(&self, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> bool {
-        Self::pmu_of(self.boxes, pmu_box, cpu, socket) == self.claimed
-    }
-
-    /// What a session on `pmu_box` claims.
-    fn pmu_of(boxes: &'static Boxes, pmu_box: &'static PmuBox, cpu: u32, socket: usize) -> Pmu {
-        Pmu::of_box(boxes, pmu_box, cpu, socket)
+        Pmu::of_box(self.boxes, pmu_box, cpu, socket) == self.claimed
     }
 
     #[allow(clippy::too_many_arguments)]

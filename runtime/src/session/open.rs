@@ -181,18 +181,8 @@ impl<'m> Session<'m> {
         let planned: Vec<SeriesInfo> = events
             .iter()
             .enumerate()
-            .map(|(i, ev)| SeriesInfo {
-                processor: "kernel",
-                socket: 0,
-                unit: pmu.name.clone(),
-                instance: pmu.name.clone(),
-                counter: ev.to_string(),
-                event: selection.events[i].clone(),
-                event_index: i,
-                backend: BackendKind::Perf,
-                width: 64,
-                perf: None,
-                cpu: None,
+            .map(|(i, ev)| {
+                perf_series("kernel", &pmu.name, &pmu.name, ev.to_string(), selection, i)
             })
             .collect();
         self.open_perf(p.layer, &pmu, &events, &planned, selection)
@@ -211,18 +201,11 @@ impl<'m> Session<'m> {
     ) -> Result<()> {
         let series: Vec<SeriesInfo> = counters
             .iter()
-            .map(|&(i, counter)| SeriesInfo {
-                processor: planned.boxes.processor.id,
-                socket: 0,
-                unit: planned.pmu_box.unit.name.to_string(),
-                instance: planned.pmu_box.instance.to_string(),
-                counter: counter.to_string(),
-                event: selection.events[i].clone(),
-                event_index: i,
-                backend: BackendKind::Perf,
-                width: 64,
-                perf: None,
-                cpu: None,
+            .map(|&(i, counter)| {
+                let pmu_box = planned.pmu_box;
+                let (unit, instance) = (pmu_box.unit.name, pmu_box.instance);
+                let processor = planned.boxes.processor.id;
+                perf_series(processor, unit, instance, counter.to_string(), selection, i)
             })
             .collect();
         let opened = self.perf.len();
@@ -441,5 +424,30 @@ impl<'m> Session<'m> {
             }
         }
         self.streams = streams;
+    }
+}
+
+/// The series of event `i` of `selection` counted through perf, before it is opened: the
+/// socket, the CPU and the perf event string are filled in per group by `open_perf`.
+fn perf_series(
+    processor: &'static str,
+    unit: &str,
+    instance: &str,
+    counter: String,
+    selection: &Selection,
+    i: usize,
+) -> SeriesInfo {
+    SeriesInfo {
+        processor,
+        socket: 0,
+        unit: unit.to_string(),
+        instance: instance.to_string(),
+        counter,
+        event: selection.events[i].clone(),
+        event_index: i,
+        backend: BackendKind::Perf,
+        width: 64,
+        perf: None,
+        cpu: None,
     }
 }

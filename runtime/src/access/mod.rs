@@ -1,4 +1,4 @@
-//! The backend traits (raw 64-bit MSRs and 32-bit PCI config dwords) and the typed layer over
+//! The backend traits (raw 64-bit MSRs, 32-bit PCI config dwords and memory-mapped registers) and the typed layer over
 //! them that takes the generated register types and addresses.
 //!
 //! A typed access is bound to a place first: [`OnCpu`] for MSRs, [`OnDevice`] for PCI
@@ -36,6 +36,27 @@ pub trait PciAccess: Send + Sync {
     fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32>;
     /// Writes the dword at `offset` (a multiple of 4).
     fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()>;
+}
+
+/// Raw memory-mapped register access by physical address: 32- or 64-bit, naturally aligned.
+///
+/// The uncore's memory-mapped registers (Ice Lake-SP's iMC, the discovery tables from Sapphire
+/// Rapids on) sit in windows whose base the part publishes in PCI configuration registers; a
+/// backend maps what it is asked for and refuses any other width or a misaligned address.
+pub trait MmioAccess: Send + Sync {
+    /// Reads `width` bits (32 or 64) at physical address `address`.
+    fn read_mmio(&self, address: u64, width: u32) -> Result<u64>;
+    /// Writes `width` bits (32 or 64) at physical address `address`.
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()>;
+}
+
+impl<T: MmioAccess + ?Sized> MmioAccess for &T {
+    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+        (**self).read_mmio(address, width)
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+        (**self).write_mmio(address, width, value)
+    }
 }
 
 impl<T: MsrAccess + ?Sized> MsrAccess for &T {

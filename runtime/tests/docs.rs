@@ -36,6 +36,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("pmu serve --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464", "a server on real uncore counters; runtime/tests/serve.rs runs `serve --sim` and scrapes it"),
     ("pmu list --events --unit CORE --perfmon Jaketown_core.json", "needs Intel's list, which is not kept here; runtime/tests/cli.rs runs --perfmon on a fixture"),
     ("pmu watch --backend perf --unit xeon-e5-2600:CBO3 --event event=UNC_C_LLC_LOOKUP.DATA_READ", "needs the kernel's uncore driver of an E5-2600; runtime/tests/perf_sim.rs counts every unit through perf on the simulator"),
+    ("pmu watch -e msr/tsc/,cpu-clock,task-clock --interval 1", "counts for real through perf, which --sim does not simulate; runtime/tests/perf_cli.rs pastes `perf stat -e` lists and counts them"),
     ("pmu watch --backend perf --pmu msr --event tsc --count 3", "needs perf_event_open permission; runtime/tests/perf_cli.rs runs it where the machine allows"),
 ];
 

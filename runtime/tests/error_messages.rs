@@ -70,6 +70,9 @@ fn variant(e: &Error) -> &'static str {
             PerfError::FormatMismatch { .. } => "Perf/FormatMismatch",
             PerfError::NotForCounting { .. } => "Perf/NotForCounting",
             PerfError::UnknownEvent { .. } => "Perf/UnknownEvent",
+            PerfError::BadEventSyntax { .. } => "Perf/BadEventSyntax",
+            PerfError::UnknownName { .. } => "Perf/UnknownName",
+            PerfError::NoHardwareEvents { .. } => "Perf/NoHardwareEvents",
             PerfError::NoPermission { .. } => "Perf/NoPermission",
             PerfError::Busy { .. } => "Perf/Busy",
             PerfError::TooManyEvents { .. } => "Perf/TooManyEvents",
@@ -365,6 +368,18 @@ fn every_error() -> Vec<Error> {
             pmu: "msr".into(),
             event: "tcs".into(),
             available: "tsc".into(),
+        }),
+        Error::from(PerfError::BadEventSyntax {
+            text: "msr/tsc".into(),
+            problem: "a PMU's terms end with a slash: PMU/TERMS/".into(),
+        }),
+        Error::from(PerfError::UnknownName {
+            name: "tssc".into(),
+            suggestions: vec!["tsc".into()],
+        }),
+        Error::from(PerfError::NoHardwareEvents {
+            event: "cycles".into(),
+            source: io::Error::from_raw_os_error(2),
         }),
         Error::from(PerfError::NoPermission {
             event: "uncore_ha/event=0x1,umask=0x3/".into(),

@@ -469,3 +469,134 @@ fn without_privilege_the_error_names_perf_event_paranoid_and_its_value() {
         );
     }
 }
+
+/// `perf stat -e` lists pasted into `pmu watch -e` as they are: raw terms, a PMU's named
+/// events, generic names with modifiers and group braces, counted for real on this
+/// machine's `msr` and software PMUs, one row per event in the order given. perf itself takes
+/// each list too, so the syntax is perf's and not a look-alike.
+#[test]
+fn watch_takes_perf_stat_event_lists() {
+    let lists: &[(&str, &[&str])] = &[
+        ("msr/tsc/,cpu-clock", &["msr/tsc/", "cpu-clock"]),
+        (
+            "task-clock,software/config=0x1/,msr/event=0x0/",
+            &["task-clock", "software/config=0x1/", "msr/event=0x0/"],
+        ),
+        (
+            "{cpu-clock:u,cpu-clock:k},tsc",
+            &["cpu-clock:u", "cpu-clock:k", "tsc"],
+        ),
+    ];
+    for (list, events) in lists {
+        let (ok, report) = perf_stat(list);
+        assert!(ok, "perf stat -e {list}: {report}");
+        let (code, out, err) = run(&[
+            "watch",
+            "-e",
+            list,
+            "--count",
+            "1",
+            "--interval",
+            "0.05",
+            "-x,",
+        ]);
+        assert_eq!(code, 0, "pmu watch -e {list}: {err}");
+        let rows: Vec<Vec<&str>> = out
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
+        let named: Vec<&str> = rows.iter().map(|r| r[3]).collect();
+        assert_eq!(&named, events, "{out}");
+        for r in &rows {
+            assert!(r[4].parse::<u64>().unwrap() > 0, "{list}: {out}");
+        }
+    }
+    // `--pmu software --event cpu-clock`: the software PMU's events are the generic ones.
+    let (code, out, err) = run(&[
+        "watch",
+        "--pmu",
+        "software",
+        "--event",
+        "cpu-clock",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().nth(1).unwrap().contains("software/config=0x0/"),
+        "{out}"
+    );
+    // The same list through --backend perf, and one event per -e, count the same rows.
+    let (code, out, err) = run(&[
+        "watch",
+        "--backend",
+        "perf",
+        "-e",
+        "msr/tsc/",
+        "-e",
+        "cpu-clock",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 3, "{out}");
+}
+
+/// What perf's language cannot count here is refused before anything opens, saying what to
+/// do: a typo gets the closest name, our grammar without a box asks for --unit, a generic
+/// hardware event on a machine without a core PMU says so, --sim and --backend raw refuse.
+#[test]
+fn perf_event_lists_that_cannot_count_say_why() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["-e", "tssc"], "did you mean tsc?"),
+        (&["-e", "msr/tsc"], "end with a slash"),
+        (&["-e", "cpu-clock:pp"], "modifier `pp`"),
+        (&["-e", "ev_sel=0x01"], "needs a box: give --unit"),
+        (&["-e", "cpu-clock,,tsc"], "is empty"),
+        (&["--sim", "-e", "cpu-clock"], "give --unit"),
+        (
+            &["--backend", "raw", "-e", "cpu-clock"],
+            "--backend perf or auto",
+        ),
+        (
+            &["--pmu", "msr", "-e", "msr/tsc/"],
+            "drop --pmu, or the slashes",
+        ),
+        (&["-e", "nosuchpmu/event=0x1/"], "nosuchpmu"),
+    ];
+    for (args, expected) in cases {
+        let mut argv = vec!["watch", "--count", "1"];
+        argv.extend_from_slice(args);
+        let (code, out, err) = run(&argv);
+        assert!(code == 1 || code == 2, "{argv:?}: {code} {out}");
+        assert!(err.contains(expected), "{argv:?}: {err}");
+        assert!(out.is_empty(), "{argv:?}: {out}");
+    }
+    // `cycles` counts where the kernel has a core PMU, and is refused by name where not.
+    let has_core_pmu = Path::new("/sys/bus/event_source/devices/cpu").exists();
+    let (code, _, err) = run(&[
+        "watch",
+        "-e",
+        "cycles",
+        "--count",
+        "1",
+        "--interval",
+        "0.05",
+    ]);
+    if has_core_pmu {
+        assert_eq!(code, 0, "{err}");
+    } else {
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("no core PMU to count generic hardware events"),
+            "{err}"
+        );
+    }
+}

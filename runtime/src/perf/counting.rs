@@ -79,6 +79,14 @@ pub fn classify(
 ) -> PerfError {
     let event = event.to_string();
     let pmu = pmu.to_string();
+    let no_pmu = matches!(
+        e.raw_os_error(),
+        Some(libc_errno::ENOENT) | Some(libc_errno::EOPNOTSUPP)
+    );
+    if no_pmu && pmu == "hardware" {
+        // A generic hardware event (`cycles`) needs a core PMU; virtual machines often have none.
+        return PerfError::NoHardwareEvents { event, source: e };
+    }
     match e.raw_os_error() {
         Some(libc_errno::EACCES) | Some(libc_errno::EPERM) => PerfError::NoPermission {
             event,
@@ -109,6 +117,8 @@ pub fn classify(
 /// this crate builds for share them).
 mod libc_errno {
     pub const EPERM: i32 = 1;
+    pub const ENOENT: i32 = 2;
+    pub const EOPNOTSUPP: i32 = 95;
     pub const EBUSY: i32 = 16;
     pub const EACCES: i32 = 13;
     #[cfg(test)]

@@ -360,6 +360,12 @@ pub fn from_terms(pmu: &Pmu, text: &str) -> Result<PerfEvent, PerfError> {
                 }
                 continue;
             }
+            // The software PMU lists no events: its events are the kernel's generic ones
+            // (`software/cpu-clock/`), chosen by config alone.
+            if let Some(g) = super::syntax::generic(part).filter(|g| g.type_ == pmu.type_) {
+                set_term(pmu, &mut terms, &mut words, "config", g.config)?;
+                continue;
+            }
             if pmu.format(part).is_none() {
                 return Err(PerfError::UnknownEvent {
                     pmu: pmu.name.clone(),

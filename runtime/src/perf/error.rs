@@ -68,6 +68,27 @@ pub enum PerfError {
         /// Our field (`pmi_en`).
         field: String,
     },
+    /// An event in perf's syntax that does not read (`msr/tsc`, `cycles:pp`).
+    BadEventSyntax {
+        /// The event as given.
+        text: String,
+        /// What is wrong, and what to write instead.
+        problem: String,
+    },
+    /// A name that is neither a generic event nor an event any PMU of this machine lists.
+    UnknownName {
+        /// The name given.
+        name: String,
+        /// The closest generic events and PMU events.
+        suggestions: Vec<String>,
+    },
+    /// A generic hardware event (`cycles`) on a kernel without a core PMU to count it.
+    NoHardwareEvents {
+        /// The event.
+        event: String,
+        /// The OS error.
+        source: io::Error,
+    },
     /// A named event the PMU does not list.
     UnknownEvent {
         /// The PMU.
@@ -167,6 +188,20 @@ impl fmt::Display for PerfError {
                 f,
                 "{field} asks for an overflow interrupt (sampling), which the perf backend does not program: it counts. Clear {field}, or sample with --backend raw"
             ),
+            PerfError::BadEventSyntax { text, problem } => {
+                write!(f, "`{text}` is not an event perf's syntax describes: {problem}")
+            }
+            PerfError::UnknownName { name, suggestions } => {
+                write!(f, "no generic event and no PMU of this machine is called {name}")?;
+                if !suggestions.is_empty() {
+                    write!(f, "; did you mean {}?", suggestions.join(", "))?;
+                }
+                write!(f, " (`pmu list --backends` and /sys/bus/event_source/devices/*/events list the PMUs' events)")
+            }
+            PerfError::NoHardwareEvents { event, source } => write!(
+                f,
+                "{event}: this machine's kernel has no core PMU to count generic hardware events ({source}); a virtual machine often has none. Software events (cpu-clock, task-clock) and the PMUs under /sys/bus/event_source/devices can still be counted"
+            ),
             PerfError::UnknownEvent { pmu, event, available } => write!(
                 f,
                 "{pmu} lists no event {event}; its events are: {available}. Or give format terms: event=0x..,umask=0x.."
@@ -213,6 +248,7 @@ impl std::error::Error for PerfError {
             | PerfError::Busy { source, .. }
             | PerfError::TooManyEvents { source, .. }
             | PerfError::Rejected { source, .. }
+            | PerfError::NoHardwareEvents { source, .. }
             | PerfError::Io { source, .. } => Some(source),
             _ => None,
         }

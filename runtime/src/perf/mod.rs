@@ -8,6 +8,8 @@
 //!   drivers' formats.
 //! - [`encode`]: a control-register value (our fields) to `config`/`config1`/`config2` and
 //!   the event string `perf` accepts; refuses what the PMU's format cannot express.
+//! - [`syntax`]: perf's own event language (`msr/tsc/`, `cycles:u`, `cpu-clock`), so a
+//!   `perf stat -e` list can be pasted.
 //! - [`layer`]: the syscalls behind a trait ([`PerfLayer`]): [`syscall`] is the kernel's;
 //!   `sim_perf::SimPerf` a kernel driver over the simulator, for tests.
 //! - [`counting`]: one group per box on the CPU its `cpumask` names, read with the time
@@ -37,6 +39,7 @@ pub mod layer;
 pub mod names;
 #[cfg(target_os = "linux")]
 pub mod session;
+pub mod syntax;
 #[cfg(target_os = "linux")]
 pub mod syscall;
 pub mod sysfs;
@@ -45,4 +48,5 @@ pub use encode::PerfEvent;
 pub use error::PerfError;
 pub use layer::PerfLayer;
 pub use names::{PerfNames, PmuName, SpecNames};
+pub use syntax::EventSpec;
 pub use sysfs::{EventSources, Pmu};

@@ -12,10 +12,9 @@ use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
 use crate::perf::counting::BoxGroup;
-use crate::perf::encode::from_terms;
 use crate::perf::layer::PerfLayer;
 use crate::perf::session::Session as PerfSession;
-use crate::perf::{PerfEvent, Pmu};
+use crate::perf::{EventSpec, PerfEvent, Pmu};
 use crate::sim::{Stream, StreamTarget};
 
 use super::backend::{perf_events, PerfPlan};
@@ -63,8 +62,8 @@ impl<'m> Session<'m> {
             totals: Vec::new(),
         };
         let checked = Self::check(backend, selection)?;
-        if let Counted::KernelPmu(name) = &selection.counted {
-            session.open_kernel_pmu(backend, name, selection)?;
+        if let Counted::Perf(specs) = &selection.counted {
+            session.open_perf_events(backend, specs, selection)?;
             return Ok(session);
         }
         if let Err(e) = session.program(backend, selection, &checked) {
@@ -91,7 +90,7 @@ impl<'m> Session<'m> {
         // The machine's topology places register boxes, a CPU given and a kernel PMU named
         // (`msr` has no cpumask); a box's perf PMU is placed by its cpumask, which refuses a
         // socket it lacks.
-        let by_name = matches!(selection.counted, Counted::KernelPmu(_));
+        let by_name = matches!(selection.counted, Counted::Perf(_));
         if !all_perf || by_name || selection.cpu.is_some() {
             let socket = match selection.sockets {
                 Sockets::One(s) => Some(s),
@@ -156,37 +155,51 @@ impl<'m> Session<'m> {
         Ok(())
     }
 
-    /// `--pmu`: a kernel PMU's events by name, through perf.
-    fn open_kernel_pmu(
+    /// Events in perf's language, through perf: every event is looked up before the first
+    /// is opened; a run of events of one PMU is opened as one group, so the counts keep the
+    /// order they were given in.
+    fn open_perf_events(
         &mut self,
         backend: &Backend<'m>,
-        name: &str,
+        specs: &[EventSpec],
         selection: &Selection,
     ) -> Result<()> {
         let Backend::Perf(p) = backend else {
             return Err(UsageError::BadValue {
-                text: format!("the kernel PMU {name} through the registers"),
-                expected: "a perf backend: a kernel PMU is counted through perf".into(),
+                text: format!(
+                    "perf events ({}) through the registers",
+                    selection.events.join(",")
+                ),
+                expected: "a perf backend: perf's events are counted through the kernel".into(),
             }
             .into());
         };
-        let pmu = p
-            .sources
-            .pmu(name, "a kernel driver this machine does not have")?;
-        let events = selection
-            .events
+        let resolved = specs
             .iter()
-            .map(|e| from_terms(&pmu, e))
+            .map(|s| s.resolve(&p.sources))
             .collect::<Result<Vec<_>, _>>()?;
-        let planned: Vec<SeriesInfo> = events
-            .iter()
-            .enumerate()
-            .map(|(i, ev)| {
-                perf_series("kernel", &pmu.name, &pmu.name, ev.to_string(), selection, i)
-            })
-            .collect();
-        self.open_perf(p.layer, &pmu, &events, &planned, selection)
-            .map_err(|e| self.undo(e))
+        let mut at = 0;
+        while at < resolved.len() {
+            let pmu = &resolved[at].0;
+            let run = resolved[at..]
+                .iter()
+                .take_while(|(other, _)| other.name == pmu.name)
+                .count();
+            let events: Vec<PerfEvent> = resolved[at..at + run]
+                .iter()
+                .map(|(_, e)| e.clone())
+                .collect();
+            let planned: Vec<SeriesInfo> = (at..at + run)
+                .map(|i| {
+                    let label = resolved[i].1.to_string();
+                    perf_series("kernel", &pmu.name, &pmu.name, label, selection, i)
+                })
+                .collect();
+            self.open_perf(p.layer, pmu, &events, &planned, selection)
+                .map_err(|e| self.undo(e))?;
+            at += run;
+        }
+        Ok(())
     }
 
     /// Opens one box's events of one kernel PMU on each CPU the selection asks for.

@@ -7,6 +7,7 @@ use pmu_regs::{ProcessorInfo, PROCESSORS};
 
 use crate::boxes::{Boxes, PmuBox};
 use crate::error::UsageError;
+use crate::perf::EventSpec;
 use crate::sampling::uncore::EventSelect;
 
 /// Which sockets to count on.
@@ -40,20 +41,20 @@ impl BoxEvents {
     }
 }
 
-/// What is counted: boxes of the spec, or a kernel PMU by name.
+/// What is counted: boxes of the spec, or events in perf's own language.
 #[derive(Debug, Clone)]
 pub enum Counted {
     /// Boxes of one processor, each with its events.
     Boxes(Vec<BoxEvents>),
-    /// A kernel PMU (`msr`, `uncore_imc_0`): the events are its event names or format terms
-    /// (`tsc`, `event=0x3c`), counted through perf.
-    KernelPmu(String),
+    /// Events as `perf stat -e` takes them (`msr/tsc/`, `cpu-clock`, `cycles:u`), one per
+    /// entry of [`Selection::events`], counted through the kernel's PMUs.
+    Perf(Vec<EventSpec>),
 }
 
 /// What a [`super::Session`] counts.
 #[derive(Debug, Clone)]
 pub struct Selection {
-    /// The boxes (or the kernel PMU).
+    /// The boxes (or the perf events).
     pub counted: Counted,
     /// The events as the caller names them, one per counter of each box: each series carries
     /// its event's name.
@@ -103,26 +104,40 @@ impl Selection {
         Ok(selection)
     }
 
+    /// Events in perf's language (`msr/tsc/,cpu-clock`: each entry may be a list, as
+    /// `perf stat -e` takes it), on socket 0. Each event is checked to read; what it names is
+    /// looked up when the session opens.
+    pub fn of_perf_events(lists: &[&str]) -> Result<Self, crate::perf::PerfError> {
+        let (names, specs) = crate::perf::syntax::parse_lists(lists)?.into_iter().unzip();
+        Ok(Selection {
+            counted: Counted::Perf(specs),
+            events: names,
+            sockets: Sockets::One(0),
+            cpu: None,
+            every_cpu: false,
+        })
+    }
+
     /// The same selection on `sockets`.
     pub fn on(mut self, sockets: Sockets) -> Self {
         self.sockets = sockets;
         self
     }
 
-    /// The processor whose boxes these are; for a kernel PMU, the first processor of the
+    /// The processor whose boxes these are; for perf events, the first processor of the
     /// spec, whose registers are not touched.
     pub fn processor(&self) -> &'static ProcessorInfo {
         match &self.counted {
             Counted::Boxes(b) => b.first().map_or(PROCESSORS[0], |b| b.boxes.processor),
-            Counted::KernelPmu(_) => PROCESSORS[0],
+            Counted::Perf(_) => PROCESSORS[0],
         }
     }
 
-    /// The boxes (none for a kernel PMU).
+    /// The boxes (none for perf events).
     pub fn boxes(&self) -> &[BoxEvents] {
         match &self.counted {
             Counted::Boxes(b) => b,
-            Counted::KernelPmu(_) => &[],
+            Counted::Perf(_) => &[],
         }
     }
 

@@ -105,6 +105,19 @@ impl Output {
         })
     }
 
+    /// Widens the table's counter and event columns to the longest of `counters` and
+    /// `events`, so rows align whatever the names' lengths.
+    pub fn fit_columns<'n>(
+        &mut self,
+        counters: impl Iterator<Item = &'n str>,
+        events: impl Iterator<Item = &'n str>,
+    ) {
+        if let Format::Table { counter_w, event_w } = &mut self.format {
+            *counter_w = counters.map(str::len).fold(*counter_w, usize::max);
+            *event_w = events.map(str::len).fold(*event_w, usize::max);
+        }
+    }
+
     /// With `yes` (`-A`), the table and CSV have a cpu column after the socket.
     pub fn with_cpu_column(mut self, yes: bool) -> Self {
         self.cpu_column = yes;
@@ -131,7 +144,7 @@ impl Output {
                 };
                 writeln!(
                     self.out,
-                    "{:>10}  {socket}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14}{running}",
+                    "{:>10}  {socket}  {:<counter_w$}  {:<event_w$}  {:>17}  {:>17}{running}",
                     "# time", "counter", "event", "count", "rate/s"
                 )
             }
@@ -167,12 +180,12 @@ impl Output {
                 };
                 writeln!(
                     self.out,
-                    "{:>10.3}  {socket}  {:<counter_w$}  {:<event_w$}  {:>15}  {:>14.1}{running}",
+                    "{:>10.3}  {socket}  {:<counter_w$}  {:<event_w$}  {:>17}  {:>17}{running}",
                     r.time,
                     r.counter,
                     r.event,
                     thousands(r.count),
-                    r.rate
+                    rate(r.rate)
                 )
             }
             Format::Separated(sep) => {
@@ -300,6 +313,15 @@ impl Output {
             }
         }
     }
+}
+
+/// A rate as the table shows it: thousands grouped, one decimal (`2,596,375,308.6`).
+fn rate(r: f64) -> String {
+    if !r.is_finite() || r < 0.0 || r >= u64::MAX as f64 {
+        return format!("{r:.1}");
+    }
+    let tenths = (r * 10.0).round() as u64;
+    format!("{}.{}", thousands(tenths / 10), tenths % 10)
 }
 
 /// `1234567` -> `1,234,567`.

@@ -25,13 +25,17 @@ pub struct WatchArgs {
     /// name (xeon-7500:C3). `pmu list --summary` lists the units. Repeat for more boxes
     /// (--unit CBO0 --unit CBO1); the first box's processor settles the others' names
     /// (--unit xeon-7500:C3 --unit C4).
-    #[arg(long, required_unless_present = "pmu")]
+    /// Without --unit, --event takes perf's events instead.
+    #[arg(long)]
     pub unit: Vec<String>,
-    /// An event for the next free counter of each box, in encode's grammar: event=NAME (from
-    /// `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N ,invert=lt|ge|0|1
-    /// ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core control's any-thread
-    /// bit). Repeat for more counters.
-    #[arg(long = "event", required = true)]
+    /// With --unit: an event for the next free counter of each box, in encode's grammar:
+    /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
+    /// ,invert=lt|ge|0|1 ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core
+    /// control's any-thread bit). Repeat for more counters. Without --unit: events as `perf
+    /// stat -e` takes them, counted through perf: PMU/TERMS/ (msr/tsc/, cpu/event=0x3c/u),
+    /// generic names (cycles, instructions, cpu-clock, task-clock, with :u or :k) and a PMU's
+    /// named events (tsc), comma-separated.
+    #[arg(short = 'e', long = "event", required = true)]
     events: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...): settles a box name two processors
     /// share, and lets --event name its own core events for CORE (event=INST_RETIRED.ANY_P).
@@ -214,15 +218,10 @@ fn format_of(args: &WatchArgs, json_out: bool) -> Result<Format, Failure> {
         }
         (_, Some(sep), _) => Format::Separated(sep.clone()),
         (_, None, true) => Format::JsonLines,
+        // The columns widen to the names once the session has opened (`fit_columns`).
         (_, None, false) => Format::Table {
-            counter_w: 18,
-            event_w: args
-                .events
-                .iter()
-                .map(String::len)
-                .max()
-                .unwrap_or(5)
-                .max(5),
+            counter_w: "counter".len(),
+            event_w: "event".len(),
         },
     })
 }
@@ -236,9 +235,6 @@ fn watch_loop(
     session.start()?;
     let series = session.series().to_vec();
     let period = Duration::from_secs_f64(args.interval);
-    if let Err(e) = out.header() {
-        return quiet_if_closed(e);
-    }
     // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
     let mut boxes: Vec<&str> = Vec::new();
     for s in &series {
@@ -247,6 +243,15 @@ fn watch_loop(
         }
     }
     let summed = boxes.join("+");
+    let counters: Vec<&str> = if args.per_socket {
+        vec![summed.as_str()]
+    } else {
+        series.iter().map(|s| s.counter.as_str()).collect()
+    };
+    out.fit_columns(
+        counters.into_iter(),
+        series.iter().map(|s| s.event.as_str()),
+    );
     // A row summed over a per-CPU PMU's CPUs names no one CPU.
     let perf_rows: Vec<Option<PerfSeries>> = series
         .iter()
@@ -259,6 +264,9 @@ fn watch_loop(
             })
         })
         .collect();
+    if let Err(e) = out.header() {
+        return quiet_if_closed(e);
+    }
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
@@ -335,6 +343,8 @@ fn rows<'a>(
             cpu: s.cpu.filter(|_| args.no_aggr),
         });
     }
+    // By socket (and CPU), each socket's boxes and counters in the order they were given.
+    rows.sort_by_key(|r| (r.socket, r.cpu));
     rows
 }
 

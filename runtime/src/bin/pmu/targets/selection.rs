@@ -2,6 +2,7 @@
 //! a [`Plan`] before any machine is touched.
 
 use pmu_regs::CounterKind;
+use pmu_runtime::perf::{syntax, EventSpec};
 use pmu_runtime::session::{self, find_box, BoxEvents, Counted, Route, Sockets};
 use pmu_runtime::UsageError;
 
@@ -68,6 +69,13 @@ impl Selection {
     /// Refuses what the simulator cannot do: it is reached through its registers, so it has
     /// no kernel PMU to count (`--pmu`) and nothing for `--backend perf` to reach.
     pub fn check_simulated(&self) -> Result<(), Failure> {
+        if self.kernel_pmu.is_none() && self.units.is_empty() {
+            return Err(Failure::usage(format!(
+                "--sim simulates the spec's boxes: give --unit (`pmu list --summary`); perf's \
+                 events ({}) are counted for real, without --sim",
+                self.events.join(",")
+            )));
+        }
         if let Some(pmu) = &self.kernel_pmu {
             return Err(Failure::usage(format!(
                 "--pmu {pmu} counts this machine's kernel PMU through perf, which --sim does not \
@@ -88,15 +96,8 @@ impl Selection {
     /// every event reads in the grammar and fits the counter it will be programmed on, and
     /// `--cpu` is given only for MSR boxes.
     pub fn resolve(&self) -> Result<Plan, Failure> {
-        if let Some(pmu) = &self.kernel_pmu {
-            if self.backend == Backend::Raw {
-                return Err(UsageError::BadValue {
-                    text: "--pmu with --backend raw".into(),
-                    expected: "--backend perf or auto: a kernel PMU is counted through perf".into(),
-                }
-                .into());
-            }
-            return Ok(self.plan(Counted::KernelPmu(pmu.clone())));
+        if self.kernel_pmu.is_some() || self.units.is_empty() {
+            return self.plan_perf();
         }
         for unit in &self.units {
             if self
@@ -121,6 +122,62 @@ impl Selection {
             boxes.push(planned);
         }
         Ok(self.plan(Counted::Boxes(boxes)))
+    }
+
+    /// Events in perf's language (no `--unit`): `msr/tsc/`, `cpu-clock`, lists of them; with
+    /// `--pmu NAME`, each `--event` is that PMU's event names or terms (`tsc`).
+    fn plan_perf(&self) -> Result<Plan, Failure> {
+        if self.backend == Backend::Raw {
+            return Err(UsageError::BadValue {
+                text: "perf's events with --backend raw".into(),
+                expected: "--backend perf or auto, or --unit boxes to program raw".into(),
+            }
+            .into());
+        }
+        let (names, specs) = match &self.kernel_pmu {
+            Some(pmu) => {
+                let mut specs = Vec::new();
+                for e in &self.events {
+                    if e.contains('/') {
+                        return Err(Failure::usage(format!(
+                            "--pmu {pmu} takes its event names or terms (tsc, event=0x3c);                              `{e}` names a PMU itself: drop --pmu, or the slashes"
+                        )));
+                    }
+                    specs.push(EventSpec::Pmu {
+                        pmu: pmu.clone(),
+                        terms: e.clone(),
+                        modifier: None,
+                    });
+                }
+                (self.events.clone(), specs)
+            }
+            None => {
+                let lists: Vec<&str> = self.events.iter().map(String::as_str).collect();
+                syntax::parse_lists(&lists)
+                    .map_err(|e| self.without_unit(e))?
+                    .into_iter()
+                    .unzip()
+            }
+        };
+        let mut plan = self.plan(Counted::Perf(specs));
+        plan.counting.events = names;
+        Ok(plan)
+    }
+
+    /// An event that does not read as perf's: where it reads as ours (`ev_sel=0x01`), the
+    /// box is what is missing.
+    fn without_unit(&self, e: pmu_runtime::perf::PerfError) -> Failure {
+        let ours = self
+            .events
+            .iter()
+            .find(|e| e.contains('=') && !e.contains('/'));
+        match ours {
+            Some(text) => Failure::usage(format!(
+                "--event {text} needs a box: give --unit (`pmu list --summary`), or write a \
+                 kernel PMU's event as PMU/TERMS/ (cpu/event=0x3c/, msr/tsc/)"
+            )),
+            None => pmu_runtime::Error::from(e).into(),
+        }
     }
 
     /// Box `unit` with its events parsed for its counters' controls, refusing a box that
@@ -240,7 +297,7 @@ impl Plan {
     pub fn check_reach(&self, sim: bool, root: Option<&std::path::Path>) -> Result<(), Failure> {
         if sim {
             self.selection.check_simulated()
-        } else if self.selection.kernel_pmu.is_none() {
+        } else if !self.selection.units.is_empty() {
             crate::detect::check_box(root, &self.selection.units.join(", "), self.processor().id)
         } else {
             Ok(())

@@ -526,6 +526,58 @@ fn list_events_and_summary() {
     insta::assert_snapshot!("list_summary", out);
 }
 
+/// `pmu list PATTERN`, as `perf list PATTERN`: registers and events by name, globs or
+/// substrings, any case; each event row names its processor when several have it.
+#[test]
+fn list_searches_names() {
+    let (code, out, err) = run(&["list", "--processor", "xeon-e5-2600-v3", "cas_count.rd"]);
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(names.contains(&"UNC_M_CAS_COUNT.RD"), "{out}");
+    assert!(names.iter().all(|n| n.contains("CAS_COUNT.RD")), "{out}");
+    let (code, out, _) = run(&["list", "--events", "--unit", "HA", "*_requests.reads"]);
+    assert_eq!(code, 0);
+    let units: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        units,
+        [
+            "xeon-e5-2600:HA",
+            "xeon-e5-2600-v2:HA",
+            "xeon-e5-2600-v3:HA",
+            "xeon-e5-2600-v4:HA"
+        ],
+        "{out}"
+    );
+    let (code, out, _) = run(&["list", "--processor", "xeon-e5-2600", "C?_MSR_PMON_BOX_CTL"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("REGISTER"), "{out}");
+    assert_eq!(out.lines().count(), 9, "{out}");
+    // Registers and events at once: two tables, or one JSON object.
+    let (code, out, _) = run(&["list", "--processor", "xeon-e5-2600", "--json", "*imc*"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["registers"].as_array().is_some() || v.as_array().is_some(),
+        "{out}"
+    );
+    let (code, _, err) = run(&["list", "no_such_thing"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no register or event name matches no_such_thing"),
+        "{err}"
+    );
+    let (code, _, _) = run(&["list", "cas", "--summary"]);
+    assert_eq!(code, 2);
+}
+
 #[test]
 fn encode_takes_an_event_by_name() {
     let (code, out, err) = run(&[

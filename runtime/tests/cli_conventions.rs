@@ -597,11 +597,12 @@ fn messages_do_not_mislead() {
 fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
     let (code, out, _) = run(&["list", "--events", "--unit", "CORE"]);
     assert_eq!(code, 0);
-    // The architectural events, then each processor's own list (`xeon-e5-2600:CORE`).
+    // The architectural events and each processor's own list, each row naming its processor
+    // (`xeon-e5-2600:CORE`): the lists share names.
     let row = |l: &str| l.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
     assert!(
         out.lines()
-            .any(|l| row(l) == "UNHALTED_CORE_CYCLES CORE 0x3c 0x00"),
+            .any(|l| row(l) == "UNHALTED_CORE_CYCLES architectural:CORE 0x3c 0x00"),
         "{out}"
     );
     assert!(
@@ -617,7 +618,8 @@ fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
         out.starts_with("IA32_PERFEVTSEL0 = 0x000000000001412e"),
         "{out}"
     );
-    // Descriptions come from Intel's file, matched by name (uncore) or code and umask (core).
+    // Descriptions come from Intel's file, matched by name (and the architectural events by
+    // code and umask), for the processor the file is of.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("list.json");
     fs::write(
@@ -629,18 +631,37 @@ fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
     )
     .unwrap();
     let f = file.to_str().unwrap();
-    let (code, out, _) = run(&["list", "--events", "--unit", "CORE", "--perfmon", f]);
+    let (code, out, _) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "CORE",
+        "--perfmon",
+        f,
+        "--processor",
+        "xeon-e5-2600",
+    ]);
     assert_eq!(code, 0);
     assert!(
         out.lines().next().unwrap().ends_with("DESCRIPTION"),
         "{out}"
     );
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("LLC_MISSES") && l.ends_with("missed the LLC (test text).")),
+        out.lines().any(|l| l.starts_with("LONGEST_LAT_CACHE.MISS ")
+            && l.ends_with("missed the LLC (test text).")),
         "{out}"
     );
-    let (_, out, _) = run(&["list", "--events", "--unit", "HA", "--perfmon", f, "--json"]);
+    let (_, out, _) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "HA",
+        "--perfmon",
+        f,
+        "--json",
+        "--processor",
+        "xeon-e5-2600",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let reads = v
         .as_array()
@@ -650,7 +671,55 @@ fn list_events_covers_the_architectural_events_and_shows_intel_descriptions() {
         .unwrap();
     assert_eq!(reads["description"], "Reads (test text).");
     assert_eq!(reads["code_hex"], "0x01");
-    let (code, _, err) = run(&["list", "--events", "--perfmon", "/nonexistent.json"]);
+    // A file whose name does not say its processor needs --processor.
+    let (code, _, err) = run(&["list", "--events", "--perfmon", f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give --processor"), "{err}");
+    // One processor's descriptions never go to another's events of the same name: Intel's
+    // haswellx list describes the E5-2600 v3 HA only, and is refused for v4.
+    let v3 = dir.path().join("haswellx_uncore.json");
+    fs::copy(&file, &v3).unwrap();
+    let v3 = v3.to_str().unwrap();
+    let (code, out, _) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "HA",
+        "--perfmon",
+        v3,
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let described: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "UNC_H_REQUESTS.READS" && !e["description"].is_null())
+        .map(|e| e["processor"].as_str().unwrap())
+        .collect();
+    assert_eq!(described, ["xeon-e5-2600-v3"], "{out}");
+    let (code, _, err) = run(&[
+        "list",
+        "--events",
+        "--perfmon",
+        v3,
+        "--processor",
+        "xeon-e5-2600-v4",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is the event list of xeon-e5-2600-v3"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "list",
+        "--events",
+        "--perfmon",
+        "/nonexistent.json",
+        "--processor",
+        "xeon-e5-2600",
+    ]);
     assert_eq!(code, 1);
     assert!(
         err.starts_with("error: cannot read /nonexistent.json"),

@@ -10,6 +10,7 @@ use pmu_runtime::topology::Topology;
 use pmu_runtime::{BackendError, Place, UsageError};
 use serde_json::{json, Value};
 
+use crate::pattern::Pattern;
 use crate::table::Table;
 use crate::{detect, grammar, warn, Failure, PlaceArgs, ValueArgs};
 
@@ -64,7 +65,12 @@ fn matches(want: Option<&str>, names: &[&str]) -> bool {
 }
 
 /// `pmu list`.
-pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
+pub fn list(
+    processor: Option<&str>,
+    unit: Option<&str>,
+    pattern: Option<&Pattern>,
+    json_out: bool,
+) -> Out {
     let mut rows = Vec::new();
     let mut units_seen = 0;
     for p in PROCESSORS
@@ -93,6 +99,9 @@ pub fn list(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out 
     }
     if units_seen == 0 {
         return Err(nothing_selected(processor, unit));
+    }
+    if let Some(pattern) = pattern {
+        rows.retain(|(_, _, r, name, _, _)| pattern.matches_any(&[name, r.name, r.description]));
     }
     if json_out {
         let items: Vec<Value> = rows
@@ -209,12 +218,50 @@ fn matching_units(
 /// Event descriptions from an Intel perfmon JSON file: by name, and by (code, umask) for
 /// the architectural events, whose names in the spec are the SDM's.
 struct Descriptions {
+    /// The processor the list describes: its descriptions go to its events only, since
+    /// processors share event names (`UNC_H_REQUESTS.READS` on E5-2600 v2, v3 and v4).
+    processor: &'static str,
     by_name: std::collections::HashMap<String, String>,
     by_code: std::collections::HashMap<(u64, u64), String>,
 }
 
+/// The processor Intel's perfmon file `path` describes: the one whose code name its file
+/// name starts with (`haswellx_uncore.json`: Haswell-X, `ivytown_core.json`: IvyTown), which
+/// `named` (`--processor`) must agree with; `named` alone for a renamed file.
+fn perfmon_processor(
+    path: &std::path::Path,
+    named: Option<&'static str>,
+) -> Result<&'static str, Failure> {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let file = path.file_name().map_or(String::new(), |f| {
+        let f = f.to_string_lossy();
+        squash(f.split('_').next().unwrap_or_default())
+    });
+    let by_file = PROCESSORS
+        .iter()
+        .find(|p| p.code_names.iter().any(|c| squash(c) == file))
+        .map(|p| p.id);
+    match (by_file, named) {
+        (Some(f), Some(n)) if f != n => Err(Failure::usage(format!(
+            "{} is the event list of {f}, not of {n}: its descriptions would describe another              processor's events of the same names; give {n}'s own list, or --processor {f}",
+            path.display()
+        ))),
+        (Some(p), _) | (None, Some(p)) => Ok(p),
+        (None, None) => Err(Failure::usage(format!(
+            "cannot tell which processor {} describes (Intel names its files after the code              name: haswellx_uncore.json); give --processor",
+            path.display()
+        ))),
+    }
+}
+
 impl Descriptions {
-    fn read(path: &std::path::Path) -> Result<Self, Failure> {
+    fn read(path: &std::path::Path, processor: Option<&'static str>) -> Result<Self, Failure> {
+        let processor = perfmon_processor(path, processor)?;
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::operation(format!(
                 "cannot read {}: {e}; give the path of one of Intel's perfmon JSON files",
@@ -234,6 +281,7 @@ impl Descriptions {
             ))
         })?;
         let mut d = Descriptions {
+            processor,
             by_name: Default::default(),
             by_code: Default::default(),
         };
@@ -258,7 +306,20 @@ impl Descriptions {
         Ok(d)
     }
 
-    fn of(&self, unit: &str, e: &pmu_regs::EventInfo) -> Option<&str> {
+    /// The description of event `e` of `unit` in processor `processor`'s lists, if this is
+    /// that processor's file.
+    fn of(&self, processor: &str, unit: &str, e: &pmu_regs::EventInfo) -> Option<&str> {
+        // The architectural events are every processor's: its file describes them too.
+        let core_of = |id: &str| {
+            PROCESSORS
+                .iter()
+                .find(|p| p.id == id)
+                .and_then(|p| p.core_events)
+                .map(|c| c.processor)
+        };
+        if processor != self.processor && core_of(self.processor) != Some(processor) {
+            return None;
+        }
         self.by_name
             .get(&e.name.to_ascii_uppercase())
             .or_else(|| {
@@ -342,19 +403,47 @@ pub fn list_events(
     processor: Option<&str>,
     unit: Option<&str>,
     perfmon: Option<&std::path::Path>,
+    pattern: Option<&Pattern>,
     json_out: bool,
 ) -> Out {
     let lists = selected_event_lists(processor, unit)?;
-    let descriptions = perfmon.map(Descriptions::read).transpose()?;
-    let describe =
-        |u: &str, e: &pmu_regs::EventInfo| descriptions.as_ref().and_then(|d| d.of(u, e));
+    let named = processor_named(processor)?;
+    let descriptions = perfmon
+        .map(|path| Descriptions::read(path, named))
+        .transpose()?;
+    let describe = |p: &str, u: &str, e: &pmu_regs::EventInfo| {
+        descriptions.as_ref().and_then(|d| d.of(p, u, e))
+    };
+    // With a pattern, only the events whose name or description it matches.
+    let lists: Vec<(&str, &str, Vec<&EventInfo>)> = lists
+        .iter()
+        .map(|&(pid, unit, events)| {
+            let kept = events
+                .iter()
+                .copied()
+                .filter(|e| {
+                    pattern.is_none_or(|p| {
+                        p.matches_any(&[e.name, describe(pid, unit, e).unwrap_or("")])
+                    })
+                })
+                .collect();
+            (pid, unit, kept)
+        })
+        .collect();
+    // Several processors' lists share unit and event names: each row then names its own.
+    let mut processors: Vec<&str> = lists
+        .iter()
+        .filter(|(_, _, e)| !e.is_empty())
+        .map(|l| l.0)
+        .collect();
+    processors.dedup();
     if json_out {
         let items: Vec<Value> = lists
             .iter()
             .flat_map(|(pid, unit, events)| {
                 events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "description": describe(unit, e)})
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "description": describe(pid, unit, e)})
                 })
             })
             .collect();
@@ -376,10 +465,12 @@ pub fn list_events(
     let mut t = Table::new(&header);
     for (pid, unit, events) in &lists {
         // A processor's own core list reads as `xeon-e5-2600:CORE`: the unit is another
-        // processor's (the architectural one), and the lists share names.
-        let shown = if PROCESSORS
-            .iter()
-            .any(|p| p.id == *pid && p.units.iter().any(|u| u.name == *unit))
+        // processor's (the architectural one), and the lists share names; so does every row
+        // where several processors are listed.
+        let shown = if processors.len() <= 1
+            && PROCESSORS
+                .iter()
+                .any(|p| p.id == *pid && p.units.iter().any(|u| u.name == *unit))
         {
             unit.to_string()
         } else {
@@ -407,12 +498,46 @@ pub fn list_events(
                 row.push(settings_text(e));
             }
             if descriptions.is_some() {
-                row.push(describe(unit, e).unwrap_or("").to_string());
+                row.push(describe(pid, unit, e).unwrap_or("").to_string());
             }
             t.row(row);
         }
     }
     Ok(t.render())
+}
+
+/// `pmu list PATTERN`: the registers, then the events, whose names or descriptions the
+/// pattern matches (as `perf list PATTERN`); refused when nothing does.
+pub fn search(
+    processor: Option<&str>,
+    unit: Option<&str>,
+    pattern: &Pattern,
+    text: &str,
+    json_out: bool,
+) -> Out {
+    let registers = list(processor, unit, Some(pattern), json_out)?;
+    let events = list_events(processor, unit, None, Some(pattern), json_out)?;
+    let empty = |out: &str| {
+        if json_out {
+            out.trim() == "[]"
+        } else {
+            out.lines().count() <= 1
+        }
+    };
+    match (empty(&registers), empty(&events)) {
+        (true, true) => Err(Failure::operation(format!(
+            "no register or event name matches {text}; `*` and `?` glob, and a pattern without \
+             them matches anywhere in a name (pmu list cas)"
+        ))),
+        (false, true) => Ok(registers),
+        (true, false) => Ok(events),
+        (false, false) if json_out => Ok(format!(
+            "{{\"registers\": {}, \"events\": {}}}\n",
+            registers.trim(),
+            events.trim()
+        )),
+        (false, false) => Ok(format!("{registers}\n{events}")),
+    }
 }
 
 /// `pmu list --summary`: registers (layouts and instances) and events per unit.

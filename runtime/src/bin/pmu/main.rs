@@ -7,6 +7,7 @@ mod failure;
 mod grammar;
 mod messages;
 mod output;
+mod pattern;
 mod perf_cli;
 mod place;
 mod serve;
@@ -141,6 +142,11 @@ impl ValueArgs {
 
 #[derive(Args)]
 struct ListArgs {
+    /// Only the registers and events whose name (or description) this matches, like `perf
+    /// list PATTERN`: case-insensitive, `*` and `?` glob, otherwise anywhere in the name
+    /// (`pmu list cas_count`).
+    #[arg(conflicts_with_all = ["summary", "backends"])]
+    pattern: Option<String>,
     /// Only this processor (xeon-7500, xeon-e5-2600, architectural).
     #[arg(long)]
     processor: Option<String>,
@@ -154,8 +160,10 @@ struct ListArgs {
     #[arg(long, conflicts_with = "events")]
     summary: bool,
     /// With --events: take each event's description from Intel's event list (the JSON files
-    /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The specs carry event facts
-    /// only, not Intel's text.
+    /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The descriptions go to the
+    /// events of the processor the file is of (told by its name, Intel's code name, or by
+    /// --processor), never to another processor's events of the same name. The specs carry
+    /// event facts only, not Intel's text.
     #[arg(long, value_name = "FILE", requires = "events")]
     perfmon: Option<PathBuf>,
     /// For every box: its kernel perf PMU, and whether perf and the raw backends reach it on
@@ -251,12 +259,27 @@ fn main() -> ExitCode {
             a.processor.as_deref(),
             a.unit.as_deref(),
             a.perfmon.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json,
+        ),
+        Command::List(ListArgs {
+            pattern: Some(p),
+            summary: false,
+            backends: false,
+            processor,
+            unit,
+            ..
+        }) => commands::search(
+            processor.as_deref(),
+            unit.as_deref(),
+            &pattern::Pattern::new(&p),
+            &p,
             json,
         ),
         Command::List(a) if a.summary => {
             commands::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
         }
-        Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), json),
+        Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), None, json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
         Command::Encode(a) if a.perf => {
             perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)

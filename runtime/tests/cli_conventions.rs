@@ -503,20 +503,84 @@ fn the_processor_is_detected_and_an_amd_machine_is_named_plainly() {
     insta::assert_snapshot!(redact(&redact(&text, amd.path()), intel.path()));
 }
 
+/// What the shell gets when it asks `pmu` to complete `words` (fish's protocol: one
+/// candidate per line, its help after a tab).
+fn complete(words: &[&str]) -> Vec<String> {
+    let out = fake_machine::pmu()
+        .env("PMU_COMPLETE", "fish")
+        .arg("--")
+        .arg("pmu")
+        .args(words)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn completions_and_man_page_come_from_the_command_definitions() {
-    for shell in ["bash", "zsh", "fish"] {
-        let (code, out, _) = run(&["completions", shell]);
-        assert_eq!(code, 0);
-        assert!(
-            out.contains("per-socket"),
-            "{shell} completes watch's options"
-        );
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("PMU_COMPLETE"), "{shell} asks pmu: {out}");
     }
+    // Options, and names from the spec: processors, registers, boxes, events.
+    assert!(complete(&["watch", "--per"]).contains(&"--per-socket".to_string()));
+    assert_eq!(
+        complete(&["watch", "--processor", "xeon-e5-2600-v"]),
+        ["xeon-e5-2600-v2", "xeon-e5-2600-v3", "xeon-e5-2600-v4"]
+    );
+    let regs = complete(&["read", "C3_MSR_PMON_CTL"]);
+    assert!(regs.contains(&"C3_MSR_PMON_CTL0".to_string()), "{regs:?}");
+    let units = complete(&["watch", "--unit", "xeon-e5-2600:IMC"]);
+    assert!(
+        units.contains(&"xeon-e5-2600:IMC0".to_string()),
+        "{units:?}"
+    );
+    let events = complete(&[
+        "watch",
+        "--unit",
+        "IMC0",
+        "--event",
+        "event=UNC_M_CAS_COUNT.R",
+    ]);
+    assert!(
+        events.contains(&"event=UNC_M_CAS_COUNT.RD".to_string()),
+        "{events:?}"
+    );
+
     let (code, out, _) = run(&["man"]);
     assert_eq!(code, 0);
     assert!(out.starts_with(".ie") || out.contains(".TH pmu"), "{out}");
     assert!(out.contains("completions"));
+    // A page per subcommand, each with every option, which the top page refers to.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = run(&["man", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 11, "{out}");
+    let watch = fs::read_to_string(dir.path().join("pmu-watch.1")).unwrap();
+    for option in ["per\\-socket", "field\\-separator", "interval"] {
+        assert!(watch.contains(option), "pmu-watch.1 lacks {option}");
+    }
+    let top = fs::read_to_string(dir.path().join("pmu.1")).unwrap();
+    assert!(top.contains("pmu\\-watch(1)"), "{top}");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        11,
+        "no staging left"
+    );
+    let (code, _, err) = run(&["man", "--dir", "/nonexistent/man1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("create it first"), "{err}");
 }
 
 #[test]

@@ -31,6 +31,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("cargo run -p codegen -- import-perfmon FILE", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
     ("cargo run -p pmu-runtime --example sample", "`cargo test --workspace` compiles the example but does not run it; the sampling it shows is what runtime/tests/sessions.rs tests"),
     ("bash .ci/run", "CI itself"),
+    ("pmu man --dir DIR", "DIR is a placeholder; runtime/tests/cli_conventions.rs writes the pages into a temporary directory and reads them"),
     ("jq -r '.processors[] | select(.id==\"xeon-7500\") | .units[] | .registers[] | .addresses[] | \"\\(.name) \\(.address)\"' generated/model/pmu-regs.json", "jq is not installed by CI; tests/json_model.rs checks every address of the model"),
     ("pmu serve --config /etc/pmu-serve.conf --listen 127.0.0.1:9464 -a", "a server on real uncore counters; runtime/tests/serve.rs runs `serve --sim` and scrapes it"),
     ("pmu serve --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464", "a server on real uncore counters; runtime/tests/serve.rs runs `serve --sim` and scrapes it"),

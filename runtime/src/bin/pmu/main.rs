@@ -2,6 +2,7 @@
 //! by name.
 
 mod commands;
+mod completion;
 mod detect;
 mod failure;
 mod grammar;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap_complete::ArgValueCandidates;
 
 pub use failure::Failure;
 pub use place::PlaceArgs;
@@ -48,7 +50,7 @@ pub use place::PlaceArgs;
   pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
   pmu watch --sim --unit HA --event event=UNC_H_REQUESTS.READS --count 3 -x,
   pmu watch --backend perf --pmu msr --event tsc --count 3
-  pmu completions bash > /etc/bash_completion.d/pmu; pmu man > pmu.1"
+  pmu completions bash > /etc/bash_completion.d/pmu; pmu man --dir /usr/local/share/man/man1"
 )]
 pub struct Cli {
     /// Print JSON instead of tables (a stable schema; see the README).
@@ -100,17 +102,24 @@ enum Command {
     ///
     /// Example: pmu detect
     Detect(DetectArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    /// Print the script that registers shell completion (bash, zsh, fish, elvish,
+    /// powershell): options, and the spec's processor, register, unit and event names, which
+    /// the shell asks this binary for as you type.
     ///
     /// Example: pmu completions bash > /etc/bash_completion.d/pmu
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), generated from these definitions.
+    /// Print the manual page (roff), generated from these definitions; with --dir, write a
+    /// page per subcommand too (pmu-watch.1, ...), which the top page refers to.
     ///
-    /// Example: pmu man > /usr/local/share/man/man1/pmu.1
-    Man,
+    /// Example: pmu man --dir /usr/local/share/man/man1
+    Man {
+        /// Write pmu.1 and a page per subcommand into this directory (which must exist).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -148,7 +157,7 @@ struct ListArgs {
     #[arg(conflicts_with_all = ["summary", "backends"])]
     pattern: Option<String>,
     /// Only this processor (xeon-7500, xeon-e5-2600, architectural).
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Only this unit (W, C, HA, QPI, CORE, or its module name such as wbox).
     #[arg(long)]
@@ -180,6 +189,7 @@ struct ListArgs {
 struct DecodeArgs {
     /// Register: an instance (W_MSR_PMON_EVT_SEL2), a layout (W_MSR_PMON_EVT_SEL{N} in any
     /// case, WEvtSel), or an MSR number (0x186).
+    #[arg(add = ArgValueCandidates::new(crate::completion::registers))]
     register: String,
     /// The value: 0x430076 hex, 0d31 decimal, 0b101 binary; bare 4300c0 (with a hex letter) is
     /// hex, as rdmsr prints it; bare 430076 (digits only) is refused as ambiguous.
@@ -192,6 +202,7 @@ struct DecodeArgs {
 #[derive(Args)]
 struct EncodeArgs {
     /// Register: an instance or a layout name.
+    #[arg(add = ArgValueCandidates::new(crate::completion::registers))]
     register: String,
     /// field=value pairs; a value is a number or a named value (invert=lt); event=NAME sets
     /// the event select and umask from the unit's event list (and, for a core event, the
@@ -200,7 +211,7 @@ struct EncodeArgs {
     fields: Vec<String>,
     /// The processor whose own core events event=NAME may name for IA32_PERFEVTSELx
     /// (xeon-e5-2600, ...); by default the one /proc/cpuinfo names.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
     /// `perf stat -e`; the register must be a counter control instance.
@@ -218,6 +229,7 @@ struct EncodeArgs {
 #[derive(Args)]
 struct ReadArgs {
     /// Register instance (W_MSR_PMON_EVT_SEL2, Q_P0_PCI_PMON_CTL1) or MSR number (0x186).
+    #[arg(add = ArgValueCandidates::new(crate::completion::registers))]
     register: String,
     /// Read it everywhere: on every CPU (core registers) or every socket (uncore registers).
     #[arg(short = 'a', long = "all", conflicts_with_all = ["cpu", "socket", "device"])]
@@ -231,6 +243,7 @@ struct ReadArgs {
 #[derive(Args)]
 struct WriteArgs {
     /// Register instance, or MSR number (0x186).
+    #[arg(add = ArgValueCandidates::new(crate::completion::registers))]
     register: String,
     /// A whole value (0x...), or field=value pairs applied to the current value.
     #[arg(required = true)]
@@ -243,6 +256,8 @@ struct WriteArgs {
 }
 
 fn main() -> ExitCode {
+    // The shell asking for completions (`PMU_COMPLETE=bash pmu -- ...`) is answered first.
+    completion::answer_if_asked();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -307,18 +322,15 @@ fn main() -> ExitCode {
             messages::explain(e, &a.place, &messages::device_ids(addresses))
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
-        Command::Completions { shell } => {
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "pmu", &mut buf);
-            Ok(String::from_utf8(buf).expect("completion scripts are UTF-8"))
-        }
-        Command::Man => {
+        Command::Completions { shell } => completion::registration(shell),
+        Command::Man { dir: None } => {
             let mut buf = Vec::new();
             clap_mangen::Man::new(Cli::command())
                 .render(&mut buf)
                 .map_err(|e| Failure::operation(format!("cannot render the man page: {e}")))
-                .map(|()| String::from_utf8(buf).expect("roff is UTF-8"))
+                .map(|()| String::from_utf8_lossy(&buf).into_owned())
         }
+        Command::Man { dir: Some(dir) } => man_pages(&dir),
     };
     match result {
         Ok(out) => {
@@ -339,6 +351,44 @@ fn main() -> ExitCode {
             eprint_error(&e.to_string());
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// `pmu man --dir DIR`: every page, written beside DIR's files first and then renamed into
+/// place, so a failure leaves no half-written set; prints the pages written.
+fn man_pages(dir: &std::path::Path) -> Result<String, Failure> {
+    if !dir.is_dir() {
+        return Err(Failure::usage(format!(
+            "--dir {}: no such directory; create it first (mkdir -p {})",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let staging = dir.join(format!(".pmu-man.{}", std::process::id()));
+    let written = std::fs::create_dir(&staging)
+        .and_then(|()| clap_mangen::generate_to(Cli::command(), &staging))
+        .and_then(|()| {
+            let mut pages = Vec::new();
+            for entry in std::fs::read_dir(&staging)? {
+                let entry = entry?;
+                pages.push(entry.file_name());
+            }
+            pages.sort();
+            for page in &pages {
+                std::fs::rename(staging.join(page), dir.join(page))?;
+            }
+            Ok(pages)
+        });
+    let _ = std::fs::remove_dir_all(&staging);
+    match written {
+        Ok(pages) => Ok(pages
+            .iter()
+            .map(|p| format!("{}\n", dir.join(p).display()))
+            .collect()),
+        Err(e) => Err(Failure::operation(format!(
+            "cannot write the man pages into {}: {e}; choose a directory you can write",
+            dir.display()
+        ))),
     }
 }
 

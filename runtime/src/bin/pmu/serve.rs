@@ -9,6 +9,7 @@
 //! own reads only the exporter's totals, so a scrape never touches a register and a slow
 //! client never delays a count.
 
+use clap_complete::ArgValueCandidates;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,16 +54,16 @@ pub struct ServeArgs {
     /// processor's prefix where several processors share the name (xeon-e5-2600:IMC2) unless
     /// this machine is detected as one of them. Repeat for more boxes; the first box's
     /// processor settles the others' names.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::units))]
     unit: Vec<String>,
     /// An event for the next free counter of each --unit box, as `pmu watch --event` takes
     /// it (event=NAME or ev_sel=N,umask=N,...). Repeat for more counters.
-    #[arg(long = "event", requires = "unit")]
+    #[arg(long = "event", requires = "unit", add = ArgValueCandidates::new(crate::completion::events))]
     events: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...), as `pmu watch --processor` takes it:
     /// settles a box name several processors share (for --unit and the config file's lines)
     /// and lets --event name its own core events. On hardware it is detected.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Seconds between counter reads, from 0.01 to 86400; independent of scrapes.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]

@@ -2,6 +2,7 @@
 //! as it was on exit (including Ctrl-C, SIGTERM and a panic). The counting is the library's
 //! [`Session`]: this parses the arguments, opens it, and prints each interval.
 
+use clap_complete::ArgValueCandidates;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,7 @@ pub struct WatchArgs {
     /// (--unit CBO0 --unit CBO1); the first box's processor settles the others' names
     /// (--unit xeon-7500:C3 --unit C4).
     /// Without --unit, --event takes perf's events instead.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::units))]
     pub unit: Vec<String>,
     /// With --unit: an event for the next free counter of each box, in encode's grammar:
     /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
@@ -35,12 +36,12 @@ pub struct WatchArgs {
     /// stat -e` takes them, counted through perf: PMU/TERMS/ (msr/tsc/, cpu/event=0x3c/u),
     /// generic names (cycles, instructions, cpu-clock, task-clock, with :u or :k) and a PMU's
     /// named events (tsc), comma-separated.
-    #[arg(short = 'e', long = "event", required = true)]
+    #[arg(short = 'e', long = "event", required = true, add = ArgValueCandidates::new(crate::completion::events))]
     events: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...): settles a box name two processors
     /// share, and lets --event name its own core events for CORE (event=INST_RETIRED.ANY_P).
     /// On hardware it is detected; with --sim, name it to use a processor's core events.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     pub processor: Option<String>,
     /// Seconds between reports, from 0.01 to 86400.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]

@@ -246,3 +246,11 @@ fn foreign_document() {
 fn units_from() {
     insta::assert_snapshot!(spec_diagnostics("units_from"));
 }
+
+/// `<box-count>`: an unknown kind, a register named where none is read or missing where
+/// one is, an unknown source, no description; and, once every unit is known, an unknown
+/// register or a field that cannot hold a bit per box (a register of another unit is fine).
+#[test]
+fn box_count() {
+    insta::assert_snapshot!(spec_diagnostics("box_count"));
+}

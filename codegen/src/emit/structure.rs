@@ -462,6 +462,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
         quote!(NoteInfo { kind: #k, title: #t, text: #x })
     });
+    let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -477,9 +478,27 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             filters: &[#(#filters),*],
             routes: &[#(#routes),*],
             perf: #perf,
+            box_count: #box_count,
             notes: &[#(#notes),*],
         };
     }
+}
+
+/// A unit's `BoxCountInfo`.
+fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
+    let rule = match &b.rule {
+        BoxCountRule::SetBits(bits) => {
+            let bit = bit_literal(names, bits);
+            quote!(BoxCountRule::SetBits(#bit))
+        }
+        BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
+    };
+    let (source, description) = (&b.source, text_lit(&b.description));
+    quote!(BoxCountInfo {
+        rule: #rule,
+        source: #source,
+        description: #description,
+    })
 }
 
 /// The processor's `GLOBAL`, declared by unit `u`.
@@ -678,7 +697,16 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
             }
         }
     }
-    for b in route_bits(p) {
+    let counted = p
+        .units
+        .iter()
+        .flat_map(|u| &u.pmu)
+        .flat_map(|m| &m.box_count);
+    let count_bits = counted.filter_map(|b| match &b.rule {
+        BoxCountRule::SetBits(bits) => Some(bits),
+        BoxCountRule::CoresPerSocket => None,
+    });
+    for b in route_bits(p).into_iter().chain(count_bits) {
         regs.insert((b.unit, b.register));
         fields.insert((b.unit, b.register, b.field));
     }

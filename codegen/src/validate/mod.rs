@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::diagnostics::{Diagnostic, SourceFile};
+use crate::model::pmu::BoxCountRule;
 use crate::model::*;
 use crate::parse::*;
 
@@ -166,6 +167,7 @@ impl Validator {
             }
         }
         for (p, pending) in ctx.processors.iter_mut().zip(pending) {
+            self.resolve_box_counts(p, &pending);
             self.resolve_routes(p, pending);
         }
         self.share_units(&mut ctx.processors);
@@ -216,6 +218,11 @@ impl Validator {
                     if let Some(c) = &mut hop.clear {
                         c.unit += offset;
                     }
+                }
+                if let Some(BoxCountRule::SetBits(bits)) =
+                    pmu.box_count.as_mut().map(|b| &mut b.rule)
+                {
+                    bits.unit += offset;
                 }
             }
             processors[i].units.append(&mut taken);

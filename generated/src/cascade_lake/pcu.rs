@@ -31,6 +31,9 @@ pub use crate::skylake_sp::pcu::{
     PcuCtr,
     PcuCtrLayout,
     PCU_MSR_PMON_CTR,
+    Capid6,
+    Capid6Layout,
+    CAPID6,
 };
 
 #[cfg(feature = "metadata")]
@@ -122,6 +125,22 @@ pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+#[cfg(feature = "metadata")]
+pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo {
+    processor: "cascade-lake", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
+    description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "CAPID6", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x2083, device: 30, function: 3, offset: 0x09C }, source: "linux-snbep" },
+    ]),
+    fields: Capid6Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -137,6 +156,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_BOX_FILTER_INFO,
         &PCU_BOX_STATUS_INFO,
         &PCU_CTR_INFO,
+        &CAPID6_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::PCU),

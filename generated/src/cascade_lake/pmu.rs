@@ -11,9 +11,9 @@ use crate::support::{FieldInfo, NoteInfo};
 /// CHA27).
 ///
 /// **How many CHAs a part has** (info): The unit lists the 28 CHAs likwid names (CBOX0-27); a part
-/// has as many as it has enabled tiles. Linux counts them from bits 27:0 of CAPID6 (PCI device
-/// 0x2083, offset 0x9C: one bit per CHA, skx_count_chabox); the runtime does not read that register
-/// yet, so a CHA the part lacks is not refused by name.
+/// has as many as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from the part
+/// before anything is programmed, as Linux does (skx_count_chabox), and a CHA the part lacks is
+/// refused by name.
 ///
 /// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
 /// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
@@ -392,15 +392,28 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA26", "uncore_cha_26"),
         CHA_PERF.of_box("CHA27", "uncore_cha_27"),
     ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::SetBits(BitRef {
+            register: &super::pcu::CAPID6_INFO,
+            instance: "PCU",
+            index: 0,
+            field: CAPID6_CHA_EN,
+            register_name: "CAPID6",
+            qualified: "CAPID6.cha_en",
+        }),
+        source: "linux-snbep",
+        description: "The number of set bits of CAPID6.cha_en (bits 27:0 of offset 0x9C of \
+            the PCU's device 0x2083, device 30 function 3): one bit per CHA the part \
+            has enabled (Linux skx_count_chabox).",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
             title: "How many CHAs a part has",
             text: "The unit lists the 28 CHAs likwid names (CBOX0-27); a part has as many \
-            as it has enabled tiles. Linux counts them from bits 27:0 of CAPID6 (PCI \
-            device 0x2083, offset 0x9C: one bit per CHA, skx_count_chabox); the \
-            runtime does not read that register yet, so a CHA the part lacks is not \
-            refused by name.",
+            as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from \
+            the part before anything is programmed, as Linux does \
+            (skx_count_chabox), and a CHA the part lacks is refused by name.",
         },
         NoteInfo {
             kind: "info",
@@ -486,6 +499,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO4", "uncore_iio_4"),
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -611,6 +625,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC4", "uncore_imc_4"),
         IMC_PERF.of_box("IMC5", "uncore_imc_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -704,6 +719,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP4", "uncore_irp_4"),
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -796,6 +812,7 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
         M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -898,6 +915,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1014,6 +1032,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_SKX_PCU,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1128,6 +1147,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1264,6 +1284,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI1", "uncore_upi_1"),
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1664,6 +1685,8 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI2: BitRef = BitRef {
     register_name: "U_MSR_PMON_GLOBAL_STATUS",
     qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_upi2",
 };
+/// `CAPID6.cha_en` (bits 27:0).
+const CAPID6_CHA_EN: &FieldInfo = super::pcu::CAPID6_INFO.field_named("cha_en");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1` (bit 63).
 const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m2m1");

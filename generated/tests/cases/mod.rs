@@ -2591,6 +2591,10 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    capid6: Capid6;
+    ro(cha_en, val u32, 0, 28);
+}
 }
 
 #[cfg(feature = "skylake-sp")]

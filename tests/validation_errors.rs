@@ -238,3 +238,19 @@ fn events_core() {
 fn foreign_document() {
     insta::assert_snapshot!(spec_diagnostics("foreign_document"));
 }
+
+/// `units-from`: a processor taking another's units (allowed: `twin`), and each way the
+/// link can be wrong: a unit file of its own of a taken unit's name, a processor that takes
+/// its units itself, no processor, the processor itself.
+#[test]
+fn units_from() {
+    insta::assert_snapshot!(spec_diagnostics("units_from"));
+}
+
+/// `<box-count>`: an unknown kind, a register named where none is read or missing where
+/// one is, an unknown source, no description; and, once every unit is known, an unknown
+/// register or a field that cannot hold a bit per box (a register of another unit is fine).
+#[test]
+fn box_count() {
+    insta::assert_snapshot!(spec_diagnostics("box_count"));
+}

@@ -256,8 +256,47 @@ pub struct PmuInfo {
     pub routes: &'static [RouteInfo],
     /// The Linux perf PMUs that count the boxes (empty where the kernel has none).
     pub perf: &'static [PerfInfo],
+    /// How software learns how many of the boxes this part has; `None`: every part has
+    /// every box listed.
+    pub box_count: Option<BoxCountInfo>,
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
+}
+
+/// How software learns how many boxes of a unit a part has: boxes 0 to n-1 of the unit's
+/// instances are present, the others are not (the spec's `<box-count>`).
+#[derive(Debug, Clone, Copy)]
+pub struct BoxCountInfo {
+    /// What is read.
+    pub rule: BoxCountRule,
+    /// The public source of the rule (a `processors.xml` source id).
+    pub source: &'static str,
+    /// The rule in words, for messages.
+    pub description: &'static str,
+}
+
+/// What is read to learn a unit's box count.
+#[derive(Debug, Clone, Copy)]
+pub enum BoxCountRule {
+    /// The number of set bits of a field of one register instance (one bit per box present).
+    SetBits(BitRef),
+    /// The number of cores of the socket (one box per core).
+    CoresPerSocket,
+}
+
+impl BoxCountRule {
+    /// The count a value read from the rule's register gives (`SetBits`: its set bits in the
+    /// field).
+    pub const fn count_from(&self, raw: u64) -> Option<u32> {
+        match self {
+            BoxCountRule::SetBits(b) => {
+                let width = b.field.msb - b.field.lsb + 1;
+                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                Some(((raw >> b.field.lsb) & mask).count_ones())
+            }
+            BoxCountRule::CoresPerSocket => None,
+        }
+    }
 }
 
 /// The Linux perf PMU (in `/sys/bus/event_source/devices`) that counts some counters of one

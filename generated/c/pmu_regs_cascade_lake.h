@@ -3502,6 +3502,38 @@ static inline uint64_t pmu_cascade_lake_pcu_msr_pmon_ctr_event_count_get(uint64_
 static inline uint64_t pmu_cascade_lake_pcu_msr_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_CASCADE_LAKE_PCU_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_CASCADE_LAKE_PCU_MSR_PMON_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
+ * CAPID6: Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles'
+ * caching and home agents) this part has enabled, one bit each.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): From Linux.
+ * The notes in full: generated/docs/cascade_lake/pcu.md.
+ */
+#define PMU_CASCADE_LAKE_CAPID6_WIDTH 32
+#define PMU_CASCADE_LAKE_CAPID6_COUNT 1
+#define PMU_CASCADE_LAKE_CAPID6_RESET 0x00000000U
+#define PMU_CASCADE_LAKE_CAPID6_RESERVED_MASK 0xF0000000U
+#define PMU_CASCADE_LAKE_CAPID6_IGNORED_MASK 0x00000000U
+#define PMU_CASCADE_LAKE_CAPID6_WRITABLE_MASK 0x00000000U
+#define PMU_CASCADE_LAKE_CAPID6_DEVICE_ID 0x2083U
+#define PMU_CASCADE_LAKE_CAPID6_DEVICE 30
+#define PMU_CASCADE_LAKE_CAPID6_FUNCTION 3
+#define PMU_CASCADE_LAKE_CAPID6_OFFSET 0x9CU
+
+/*
+ * cha_en (bits 27:0, ro): One bit per CHA the part has enabled; the number of set bits is the
+ * number of CHAs, numbered from 0. Set by the part, not by software.
+ */
+#define PMU_CASCADE_LAKE_CAPID6_CHA_EN_SHIFT 0
+#define PMU_CASCADE_LAKE_CAPID6_CHA_EN_WIDTH 28
+#define PMU_CASCADE_LAKE_CAPID6_CHA_EN_MASK 0x0FFFFFFFU
+#define PMU_CASCADE_LAKE_CAPID6_CHA_EN_MAX 0x0FFFFFFFU
+static inline uint32_t pmu_cascade_lake_capid6_cha_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_CASCADE_LAKE_CAPID6_CHA_EN_MASK, PMU_CASCADE_LAKE_CAPID6_CHA_EN_SHIFT); }
+
+/*
  * UBOX (U-box (system configuration controller) performance monitoring): The U-box carries the
  * uncore's message channel and interrupt routing. Its MSRs also hold the socket-wide uncore
  * controls: a global control that freezes and unfreezes every box at once, and a 64-bit global

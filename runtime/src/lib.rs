@@ -62,6 +62,7 @@ pub mod lookup;
 pub mod machine;
 pub mod msr;
 pub mod ownership;
+pub mod part;
 pub mod pci;
 pub mod perf;
 pub mod sampling;

@@ -9,7 +9,7 @@ use std::path::Path;
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
-use fake_machine::{run, two_sockets};
+use fake_machine::{poke, run, two_sockets};
 
 /// A machine tree with two CPUs (one per socket) and this /proc/cpuinfo.
 fn machine(cpuinfo: &str) -> tempfile::TempDir {
@@ -247,5 +247,38 @@ fn serve_config_errors_name_the_file_and_line() {
     assert!(
         err.contains(&format!("{}:2: ", conf.display())) && err.contains("UNC_M_CAS_COUNT.RD"),
         "{err}"
+    );
+}
+
+/// `pmu detect` reads how many boxes the part has where the spec says how: a Skylake-SP's
+/// CHAs from CAPID6 of its PCU device (device 0x2083, offset 0x9C), socket by socket.
+#[test]
+fn detect_reads_the_box_counts_of_the_part() {
+    let m = machine(&intel(0x55).replace("flags", "stepping\t: 4\nflags"));
+    for (bus, capid6) in [("3f", 0x3_ffffu64), ("7f", 0xf_ffff)] {
+        let dev = m
+            .path()
+            .join(format!("sys/bus/pci/devices/0000:{bus}:1e.3"));
+        fs::create_dir_all(&dev).unwrap();
+        fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+        fs::write(dev.join("device"), "0x2083\n").unwrap();
+        fs::File::create(dev.join("config"))
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        poke(&dev.join("config"), 0x9c, capid6);
+    }
+    let (code, out, err) = run(&["detect", "--root", m.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("specs: skylake-sp ("), "{out}");
+    assert!(
+        out.contains(
+            "CHA boxes, socket 0: 18 of 28 listed (CHA0 to CHA17; CAPID6.cha_en = 0x3ffff"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("CHA boxes, socket 1: 20 of 28 listed (CHA0 to CHA19;"),
+        "{out}"
     );
 }

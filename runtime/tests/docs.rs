@@ -491,7 +491,7 @@ fn the_coverage_table_is_what_pmu_list_summary_prints() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut table = String::from(
-        "| processor | unit | layouts | registers | events |\n|---|---|---|---|---|\n",
+        "| processor | unit | layouts | registers | events | boxes |\n|---|---|---|---|---|---|\n",
     );
     let mut totals = None;
     for line in text.lines().skip(1) {
@@ -499,12 +499,12 @@ fn the_coverage_table_is_what_pmu_list_summary_prints() {
         match w.as_slice() {
             ["total", layouts, registers, events] => {
                 table.push_str(&format!(
-                    "| total | | {layouts} | {registers} | {events} |\n"
+                    "| total | | {layouts} | {registers} | {events} | |\n"
                 ));
                 totals = Some([layouts, registers, events].map(|n| thousands(n)));
             }
-            [processor, unit, layouts, registers, events] => table.push_str(&format!(
-                "| {processor} | {unit} | {layouts} | {registers} | {events} |\n"
+            [processor, unit, layouts, registers, events, boxes] => table.push_str(&format!(
+                "| {processor} | {unit} | {layouts} | {registers} | {events} | {boxes} |\n"
             )),
             _ => panic!("unexpected line of pmu list --summary: {line}"),
         }

@@ -297,8 +297,33 @@ pub struct Pmu {
     pub global: Option<Global>,
     /// The Linux perf PMUs that count the boxes.
     pub perf: Vec<PerfPmu>,
+    /// How software learns how many of the boxes this part has (`<box-count>`); `None`: a
+    /// part has every box the unit lists.
+    pub box_count: Option<BoxCount>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
+}
+
+/// How software learns, on a given part, how many boxes of a unit it has: boxes 0 to n-1
+/// of the unit's instances are there, the rest are not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxCount {
+    /// What is read.
+    pub rule: BoxCountRule,
+    /// The public source of the rule.
+    pub source: String,
+    /// The rule in our words.
+    pub description: String,
+}
+
+/// What is read to learn a unit's box count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoxCountRule {
+    /// The number of set bits of a field of a register of the processor (one bit per box
+    /// present: the Skylake-SP CHAs in CAPID6).
+    SetBits(BitRef),
+    /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
+    CoresPerSocket,
 }
 
 /// A Linux perf PMU counting some counters of one box.

@@ -30,8 +30,30 @@ pub struct RawPmu {
     pub global: Option<RawGlobal>,
     #[serde(default)]
     pub perf: Vec<RawPerf>,
+    #[serde(default, rename = "box-count")]
+    pub box_count: Option<RawBoxCount>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<box-count>`: how software learns how many boxes of the unit this part has.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBoxCount {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    /// `set-bits` or `cores-per-socket`.
+    #[serde(rename = "@count")]
+    pub count: String,
+    /// With `set-bits`: the concrete register name and the field whose set bits count.
+    #[serde(rename = "@register")]
+    pub register: Option<String>,
+    #[serde(rename = "@field")]
+    pub field: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 /// `<perf>`: the Linux perf PMU that counts some counters of some boxes.

@@ -100,6 +100,7 @@ pub static CORE: PmuInfo = PmuInfo {
             driver: &PERF_CORE_CPU,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -519,6 +519,67 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and
+/// home agents) this part has enabled, one bit each.
+///
+/// `CAPID6`: 32-bit PCI register of the PCU unit (skylake-sp). Fields, masks and sources:
+/// [`Capid6Layout`].
+///
+/// **From Linux** (info): Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the
+/// Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0
+/// (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes
+/// bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written
+/// here as a placeholder, as for every read-only capability.
+pub type Capid6 = Reg32<Capid6Layout>;
+
+/// The layout of [`Capid6`] (`CAPID6`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum Capid6Layout {}
+
+impl Layout for Capid6Layout {
+    const NAME: &'static str = "CAPID6";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xf0000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &CAPID6_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 28, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "cha_en", ident: "cha_en", lsb: 0, msb: 27, access: Access::Ro,
+            description: "One bit per CHA the part has enabled; the number of set bits is the number of CHAs, numbered from 0. Set by the part, not by software.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Capid6 {
+    /// `cha_en` (bits 27:0, ro, reset 0x0): One bit per CHA the part has enabled; the number of set
+    /// bits is the number of CHAs, numbered from 0. Set by the part, not by software.
+    #[inline] pub const fn cha_en(self) -> u32 { get_bits(self.raw64(), 27, 0) as u32 }
+}
+
+/// `CAPID6` of instance PCU.
+pub const CAPID6: PciRegister<Capid6> = PciRegister::new(0x2083, 30, 3, 0x09C, "CAPID6");
+
+#[cfg(feature = "metadata")]
+static CAPID6_INFO: RegisterInfo = RegisterInfo {
+    processor: "skylake-sp", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
+    description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "CAPID6", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x2083, device: 30, function: 3, offset: 0x09C }, source: "linux-snbep" },
+    ]),
+    fields: Capid6Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -534,6 +595,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_BOX_FILTER_INFO,
         &PCU_BOX_STATUS_INFO,
         &PCU_CTR_INFO,
+        &CAPID6_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::PCU),

@@ -11,7 +11,7 @@ use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
-use super::pcu::{PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
+use super::pcu::{Capid6, PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
 use super::ubox::{UCtl, UCtr, UGlobalCtl, UGlobalStatus, UUclkFixedCtl, UUclkFixedCtr};
 use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
@@ -20,9 +20,9 @@ use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 /// CHA27).
 ///
 /// **How many CHAs a part has** (info): The unit lists the 28 CHAs likwid names (CBOX0-27); a part
-/// has as many as it has enabled tiles. Linux counts them from bits 27:0 of CAPID6 (PCI device
-/// 0x2083, offset 0x9C: one bit per CHA, skx_count_chabox); the runtime does not read that register
-/// yet, so a CHA the part lacks is not refused by name.
+/// has as many as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from the part
+/// before anything is programmed, as Linux does (skx_count_chabox), and a CHA the part lacks is
+/// refused by name.
 ///
 /// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
 /// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
@@ -381,15 +381,28 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA26", "uncore_cha_26"),
         CHA_PERF.of_box("CHA27", "uncore_cha_27"),
     ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::SetBits(BitRef {
+            register: Capid6::INFO,
+            instance: "PCU",
+            index: 0,
+            field: CAPID6_CHA_EN,
+            register_name: "CAPID6",
+            qualified: "CAPID6.cha_en",
+        }),
+        source: "linux-snbep",
+        description: "The number of set bits of CAPID6.cha_en (bits 27:0 of offset 0x9C of \
+            the PCU's device 0x2083, device 30 function 3): one bit per CHA the part \
+            has enabled (Linux skx_count_chabox).",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
             title: "How many CHAs a part has",
             text: "The unit lists the 28 CHAs likwid names (CBOX0-27); a part has as many \
-            as it has enabled tiles. Linux counts them from bits 27:0 of CAPID6 (PCI \
-            device 0x2083, offset 0x9C: one bit per CHA, skx_count_chabox); the \
-            runtime does not read that register yet, so a CHA the part lacks is not \
-            refused by name.",
+            as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from \
+            the part before anything is programmed, as Linux does \
+            (skx_count_chabox), and a CHA the part lacks is refused by name.",
         },
         NoteInfo {
             kind: "info",
@@ -474,6 +487,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO4", "uncore_iio_4"),
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -593,6 +607,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC4", "uncore_imc_4"),
         IMC_PERF.of_box("IMC5", "uncore_imc_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -698,6 +713,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP4", "uncore_irp_4"),
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -789,6 +805,7 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
         M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -895,6 +912,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1010,6 +1028,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_SKX_PCU,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1128,6 +1147,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1260,6 +1280,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI1", "uncore_upi_1"),
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1830,6 +1851,8 @@ const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
 const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
 /// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
 const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
+/// `CAPID6.cha_en` (bits 27:0).
+const CAPID6_CHA_EN: &FieldInfo = Capid6::INFO.field_named("cha_en");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1` (bit 63).
 const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_m2m1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0` (bit 62).

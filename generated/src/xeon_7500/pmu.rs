@@ -92,6 +92,7 @@ pub static BBOX: PmuInfo = PmuInfo {
         BBOX_PERF.of_box("B0", "uncore_bbox_0"),
         BBOX_PERF.of_box("B1", "uncore_bbox_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -224,6 +225,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C6", "uncore_cbox_6"),
         CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -330,6 +332,7 @@ pub static MBOX: PmuInfo = PmuInfo {
         MBOX_PERF.of_box("M0", "uncore_mbox_0"),
         MBOX_PERF.of_box("M1", "uncore_mbox_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -458,6 +461,7 @@ pub static RBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_RBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -557,6 +561,7 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S0", "uncore_sbox_0"),
         SBOX_PERF.of_box("S1", "uncore_sbox_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -633,6 +638,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -720,6 +726,7 @@ pub static WBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_CBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

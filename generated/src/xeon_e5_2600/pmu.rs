@@ -64,6 +64,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C6", "uncore_cbox_6"),
         CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -178,6 +179,7 @@ pub static HA: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -260,6 +262,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH2", "uncore_imc_2"),
         IMC_PERF.of_box("CH3", "uncore_imc_3"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -399,6 +402,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -537,6 +541,7 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P0", "uncore_qpi_0"),
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -632,6 +637,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -705,6 +711,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L0", "uncore_r3qpi_0"),
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -795,6 +802,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

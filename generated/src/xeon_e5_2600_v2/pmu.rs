@@ -243,6 +243,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C13", "uncore_cbox_13"),
         CBOX_PERF.of_box("C14", "uncore_cbox_14"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -395,6 +396,7 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -532,6 +534,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH6", "uncore_imc_6"),
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -647,6 +650,7 @@ pub static IRP: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -793,6 +797,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -959,6 +964,7 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1071,6 +1077,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1179,6 +1186,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1307,6 +1315,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

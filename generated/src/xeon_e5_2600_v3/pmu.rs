@@ -115,6 +115,14 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C16", "uncore_cbox_16"),
         CBOX_PERF.of_box("C17", "uncore_cbox_17"),
     ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CoresPerSocket,
+        source: "linux-snbep",
+        description: "One C-box per core: a part has as many C-boxes as its socket has cores, \
+            C0 to C(n-1) (Linux hswep_uncore_cpu_init limits the C-box count to the \
+            cores per package, topology_num_cores_per_package, formerly \
+            x86_max_cores).",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -292,6 +300,7 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -445,6 +454,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH6", "uncore_imc_6"),
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -584,6 +594,7 @@ pub static IRP: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -742,6 +753,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -924,6 +936,7 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1054,6 +1067,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1179,6 +1193,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1298,6 +1313,7 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S2", "uncore_sbox_2"),
         SBOX_PERF.of_box("S3", "uncore_sbox_3"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1475,6 +1491,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_HSWEP_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -122,6 +122,14 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C22", "uncore_cbox_22"),
         CBOX_PERF.of_box("C23", "uncore_cbox_23"),
     ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CoresPerSocket,
+        source: "linux-snbep",
+        description: "One C-box per core: a part has as many C-boxes as its socket has cores, \
+            C0 to C(n-1) (Linux bdx_uncore_cpu_init limits the C-box count to the \
+            cores per package, topology_num_cores_per_package, formerly \
+            x86_max_cores).",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -299,6 +307,7 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -452,6 +461,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH6", "uncore_imc_6"),
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -591,6 +601,7 @@ pub static IRP: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -749,6 +760,7 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -931,6 +943,7 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1061,6 +1074,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1186,6 +1200,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1305,6 +1320,7 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S2", "uncore_sbox_2"),
         SBOX_PERF.of_box("S3", "uncore_sbox_3"),
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1481,6 +1497,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
+    box_count: None,
     notes: &[
         NoteInfo {
             kind: "info",

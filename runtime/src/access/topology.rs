@@ -1,8 +1,9 @@
 //! Which logical CPUs belong to which socket, from sysfs
-//! (`/sys/devices/system/cpu/cpuN/topology/physical_package_id`). Uncore MSRs are per
-//! socket; reading them through any one CPU of the socket is enough, and this picks it.
+//! (`/sys/devices/system/cpu/cpuN/topology/physical_package_id`), and how many cores each
+//! socket has (the distinct `core_id`s of its CPUs). Uncore MSRs are per socket; reading them
+//! through any one CPU of the socket is enough, and this picks it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::access::{BackendError, Result};
@@ -12,6 +13,8 @@ use crate::access::{BackendError, Result};
 pub struct Topology {
     /// Socket (physical package id) -> online CPUs, ascending.
     sockets: BTreeMap<u32, Vec<u32>>,
+    /// Socket -> its cores (distinct core ids of its online CPUs).
+    cores: BTreeMap<u32, u32>,
 }
 
 impl Topology {
@@ -23,6 +26,7 @@ impl Topology {
             problem: format!("{e}; is sysfs mounted, or does --root point at the right tree?"),
         })?;
         let mut sockets: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        let mut core_ids: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(cpu) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
@@ -47,6 +51,10 @@ impl Topology {
                     problem: format!("`{}` is not a package id", text.trim()),
                 })?;
             sockets.entry(socket).or_default().push(cpu);
+            // Without a core id (an old kernel), each CPU counts as a core.
+            let core = std::fs::read_to_string(path.join("topology/core_id"))
+                .map_or_else(|_| format!("cpu{cpu}"), |t| t.trim().to_string());
+            core_ids.entry(socket).or_default().insert(core);
         }
         if sockets.is_empty() {
             return Err(BackendError::Topology {
@@ -57,7 +65,11 @@ impl Topology {
         for cpus in sockets.values_mut() {
             cpus.sort_unstable();
         }
-        Ok(Self { sockets })
+        let cores = core_ids
+            .into_iter()
+            .map(|(s, ids)| (s, ids.len() as u32))
+            .collect();
+        Ok(Self { sockets, cores })
     }
 
     /// The topology of the running system.
@@ -65,13 +77,28 @@ impl Topology {
         Self::read(&PathBuf::from("/sys"))
     }
 
-    /// A topology given directly: socket -> CPUs.
+    /// A topology given directly: socket -> CPUs, each CPU a core of its own.
     pub fn from_sockets(sockets: impl IntoIterator<Item = (u32, Vec<u32>)>) -> Self {
         let mut sockets: BTreeMap<u32, Vec<u32>> = sockets.into_iter().collect();
         for cpus in sockets.values_mut() {
             cpus.sort_unstable();
         }
-        Self { sockets }
+        let cores = sockets.iter().map(|(s, c)| (*s, c.len() as u32)).collect();
+        Self { sockets, cores }
+    }
+
+    /// The same topology with `cores` cores in every socket (CPUs sharing cores, or parts
+    /// whose cores are not all online).
+    pub fn with_cores_per_socket(mut self, cores: u32) -> Self {
+        for n in self.cores.values_mut() {
+            *n = cores;
+        }
+        self
+    }
+
+    /// How many cores `socket` has (of its online CPUs), if the machine has that socket.
+    pub fn cores(&self, socket: u32) -> Option<u32> {
+        self.cores.get(&socket).copied()
     }
 
     /// Socket ids, ascending.

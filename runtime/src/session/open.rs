@@ -104,6 +104,13 @@ impl<'m> Session<'m> {
             (Sockets::All, true) => Vec::new(),
             (Sockets::All, false) => backend.machine().topology()?.sockets().collect(),
         };
+        let registers = selection
+            .boxes()
+            .iter()
+            .zip(&through_perf)
+            .filter(|(_, p)| p.is_none())
+            .map(|(b, _)| b);
+        boxes_on_part(backend.machine(), registers, &sockets)?;
         Ok(Checked {
             through_perf,
             sockets,
@@ -463,4 +470,45 @@ fn perf_series(
         perf: None,
         cpu: None,
     }
+}
+
+/// Refuses, by name, a register box the part does not have on a socket it is to be
+/// programmed on: the unit's box count is read from the part as its spec says
+/// ([`crate::part::box_count`]), once per unit and socket.
+fn boxes_on_part<'a>(
+    machine: &Machine,
+    boxes: impl Iterator<Item = &'a BoxEvents> + Clone,
+    sockets: &[u32],
+) -> Result<()> {
+    for &socket in sockets {
+        let mut read: Vec<(&str, Option<crate::part::BoxCount>)> = Vec::new();
+        for planned in boxes.clone() {
+            let pmu_box = planned.pmu_box;
+            let unit = pmu_box.unit.name;
+            let count = match read.iter().find(|(u, _)| *u == unit) {
+                Some((_, c)) => c.clone(),
+                None => {
+                    let c = crate::part::box_count(machine, pmu_box.pmu, socket)?;
+                    read.push((unit, c.clone()));
+                    c
+                }
+            };
+            let Some(count) = count else { continue };
+            if pmu_box.position as u32 >= count.count {
+                return Err(UsageError::NoSuchBox {
+                    name: format!("{} on this part", pmu_box.instance),
+                    available: format!(
+                        "{}: this part has {} {unit} box(es), read from the part ({}; {} [{}])",
+                        count.present(pmu_box.unit),
+                        count.count,
+                        count.read,
+                        count.rule,
+                        count.source
+                    ),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
 }

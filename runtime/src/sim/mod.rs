@@ -31,6 +31,7 @@
 //! ```
 
 mod arch;
+mod part;
 mod regs;
 mod uncore;
 mod workload;
@@ -92,6 +93,11 @@ pub struct SimConfig {
     pub freeze_skew: u64,
     /// The architectural PMU of every CPU.
     pub arch: ArchConfig,
+    /// The part: how many boxes of each unit whose count is read from the part (its spec's
+    /// `<box-count>`) this one has, by unit name (`&[("CHA", 18)]`). The simulator answers
+    /// as the part would: the capability register's bits, or the socket's cores. A unit not
+    /// named has every box its spec lists.
+    pub part: &'static [(&'static str, u32)],
 }
 
 impl PartialEq for SimConfig {
@@ -102,11 +108,13 @@ impl PartialEq for SimConfig {
                 self.cpus_per_socket,
                 self.freeze_skew,
                 self.arch,
+                self.part,
             ) == (
                 other.sockets,
                 other.cpus_per_socket,
                 other.freeze_skew,
                 other.arch,
+                other.part,
             )
     }
 }
@@ -132,6 +140,7 @@ impl Default for SimConfig {
             cpus_per_socket: 2,
             freeze_skew: 0,
             arch: ArchConfig::default(),
+            part: &[],
         }
     }
 }
@@ -223,12 +232,13 @@ impl Sim {
         let uncore = uncore::Model::new(Boxes::of(config.processor));
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
+        let socket = part::socket_state(&config);
         Self {
             config,
             index,
             uncore,
             state: Mutex::new(State {
-                uncore: vec![Default::default(); sockets],
+                uncore: vec![socket; sockets],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
@@ -247,12 +257,17 @@ impl Sim {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The simulated machine's topology.
+    /// The simulated machine's topology. Its cores per socket are the part's (see
+    /// [`SimConfig::part`]) where a unit's box count is its cores, else one per CPU.
     pub fn topology(&self) -> Topology {
         let per = self.config.cpus_per_socket.max(1);
-        Topology::from_sockets(
+        let topology = Topology::from_sockets(
             (0..self.config.sockets.max(1)).map(|s| (s, (s * per..(s + 1) * per).collect())),
-        )
+        );
+        match part::cores_per_socket(&self.config) {
+            Some(cores) => topology.with_cores_per_socket(cores),
+            None => topology,
+        }
     }
 
     /// The uncore PCI devices of every simulated socket, as discovery would find them (none

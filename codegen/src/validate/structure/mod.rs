@@ -15,6 +15,7 @@ use super::{instance_names, parse_counter_list, Ctx, Validator};
 use crate::diagnostics::Diagnostic;
 use crate::model::{Instance, Position, Register};
 
+mod box_count;
 mod counters;
 mod perf;
 mod placement;
@@ -156,6 +157,8 @@ struct PendingBit {
 pub(crate) struct PendingRoutes {
     at: Position,
     routes: Vec<PendingRoute>,
+    /// The `<box-count>`, which may name a register of another unit.
+    box_count: Option<box_count::PendingBoxCount>,
 }
 
 fn diag(at: &Position, message: String, help: &str) -> Diagnostic {

@@ -248,7 +248,7 @@ impl Validator {
     }
 }
 
-fn concrete_names(p: &Processor) -> Names {
+pub(super) fn concrete_names(p: &Processor) -> Names {
     let mut names = Names::new();
     for (ui, u) in p.units.iter().enumerate() {
         for (ri, r) in u.registers.iter().enumerate() {

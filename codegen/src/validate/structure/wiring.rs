@@ -59,6 +59,10 @@ impl Validator {
             .filter_map(|r| self.route_as_written(unit, r, &numbers))
             .collect();
         let perf = self.perf_pmus(unit, raw, &numbers, &counters);
+        let box_count = raw
+            .box_count
+            .as_ref()
+            .and_then(|b| self.box_count_as_written(unit, b));
         if self.errors.len() > before {
             return None;
         }
@@ -73,11 +77,13 @@ impl Validator {
                 routes: Vec::new(),
                 global,
                 perf,
+                box_count: None,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {
                 at: Position::of(unit.ctx.file, unit.path, raw.at),
                 routes,
+                box_count,
             },
         ))
     }

@@ -540,11 +540,14 @@ pub fn search(
     }
 }
 
+/// A row of `list --summary`: processor, unit, layouts, registers, events, boxes.
+type SummaryRow<'a> = (&'a str, &'a str, usize, usize, usize, String);
+
 /// `pmu list --summary`: registers (layouts and instances) and events per unit.
 pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
     // Per processor: its units, then its own core event list, whose registers are the core
     // PMU's unit (`architectural` CORE) and so counted there, not here (0 layouts).
-    let mut rows: Vec<(&str, &str, usize, usize, usize)> = Vec::new();
+    let mut rows: Vec<SummaryRow<'_>> = Vec::new();
     // Which rows are a processor's core event list (by index), for the JSON.
     let mut core_rows: Vec<usize> = Vec::new();
     let units = matching_units(processor, unit);
@@ -555,12 +558,19 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
                 .iter()
                 .map(|r| r.known_addresses().len().max(1))
                 .sum();
-            rows.push((pid, u.name, u.registers.len(), instances, u.events.len()));
+            rows.push((
+                pid,
+                u.name,
+                u.registers.len(),
+                instances,
+                u.events.len(),
+                box_rule(u),
+            ));
         }
         if let Some(core) = p.core_events {
             if matches(processor, &[p.id, p.module]) && matches(unit, &[core.unit]) {
                 core_rows.push(rows.len());
-                rows.push((p.id, core.unit, 0, 0, core.events.len()));
+                rows.push((p.id, core.unit, 0, 0, core.events.len(), "-".into()));
             }
         }
     }
@@ -571,9 +581,8 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
         let items: Vec<Value> = rows
             .iter()
             .enumerate()
-            .map(|(n, (p, u, l, i, e))| {
-                let mut v =
-                    json!({"processor": p, "unit": u, "layouts": l, "registers": i, "events": e});
+            .map(|(n, (p, u, l, i, e, b))| {
+                let mut v = json!({"processor": p, "unit": u, "layouts": l, "registers": i, "events": e, "boxes": b});
                 if core_rows.contains(&n) {
                     // The events of the processor's own list for the core PMU's unit.
                     v["core_events"] = json!(true);
@@ -586,16 +595,29 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
             serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
         ));
     }
-    let mut t = Table::new(&["PROCESSOR", "UNIT", "LAYOUTS", "REGISTERS", "EVENTS"])
-        .right_align(&[2, 3, 4]);
+    Ok(summary_table(&rows))
+}
+
+/// The summary's rows as a table, with a total row.
+fn summary_table(rows: &[SummaryRow<'_>]) -> String {
+    let mut t = Table::new(&[
+        "PROCESSOR",
+        "UNIT",
+        "LAYOUTS",
+        "REGISTERS",
+        "EVENTS",
+        "BOXES",
+    ])
+    .right_align(&[2, 3, 4]);
     let (mut tl, mut ti, mut te) = (0, 0, 0);
-    for (p, u, l, i, e) in &rows {
+    for (p, u, l, i, e, b) in rows {
         t.row(vec![
             p.to_string(),
             u.to_string(),
             l.to_string(),
             i.to_string(),
             e.to_string(),
+            b.clone(),
         ]);
         tl += l;
         ti += i;
@@ -607,8 +629,21 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
         tl.to_string(),
         ti.to_string(),
         te.to_string(),
+        String::new(),
     ]);
-    Ok(t.render())
+    t.render()
+}
+
+/// A unit's box count rule for the summary, one word: the boxes its spec lists (`28`), and
+/// where the part has fewer, what tells how many (`28:CAPID6.cha_en`: up to 28, the set bits
+/// of that field; `22:cores`: up to 22, one per core).
+fn box_rule(u: &pmu_regs::UnitInfo) -> String {
+    let listed = u.instances.len();
+    match u.pmu.and_then(|m| m.box_count).map(|b| b.rule) {
+        None => listed.to_string(),
+        Some(pmu_regs::BoxCountRule::SetBits(bits)) => format!("{listed}:{}", bits.qualified),
+        Some(pmu_regs::BoxCountRule::CoresPerSocket) => format!("{listed}:cores"),
+    }
 }
 
 fn decoded_table(d: &Decoded) -> String {

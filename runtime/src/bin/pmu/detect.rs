@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use pmu_runtime::machine::Machine;
+use pmu_runtime::part;
 use serde_json::json;
 
 use crate::failure::Failure;
@@ -199,5 +201,44 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
             .collect();
         format!("specs: {}", names.join(", "))
     };
-    Ok(format!("processor: {}\n{verdict}\n", cpu.describe()))
+    let mut out = format!("processor: {}\n{verdict}\n", cpu.describe());
+    if let Some(p) = cpu
+        .uncore_spec()
+        .and_then(|s| pmu_regs::PROCESSORS.iter().find(|p| p.id == s))
+    {
+        out.push_str(&box_counts(root, p));
+    }
+    Ok(out)
+}
+
+/// The box counts the part reports, for each unit whose spec says how to read one
+/// (`<box-count>`), socket by socket; where one cannot be read (no privilege, no device),
+/// why.
+fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> String {
+    let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
+    let sockets: Vec<u32> = match machine.topology() {
+        Ok(t) => t.sockets().collect(),
+        Err(e) => return format!("box counts: not read ({e})\n"),
+    };
+    let mut out = String::new();
+    for u in p.units {
+        let Some(pmu) = u.pmu.filter(|m| m.box_count.is_some()) else {
+            continue;
+        };
+        for &socket in &sockets {
+            let line = match part::box_count(&machine, pmu, socket) {
+                Ok(Some(n)) => format!(
+                    "{} of {} listed ({}; {})",
+                    n.count,
+                    u.instances.len(),
+                    n.present(u),
+                    n.read
+                ),
+                Ok(None) => continue,
+                Err(e) => format!("not read: {e}"),
+            };
+            out.push_str(&format!("{} boxes, socket {socket}: {line}\n", u.name));
+        }
+    }
+    out
 }

@@ -1,0 +1,133 @@
+//! `<box-count>`: how software learns how many boxes of a unit a part has. Checked as written
+//! with the unit; the register it may name (of any unit of the processor) is resolved once
+//! every unit is known.
+
+use super::super::Validator;
+use super::routes::concrete_names;
+use super::{diag, PendingRoutes, UnitScope};
+use crate::model::pmu::{BitRef, BoxCount, BoxCountRule};
+use crate::model::{Position, Processor};
+use crate::parse::pmu::RawBoxCount;
+use crate::validate::normalize_text;
+
+/// A `<box-count>` as written, kept until every unit of the processor is validated.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingBoxCount {
+    at: Position,
+    /// `Some((register, field))` for `set-bits`, `None` for `cores-per-socket`.
+    bits: Option<(String, String)>,
+    source: String,
+    description: String,
+}
+
+impl Validator {
+    /// A `<box-count>` as written: a known kind, a register and field exactly when the kind
+    /// reads one, a declared source and a description.
+    pub(super) fn box_count_as_written(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawBoxCount,
+    ) -> Option<PendingBoxCount> {
+        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", or count=\"cores-per-socket\" without a register";
+        let bits = match (raw.count.as_str(), &raw.register, &raw.field) {
+            ("set-bits", Some(r), Some(f)) => Some((r.clone(), f.clone())),
+            ("cores-per-socket", None, None) => None,
+            (kind @ ("set-bits" | "cores-per-socket"), _, _) => {
+                let why = if kind == "set-bits" {
+                    "needs a register and a field"
+                } else {
+                    "reads no register"
+                };
+                self.push(
+                    unit.ctx
+                        .error(raw.at, format!("box-count `{kind}` {why}"), help),
+                );
+                return None;
+            }
+            (other, _, _) => {
+                self.push(
+                    unit.ctx
+                        .error(raw.at, format!("unknown box-count `{other}`"), help),
+                );
+                return None;
+            }
+        };
+        if !self.public_source(unit.ctx, unit.cat, raw.at, &raw.source) {
+            return None;
+        }
+        let description = normalize_text(&raw.text);
+        if description.is_empty() {
+            self.push(unit.ctx.error(
+                raw.at,
+                "box-count has no description",
+                "say in the element's text what is read and how it gives the count",
+            ));
+            return None;
+        }
+        Some(PendingBoxCount {
+            at: Position::of(unit.ctx.file, unit.path, raw.at),
+            bits,
+            source: raw.source.clone(),
+            description,
+        })
+    }
+
+    /// Resolves each unit's `<box-count>` against every register of the processor: the
+    /// register exists (by its concrete name), the field is readable and has a bit for every
+    /// box the unit lists.
+    pub(in crate::validate) fn resolve_box_counts(
+        &mut self,
+        p: &mut Processor,
+        pending: &[(usize, PendingRoutes)],
+    ) {
+        let names = concrete_names(p);
+        for (ui, pr) in pending {
+            let Some(pb) = &pr.box_count else { continue };
+            let rule = match &pb.bits {
+                None => BoxCountRule::CoresPerSocket,
+                Some((reg, field)) => {
+                    let Some(&(unit, register, instance, index)) = names.get(reg.as_str()) else {
+                        self.push(diag(
+                            &pb.at,
+                            format!("box-count names unknown register `{reg}`"),
+                            &format!(
+                                "name a register of processor {} by its concrete name, e.g. CAPID6",
+                                p.id
+                            ),
+                        ));
+                        continue;
+                    };
+                    let r = &p.units[unit].registers[register];
+                    let boxes = p.units[*ui].instances.len() as u32;
+                    let found = r.fields.iter().position(|f| {
+                        !f.access.is_placeholder() && f.name.as_ref() == field.as_str()
+                    });
+                    let Some(fi) = found.filter(|&fi| {
+                        r.fields[fi].access.is_readable() && r.fields[fi].width() >= boxes
+                    }) else {
+                        self.push(diag(
+                            &pb.at,
+                            format!("box-count field `{field}` of {reg} is not a readable field with a bit for each of the unit's {boxes} box(es)"),
+                            "name the field whose set bits are the boxes present",
+                        ));
+                        continue;
+                    };
+                    BoxCountRule::SetBits(BitRef {
+                        unit,
+                        register,
+                        instance,
+                        index,
+                        field: fi,
+                    })
+                }
+            };
+            if let Some(pmu) = p.units[*ui].pmu.as_mut() {
+                pmu.box_count = Some(BoxCount {
+                    rule,
+                    source: pb.source.clone(),
+                    description: pb.description.clone(),
+                });
+            }
+        }
+    }
+}

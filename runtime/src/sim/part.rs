@@ -1,0 +1,57 @@
+//! The simulated part: what it answers when software asks how many boxes of a unit it has
+//! (the spec's `<box-count>`), as [`SimConfig::part`] configures it. A capability register
+//! holds one set bit per box present; a unit counted by cores gets that many cores per
+//! socket.
+
+use pmu_regs::{BoxCountRule, PmuInfo};
+
+use super::regs::Reg;
+use super::uncore::SocketState;
+use super::SimConfig;
+
+/// The units of the simulated processor whose box count the part tells, with the count the
+/// part gives: the configured one, or every box the unit lists.
+fn counted_units(config: &SimConfig) -> impl Iterator<Item = (&'static PmuInfo, u32)> + '_ {
+    config.processor.units.iter().filter_map(|u| {
+        let pmu = u.pmu?;
+        pmu.box_count?;
+        let listed = u.instances.len() as u32;
+        let configured = config.part.iter().find(|(name, _)| *name == u.name);
+        Some((pmu, configured.map_or(listed, |&(_, n)| n.min(listed))))
+    })
+}
+
+/// A socket's state at power-on: every register at its reset value but the capability
+/// registers, which hold one set bit per box this part has.
+pub(super) fn socket_state(config: &SimConfig) -> SocketState {
+    let mut state = SocketState::default();
+    for (pmu, n) in counted_units(config) {
+        let Some(BoxCountRule::SetBits(bits)) = pmu.box_count.map(|b| b.rule) else {
+            continue;
+        };
+        let Some(addr) = bits.address() else { continue };
+        let reg = Reg {
+            info: bits.register,
+            addr,
+        };
+        let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let value = state.regs.get(&reg) & !bits.field.mask()
+            | (ones << bits.field.lsb) & bits.field.mask();
+        state.regs.put(&reg, value);
+    }
+    state
+}
+
+/// The cores per socket of a part whose box count of some unit is its cores: that count
+/// (the largest, if several units are counted so); `None` when no unit is counted by cores.
+pub(super) fn cores_per_socket(config: &SimConfig) -> Option<u32> {
+    counted_units(config)
+        .filter(|(pmu, _)| {
+            matches!(
+                pmu.box_count.map(|b| b.rule),
+                Some(BoxCountRule::CoresPerSocket)
+            )
+        })
+        .map(|(_, n)| n)
+        .max()
+}

@@ -1,0 +1,126 @@
+//! Box counts read from the part (the spec's `<box-count>`): a simulated part with fewer
+//! boxes than its spec lists counts the boxes it has and refuses the others by name, before
+//! anything is written, saying how many it has and where that was read. One test per family
+//! with a rule: Skylake-SP and Cascade Lake (CHAs, CAPID6), E5-2600 v3 and v4 (C-boxes, cores).
+
+use pmu_regs::{ProcessorInfo, PROCESSORS};
+use pmu_runtime::boxes::Boxes;
+use pmu_runtime::machine::Machine;
+use pmu_runtime::part::box_count;
+use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::session::{Backend, Options, Selection, Session, Sockets};
+use pmu_runtime::sim::SimConfig;
+use pmu_runtime::{Error, UsageError};
+
+fn processor(id: &str) -> &'static ProcessorInfo {
+    PROCESSORS.iter().copied().find(|p| p.id == id).unwrap()
+}
+
+/// Counting one event on `instance` of `processor` on a part configured by `part`, on every
+/// socket: the session's result, and the registers' values before and after, to show a
+/// refusal wrote nothing.
+fn count_on(
+    processor: &'static ProcessorInfo,
+    part: &'static [(&'static str, u32)],
+    instance: &str,
+) -> Result<(), Error> {
+    let machine = Machine::simulated(SimConfig {
+        part,
+        ..SimConfig::of(processor)
+    });
+    let boxes = Boxes::of(processor);
+    let selection = Selection::of_boxes(
+        &[(boxes, boxes.find(instance).unwrap())],
+        &["ev_sel=0x01"],
+        &[EventSelect::event(0x01)],
+    )
+    .unwrap()
+    .on(Sockets::All);
+    let backend = Backend::Registers(&machine);
+    let accesses = machine.access_counts();
+    let result = match Session::open(&backend, &selection, Options::default()) {
+        Ok(session) => session.close(),
+        Err(e) => {
+            assert_eq!(
+                machine.access_counts().1,
+                accesses.1,
+                "a refusal writes nothing"
+            );
+            Err(e)
+        }
+    };
+    result
+}
+
+/// `instance` is refused by name, with the count and where it was read.
+fn assert_refused(e: Error, instance: &str, count: &str, read: &str) {
+    let text = e.to_string();
+    assert!(
+        matches!(e, Error::Usage(UsageError::NoSuchBox { .. })),
+        "{text}"
+    );
+    for part in [instance, count, read] {
+        assert!(text.contains(part), "`{part}` in: {text}");
+    }
+}
+
+/// The part's CHAs are CAPID6's set bits: 18 CHAs count, CHA18 and CHA20 are refused.
+fn eighteen_chas(id: &str) {
+    let p = processor(id);
+    const PART: &[(&str, u32)] = &[("CHA", 18)];
+    for cha in ["CHA0", "CHA9", "CHA17"] {
+        count_on(p, PART, cha).unwrap_or_else(|e| panic!("{id} {cha}: {e}"));
+    }
+    for cha in ["CHA18", "CHA20"] {
+        let e = count_on(p, PART, cha).unwrap_err();
+        assert_refused(e, cha, "18 CHA", "CAPID6.cha_en = 0x3ffff");
+    }
+    // Read directly: the same count, on each socket.
+    let machine = Machine::simulated(SimConfig {
+        part: PART,
+        ..SimConfig::of(p)
+    });
+    let cha = Boxes::of(p).find("CHA0").unwrap();
+    for socket in 0..2 {
+        let n = box_count(&machine, cha.pmu, socket).unwrap().unwrap();
+        assert_eq!(n.count, 18);
+        assert_eq!(n.source, "linux-snbep");
+        assert_eq!(n.present(cha.unit), "CHA0 to CHA17");
+    }
+}
+
+#[test]
+fn skylake_sp_counts_the_chas_capid6_enables_and_refuses_the_others() {
+    eighteen_chas("skylake-sp");
+}
+
+#[test]
+fn cascade_lake_shares_the_rule_with_its_units() {
+    eighteen_chas("cascade-lake");
+}
+
+/// The C-boxes of a 10-core part: one per core.
+fn ten_cores(id: &str) {
+    let p = processor(id);
+    const PART: &[(&str, u32)] = &[("CBO", 10)];
+    count_on(p, PART, "C9").unwrap_or_else(|e| panic!("{id} C9: {e}"));
+    let e = count_on(p, PART, "C10").unwrap_err();
+    assert_refused(e, "C10", "10 CBO", "has 10 cores");
+}
+
+#[test]
+fn e5_2600_v3_has_a_cbox_per_core() {
+    ten_cores("xeon-e5-2600-v3");
+}
+
+#[test]
+fn e5_2600_v4_has_a_cbox_per_core() {
+    ten_cores("xeon-e5-2600-v4");
+}
+
+/// A part configured with nothing has every box its spec lists (what `every_box` counts).
+#[test]
+fn an_unconfigured_part_has_every_box() {
+    count_on(processor("skylake-sp"), &[], "CHA27").unwrap();
+    count_on(processor("xeon-e5-2600-v4"), &[], "C21").unwrap();
+}

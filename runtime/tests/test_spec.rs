@@ -89,6 +89,13 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
             ident: s(&f.name),
             lsb: f.lsb,
             msb: f.msb,
+            split: f
+                .ranges()
+                .iter()
+                .filter(|_| f.is_split())
+                .map(|r| (r.msb, r.lsb))
+                .collect::<Vec<_>>()
+                .leak(),
             access: access(f.access),
             reset: f.reset,
             description: s(&f.description),
@@ -279,8 +286,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         module: s(&p.module),
         name: s(&p.name),
         documents: &[],
-        cpuid: None,
-        steppings: None,
+        identity: None,
         code_names: &[],
         units: units.leak(),
         global,

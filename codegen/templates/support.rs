@@ -575,8 +575,8 @@ pub struct NoteInfo {
 pub struct EventInfo {
     /// Intel's name (`UNC_H_REQUESTS.READS`).
     pub name: &'static str,
-    /// Event select.
-    pub code: u8,
+    /// Event select (wider than 8 bits where the unit's event select is: AMD's 12-bit one).
+    pub code: u16,
     /// Unit mask.
     pub umask: u8,
     /// Needs the event-select extension bit.

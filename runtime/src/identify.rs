@@ -61,6 +61,18 @@ pub fn signature_from_cpuinfo(text: &str) -> Option<CpuSignature> {
     })
 }
 
+/// The signature of the processor this code runs on, read with CPUID (raw-cpuid), for
+/// programs that do not read `/proc/cpuinfo`; `None` where there is no CPUID.
+pub fn host_signature() -> Option<CpuSignature> {
+    let (vendor, family, model, stepping) = crate::cpuid::host_signature()?;
+    Some(CpuSignature {
+        vendor,
+        family,
+        model,
+        stepping: Some(stepping),
+    })
+}
+
 /// The processor of the spec that `/proc/cpuinfo` text describes, if the spec has one. The
 /// vendor and family decide first; the stepping decides where two processors share a model
 /// (06_55H: Skylake-SP, Cascade Lake).
@@ -138,6 +150,16 @@ mod tests {
         assert_eq!(bare.known_vendor(), Some(Vendor::Intel));
         // An AMD part with Intel's numbers is not an Intel part.
         assert!(processor_from_cpuinfo(&cpuinfo_of("AuthenticAMD", 6, 62, 4)).is_none());
+    }
+
+    #[test]
+    fn cpuid_and_proc_cpuinfo_agree_on_this_machine() {
+        // Where both exist (an x86 Linux machine), CPUID's signature is what the kernel shows.
+        let (Some(host), Ok(text)) = (host_signature(), std::fs::read_to_string("/proc/cpuinfo"))
+        else {
+            return;
+        };
+        assert_eq!(signature_from_cpuinfo(&text), Some(host));
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn all_and_table(events: &[Event]) -> (String, String) {
 
 /// The unit's `Event` type and its constants.
 fn event_type_text(unit: &Unit, out: &mut String) {
-    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u8,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
+    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u16,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
     for (row, e) in unit.events.iter().enumerate() {
         doc(
             out,
@@ -71,7 +71,7 @@ fn event_type_text(unit: &Unit, out: &mut String) {
     let (all, table) = all_and_table(&unit.events);
     let _ = writeln!(
         out,
-        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u8 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
+        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u16 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
     );
 }
 
@@ -82,24 +82,33 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
     let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
     for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
         let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
-        let (what, body) = match (ext, umask) {
+        // The code is a u16; an event select of 8 bits takes a u8, and the validator keeps
+        // every code of the unit within its event select.
+        let narrow = r
+            .fields
+            .iter()
+            .any(|f| f.name.as_ref() == "ev_sel" && f.width() <= 8);
+        let code = if narrow {
+            "self.with_ev_sel(event.code as u8)"
+        } else {
+            "self.with_ev_sel(event.code)"
+        };
+        let (what, rest) = match (ext, umask) {
             (true, true) => (
                 "its event select, umask and extension bit",
-                "self.with_ev_sel(event.code).with_umask(event.umask).with_ev_sel_ext(event.ext_sel)",
+                ".with_umask(event.umask).with_ev_sel_ext(event.ext_sel)",
             ),
             (false, true) => (
                 "its event select and umask",
-                "self.with_ev_sel(event.code).with_umask(event.umask)",
+                ".with_umask(event.umask)",
             ),
             (true, false) => (
                 "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
-                "self.with_ev_sel(event.code).with_ev_sel_ext(event.ext_sel)",
+                ".with_ev_sel_ext(event.ext_sel)",
             ),
-            (false, false) => (
-                "its event select (this box has no unit mask)",
-                "self.with_ev_sel(event.code)",
-            ),
+            (false, false) => ("its event select (this box has no unit mask)", ""),
         };
+        let body = format!("{code}{rest}");
         let _ = writeln!(out, "\nimpl {} {{", r.type_name);
         doc(
             out,

@@ -195,7 +195,7 @@ struct Note<'a> {
 struct Event<'a> {
     name: &'a str,
     ident: &'a str,
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     counters: Vec<u32>,

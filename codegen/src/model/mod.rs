@@ -177,7 +177,7 @@ pub struct Event {
     /// The Rust constant name (`REQUESTS_READS`).
     pub ident: String,
     /// Event select.
-    pub code: u8,
+    pub code: u16,
     /// Unit mask.
     pub umask: u8,
     /// Needs the event-select extension bit (`ev_sel_ext`).

@@ -82,31 +82,37 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
     let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
     for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
         let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
-        // The code is a u16; an event select of 8 bits takes a u8, and the validator keeps
-        // every code of the unit within its event select.
-        let narrow = r
-            .fields
-            .iter()
-            .any(|f| f.name.as_ref() == "ev_sel" && f.width() <= 8);
-        let code = if narrow {
-            "self.with_ev_sel(event.code as u8)"
-        } else {
-            "self.with_ev_sel(event.code)"
+        // The event's code (u16) and umask (u8) as the setters take them: cast where the
+        // field's type differs (the validator keeps every value within its field).
+        let arg = |field: &str, value: &str, ty: &str| {
+            let width = r
+                .fields
+                .iter()
+                .find(|f| f.name.as_ref() == field)
+                .map_or(8, |f| f.width());
+            let wanted = super::layout::int_name(width);
+            if wanted == ty {
+                format!("event.{value}")
+            } else {
+                format!("event.{value} as {wanted}")
+            }
         };
+        let code = format!("self.with_ev_sel({})", arg("ev_sel", "code", "u16"));
+        let umask_set = format!(".with_umask({})", arg("umask", "umask", "u8"));
         let (what, rest) = match (ext, umask) {
             (true, true) => (
                 "its event select, umask and extension bit",
-                ".with_umask(event.umask).with_ev_sel_ext(event.ext_sel)",
+                format!("{umask_set}.with_ev_sel_ext(event.ext_sel)"),
             ),
-            (false, true) => (
-                "its event select and umask",
-                ".with_umask(event.umask)",
-            ),
+            (false, true) => ("its event select and umask", umask_set),
             (true, false) => (
                 "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
-                ".with_ev_sel_ext(event.ext_sel)",
+                ".with_ev_sel_ext(event.ext_sel)".to_string(),
             ),
-            (false, false) => ("its event select (this box has no unit mask)", ""),
+            (false, false) => (
+                "its event select (this box has no unit mask)",
+                String::new(),
+            ),
         };
         let body = format!("{code}{rest}");
         let _ = writeln!(out, "\nimpl {} {{", r.type_name);

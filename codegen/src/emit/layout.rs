@@ -28,7 +28,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// The narrowest unsigned type name that holds `width` bits.
-fn int_name(width: u32) -> &'static str {
+pub(super) fn int_name(width: u32) -> &'static str {
     match width {
         0..=8 => "u8",
         9..=16 => "u16",

@@ -39,7 +39,7 @@ fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
             .fields
             .iter()
             .find(|f| f.role.as_ref().is_some_and(|r| r.role == role))?;
-        let wanted = super::layout::int_name(f.width());
+        let wanted = super::text::int_name(f.width());
         let plain = f.repeat.is_none()
             && !f.has_enum()
             && match ty {

@@ -90,7 +90,7 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
                 .iter()
                 .find(|f| f.name.as_ref() == field)
                 .map_or(8, |f| f.width());
-            let wanted = super::layout::int_name(width);
+            let wanted = super::text::int_name(width);
             if wanted == ty {
                 format!("event.{value}")
             } else {

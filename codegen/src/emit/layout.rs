@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use super::events::METADATA;
 use super::rust::{enum_ident, field_ident, lit, prose, variant_ident, HEADER};
-use super::text::{doc, doc_item, wrap};
+use super::text::{doc, doc_item, int_name, wrap};
 use crate::model::*;
 use crate::validate::snake_case;
 
@@ -28,14 +28,6 @@ fn one_line(text: &str) -> String {
 }
 
 /// The narrowest unsigned type name that holds `width` bits.
-pub(super) fn int_name(width: u32) -> &'static str {
-    match width {
-        0..=8 => "u8",
-        9..=16 => "u16",
-        17..=32 => "u32",
-        _ => "u64",
-    }
-}
 
 /// `SCREAMING_SNAKE` name of a layout's metadata static.
 pub fn info_ident(reg: &Register) -> String {

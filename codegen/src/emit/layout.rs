@@ -27,8 +27,6 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The narrowest unsigned type name that holds `width` bits.
-
 /// `SCREAMING_SNAKE` name of a layout's metadata static.
 pub fn info_ident(reg: &Register) -> String {
     format!("{}_INFO", snake_case(&reg.type_name).to_ascii_uppercase())

@@ -264,40 +264,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         let (t, r) = (str_lit(&d.title), str_lit(&d.reference));
         quote!((#t, #r))
     });
-    let identity = match &proc.identity {
-        Some(id) => {
-            // Hex, as vendors write signatures (06_3EH).
-            let hex = |n: u32| -> TokenStream {
-                format!("{n:#X}")
-                    .replace("0X", "0x")
-                    .parse()
-                    .expect("a hex literal is a token")
-            };
-            let vendor = format_ident!("{}", id.vendor.variant());
-            let family = hex(id.family);
-            let models = id.models.iter().map(|&(lo, hi)| {
-                let (lo, hi) = (hex(lo), hex(hi));
-                quote!((#lo, #hi))
-            });
-            let steppings = match id.steppings {
-                Some((lo, hi)) => {
-                    let (lo, hi) = (
-                        proc_macro2::Literal::u32_unsuffixed(lo),
-                        proc_macro2::Literal::u32_unsuffixed(hi),
-                    );
-                    quote!(Some((#lo, #hi)))
-                }
-                None => quote!(None),
-            };
-            quote!(Some(crate::support::CpuIdentity {
-                vendor: crate::support::Vendor::#vendor,
-                family: #family,
-                models: &[#(#models),*],
-                steppings: #steppings,
-            }))
-        }
-        None => quote!(None),
-    };
+    let identity = identity_tokens(proc);
     let code_names = proc
         .identity
         .iter()
@@ -336,6 +303,44 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             global: #global,
             core_events: #core_events,
         };
+    }
+}
+
+/// The `identity` field of a processor's `ProcessorInfo`: its `CpuIdentity`, or `None`.
+fn identity_tokens(proc: &Processor) -> TokenStream {
+    match &proc.identity {
+        Some(id) => {
+            // Hex, as vendors write signatures (06_3EH).
+            let hex = |n: u32| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let vendor = format_ident!("{}", id.vendor.variant());
+            let family = hex(id.family);
+            let models = id.models.iter().map(|&(lo, hi)| {
+                let (lo, hi) = (hex(lo), hex(hi));
+                quote!((#lo, #hi))
+            });
+            let steppings = match id.steppings {
+                Some((lo, hi)) => {
+                    let (lo, hi) = (
+                        proc_macro2::Literal::u32_unsuffixed(lo),
+                        proc_macro2::Literal::u32_unsuffixed(hi),
+                    );
+                    quote!(Some((#lo, #hi)))
+                }
+                None => quote!(None),
+            };
+            quote!(Some(crate::support::CpuIdentity {
+                vendor: crate::support::Vendor::#vendor,
+                family: #family,
+                models: &[#(#models),*],
+                steppings: #steppings,
+            }))
+        }
+        None => quote!(None),
     }
 }
 

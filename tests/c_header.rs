@@ -270,7 +270,21 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
     let int = if r.width > 32 { "uint64_t" } else { "uint32_t" };
     for f in r.fields.iter().filter(|f| !f.is_placeholder()) {
         let fs = names::field(module, &generic, f.name);
-        prog.eq(&format!("{fs}_SHIFT"), f.lsb.into());
+        if f.split.is_empty() {
+            prog.eq(&format!("{fs}_SHIFT"), f.lsb.into());
+        }
+        // A field of several ranges: each range's shift and mask, and where it sits in the
+        // value (the Rust crate's `FieldInfo::split`, most significant first).
+        let mut at = f.width();
+        for (i, &(msb, lsb)) in f.split.iter().enumerate() {
+            at -= msb - lsb + 1;
+            prog.eq(&format!("{fs}_R{i}_SHIFT"), lsb.into());
+            prog.eq(
+                &format!("{fs}_R{i}_MASK"),
+                pmu_regs::support::field_mask(lsb, msb - lsb + 1),
+            );
+            prog.eq(&format!("{fs}_R{i}_AT"), at.into());
+        }
         prog.eq(&format!("{fs}_WIDTH"), f.width().into());
         prog.eq(&format!("{fs}_MASK"), f.mask());
         let get = names::getter(module, &generic, f.name);
@@ -454,6 +468,46 @@ fn a_wrong_value_fails_the_c_check() {
         String::from_utf8_lossy(&out.stderr).trim(),
         "PMU_XEON_7500_W_MSR_PMON_EVT_SEL2 is 0xC94, the Rust crate says 0xC95"
     );
+}
+
+/// The fixture spec's control whose event select is split over bits 35:32 and 7:0: its C
+/// get and set gather and scatter exactly as the Rust crate's `get_ranges` and `set_ranges`
+/// do, for sample register values and every kind of value (one too wide included: C drops
+/// the excess bits).
+#[test]
+fn a_split_field_reads_and_writes_in_c_as_in_rust() {
+    use pmu_regs::support::{get_ranges, set_ranges};
+    const RANGES: &[(u32, u32)] = &[(35, 32), (7, 0)];
+    let tree = codegen::render(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ok"))
+        .expect("the fixture spec is valid");
+    let dir = tempfile::tempdir().unwrap();
+    for header in ["pmu_regs_common.h", "pmu_regs_demo.h"] {
+        std::fs::write(dir.path().join(header), &tree[&format!("c/{header}")]).unwrap();
+    }
+    let mut prog = Program::new();
+    let (get, set) = (
+        "pmu_demo_x_msr_split_ctl_event_get",
+        "pmu_demo_x_msr_split_ctl_event_set",
+    );
+    for raw in sample_raws(64).into_iter().chain([1 << 32 | 0xC0]) {
+        prog.eq(&format!("{get}({})", u64_lit(raw)), get_ranges(raw, RANGES));
+        for value in [0, 0x1C0, 0xFFF, 0xA5A, 0x1FFF] {
+            prog.eq(
+                &format!("{set}({}, {})", u64_lit(raw), u64_lit(value)),
+                set_ranges(raw, RANGES, value & 0xFFF),
+            );
+        }
+    }
+    // Event 0x1C0 is 0x1 in bits 35:32 and 0xC0 in bits 7:0.
+    prog.eq(&format!("{set}(0, 0x1C0)"), 1 << 32 | 0xC0);
+    prog.end_function(0);
+    let cc = compiler("CC", "cc");
+    // Only the fixture's header: the generated ones describe the real spec.
+    let source = prog
+        .source()
+        .replace(&includes(), "#include \"pmu_regs_demo.h\"\n");
+    let exe = compile(dir.path(), &cc, &["-std=c99"], "split.c", &source);
+    run(&exe);
 }
 
 /// Two names that would collide in C are refused at generation, naming both owners.

@@ -75,7 +75,9 @@ fn schema_rejects_broken_models() {
         ("PCI keys on an MSR", |m| {
             m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["device"] = json!(3)
         }),
-        ("format version 3", |m| m["format_version"] = json!(3)),
+        ("another format version", |m| {
+            m["format_version"] = json!(99)
+        }),
     ];
     assert_eq!(
         good["processors"][0]["units"][0]["registers"][0]["space"],
@@ -202,13 +204,17 @@ fn model_agrees_with_the_rust_metadata() {
                         json!({"element_width": r.element_width, "max_count": r.max_count,
                                "count_cpuid": r.count_cpuid})
                     });
+                    let ranges: Vec<Value> = f
+                        .ranges()
+                        .map(|(msb, lsb)| json!({"msb": msb, "lsb": lsb}))
+                        .collect();
                     let mut j = j.clone();
                     // The field's own source is not in the Rust metadata; its shape is in
                     // the schema.
                     j.as_object_mut().unwrap().remove("source");
                     assert_eq!(
                         j,
-                        json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "width": f.width(),
+                        json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "ranges": ranges, "width": f.width(),
                                "mask": f.mask(), "access": f.access.as_str(), "reset": f.reset,
                                "description": f.description, "values": values, "repeat": repeat,
                                "role": f.role.map(kebab), "counters": f.counters}),

@@ -116,6 +116,8 @@ error_cases!(
     unit_many_errors,
     unit_without_instance,
     pmu_perf_boxes,
+    // Fields of several bit ranges (spec/README.md, "field").
+    split_field_errors,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -174,6 +176,14 @@ fn overlapping_steppings() {
 #[test]
 fn bad_cpuid() {
     insta::assert_snapshot!(processors_diagnostics("bad_cpuid"));
+}
+
+/// Identities by vendor, family and model ranges: an unknown vendor, model and models both or
+/// neither, ranges out of order or upside down, and model ranges two processors of one vendor
+/// and family share (another vendor's same numbers are no clash).
+#[test]
+fn identity_errors() {
+    insta::assert_snapshot!(processors_diagnostics("identity_errors"));
 }
 
 /// A perf driver's format that does not parse as the kernel writes it, maps onto nothing

@@ -97,17 +97,25 @@ pub struct RawProcessor {
     pub identity: Option<RawIdentity>,
 }
 
-/// `<identity family=".." model=".." codenames=".." perfmon=".." source=".."/>`: how software
+/// `<identity vendor=".." family=".." model=".." (or models="..") codenames=".." perfmon=".."
+/// source=".."/>`: how software
 /// recognises the processor.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawIdentity {
     #[serde(rename = "@_at")]
     pub at: usize,
+    /// CPUID leaf 0's vendor string; `GenuineIntel` when absent.
+    #[serde(rename = "@vendor", default)]
+    pub vendor: Option<String>,
     #[serde(rename = "@family")]
     pub family: String,
-    #[serde(rename = "@model")]
-    pub model: String,
+    /// One model (`0x3E`); exactly one of `model` and `models` is given.
+    #[serde(rename = "@model", default)]
+    pub model: Option<String>,
+    /// Model ranges (`0x10-0x1F,0xA0-0xAF`).
+    #[serde(rename = "@models", default)]
+    pub models: Option<String>,
     #[serde(rename = "@steppings", default)]
     pub steppings: Option<String>,
     #[serde(rename = "@codenames")]

@@ -2,7 +2,7 @@
 //! set-then-get returns the value; setting one field changes no other bit; no setter sets a
 //! reserved bit; a checked setter refuses a value too wide. One `layout!` per register,
 //! one line per field, written by codegen.
-#![allow(clippy::bool_assert_comparison, clippy::identity_op, clippy::unnecessary_cast, unused_comparisons, unused_variables, unused_mut)]
+#![allow(clippy::bool_assert_comparison, clippy::identity_op, clippy::unnecessary_cast, unused_comparisons, unused_variables, unused_mut, dead_code)]
 
 use pmu_regs::Register;
 use proptest::prelude::*;
@@ -32,6 +32,19 @@ macro_rules! check {
     }};
     (@value named $t:ident, $v:expr) => { $t::from_bits($v as u8) };
     (@value $k:ident $t:ident, $v:expr) => { conv!($t, $v) };
+}
+
+/// `value` placed in a split field's ranges `(msb, lsb)`, most significant first, one bit at a
+/// time from the last range up: a model of the crate's `set_ranges` written independently.
+fn scatter(ranges: &[(u32, u32)], value: u64) -> u64 {
+    let (mut raw, mut bit) = (0u64, 0u32);
+    for &(msb, lsb) in ranges.iter().rev() {
+        for b in lsb..=msb {
+            raw |= ((value >> bit) & 1) << b;
+            bit += 1;
+        }
+    }
+    raw
 }
 
 macro_rules! layout {
@@ -72,6 +85,33 @@ macro_rules! layout {
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, ro($get:ident, $k:ident $t:ident, $lsb:literal, $width:literal)) => {{
         let v = ($base.to_raw() >> $lsb) & (u64::MAX >> (64 - $width));
         prop_assert_eq!($base.$get(), check!(@value $k $t, v));
+    }};
+    (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, split($get:tt, $with:tt, $k:ident $t:ident, [$(($m:literal, $l:literal)),*], $width:literal)) => {{
+        let ranges: &[(u32, u32)] = &[$(($m, $l)),*];
+        let mask = scatter(ranges, u64::MAX);
+        let v = $vals[$n] & (u64::MAX >> (64 - $width));
+        layout!(@split_set $base, $reserved, $with, $get, $k $t, ranges, mask, v);
+        layout!(@split_get $base, $get, $k $t, ranges, $width);
+    }};
+    (@split_set $base:ident, $reserved:ident, -, $get:tt, $k:ident $t:ident, $ranges:ident, $mask:ident, $v:ident) => {};
+    (@split_set $base:ident, $reserved:ident, $with:ident, $get:tt, $k:ident $t:ident, $ranges:ident, $mask:ident, $v:ident) => {{
+        // Written through the setter: the value lands in its ranges, every other bit stays.
+        let x = check!(@value $k $t, $v);
+        let w = $base.$with(x);
+        prop_assert_eq!(w.to_raw() & $mask, scatter($ranges, raw_of!($k $t, x)));
+        prop_assert_eq!(w.to_raw() & !$mask, $base.to_raw() & !$mask);
+        prop_assert_eq!(w.to_raw() & $reserved, 0);
+        layout!(@split_read w, $get, x);
+    }};
+    (@split_read $w:ident, -, $x:ident) => {};
+    (@split_read $w:ident, $get:ident, $x:ident) => {
+        prop_assert_eq!($w.$get(), $x);
+    };
+    (@split_get $base:ident, -, $k:ident $t:ident, $ranges:ident, $width:literal) => {};
+    (@split_get $base:ident, $get:ident, $k:ident $t:ident, $ranges:ident, $width:literal) => {{
+        // Read from a raw value: the getter gathers exactly the bits `scatter` places.
+        let got = raw_of!($k $t, $base.$get());
+        prop_assert_eq!(scatter($ranges, got), $base.to_raw() & scatter($ranges, u64::MAX));
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, checked($try_with:ident, $t:ident, $width:literal)) => {{
         let max = u64::MAX >> (64 - $width);

@@ -220,6 +220,40 @@ impl Access {
     }
 }
 
+// @vocabulary Vendor
+
+#[cfg(feature = "metadata")]
+/// How software recognises a processor: its CPU vendor and CPUID signature (display family,
+/// models and, where processors share a model, steppings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuIdentity {
+    /// The CPU vendor (CPUID leaf 0's string).
+    pub vendor: Vendor,
+    /// CPUID display family (`0x6`; `0x19` for AMD's family 19h).
+    pub family: u32,
+    /// CPUID display models, as ranges (lowest, highest), ascending and disjoint:
+    /// `&[(0x3E, 0x3E)]` for 06_3EH.
+    pub models: &'static [(u32, u32)],
+    /// The CPUID steppings it has, lowest and highest (`(0, 4)` for Skylake-SP), when another
+    /// processor shares its family and model; `None`: every stepping.
+    pub steppings: Option<(u32, u32)>,
+}
+
+#[cfg(feature = "metadata")]
+impl CpuIdentity {
+    /// Whether a CPU of this vendor, display family and model is this processor, given its
+    /// stepping; with no stepping, only when the model alone decides (no `steppings`).
+    pub fn matches(&self, vendor: Vendor, family: u32, model: u32, stepping: Option<u32>) -> bool {
+        let model_in = self.models.iter().any(|&(lo, hi)| lo <= model && model <= hi);
+        let stepping_in = match (self.steppings, stepping) {
+            (None, _) => true,
+            (Some((lo, hi)), Some(s)) => lo <= s && s <= hi,
+            (Some(_), None) => false,
+        };
+        self.vendor == vendor && self.family == family && model_in && stepping_in
+    }
+}
+
 #[cfg(feature = "metadata")]
 /// A processor family and its units.
 #[derive(Debug)]
@@ -232,12 +266,9 @@ pub struct ProcessorInfo {
     pub name: &'static str,
     /// Intel documents the tables come from: (title, reference number).
     pub documents: &'static [(&'static str, &'static str)],
-    /// CPUID display family and model (`(0x6, 0x3E)` for 06_3EH), if the spec gives them.
-    pub cpuid: Option<(u32, u32)>,
-    /// The CPUID steppings it has, lowest and highest (`(0, 4)` for Skylake-SP), when another
-    /// processor shares its family and model; `None`: every stepping of `cpuid`.
-    pub steppings: Option<(u32, u32)>,
-    /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
+    /// How software recognises it (vendor, CPUID family, models, steppings), if the spec says.
+    pub identity: Option<CpuIdentity>,
+    /// The vendor's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
     pub code_names: &'static [&'static str],
     /// Units (boxes).
     pub units: &'static [&'static UnitInfo],
@@ -246,6 +277,19 @@ pub struct ProcessorInfo {
     /// The processor's own event list for its core PMU (`processors.xml`'s `core-pmu`: the
     /// architectural CORE unit), if the spec has one.
     pub core_events: Option<&'static crate::core_events::CoreEventsInfo>,
+}
+
+#[cfg(feature = "metadata")]
+impl ProcessorInfo {
+    /// Whether a CPU of `vendor`, display family `family` and model `model` (and `stepping`,
+    /// where known) is this processor, as [`CpuIdentity::matches`] decides; never, for a
+    /// processor the spec gives no identity.
+    pub fn identifies(&self, vendor: Vendor, family: u32, model: u32, stepping: Option<u32>) -> bool {
+        match self.identity {
+            Some(id) => id.matches(vendor, family, model, stepping),
+            None => false,
+        }
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -384,10 +428,15 @@ pub struct FieldInfo {
     /// The Rust name of its accessors (`pmc_en` for `PMC{n}_EN`), which `Debug` prints; the
     /// guide's name for reserved fields.
     pub ident: &'static str,
-    /// Least significant bit.
+    /// Least significant bit (of the lowest range, for a field of several ranges: where the
+    /// value's bit 0 lies).
     pub lsb: u32,
-    /// Most significant bit.
+    /// Most significant bit (of the lowest range, for a field of several ranges).
     pub msb: u32,
+    /// For a field made of several bit ranges (`bits="35:32,7:0"`), every range as
+    /// `(msb, lsb)`, most significant first: the value is their concatenation in that order.
+    /// Empty for a field of one range, `msb:lsb`. [`FieldInfo::ranges`] lists either kind.
+    pub split: &'static [(u32, u32)],
     /// Access kind.
     pub access: Access,
     /// Reset value, in field position (not shifted).
@@ -414,6 +463,7 @@ impl FieldInfo {
         ident: "",
         lsb: 0,
         msb: 0,
+        split: &[],
         access: Access::Rsv,
         reset: 0,
         description: "",
@@ -423,27 +473,41 @@ impl FieldInfo {
         counters: &[],
     };
 
-    /// Width in bits.
+    /// The field's bit ranges as `(msb, lsb)`, most significant first: one for most fields.
+    pub fn ranges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let one = self.split.is_empty().then_some((self.msb, self.lsb));
+        one.into_iter().chain(self.split.iter().copied())
+    }
+    /// Width in bits (of the value: every range together).
     pub const fn width(&self) -> u32 {
-        self.msb - self.lsb + 1
+        if self.split.is_empty() {
+            self.msb - self.lsb + 1
+        } else {
+            ranges_width(self.split)
+        }
     }
     /// Largest value the field holds.
     pub const fn max(&self) -> u64 {
-        if self.width() >= 64 {
-            u64::MAX
+        field_mask(0, self.width())
+    }
+    /// The field's bits in register position (every range).
+    pub const fn mask(&self) -> u64 {
+        if self.split.is_empty() {
+            self.max() << self.lsb
         } else {
-            (1u64 << self.width()) - 1
+            ranges_mask(self.split)
         }
     }
-    /// The field's bits in register position.
-    pub const fn mask(&self) -> u64 {
-        self.max() << self.lsb
-    }
-    /// The field's value within `raw`.
+    /// The field's value within `raw` (its ranges gathered, for a field of several).
     pub const fn extract(&self, raw: u64) -> u64 {
-        (raw >> self.lsb) & self.max()
+        if self.split.is_empty() {
+            (raw >> self.lsb) & self.max()
+        } else {
+            get_ranges(raw, self.split)
+        }
     }
-    /// `raw` with this field replaced by `value`, or an error naming the field.
+    /// `raw` with this field replaced by `value` (scattered over its ranges, for a field of
+    /// several), or an error naming the field.
     pub fn insert(&self, register: &'static str, raw: u64, value: u64) -> Result<u64, FieldTooWide> {
         if value > self.max() {
             return Err(FieldTooWide {
@@ -453,7 +517,11 @@ impl FieldInfo {
                 value,
             });
         }
-        Ok((raw & !self.mask()) | (value << self.lsb))
+        if self.split.is_empty() {
+            Ok((raw & !self.mask()) | (value << self.lsb))
+        } else {
+            Ok(set_ranges(raw, self.split, value))
+        }
     }
     /// Reserved or ignored bits: no accessors, and the name may repeat.
     pub const fn is_placeholder(&self) -> bool {
@@ -507,8 +575,8 @@ pub struct NoteInfo {
 pub struct EventInfo {
     /// Intel's name (`UNC_H_REQUESTS.READS`).
     pub name: &'static str,
-    /// Event select.
-    pub code: u8,
+    /// Event select (wider than 8 bits where the unit's event select is: AMD's 12-bit one).
+    pub code: u16,
     /// Unit mask.
     pub umask: u8,
     /// Needs the event-select extension bit.
@@ -575,6 +643,84 @@ pub const fn try_set_bits(
         return Err(FieldTooWide { register, field, width, value });
     }
     Ok(set_bits(raw, msb, lsb, value))
+}
+
+/// The value of a field made of several bit ranges: `ranges` as `(msb, lsb)`, most
+/// significant first, gathered in that order (`&[(35, 32), (7, 0)]`: value bits 11:8 from
+/// register bits 35:32, 7:0 from 7:0). Every generated getter of such a field is this.
+#[inline(always)]
+pub const fn get_ranges(raw: u64, ranges: &[(u32, u32)]) -> u64 {
+    let mut value = 0;
+    let mut i = 0;
+    while i < ranges.len() {
+        let (msb, lsb) = ranges[i];
+        // Each range of a field of several is under 64 bits wide: the shift cannot overflow.
+        value = (value << (msb - lsb + 1)) | get_bits(raw, msb, lsb);
+        i += 1;
+    }
+    value
+}
+
+/// `raw` with the field of several bit ranges `ranges` (as in [`get_ranges`]) set to `value`,
+/// its low bits scattered into the last range, the next into the one before, and so on.
+/// Every generated `with_*` of such a field is this.
+///
+/// # Panics
+/// If `value` does not fit in the ranges together (a compile error in const context).
+#[inline(always)]
+pub const fn set_ranges(raw: u64, ranges: &[(u32, u32)], value: u64) -> u64 {
+    assert!(
+        value <= field_mask(0, ranges_width(ranges)),
+        "value too wide for its field; the try_with_ method returns an error instead"
+    );
+    let (mut raw, mut shift, mut i) = (raw, 0, ranges.len());
+    while i > 0 {
+        i -= 1;
+        let (msb, lsb) = ranges[i];
+        let width = msb - lsb + 1;
+        raw = set_bits(raw, msb, lsb, (value >> shift) & field_mask(0, width));
+        shift += width;
+    }
+    raw
+}
+
+/// `raw` with the field of several bit ranges `ranges` set to `value`, or an error naming the
+/// register and field if `value` does not fit. Every generated `try_with_*` of such a field is
+/// this.
+#[inline(always)]
+pub const fn try_set_ranges(
+    raw: u64,
+    ranges: &[(u32, u32)],
+    value: u64,
+    register: &'static str,
+    field: &'static str,
+) -> Result<u64, FieldTooWide> {
+    let width = ranges_width(ranges);
+    if value > field_mask(0, width) {
+        return Err(FieldTooWide { register, field, width, value });
+    }
+    Ok(set_ranges(raw, ranges, value))
+}
+
+/// The width of a field of several bit ranges: their widths summed.
+pub const fn ranges_width(ranges: &[(u32, u32)]) -> u32 {
+    let (mut width, mut i) = (0, 0);
+    while i < ranges.len() {
+        width += ranges[i].0 - ranges[i].1 + 1;
+        i += 1;
+    }
+    width
+}
+
+/// The register bits of a field of several bit ranges.
+pub const fn ranges_mask(ranges: &[(u32, u32)]) -> u64 {
+    let (mut mask, mut i) = (0, 0);
+    while i < ranges.len() {
+        let (msb, lsb) = ranges[i];
+        mask |= field_mask(lsb, msb - lsb + 1);
+        i += 1;
+    }
+    mask
 }
 
 /// Element `n` of a bit array whose elements are `element_width` bits from `lsb`.

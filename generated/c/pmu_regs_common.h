@@ -6,7 +6,10 @@
  * its address and layout and, per field, a shift, width, mask, maximum and static inline
  * get/set functions built on the helpers below. The helpers work on any field given its mask
  * and shift, for code that takes the layout from somewhere else (the JSON model in
- * generated/model/, for instance).
+ * generated/model/, for instance). A field made of several bit ranges (AMD's event select:
+ * register bits 35:32 and 7:0) has no single shift: each range i, most significant first, has
+ * _R<i>_SHIFT and _R<i>_MASK (register position) and _R<i>_AT (where its bits sit in the
+ * value), and the field's get/set gather and scatter them.
  *
  * Reading the masks: a layout's _RESERVED_MASK bits must be written as zero; _IGNORED_MASK bits
  * read as zero and ignore writes; _WRITABLE_MASK bits are the ones software may write. A PCI

@@ -17,7 +17,7 @@ use crate::support::EventInfo;
 /// module declares its `List` and names `CoreEvent<List>` `Event`): the settings `with_event`
 /// programs, and with the `metadata` feature its row in the list's table of facts.
 pub struct CoreEvent<L: 'static> {
-    pub(crate) code: u8,
+    pub(crate) code: u16,
     pub(crate) umask: u8,
     pub(crate) threshold: u8,
     pub(crate) invert: bool,
@@ -43,8 +43,8 @@ impl<L> CoreEvent<L> {
         list: PhantomData,
     };
 
-    /// Event select.
-    pub const fn code(self) -> u8 {
+    /// Event select (wider than a byte where the control's is).
+    pub const fn code(self) -> u16 {
         self.code
     }
     /// Unit mask.

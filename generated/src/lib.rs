@@ -160,28 +160,32 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &cascade_lake::PROCESSOR,
     &arch::PROCESSOR,
 ];
-/// The processor with CPUID display family `family` and model `model` (06_3EH is
-/// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone
-/// decides, and its feature is built. Where processors share a model and differ by
-/// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
-/// [`processor_for_signature`].
+/// The processor of `vendor` with CPUID display family `family` and model `model`
+/// (06_3EH is `processor_for_cpuid(Vendor::Intel, 0x6, 0x3E)`), if the spec describes
+/// one, the model alone decides, and its feature is built. Where processors share a
+/// model and differ by stepping (06_55H: Skylake-SP and Cascade Lake) it finds none:
+/// use [`processor_for_signature`].
 #[cfg(feature = "metadata")]
-pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
-    let wanted = Some((family, model));
-    let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
-    found.copied().filter(|p| p.steppings.is_none())
+pub fn processor_for_cpuid(
+    vendor: Vendor,
+    family: u32,
+    model: u32,
+) -> Option<&'static ProcessorInfo> {
+    let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, None);
+    PROCESSORS.iter().find(identifies).copied()
 }
-/// The processor with CPUID display family, model and stepping (a Cascade Lake,
-/// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
-/// one and its feature is built: how a tool picks the spec for the machine it runs on.
+/// The processor of `vendor` with CPUID display family, model and stepping (a Cascade
+/// Lake, 06_55H stepping 7, is `processor_for_signature(Vendor::Intel, 0x6, 0x55, 7)`),
+/// if the spec describes one and its feature is built: how a tool picks the spec for
+/// the machine it runs on.
 #[cfg(feature = "metadata")]
 pub fn processor_for_signature(
+    vendor: Vendor,
     family: u32,
     model: u32,
     stepping: u32,
 ) -> Option<&'static ProcessorInfo> {
-    let wanted = Some((family, model));
-    let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
-    let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
-    found.copied().find(|p| p.steppings.is_none_or(in_range))
+    let stepping = Some(stepping);
+    let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
+    PROCESSORS.iter().find(identifies).copied()
 }

@@ -630,21 +630,32 @@ impl GlobalInfo {
 }
 
 /// A role field and the bits it has for one counter: the whole field, or one element of a
-/// bitmap or shared field.
+/// bitmap or shared field. A field of several bit ranges is always whole (the validator
+/// gives no counters list to one), and these methods then cover every range.
 #[derive(Debug, Clone, Copy)]
 pub struct RoleBits {
     /// The field.
     pub field: &'static FieldInfo,
-    /// Lowest bit, in register position.
+    /// Lowest bit, in register position (of the lowest range, for a field of several).
     pub lsb: u32,
     /// Width of the counter's share.
     pub width: u32,
 }
 
 impl RoleBits {
+    /// Whether these are a field of several bit ranges, which the field itself gathers and
+    /// scatters.
+    const fn is_split(&self) -> bool {
+        !self.field.split.is_empty()
+    }
+
     /// The mask of these bits in register position.
     pub const fn mask(&self) -> u64 {
-        self.max() << self.lsb
+        if self.is_split() {
+            self.field.mask()
+        } else {
+            self.max() << self.lsb
+        }
     }
 
     /// Largest value.
@@ -658,11 +669,18 @@ impl RoleBits {
 
     /// The value within `raw`.
     pub const fn extract(&self, raw: u64) -> u64 {
-        (raw >> self.lsb) & self.max()
+        if self.is_split() {
+            self.field.extract(raw)
+        } else {
+            (raw >> self.lsb) & self.max()
+        }
     }
 
     /// `raw` with these bits set to `value`, or an error naming the field if it is too wide.
     pub fn insert(&self, register: &'static str, raw: u64, value: u64) -> Result<u64, FieldTooWide> {
+        if self.is_split() {
+            return self.field.insert(register, raw, value);
+        }
         if value > self.max() {
             return Err(FieldTooWide {
                 register,

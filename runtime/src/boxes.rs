@@ -28,7 +28,7 @@ use pmu_regs::{
 /// The event select that stands for a box's fixed-event counters (the Xeon 7500 W-box's
 /// uncore clock, the E5-2600 PCU's residency counters) where an event must be named: the
 /// simulator counts an injected event with this code on them, and sampling asks for it.
-pub const FIXED_EVENT: u8 = 0xFF;
+pub const FIXED_EVENT: u16 = 0xFF;
 
 /// One register instance (and array element): its layout and its address.
 #[derive(Debug, Clone, Copy)]
@@ -103,7 +103,7 @@ impl Counter {
 pub struct EventSelect {
     /// Event select (the control's event role). A fixed counter counts only its own event,
     /// selected as [`FIXED_EVENT`].
-    pub ev_sel: u8,
+    pub ev_sel: u16,
     /// Unit mask.
     pub umask: Option<u8>,
     /// Threshold compared with the per-cycle increment.
@@ -121,7 +121,7 @@ pub struct EventSelect {
 
 impl EventSelect {
     /// Event `ev_sel` with every other setting left at its reset value.
-    pub const fn event(ev_sel: u8) -> Self {
+    pub const fn event(ev_sel: u16) -> Self {
         Self {
             ev_sel,
             umask: None,

@@ -14,10 +14,13 @@ use crate::lookup::suggest;
 pub struct DecodedField {
     /// Field name; for an element of a CPUID-sized bit array, the concrete name (`PMC3_EN`).
     pub name: String,
-    /// Most significant bit.
+    /// Most significant bit (of the lowest range, for a field of several bit ranges).
     pub msb: u32,
-    /// Least significant bit.
+    /// Least significant bit (of the lowest range, for a field of several bit ranges).
     pub lsb: u32,
+    /// For a field of several bit ranges, every range `(msb, lsb)`, most significant first;
+    /// empty for a field of one range (`msb:lsb`).
+    pub split: &'static [(u32, u32)],
     /// Access kind.
     pub access: Access,
     /// The field's value.
@@ -26,6 +29,30 @@ pub struct DecodedField {
     pub meaning: Option<&'static str>,
     /// What the value means, where the guide defines it.
     pub meaning_description: Option<&'static str>,
+}
+
+impl DecodedField {
+    /// Its bits as the spec writes them: `22`, `7:0`, or `35:32,7:0` for a field of several
+    /// ranges.
+    pub fn bits_text(&self) -> String {
+        let one = [(self.msb, self.lsb)];
+        let ranges = if self.split.is_empty() {
+            &one[..]
+        } else {
+            self.split
+        };
+        let texts: Vec<String> = ranges
+            .iter()
+            .map(|&(msb, lsb)| {
+                if msb == lsb {
+                    lsb.to_string()
+                } else {
+                    format!("{msb}:{lsb}")
+                }
+            })
+            .collect();
+        texts.join(",")
+    }
 }
 
 /// A register value split into fields.
@@ -71,6 +98,7 @@ pub fn decode(info: &'static RegisterInfo, raw: u64) -> Decoded {
                         name: f.name.replace("{n}", &n.to_string()),
                         msb,
                         lsb,
+                        split: &[],
                         access: f.access,
                         value: (raw >> lsb) & mask,
                         meaning: None,
@@ -85,6 +113,7 @@ pub fn decode(info: &'static RegisterInfo, raw: u64) -> Decoded {
                     name: f.name.to_string(),
                     msb: f.msb,
                     lsb: f.lsb,
+                    split: f.split,
                     access: f.access,
                     value,
                     meaning: named.map(|v| v.name),
@@ -124,11 +153,37 @@ pub fn parse_number(text: &str) -> Result<u64> {
     })
 }
 
-/// A field to set: the field, the element index for bit arrays, and its position.
+/// A field to set: the field, and for a bit array the element.
 struct Target {
     field: &'static FieldInfo,
-    lsb: u32,
-    width: u32,
+    element: Option<u32>,
+}
+
+impl Target {
+    /// Bits the value may have: the element's for a bit array, else the field's (every range
+    /// of a field of several).
+    fn width(&self) -> u32 {
+        match (self.element, self.field.repeat) {
+            (Some(_), Some(rep)) => rep.element_width,
+            _ => self.field.width(),
+        }
+    }
+
+    /// `raw` with the target set to `value`, which fits [`Target::width`].
+    fn insert(&self, info: &'static RegisterInfo, raw: u64, value: u64) -> Result<u64> {
+        match (self.element, self.field.repeat) {
+            (Some(n), Some(rep)) => {
+                let lsb = self.field.lsb + n * rep.element_width;
+                let mask = pmu_regs::support::field_mask(lsb, rep.element_width);
+                Ok((raw & !mask) | (value << lsb))
+            }
+            // The field's own insert gathers nothing and scatters over every range.
+            _ => self
+                .field
+                .insert(info.name, raw, value)
+                .map_err(UsageError::FieldTooWide),
+        }
+    }
 }
 
 /// Finds field `name` of `info`: a field name (case-insensitive), or for a CPUID-sized bit
@@ -139,8 +194,7 @@ fn find_field(info: &'static RegisterInfo, name: &str) -> Option<Target> {
             None if f.name.eq_ignore_ascii_case(name) => {
                 return Some(Target {
                     field: f,
-                    lsb: f.lsb,
-                    width: f.width(),
+                    element: None,
                 })
             }
             Some(rep) => {
@@ -151,8 +205,7 @@ fn find_field(info: &'static RegisterInfo, name: &str) -> Option<Target> {
                     {
                         return Some(Target {
                             field: f,
-                            lsb: f.lsb + n * rep.element_width,
-                            width: rep.element_width,
+                            element: Some(n),
                         });
                     }
                 }
@@ -243,20 +296,16 @@ pub fn encode_for(
                 },
             })?,
         };
-        let max = if t.width >= 64 {
-            u64::MAX
-        } else {
-            (1 << t.width) - 1
-        };
-        if value > max {
+        let width = t.width();
+        if value > pmu_regs::support::field_mask(0, width) {
             return Err(UsageError::FieldTooWide(pmu_regs::FieldTooWide {
                 register: info.name,
                 field: t.field.name,
-                width: t.width,
+                width,
                 value,
             }));
         }
-        raw = (raw & !(max << t.lsb)) | (value << t.lsb);
+        raw = t.insert(info, raw, value)?;
     }
     Ok(raw)
 }
@@ -495,6 +544,85 @@ mod tests {
             1 << 2
         );
         assert!(parse_assignments(&["ev_sel".into()]).is_err());
+    }
+
+    /// A 64-bit control whose 12-bit event select is split over bits 35:32 and 7:0, as AMD's
+    /// core `PERF_CTL` is, with a unit mask between them.
+    static SPLIT_FIELDS: [FieldInfo; 4] = [
+        FieldInfo {
+            name: "rsv",
+            ident: "rsv",
+            lsb: 36,
+            msb: 63,
+            ..FieldInfo::EMPTY
+        },
+        FieldInfo {
+            name: "ev_sel",
+            ident: "ev_sel",
+            lsb: 0,
+            msb: 7,
+            split: &[(35, 32), (7, 0)],
+            access: Access::Rw,
+            ..FieldInfo::EMPTY
+        },
+        FieldInfo {
+            name: "rsv",
+            ident: "rsv",
+            lsb: 16,
+            msb: 31,
+            ..FieldInfo::EMPTY
+        },
+        FieldInfo {
+            name: "umask",
+            ident: "umask",
+            lsb: 8,
+            msb: 15,
+            access: Access::Rw,
+            ..FieldInfo::EMPTY
+        },
+    ];
+
+    static SPLIT: RegisterInfo = RegisterInfo {
+        processor: "test",
+        unit: "T",
+        name: "T_SPLIT_CTL",
+        type_name: "TSplitCtl",
+        width: 64,
+        space: pmu_regs::Space::Msr,
+        count: 1,
+        count_cpuid: None,
+        reset: 0,
+        reserved_mask: 0xFFFF_FFF0_FFFF_0000,
+        ignored_mask: 0,
+        writable_mask: 0xF_0000_FFFF,
+        description: "A control with a split event select.",
+        sources: &[],
+        addresses: pmu_regs::Addresses::Unknown("a test register"),
+        fields: &SPLIT_FIELDS,
+        notes: &[],
+    };
+
+    #[test]
+    fn a_split_field_decodes_and_encodes_as_one_value() {
+        // Event 0x1C0: its bits 11:8 (0x1) in register bits 35:32, 7:0 (0xC0) in 7:0.
+        let raw = encode(&SPLIT, 0, &[("ev_sel".into(), "0x1C0".into())]).unwrap();
+        assert_eq!(raw, 1 << 32 | 0xC0);
+        let raw = encode(&SPLIT, raw, &[("umask".into(), "0x3".into())]).unwrap();
+        let d = decode(&SPLIT, raw);
+        let event = d.fields.iter().find(|f| f.name == "ev_sel").unwrap();
+        assert_eq!(
+            (event.value, event.bits_text()),
+            (0x1C0, "35:32,7:0".into())
+        );
+        // Setting it again replaces both ranges and leaves the unit mask alone.
+        let raw = encode(&SPLIT, raw, &[("ev_sel".into(), "0x0FF".into())]).unwrap();
+        assert_eq!(raw, 0x3FF);
+        let e = encode(&SPLIT, 0, &[("ev_sel".into(), "0x1000".into())]).unwrap_err();
+        assert!(
+            matches!(e, UsageError::FieldTooWide(ref w) if w.width == 12),
+            "{e}"
+        );
+        assert!(decode(&SPLIT, 1 << 40).reserved_set == 1 << 40);
     }
 
     #[test]

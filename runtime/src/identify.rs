@@ -1,38 +1,83 @@
-//! Which spec describes the machine: the processor whose CPUID signature (from the spec's
-//! `<identity>`, `pmu_regs::processor_for_cpuid`) matches the running CPU's. Generic over
-//! every processor in the spec; nothing here names one.
+//! Which spec describes the machine: the processor whose identity (the spec's `<identity>`:
+//! vendor, CPUID display family, model ranges and steppings; `pmu_regs::processor_for_*`)
+//! matches the running CPU's. Generic over every processor and vendor in the spec; nothing
+//! here names one.
 
 use pmu_regs::support::ProcessorInfo;
+use pmu_regs::Vendor;
 
-/// The CPUID display family and model of the first CPU in `/proc/cpuinfo` text (`cpu family`
-/// and `model` lines), or `None` if the text has neither.
-pub fn signature_from_cpuinfo(text: &str) -> Option<(u32, u32)> {
-    let value = |key: &str| {
-        text.lines()
-            .filter_map(|l| l.split_once(':'))
-            .find(|(k, _)| k.trim() == key)
-            .and_then(|(_, v)| v.trim().parse::<u32>().ok())
-    };
-    Some((value("cpu family")?, value("model")?))
+/// A CPU as software identifies it: CPUID leaf 0's vendor string, the display family and
+/// model, and the stepping where known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuSignature {
+    /// `GenuineIntel`, `AuthenticAMD`, ... (`/proc/cpuinfo`'s `vendor_id`).
+    pub vendor: String,
+    /// CPUID display family (`cpu family`).
+    pub family: u32,
+    /// CPUID display model (`model`).
+    pub model: u32,
+    /// CPUID stepping (`stepping`), which tells apart processors of one model (06_55H:
+    /// Skylake-SP and Cascade Lake).
+    pub stepping: Option<u32>,
 }
 
-/// The `stepping` of the first CPU in `/proc/cpuinfo` text, if it has that line.
-pub fn stepping_from_cpuinfo(text: &str) -> Option<u32> {
-    text.lines()
+impl CpuSignature {
+    /// The vendor, if the spec knows it.
+    pub fn known_vendor(&self) -> Option<Vendor> {
+        Vendor::from_name(&self.vendor)
+    }
+
+    /// The processor of the spec with this signature, if the spec has one (and its feature
+    /// is built). Without a stepping, only a processor whose model alone decides is found.
+    pub fn processor(&self) -> Option<&'static ProcessorInfo> {
+        let vendor = self.known_vendor()?;
+        match self.stepping {
+            Some(s) => pmu_regs::processor_for_signature(vendor, self.family, self.model, s),
+            None => pmu_regs::processor_for_cpuid(vendor, self.family, self.model),
+        }
+    }
+}
+
+/// The signature of the first CPU in `/proc/cpuinfo` text (its `vendor_id`, `cpu family`,
+/// `model` and `stepping` lines), or `None` if its block lacks the family or model. A text
+/// without `vendor_id` is taken as Intel's, as the spec's identities are by default.
+pub fn signature_from_cpuinfo(text: &str) -> Option<CpuSignature> {
+    // The first processor's block is enough: a machine has one kind of processor.
+    let first: Vec<(&str, &str)> = text
+        .lines()
         .take_while(|l| !l.trim().is_empty())
         .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim() == "stepping")
-        .and_then(|(_, v)| v.trim().parse().ok())
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .collect();
+    let value = |key: &str| first.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+    let number = |key: &str| value(key).and_then(|v| v.parse::<u32>().ok());
+    Some(CpuSignature {
+        vendor: value("vendor_id")
+            .unwrap_or(Vendor::Intel.as_str())
+            .to_string(),
+        family: number("cpu family")?,
+        model: number("model")?,
+        stepping: number("stepping"),
+    })
+}
+
+/// The signature of the processor this code runs on, read with CPUID (raw-cpuid), for
+/// programs that do not read `/proc/cpuinfo`; `None` where there is no CPUID.
+pub fn host_signature() -> Option<CpuSignature> {
+    let (vendor, family, model, stepping) = crate::cpuid::host_signature()?;
+    Some(CpuSignature {
+        vendor,
+        family,
+        model,
+        stepping: Some(stepping),
+    })
 }
 
 /// The processor of the spec that `/proc/cpuinfo` text describes, if the spec has one. The
-/// stepping decides where two processors share a model (06_55H: Skylake-SP, Cascade Lake).
+/// vendor and family decide first; the stepping decides where two processors share a model
+/// (06_55H: Skylake-SP, Cascade Lake).
 pub fn processor_from_cpuinfo(text: &str) -> Option<&'static ProcessorInfo> {
-    let (family, model) = signature_from_cpuinfo(text)?;
-    match stepping_from_cpuinfo(text) {
-        Some(stepping) => pmu_regs::processor_for_signature(family, model, stepping),
-        None => pmu_regs::processor_for_cpuid(family, model),
-    }
+    signature_from_cpuinfo(text)?.processor()
 }
 
 #[cfg(test)]
@@ -47,31 +92,74 @@ mod tests {
         format!("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: test\nstepping\t: {stepping}\n\n")
     }
 
+    fn cpuinfo_of(vendor: &str, family: u32, model: u32, stepping: u32) -> String {
+        format!("processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: test\nstepping\t: {stepping}\n\n")
+    }
+
     #[test]
     fn each_signature_in_the_spec_finds_its_processor() {
-        let with_cpuid: Vec<_> = pmu_regs::PROCESSORS
+        let identified: Vec<_> = pmu_regs::PROCESSORS
             .iter()
-            .filter(|p| p.cpuid.is_some())
+            .filter_map(|p| Some((p, p.identity?)))
             .collect();
         assert!(
-            with_cpuid.len() >= 3,
+            identified.len() >= 3,
             "the spec identifies its uncore processors"
         );
-        for p in with_cpuid {
-            let (f, m) = p.cpuid.unwrap();
-            // Every stepping the processor has finds it; where its steppings are given, the
-            // model alone does not.
-            let (lo, hi) = p.steppings.unwrap_or((0, 15));
-            for s in lo..=hi {
-                assert_eq!(
-                    processor_from_cpuinfo(&cpuinfo_stepping(f, m, s)).map(|q| q.id),
-                    Some(p.id)
-                );
+        for (p, id) in identified {
+            let vendor = id.vendor.as_str();
+            // Every model and stepping the processor has finds it, under its vendor only;
+            // where its steppings are given, the model alone does not.
+            let (lo, hi) = id.steppings.unwrap_or((0, 15));
+            for &(first, last) in id.models {
+                for m in [first, (first + last) / 2, last] {
+                    for s in lo..=hi {
+                        let text = cpuinfo_of(vendor, id.family, m, s);
+                        assert_eq!(processor_from_cpuinfo(&text).map(|q| q.id), Some(p.id));
+                        let other = cpuinfo_of("CentaurHauls", id.family, m, s);
+                        assert_eq!(processor_from_cpuinfo(&other).map(|q| q.id), None);
+                    }
+                    let sig = CpuSignature {
+                        vendor: vendor.to_string(),
+                        family: id.family,
+                        model: m,
+                        stepping: None,
+                    };
+                    let by_model = sig.processor().map(|q| q.id);
+                    assert_eq!(by_model, id.steppings.is_none().then_some(p.id));
+                }
             }
-            let by_model = processor_from_cpuinfo(&cpuinfo(f, m)).map(|q| q.id);
-            assert_eq!(by_model, p.steppings.is_none().then_some(p.id));
             assert!(!p.code_names.is_empty(), "{} has code names", p.id);
         }
+    }
+
+    #[test]
+    fn the_vendor_line_is_read_and_defaults_to_intel() {
+        let amd = signature_from_cpuinfo(&cpuinfo_of("AuthenticAMD", 25, 17, 1)).unwrap();
+        assert_eq!(
+            amd,
+            CpuSignature {
+                vendor: "AuthenticAMD".into(),
+                family: 0x19,
+                model: 0x11,
+                stepping: Some(1)
+            }
+        );
+        assert_eq!(amd.known_vendor(), Some(Vendor::Amd));
+        let bare = signature_from_cpuinfo("cpu family : 6\nmodel : 62\n").unwrap();
+        assert_eq!(bare.known_vendor(), Some(Vendor::Intel));
+        // An AMD part with Intel's numbers is not an Intel part.
+        assert!(processor_from_cpuinfo(&cpuinfo_of("AuthenticAMD", 6, 62, 4)).is_none());
+    }
+
+    #[test]
+    fn cpuid_and_proc_cpuinfo_agree_on_this_machine() {
+        // Where both exist (an x86 Linux machine), CPUID's signature is what the kernel shows.
+        let (Some(host), Ok(text)) = (host_signature(), std::fs::read_to_string("/proc/cpuinfo"))
+        else {
+            return;
+        };
+        assert_eq!(signature_from_cpuinfo(&text), Some(host));
     }
 
     #[test]
@@ -88,7 +176,10 @@ mod tests {
         let id = |s| processor_from_cpuinfo(&cpuinfo_stepping(6, 85, s)).map(|p| p.id);
         assert_eq!(id(4), Some("skylake-sp"));
         assert_eq!(id(7), Some("cascade-lake"));
-        assert_eq!(stepping_from_cpuinfo(&cpuinfo_stepping(6, 85, 7)), Some(7));
+        assert_eq!(
+            signature_from_cpuinfo(&cpuinfo_stepping(6, 85, 7)).and_then(|s| s.stepping),
+            Some(7)
+        );
         // Without its stepping, a 06_55H machine is not guessed.
         assert!(processor_from_cpuinfo(&cpuinfo(6, 0x55)).is_none());
     }

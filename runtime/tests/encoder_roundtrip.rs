@@ -61,7 +61,7 @@ fn selection() -> impl Strategy<Value = EventSelect> {
     )
         .prop_map(
             |(ev_sel, umask, thresh, invert, edge_detect, event_ext, any_thread)| EventSelect {
-                ev_sel,
+                ev_sel: u16::from(ev_sel),
                 umask,
                 thresh,
                 invert,

@@ -89,6 +89,13 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
             ident: s(&f.name),
             lsb: f.lsb,
             msb: f.msb,
+            split: f
+                .ranges()
+                .iter()
+                .filter(|_| f.is_split())
+                .map(|r| (r.msb, r.lsb))
+                .collect::<Vec<_>>()
+                .leak(),
             access: access(f.access),
             reset: f.reset,
             description: s(&f.description),
@@ -281,8 +288,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         module: s(&p.module),
         name: s(&p.name),
         documents: &[],
-        cpuid: None,
-        steppings: None,
+        identity: None,
         code_names: &[],
         units: units.leak(),
         global,
@@ -301,7 +307,7 @@ fn tiny() -> &'static ProcessorInfo {
     processor(&spec.processors[0])
 }
 
-fn ev(instance: &'static str, ev_sel: u8) -> UncoreEvent {
+fn ev(instance: &'static str, ev_sel: u16) -> UncoreEvent {
     UncoreEvent {
         instance,
         ev_sel,
@@ -358,4 +364,33 @@ fn a_processor_written_only_as_a_spec_is_simulated_counted_and_sampled() {
     assert_eq!(sample.counts[2], (g, 50));
     s.close().unwrap();
     assert_eq!(sim.pmis().len(), 4);
+}
+
+/// The tiny A-box's event select is split over bits 35:32 and 7:0: an event above 0xFF is
+/// programmed into both ranges, the simulator matches the whole value (the low byte alone is
+/// another event), and closing puts the control back.
+#[test]
+fn a_split_event_select_is_programmed_and_matched_as_one_value() {
+    use pmu_runtime::MsrAccess;
+    let p = tiny();
+    let boxes = Boxes::of(p);
+    let sim = Sim::new(SimConfig::of(p));
+    let a0 = boxes.boxes.iter().find(|b| b.instance == "A0").unwrap();
+    let mut c = Counting::open(&sim, boxes, a0, 0, 0, None).unwrap();
+    let n = c.program(&[EventSelect::event(0x1C0)]).unwrap()[0];
+    // A0_SEL0 (MSR 0x714): 0x1 in bits 35:32, 0xC0 in bits 7:0.
+    let ctl = sim.read_msr(0, 0x714).unwrap();
+    assert_eq!((ctl >> 32 & 0xF, ctl & 0xFF), (0x1, 0xC0), "{ctl:#x}");
+    sim.inject_uncore(0, ev("A0", 0xC0), 40).unwrap();
+    sim.inject_uncore(0, ev("A0", 0x1C0), 300).unwrap();
+    assert_eq!(c.read_counter(n).unwrap(), 300);
+    // Too wide for the 12 bits of the two ranges: refused before any write.
+    let e = c.program(&[EventSelect::event(0x1000)]).unwrap_err();
+    assert!(e.to_string().contains("12 bits"), "{e}");
+    c.close().unwrap();
+    assert_eq!(
+        sim.read_msr(0, 0x714).unwrap(),
+        0,
+        "the control is put back"
+    );
 }

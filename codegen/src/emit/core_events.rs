@@ -19,13 +19,16 @@ pub fn is_core_unit(unit: &Unit) -> bool {
 
 /// The roles `with_event` sets, in the macro's order, with the value type each setter takes.
 const SETTERS: [(Role, &str); 6] = [
-    (Role::Event, "u8"),
+    (Role::Event, "u16"),
     (Role::Umask, "u8"),
     (Role::Threshold, "u8"),
     (Role::Invert, "bool"),
     (Role::Edge, "bool"),
     (Role::AnyThread, "bool"),
 ];
+
+/// The `CoreEvent` value each of [`SETTERS`] takes, in the same order.
+const SETTER_VALUES: [&str; 6] = ["code", "umask", "threshold", "invert", "edge", "any_thread"];
 
 /// The type and setters (`with_a`, `with_b`, ..) of a counter control that has every role of [`SETTERS`]
 /// as a plain integer or bit field; `None` for any other register.
@@ -36,16 +39,26 @@ fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
             .fields
             .iter()
             .find(|f| f.role.as_ref().is_some_and(|r| r.role == role))?;
+        let wanted = super::text::int_name(f.width());
         let plain = f.repeat.is_none()
             && !f.has_enum()
             && match ty {
                 "bool" => f.width() == 1,
+                // An event select may be wider than a byte (AMD's 12 bits over two ranges).
+                "u16" => f.width() > 1 && f.width() <= 16,
                 _ => f.width() > 1 && f.width() <= 8,
             };
         if !plain || !f.access.is_writable() {
             return None;
         }
-        setters.push(format!("with_{}", field_ident(f)));
+        // The event's value as the setter takes it; the validator keeps it within the field.
+        let value = format!("event.{}", SETTER_VALUES[setters.len()]);
+        let arg = if ty == "bool" || wanted == ty {
+            value
+        } else {
+            format!("{value} as {wanted}")
+        };
+        setters.push(format!("with_{}({arg})", field_ident(f)));
     }
     Some((reg.type_name.clone(), setters))
 }
@@ -113,7 +126,7 @@ fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut Str
     for (ty, s) in controls {
         let _ = writeln!(
             out,
-            "impl {ty} {{\n    /// This value set to count `event`, an event of any core event list: its event\n    /// select and umask, and the counter mask, invert, edge-detect and any-thread\n    /// settings the list gives it (each set, to 0 where the event has none).\n    #[inline]\n    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {{\n        self.{}(event.code).{}(event.umask).{}(event.threshold).{}(event.invert).{}(event.edge)\n            .{}(event.any_thread)\n    }}\n}}\n",
+            "impl {ty} {{\n    /// This value set to count `event`, an event of any core event list: its event\n    /// select and umask, and the counter mask, invert, edge-detect and any-thread\n    /// settings the list gives it (each set, to 0 where the event has none).\n    #[inline]\n    pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {{\n        self.{}.{}.{}.{}.{}\n            .{}\n    }}\n}}\n",
             s[0], s[1], s[2], s[3], s[4], s[5]
         );
     }

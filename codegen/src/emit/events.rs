@@ -53,7 +53,7 @@ pub fn all_and_table(events: &[Event]) -> (String, String) {
 
 /// The unit's `Event` type and its constants.
 fn event_type_text(unit: &Unit, out: &mut String) {
-    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u8,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
+    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u16,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
     for (row, e) in unit.events.iter().enumerate() {
         doc(
             out,
@@ -72,7 +72,7 @@ fn event_type_text(unit: &Unit, out: &mut String) {
     let (all, table) = all_and_table(&unit.events);
     let _ = writeln!(
         out,
-        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u8 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
+        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u16 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
     );
 }
 
@@ -89,9 +89,24 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static s
             (true, false) => "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
             (false, false) => "its event select (this box has no unit mask)",
         };
-        let mut body = format!("{on}.with_ev_sel(event.code)");
+        // The event's code (u16) and umask (u8) as the setters take them: cast where the
+        // field's type differs (the validator keeps every value within its field).
+        let arg = |field: &str, value: &str, ty: &str| {
+            let width = r
+                .fields
+                .iter()
+                .find(|f| f.name.as_ref() == field)
+                .map_or(8, |f| f.width());
+            let wanted = super::text::int_name(width);
+            if wanted == ty {
+                format!("event.{value}")
+            } else {
+                format!("event.{value} as {wanted}")
+            }
+        };
+        let mut body = format!("{on}.with_ev_sel({})", arg("ev_sel", "code", "u16"));
         if umask {
-            body.push_str(".with_umask(event.umask)");
+            body.push_str(&format!(".with_umask({})", arg("umask", "umask", "u8")));
         }
         if ext {
             body.push_str(".with_ev_sel_ext(event.ext_sel)");

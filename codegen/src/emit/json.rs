@@ -30,8 +30,9 @@ pub fn schema() -> String {
     text
 }
 
-/// Version of the JSON format; raised on any change that can break a consumer.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
+/// `ranges`, and a split field's `lsb`/`msb` are its lowest range).
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -149,6 +150,7 @@ struct Field<'a> {
     name: &'a str,
     lsb: u32,
     msb: u32,
+    ranges: Vec<Range>,
     width: u32,
     mask: u64,
     access: &'static str,
@@ -159,6 +161,13 @@ struct Field<'a> {
     source: Option<&'a str>,
     role: Option<&'static str>,
     counters: &'a [u32],
+}
+
+/// One bit range of a field, in register position.
+#[derive(Serialize)]
+struct Range {
+    msb: u32,
+    lsb: u32,
 }
 
 #[derive(Serialize)]
@@ -186,7 +195,7 @@ struct Note<'a> {
 struct Event<'a> {
     name: &'a str,
     ident: &'a str,
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     counters: Vec<u32>,
@@ -444,6 +453,14 @@ fn field(f: &model::Field) -> Field<'_> {
         name: &f.name,
         lsb: f.lsb,
         msb: f.msb,
+        ranges: f
+            .ranges()
+            .iter()
+            .map(|r| Range {
+                msb: r.msb,
+                lsb: r.lsb,
+            })
+            .collect(),
         width: f.width(),
         mask: f.mask(),
         access: access(f.access),

@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use super::events::METADATA;
 use super::rust::{enum_ident, field_ident, info_ident, lit, prose, variant_ident, HEADER};
-use super::text::{doc, doc_item, wrap};
+use super::text::{doc, doc_item, int_name, wrap};
 use crate::model::*;
 use crate::validate::snake_case;
 
@@ -25,16 +25,6 @@ fn hex(v: u64) -> String {
 /// Text as one line: whitespace runs (newlines included) become one space.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The narrowest unsigned type name that holds `width` bits.
-fn int_name(width: u32) -> &'static str {
-    match width {
-        0..=8 => "u8",
-        9..=16 => "u16",
-        17..=32 => "u32",
-        _ => "u64",
-    }
 }
 
 /// The name of a field's partial value list constant (values that do not name every value).
@@ -207,7 +197,10 @@ fn int_or_bool(width: u32) -> &'static str {
 /// A plain field's getter.
 fn getter_text(reg: &Register, f: &Field, summary: &str, text: &str, out: &mut String) {
     let (id, ty) = (field_ident(f), value_type(reg, f));
-    let read = format!("get_bits(self.raw64(), {}, {})", f.msb, f.lsb);
+    let read = match &f.split {
+        None => format!("get_bits(self.raw64(), {}, {})", f.msb, f.lsb),
+        Some(_) => format!("get_ranges(self.raw64(), {})", ranges_literal(f)),
+    };
     let get = if f.has_enum() {
         format!("{ty}::from_bits({read} as u8)")
     } else if ty == "bool" {
@@ -248,9 +241,14 @@ fn builders_text(reg: &Register, f: &Field, out: &mut String) {
             f.bits_phrase()
         ),
     );
+    // Where the value lies: `msb, lsb` of one range, or every range of a split field.
+    let (set, at) = match &f.split {
+        None => ("bits", format!("{msb}, {lsb}")),
+        Some(_) => ("ranges", ranges_literal(f)),
+    };
     let _ = writeln!(
         out,
-        "    #[inline] pub const fn with_{id}(self, v: {ty}) -> Self {{ self.with_raw64(set_bits(self.raw64(), {msb}, {lsb}, {v})) }}"
+        "    #[inline] pub const fn with_{id}(self, v: {ty}) -> Self {{ self.with_raw64(set_{set}(self.raw64(), {at}, {v})) }}"
     );
     if narrow {
         doc(
@@ -264,11 +262,21 @@ fn builders_text(reg: &Register, f: &Field, out: &mut String) {
         );
         let _ = writeln!(
             out,
-            "    #[inline] pub const fn try_with_{id}(self, v: {ty}) -> Result<Self, FieldTooWide> {{ match try_set_bits(self.raw64(), {msb}, {lsb}, {v}, {}, {}) {{ Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) }} }}",
+            "    #[inline] pub const fn try_with_{id}(self, v: {ty}) -> Result<Self, FieldTooWide> {{ match try_set_{set}(self.raw64(), {at}, {v}, {}, {}) {{ Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) }} }}",
             lit(&reg.name),
             lit(&f.name)
         );
     }
+}
+
+/// A split field's ranges as the support functions take them: `&[(35, 32), (7, 0)]`.
+fn ranges_literal(f: &Field) -> String {
+    let ranges: Vec<String> = f
+        .ranges()
+        .iter()
+        .map(|r| format!("({}, {})", r.msb, r.lsb))
+        .collect();
+    format!("&[{}]", ranges.join(", "))
 }
 
 /// One field's metadata: a row that names what it sets and leaves the rest to
@@ -287,6 +295,9 @@ fn field_info(reg: &Register, f: &Field) -> String {
         format!("msb: {}", f.msb),
         format!("access: Access::{}", f.access.variant()),
     ];
+    if f.is_split() {
+        set.insert(4, format!("split: {}", ranges_literal(f)));
+    }
     if f.reset != 0 {
         set.push(format!("reset: {}", hex(f.reset)));
     }

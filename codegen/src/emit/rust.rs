@@ -269,30 +269,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         let (t, r) = (str_lit(&d.title), str_lit(&d.reference));
         quote!((#t, #r))
     });
-    let cpuid = match &proc.identity {
-        Some(id) => {
-            // Hex, as Intel writes signatures (06_3EH).
-            let hex = |n: u32| -> TokenStream {
-                format!("{n:#X}")
-                    .replace("0X", "0x")
-                    .parse()
-                    .expect("a hex literal is a token")
-            };
-            let (f, m) = (hex(id.family), hex(id.model));
-            quote!(Some((#f, #m)))
-        }
-        None => quote!(None),
-    };
-    let steppings = match proc.identity.as_ref().and_then(|id| id.steppings) {
-        Some((lo, hi)) => {
-            let (lo, hi) = (
-                proc_macro2::Literal::u32_unsuffixed(lo),
-                proc_macro2::Literal::u32_unsuffixed(hi),
-            );
-            quote!(Some((#lo, #hi)))
-        }
-        None => quote!(None),
-    };
+    let identity = identity_tokens(proc);
     let code_names = proc
         .identity
         .iter()
@@ -325,13 +302,50 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             module: #module,
             name: #name,
             documents: &[#(#docs),*],
-            cpuid: #cpuid,
-            steppings: #steppings,
+            identity: #identity,
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
             core_events: #core_events,
         };
+    }
+}
+
+/// The `identity` field of a processor's `ProcessorInfo`: its `CpuIdentity`, or `None`.
+fn identity_tokens(proc: &Processor) -> TokenStream {
+    match &proc.identity {
+        Some(id) => {
+            // Hex, as vendors write signatures (06_3EH).
+            let hex = |n: u32| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let vendor = format_ident!("{}", id.vendor.variant());
+            let family = hex(id.family);
+            let models = id.models.iter().map(|&(lo, hi)| {
+                let (lo, hi) = (hex(lo), hex(hi));
+                quote!((#lo, #hi))
+            });
+            let steppings = match id.steppings {
+                Some((lo, hi)) => {
+                    let (lo, hi) = (
+                        proc_macro2::Literal::u32_unsuffixed(lo),
+                        proc_macro2::Literal::u32_unsuffixed(hi),
+                    );
+                    quote!(Some((#lo, #hi)))
+                }
+                None => quote!(None),
+            };
+            quote!(Some(crate::support::CpuIdentity {
+                vendor: crate::support::Vendor::#vendor,
+                family: #family,
+                models: &[#(#models),*],
+                steppings: #steppings,
+            }))
+        }
+        None => quote!(None),
     }
 }
 
@@ -407,32 +421,35 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         #[cfg(feature = "metadata")]
         pub static PROCESSORS: &[&support::ProcessorInfo] = &[#(#items),*];
 
-        /// The processor with CPUID display family `family` and model `model` (06_3EH is
-        /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone
-        /// decides, and its feature is built. Where processors share a model and differ by
-        /// stepping (06_55H: Skylake-SP and Cascade Lake) it finds none: use
-        /// [`processor_for_signature`].
+        /// The processor of `vendor` with CPUID display family `family` and model `model`
+        /// (06_3EH is `processor_for_cpuid(Vendor::Intel, 0x6, 0x3E)`), if the spec describes
+        /// one, the model alone decides, and its feature is built. Where processors share a
+        /// model and differ by stepping (06_55H: Skylake-SP and Cascade Lake) it finds none:
+        /// use [`processor_for_signature`].
         #[cfg(feature = "metadata")]
-        pub fn processor_for_cpuid(family: u32, model: u32) -> Option<&'static ProcessorInfo> {
-            // Processors sharing a model all give steppings (the validator sees to it).
-            let wanted = Some((family, model));
-            let found = PROCESSORS.iter().find(|p| p.cpuid == wanted);
-            found.copied().filter(|p| p.steppings.is_none())
+        pub fn processor_for_cpuid(
+            vendor: Vendor,
+            family: u32,
+            model: u32,
+        ) -> Option<&'static ProcessorInfo> {
+            let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, None);
+            PROCESSORS.iter().find(identifies).copied()
         }
 
-        /// The processor with CPUID display family, model and stepping (a Cascade Lake,
-        /// 06_55H stepping 7, is `processor_for_signature(0x6, 0x55, 7)`), if the spec describes
-        /// one and its feature is built: how a tool picks the spec for the machine it runs on.
+        /// The processor of `vendor` with CPUID display family, model and stepping (a Cascade
+        /// Lake, 06_55H stepping 7, is `processor_for_signature(Vendor::Intel, 0x6, 0x55, 7)`),
+        /// if the spec describes one and its feature is built: how a tool picks the spec for
+        /// the machine it runs on.
         #[cfg(feature = "metadata")]
         pub fn processor_for_signature(
+            vendor: Vendor,
             family: u32,
             model: u32,
             stepping: u32,
         ) -> Option<&'static ProcessorInfo> {
-            let wanted = Some((family, model));
-            let in_range = |(lo, hi): (u32, u32)| (lo..=hi).contains(&stepping);
-            let found = PROCESSORS.iter().filter(|p| p.cpuid == wanted);
-            found.copied().find(|p| p.steppings.is_none_or(in_range))
+            let stepping = Some(stepping);
+            let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
+            PROCESSORS.iter().find(identifies).copied()
         }
     }
 }

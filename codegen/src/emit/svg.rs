@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{Access, Register};
+use crate::model::{Access, Field, Register};
 
 const CELL: u32 = 28;
 const ROW_HEIGHT: u32 = 74;
@@ -47,10 +47,14 @@ fn key(reg: &Register) -> (Vec<u32>, Vec<String>) {
     let mut entries = Vec::new();
     for f in &reg.fields {
         // The narrowest part of the field in any row decides.
+        let ranges = f.ranges();
         let w = (0..reg.width / 32)
-            .filter_map(|row| {
+            .flat_map(|row| {
                 let (hi, lo) = (reg.width - 1 - row * 32, reg.width - 32 - row * 32);
-                (f.msb >= lo && f.lsb <= hi).then(|| (f.msb.min(hi) - f.lsb.max(lo) + 1) * CELL)
+                ranges
+                    .iter()
+                    .filter(move |r| r.msb >= lo && r.lsb <= hi)
+                    .map(move |r| (r.msb.min(hi) - r.lsb.max(lo) + 1) * CELL)
             })
             .min()
             .unwrap_or(CELL);
@@ -140,49 +144,95 @@ fn register_rows(reg: &Register, numbers: &[u32], top: u32, s: &mut String) {
         let lo = hi - 31;
         let y = top + row * ROW_HEIGHT;
         for (f, &number) in reg.fields.iter().zip(numbers) {
-            if f.msb < lo || f.lsb > hi {
-                continue;
+            for piece in pieces(f) {
+                if piece.msb < lo || piece.lsb > hi {
+                    continue;
+                }
+                field_box(f, &piece, number, (hi, lo, y), s);
             }
-            // The part of the field inside this row.
-            let (fhi, flo) = (f.msb.min(hi), f.lsb.max(lo));
-            let x = MARGIN + (hi - fhi) * CELL;
-            let w = (fhi - flo + 1) * CELL;
-            let bit_x = |bit: u32| MARGIN + (hi - bit) * CELL + CELL / 2;
-            let _ = write!(
-                s,
-                "<text class=\"n\" x=\"{}\" y=\"{}\">{fhi}</text>",
-                bit_x(fhi),
-                y + 12
-            );
-            if flo != fhi {
-                let _ = write!(
-                    s,
-                    "<text class=\"n\" x=\"{}\" y=\"{}\">{flo}</text>",
-                    bit_x(flo),
-                    y + 12
-                );
-            }
-            // A name that does not fit shows as its number in the key below the diagram.
-            let label = if number == 0 {
-                f.name.to_string()
-            } else {
-                number.to_string()
-            };
-            let _ = write!(
-                s,
-                "\n<rect class=\"{}\" x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\"><title>{} ({}, {})</title></rect><text x=\"{}\" y=\"{}\">{}</text><text class=\"a\" x=\"{}\" y=\"{}\">{}</text>\n",
-                class(f.access),
-                y + 18,
-                escape(&f.name),
-                f.bits_phrase(),
-                f.access.as_str(),
-                x + w / 2,
-                y + 37,
-                escape(&label),
-                x + w / 2,
-                y + 60,
-                f.access.as_str()
-            );
         }
     }
+}
+
+/// One contiguous piece of a field: a range of its bits, and for a field of several ranges the
+/// value bits that range holds (`11:8`), so each piece is labelled as part of one field.
+struct Piece {
+    msb: u32,
+    lsb: u32,
+    value_bits: Option<String>,
+}
+
+/// A field's pieces, most significant first: the field itself, or each of its ranges.
+fn pieces(f: &Field) -> Vec<Piece> {
+    let ranges = f.ranges();
+    let mut at = f.width();
+    ranges
+        .iter()
+        .map(|r| {
+            at -= r.width();
+            let top = at + r.width() - 1;
+            Piece {
+                msb: r.msb,
+                lsb: r.lsb,
+                value_bits: f.is_split().then(|| {
+                    if top == at {
+                        format!("[{at}]")
+                    } else {
+                        format!("[{top}:{at}]")
+                    }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// One piece's box within the row of bits `hi` to `lo` at height `y`: its edge bit numbers
+/// above it, the name (or its key number) and the access kind inside; a piece of a split field
+/// adds the value bits it holds (`event[11:8]`).
+fn field_box(f: &Field, piece: &Piece, number: u32, (hi, lo, y): (u32, u32, u32), s: &mut String) {
+    // The part of the piece inside this row.
+    let (fhi, flo) = (piece.msb.min(hi), piece.lsb.max(lo));
+    let x = MARGIN + (hi - fhi) * CELL;
+    let w = (fhi - flo + 1) * CELL;
+    let bit_x = |bit: u32| MARGIN + (hi - bit) * CELL + CELL / 2;
+    let _ = write!(
+        s,
+        "<text class=\"n\" x=\"{}\" y=\"{}\">{fhi}</text>",
+        bit_x(fhi),
+        y + 12
+    );
+    if flo != fhi {
+        let _ = write!(
+            s,
+            "<text class=\"n\" x=\"{}\" y=\"{}\">{flo}</text>",
+            bit_x(flo),
+            y + 12
+        );
+    }
+    // A name that does not fit shows as its number in the key below the diagram.
+    let label = if number == 0 {
+        f.name.to_string()
+    } else {
+        number.to_string()
+    };
+    // Under the name: the access kind, and for a piece of a split field its value bits.
+    let under = match &piece.value_bits {
+        Some(bits) => format!("{} {bits}", f.access.as_str()),
+        None => f.access.as_str().to_string(),
+    };
+    let _ = write!(
+        s,
+        "\n<rect class=\"{}\" x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"30\"><title>{} ({}, {})</title></rect><text x=\"{}\" y=\"{}\">{}</text><text class=\"a\" x=\"{}\" y=\"{}\">{}</text>\n",
+        class(f.access),
+        y + 18,
+        escape(&f.name),
+        f.bits_phrase(),
+        f.access.as_str(),
+        x + w / 2,
+        y + 37,
+        escape(&label),
+        x + w / 2,
+        y + 60,
+        escape(&under)
+    );
 }

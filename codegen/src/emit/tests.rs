@@ -59,13 +59,30 @@ fn field_lines(reg: &Register, f: &Field, out: &mut String) {
     }
     let kind = value_kind(reg, f);
     let (lsb, width) = (f.lsb, f.width());
-    match (r, w) {
-        (true, true) => out.push_str(&format!(
-            "    rw({id}, with_{id}, {kind}, {lsb}, {width});\n"
-        )),
-        (false, true) => out.push_str(&format!("    wo(with_{id}, {kind}, {lsb}, {width});\n")),
-        (true, false) => out.push_str(&format!("    ro({id}, {kind}, {lsb}, {width});\n")),
-        (false, false) => return,
+    if f.is_split() {
+        let get = if r { id.clone() } else { "-".into() };
+        let with = if w { format!("with_{id}") } else { "-".into() };
+        let ranges: Vec<String> = f
+            .ranges()
+            .iter()
+            .map(|b| format!("({}, {})", b.msb, b.lsb))
+            .collect();
+        out.push_str(&format!(
+            "    split({get}, {with}, {kind}, [{}], {width});\n",
+            ranges.join(", ")
+        ));
+    } else {
+        match (r, w) {
+            (true, true) => out.push_str(&format!(
+                "    rw({id}, with_{id}, {kind}, {lsb}, {width});\n"
+            )),
+            (false, true) => out.push_str(&format!("    wo(with_{id}, {kind}, {lsb}, {width});\n")),
+            (true, false) => out.push_str(&format!("    ro({id}, {kind}, {lsb}, {width});\n")),
+            (false, false) => {}
+        }
+    }
+    if !(r || w) {
+        return;
     }
     let narrow = !f.has_enum() && width > 1 && !matches!(width, 8 | 16 | 32 | 64);
     if w && narrow {

@@ -68,3 +68,14 @@ fn starts_block(word: &str) -> bool {
         && word[..word.len() - 1].bytes().all(|b| b.is_ascii_digit());
     matches!(word, "-" | "+" | "*") || word.starts_with(['#', '|']) || numbered
 }
+
+/// The narrowest unsigned integer type holding `width` bits: the value type of a field's
+/// accessors (one bit is a `bool` there; see `layout`).
+pub(super) fn int_name(width: u32) -> &'static str {
+    match width {
+        0..=8 => "u8",
+        9..=16 => "u16",
+        17..=32 => "u32",
+        _ => "u64",
+    }
+}

@@ -11,7 +11,8 @@ pub mod vocab;
 use vocab::{vocabulary, Vocabulary};
 
 /// Every vocabulary, each once.
-pub const VOCABULARIES: [&Vocabulary; 5] = [
+pub const VOCABULARIES: [&Vocabulary; 6] = [
+    &Vendor::VOCABULARY,
     &Space::VOCABULARY,
     &Access::VOCABULARY,
     &pmu::Role::VOCABULARY,
@@ -85,24 +86,37 @@ pub struct CoreEvents {
     pub events: Vec<Event>,
 }
 
-/// A processor's identity: its CPUID signature, Intel's code names and the name of Intel's
-/// perfmon event lists for it.
+/// A processor's identity: its CPU vendor and CPUID signatures, its code names and the name
+/// of Intel's perfmon event lists for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
-    /// CPUID display family (`0x6`).
+    /// The CPU vendor (CPUID leaf 0's string).
+    pub vendor: Vendor,
+    /// CPUID display family (`0x6`, `0x19`).
     pub family: u32,
-    /// CPUID display model (`0x3E`).
-    pub model: u32,
+    /// CPUID display models, as ranges (lowest, highest), ascending and disjoint: one range of
+    /// one model (`0x3E` for 06_3EH) for most Intel parts, several for an AMD family's parts.
+    pub models: Vec<(u32, u32)>,
     /// The CPUID steppings this processor has, lowest and highest, when another processor
     /// shares its family and model (`0-4` for Skylake-SP, `5-15` for Cascade Lake); `None`:
     /// every stepping.
     pub steppings: Option<(u32, u32)>,
-    /// Intel's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
+    /// The vendor's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
     pub codenames: Vec<String>,
     /// The prefix of Intel's perfmon file names for it (`ivytown`), if it has event lists.
     pub perfmon: Option<String>,
     /// The public source of the CPUID signature.
     pub source: String,
+}
+
+vocabulary! {
+    /// A CPU vendor, spelt as CPUID leaf 0 returns it (and `/proc/cpuinfo`'s `vendor_id`).
+    pub enum Vendor {
+        /// Intel.
+        Intel = "GenuineIntel",
+        /// AMD.
+        Amd = "AuthenticAMD",
+    }
 }
 
 /// An Intel document.
@@ -176,7 +190,7 @@ pub struct Event {
     /// The Rust constant name (`REQUESTS_READS`).
     pub ident: String,
     /// Event select.
-    pub code: u8,
+    pub code: u16,
     /// Unit mask.
     pub umask: u8,
     /// Needs the event-select extension bit (`ev_sel_ext`).
@@ -497,13 +511,17 @@ pub struct Field {
     /// Name as the guide spells it (may hold `{n}` for bit arrays). Interned: the same names
     /// recur across registers, and a large spec has hundreds of thousands of fields.
     pub name: std::sync::Arc<str>,
-    /// Least significant bit.
+    /// Least significant bit of the field's lowest range (where the value's bit 0 lies).
     pub lsb: u32,
-    /// Most significant bit.
+    /// Most significant bit of the field's lowest range: for a field of one range, its top bit.
     pub msb: u32,
+    /// A field made of several bit ranges (`bits="35:32,7:0"`): every range, most
+    /// significant first, the last being `msb:lsb`; the value is their concatenation in that
+    /// order. `None` for a field of one range (boxed: rare, and fields are many).
+    pub split: Option<Box<[BitRange]>>,
     /// Access kind.
     pub access: Access,
-    /// Reset value of the field (already shifted down to bit 0).
+    /// Reset value of the field (its value, not in register position).
     pub reset: u64,
     /// Our description.
     pub description: std::sync::Arc<str>,
@@ -519,14 +537,28 @@ pub struct Field {
 }
 
 impl Field {
-    /// Width in bits.
-    pub fn width(&self) -> u32 {
-        self.msb - self.lsb + 1
+    /// The field's bit ranges, most significant first: one for most fields.
+    pub fn ranges(&self) -> Vec<BitRange> {
+        match &self.split {
+            Some(ranges) => ranges.to_vec(),
+            None => vec![BitRange {
+                msb: self.msb,
+                lsb: self.lsb,
+            }],
+        }
     }
 
-    /// The field's bits in register position.
+    /// Width in bits (of the value: every range together).
+    pub fn width(&self) -> u32 {
+        match &self.split {
+            Some(ranges) => ranges.iter().map(BitRange::width).sum(),
+            None => self.msb - self.lsb + 1,
+        }
+    }
+
+    /// The field's bits in register position (every range).
     pub fn mask(&self) -> u64 {
-        low_mask(self.width()) << self.lsb
+        self.ranges().iter().fold(0, |m, r| m | r.mask())
     }
 
     /// Largest value the field holds.
@@ -534,22 +566,35 @@ impl Field {
         low_mask(self.width())
     }
 
-    /// "bits 7:0" or "bit 22".
+    /// Whether the field is made of more than one bit range.
+    pub fn is_split(&self) -> bool {
+        self.split.is_some()
+    }
+
+    /// `value` (the field's value) placed in register position, range by range.
+    pub fn place(&self, value: u64) -> u64 {
+        let mut shift = 0;
+        let mut raw = 0;
+        for r in self.ranges().iter().rev() {
+            raw |= ((value >> shift) & low_mask(r.width())) << r.lsb;
+            shift += r.width();
+        }
+        raw
+    }
+
+    /// "bits 7:0", "bit 22" or "bits 35:32,7:0".
     pub fn bits_phrase(&self) -> String {
-        if self.msb == self.lsb {
+        if self.msb == self.lsb && !self.is_split() {
             format!("bit {}", self.lsb)
         } else {
-            format!("bits {}:{}", self.msb, self.lsb)
+            format!("bits {}", self.bits_text())
         }
     }
 
-    /// "7:0" or "22".
+    /// "7:0", "22" or "35:32,7:0", as the spec writes it.
     pub fn bits_text(&self) -> String {
-        if self.msb == self.lsb {
-            self.lsb.to_string()
-        } else {
-            format!("{}:{}", self.msb, self.lsb)
-        }
+        let texts: Vec<String> = self.ranges().iter().map(BitRange::text).collect();
+        texts.join(",")
     }
 
     /// The description to show: the spec's, or for a reserved field without one, what its
@@ -568,6 +613,36 @@ impl Field {
             && !self.values.is_empty()
             && self.width() <= 8
             && self.values.len() as u64 == 1u64 << self.width()
+    }
+}
+
+/// One contiguous range of a field's bits, in register position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitRange {
+    /// Most significant bit.
+    pub msb: u32,
+    /// Least significant bit.
+    pub lsb: u32,
+}
+
+impl BitRange {
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.msb - self.lsb + 1
+    }
+
+    /// The range's bits in register position.
+    pub fn mask(&self) -> u64 {
+        low_mask(self.width()) << self.lsb
+    }
+
+    /// "7:0" or "22".
+    pub fn text(&self) -> String {
+        if self.msb == self.lsb {
+            self.lsb.to_string()
+        } else {
+            format!("{}:{}", self.msb, self.lsb)
+        }
     }
 }
 

@@ -117,6 +117,10 @@ mod tests {
         let xsd = read("../spec/schema.xsd");
         for (vocab, anchor) in [
             (
+                &crate::model::Vendor::VOCABULARY,
+                "<xs:simpleType name=\"vendor\">",
+            ),
+            (
                 &crate::model::Space::VOCABULARY,
                 "<xs:simpleType name=\"space\">",
             ),

@@ -279,7 +279,8 @@ impl Validator {
         Some(Event {
             name: e.name.clone(),
             ident: parsed.ident,
-            code: parsed.code.unwrap_or(0) as u8,
+            // Within the unit's event select (`sel_max`), which is at most 16 bits wide.
+            code: parsed.code.unwrap_or(0) as u16,
             umask: parsed.umask.unwrap_or(0) as u8,
             ext_sel: ext,
             counters: parsed.mask.unwrap_or(0),

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use super::unit::RegisterScope;
 use super::*;
 
-/// Why a field was left out, the error reported: the bits it still covers (high, low) within
-/// the register, so that one bad attribute does not also report a gap.
-struct Dropped(Option<(u32, u32)>);
+/// Why a field was left out, the error reported: the bit ranges (high, low) it still covers
+/// within the register, so that one bad attribute does not also report a gap.
+struct Dropped(Vec<(u32, u32)>);
 
 impl Validator {
     /// A register's fields, most significant first, each bit covered exactly once.
@@ -34,13 +34,15 @@ impl Validator {
         }
         let mut owner = self.overlaps(reg, &fields);
         for (msb, lsb) in rejected_bits {
+            let msb = msb.min(reg.width - 1);
             for b in lsb..=msb {
                 owner[b as usize].get_or_insert(usize::MAX);
             }
         }
         self.gaps(reg, &owner);
         let mut fields: Vec<Field> = fields.into_iter().map(|(_, f)| f).collect();
-        fields.sort_by_key(|f| std::cmp::Reverse(f.lsb));
+        // By the top bit of each field's highest range: a field of several ranges sits where it starts.
+        fields.sort_by_key(|f| std::cmp::Reverse(f.ranges()[0].msb));
         fields.shrink_to_fit();
         fields
     }
@@ -53,7 +55,8 @@ impl Validator {
         names: &mut HashMap<&'r str, usize>,
     ) -> Result<Field, Dropped> {
         let ctx = reg.ctx;
-        let (msb, lsb) = self.field_bits(reg, f)?;
+        let ranges = self.field_bits(reg, f)?;
+        let covered = || Dropped(ranges.iter().map(|r| (r.msb, r.lsb)).collect());
         let Some(access) = Access::parse(&f.access) else {
             let kinds: Vec<&str> = Access::ALL.iter().map(|(_, n)| *n).collect();
             self.push(ctx.error(
@@ -61,12 +64,10 @@ impl Validator {
                 format!("field `{}`: unknown access `{}`", f.name, f.access),
                 &format!("use one of: {}", kinds.join(", ")),
             ));
-            return Err(Dropped(Some((msb, lsb))));
+            return Err(covered());
         };
-        let fwidth = msb - lsb + 1;
-        let reset = self
-            .field_reset(ctx, f, fwidth)
-            .ok_or(Dropped(Some((msb, lsb))))?;
+        let fwidth: u32 = ranges.iter().map(BitRange::width).sum();
+        let reset = self.field_reset(ctx, f, fwidth).ok_or_else(covered)?;
         if !access.is_placeholder() {
             self.field_naming(ctx, f, names);
         }
@@ -80,12 +81,31 @@ impl Validator {
             }
         }
         let repeat = self.field_repeat(ctx, f, fwidth, access);
+        if repeat.is_some() && ranges.len() > 1 {
+            self.push(ctx.error(
+                f.at,
+                format!("bit-array field `{}` is made of several bit ranges", f.name),
+                "a bit array is one range of equal elements; write its bits as msb:lsb",
+            ));
+        }
+        if f.counters.is_some() && ranges.len() > 1 {
+            self.push(ctx.error(
+                f.at,
+                format!(
+                    "field `{}` is made of several bit ranges and names counters",
+                    f.name
+                ),
+                "a field whose bits stand for several counters is one range; split it into one field per range",
+            ));
+        }
+        let lowest = ranges[ranges.len() - 1];
         let values = self.field_values(ctx, f, fwidth);
         let description = f.description.as_deref().map(normalize_text);
         Ok(Field {
             name: self.intern(&f.name),
-            lsb,
-            msb,
+            lsb: lowest.lsb,
+            msb: lowest.msb,
+            split: (ranges.len() > 1).then(|| ranges.into_boxed_slice()),
             access,
             reset,
             description: self.intern(&description.unwrap_or_default()),
@@ -96,19 +116,89 @@ impl Validator {
         })
     }
 
-    /// `bits="msb:lsb"` (or one bit), in order and inside the register.
-    fn field_bits(&mut self, reg: &RegisterScope<'_>, f: &RawField) -> Result<(u32, u32), Dropped> {
+    /// `bits="msb:lsb"` (or one bit), or several such ranges, most significant first
+    /// (`35:32,7:0`): each in order and inside the register, the ranges disjoint, descending
+    /// and not adjacent. Returns the ranges, most significant first.
+    fn field_bits(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        f: &RawField,
+    ) -> Result<Vec<BitRange>, Dropped> {
+        let mut ranges = Vec::new();
+        let mut dropped = None;
+        for text in f.bits.split(',') {
+            match self.field_range(reg, f, text) {
+                Ok(r) => ranges.push(r),
+                Err(Dropped(bits)) => {
+                    dropped.get_or_insert_with(Vec::new).extend(bits);
+                }
+            }
+        }
+        if let Some(mut bits) = dropped {
+            bits.extend(ranges.iter().map(|r| (r.msb, r.lsb)));
+            return Err(Dropped(bits));
+        }
+        for pair in ranges.windows(2) {
+            if let Some(help) = Self::range_order(pair[0], pair[1]) {
+                self.push(reg.ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: bit ranges {} and {} {}",
+                        f.name,
+                        pair[0].text(),
+                        pair[1].text(),
+                        help.0
+                    ),
+                    help.1,
+                ));
+                let covered = ranges.iter().map(|r| (r.msb, r.lsb)).collect();
+                return Err(Dropped(covered));
+            }
+        }
+        Ok(ranges)
+    }
+
+    /// What is wrong with range `b` following range `a` in a split field (what, and what to
+    /// do), or `None` when `b` lies wholly below `a` with a gap between.
+    fn range_order(a: BitRange, b: BitRange) -> Option<(&'static str, &'static str)> {
+        if a.lsb <= b.msb && b.lsb <= a.msb {
+            Some((
+                "overlap",
+                "a field's ranges are disjoint: each register bit belongs to one range",
+            ))
+        } else if a.msb < b.lsb {
+            Some((
+                "are out of order",
+                "list a field's ranges most significant first: the value is their concatenation in that order",
+            ))
+        } else if a.lsb == b.msb + 1 {
+            Some((
+                "are adjacent",
+                "adjacent ranges are one range: write them as one msb:lsb",
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// One range, `msb:lsb` or a bit: in order and inside the register.
+    fn field_range(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        f: &RawField,
+        text: &str,
+    ) -> Result<BitRange, Dropped> {
         let (ctx, width) = (reg.ctx, reg.width);
-        let Some((msb, lsb)) = parse_bits(&f.bits) else {
+        let Some((msb, lsb)) = parse_bits(text) else {
             self.push(ctx.error(
                 f.at,
                 format!(
                     "field `{}`: bits `{}` is not `msb:lsb` or a bit number",
                     f.name, f.bits
                 ),
-                "write e.g. bits=\"7:0\" or bits=\"22\"",
+                "write e.g. bits=\"7:0\" or bits=\"22\" (several ranges: bits=\"35:32,7:0\")",
             ));
-            return Err(Dropped(None));
+            return Err(Dropped(Vec::new()));
         };
         if msb < lsb {
             self.push(ctx.error(
@@ -119,20 +209,27 @@ impl Validator {
                 ),
                 "write the most significant bit first: msb:lsb",
             ));
-            return Err(Dropped((lsb < width).then_some((lsb, msb))));
+            return Err(Dropped(
+                (lsb < width).then_some((lsb, msb)).into_iter().collect(),
+            ));
         }
         if msb >= width {
             self.push(ctx.error(
                 f.at,
                 format!(
                     "field `{}`: bits {} lie outside the {width}-bit register",
-                    f.name, f.bits
+                    f.name, text
                 ),
                 "a field's bits must be below the register width",
             ));
-            return Err(Dropped((lsb < width).then_some((width - 1, lsb))));
+            return Err(Dropped(
+                (lsb < width)
+                    .then_some((width - 1, lsb))
+                    .into_iter()
+                    .collect(),
+            ));
         }
-        Ok((msb, lsb))
+        Ok(BitRange { msb, lsb })
     }
 
     /// The field's own reset value, which fits its width.
@@ -299,7 +396,7 @@ impl Validator {
         let mut owner: Vec<Option<usize>> = vec![None; reg.width as usize];
         for (i, (at, f)) in fields.iter().enumerate() {
             let mut clash: Option<(usize, u32, u32)> = None;
-            for bit in f.lsb..=f.msb {
+            for bit in f.ranges().iter().flat_map(|r| r.lsb..=r.msb) {
                 match owner[bit as usize] {
                     Some(j) => {
                         clash = Some(match clash {

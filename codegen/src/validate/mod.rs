@@ -22,6 +22,7 @@ use crate::parse::*;
 mod addresses;
 mod events;
 mod fields;
+mod models;
 mod numbers;
 mod pci_identity;
 mod processors;

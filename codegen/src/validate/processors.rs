@@ -384,19 +384,19 @@ impl Validator {
         raw: &RawIdentity,
         catalogue: &Catalogue,
     ) -> Option<Identity> {
-        let number = |text: &str, max: u64| parse_number(text).filter(|&n| n <= max);
-        let (Some(family), Some(model)) = (number(&raw.family, 0x10E), number(&raw.model, 0xFF))
-        else {
+        let vendor = self.identity_vendor(ctx, processor, raw);
+        let family = parse_number(&raw.family).filter(|&n| n <= 0x10E);
+        if family.is_none() {
             self.push(ctx.error(
                 raw.at,
                 format!(
-                    "processor `{processor}`: CPUID family `{}` / model `{}` is not a display family (at most 0x10E) and model (at most 0xFF)",
-                    raw.family, raw.model
+                    "processor `{processor}`: CPUID family `{}` is not a display family (at most 0x10E)",
+                    raw.family
                 ),
-                "write the display family and model as numbers, e.g. family=\"0x6\" model=\"0x3E\" for 06_3EH",
+                "write the display family as a number, e.g. family=\"0x6\" for 06_3EH, family=\"0x19\" for AMD's 19h",
             ));
-            return None;
-        };
+        }
+        let models = self.identity_models(ctx, processor, raw);
         if !catalogue.public.contains_key(&raw.source) {
             self.push(ctx.error(
                 raw.at,
@@ -422,8 +422,9 @@ impl Validator {
         }
         let steppings = self.identity_steppings(ctx, processor, raw);
         Some(Identity {
-            family: family as u32,
-            model: model as u32,
+            vendor: vendor?,
+            family: family? as u32,
+            models: models?,
             steppings,
             codenames,
             perfmon: raw.perfmon.clone(),

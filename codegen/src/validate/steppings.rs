@@ -1,6 +1,6 @@
-//! CPUID steppings in a processor's `<identity>`: two processors may share a family and model
-//! (Skylake-SP and Cascade Lake are both 06_55H) only when their stepping ranges are disjoint,
-//! so that a machine's family, model and stepping name one spec.
+//! CPUID steppings in a processor's `<identity>`: two processors of one vendor may share a
+//! family and model (Skylake-SP and Cascade Lake are both 06_55H) only when their stepping
+//! ranges are disjoint, so that a machine's vendor, family, model and stepping name one spec.
 
 use super::*;
 use crate::model::Identity;
@@ -55,12 +55,20 @@ impl Validator {
         (second, b): (&str, &Identity),
     ) {
         let ((alo, ahi), (blo, bhi)) = (range(a), range(b));
-        if (a.family, a.model) != (b.family, b.model) || ahi < blo || bhi < alo {
+        let shared = super::models::overlap(&a.models, &b.models);
+        let Some(model) = shared.filter(|_| (a.vendor, a.family) == (b.vendor, b.family)) else {
+            return;
+        };
+        if ahi < blo || bhi < alo {
             return;
         }
+        let vendor = match a.vendor {
+            Vendor::Intel => String::new(),
+            other => format!("{} ", other.as_str()),
+        };
         let claim = format!(
-            "processors `{first}` and `{second}` both claim CPUID {:02X}_{:02X}H",
-            a.family, a.model
+            "processors `{first}` and `{second}` both claim CPUID {vendor}{:02X}_{model:02X}H",
+            a.family
         );
         self.push(if a.steppings.is_none() && b.steppings.is_none() {
             ctx.error(

@@ -186,7 +186,7 @@ impl Validator {
         };
         let addresses = self.addresses(&reg);
         let fields = self.fields(&reg);
-        let reset = fields.iter().fold(0u64, |acc, f| acc | (f.reset << f.lsb));
+        let reset = fields.iter().fold(0u64, |acc, f| acc | f.place(f.reset));
         self.register_reset(&ctx, r, reset);
         let notes = self.notes(&ctx, &r.note);
         if self.errors.len() > errors_before {

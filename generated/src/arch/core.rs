@@ -1230,7 +1230,7 @@ impl Ia32PerfEvtSel {
     /// settings the list gives it (each set, to 0 where the event has none).
     #[inline]
     pub const fn with_event<L>(self, event: CoreEvent<L>) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask).with_cmask(event.threshold).with_inv(event.invert).with_edge(event.edge)
+        self.with_ev_sel(event.code as u8).with_umask(event.umask).with_cmask(event.threshold).with_inv(event.invert).with_edge(event.edge)
             .with_any_thread(event.any_thread)
     }
 }

@@ -182,7 +182,7 @@ pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -197,7 +197,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u8 {
+    pub const fn code(self) -> u16 {
         self.code
     }
 
@@ -238,7 +238,7 @@ impl Event {
     #[inline]
     pub const fn program(self, ctl: IioCtl) -> IioCtl {
         let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
+        ctl.with_ev_sel(event.code as u8).with_umask(event.umask)
     }
 }
 

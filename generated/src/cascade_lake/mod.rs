@@ -38,8 +38,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "336274",
         ),
     ],
-    cpuid: Some((0x6, 0x55)),
-    steppings: Some((5, 15)),
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x55, 0x55)],
+        steppings: Some((5, 15)),
+    }),
     code_names: &["Cascade Lake-SP", "Cascade Lake-X", "Cascade Lake"],
     units: &[
         &cha::UNIT,

@@ -523,7 +523,7 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -538,7 +538,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u8 {
+    pub const fn code(self) -> u16 {
         self.code
     }
 
@@ -577,7 +577,7 @@ impl IioCtl {
     /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code as u8).with_umask(event.umask)
     }
 }
 

@@ -38,8 +38,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "336274",
         ),
     ],
-    cpuid: Some((0x6, 0x55)),
-    steppings: Some((0, 4)),
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x55, 0x55)],
+        steppings: Some((0, 4)),
+    }),
     code_names: &["Skylake-SP", "Skylake-X"],
     units: &[
         &cha::UNIT,

@@ -31,8 +31,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     documents: &[
         ("Intel Xeon Processor 7500 Series Uncore Programming Guide", "323535-001"),
     ],
-    cpuid: Some((0x6, 0x2E)),
-    steppings: None,
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x2E, 0x2E)],
+        steppings: None,
+    }),
     code_names: &["Nehalem-EX", "Beckton"],
     units: &[
         &bbox::UNIT,

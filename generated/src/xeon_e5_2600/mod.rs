@@ -36,8 +36,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "327043-001",
         ),
     ],
-    cpuid: Some((0x6, 0x2D)),
-    steppings: None,
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x2D, 0x2D)],
+        steppings: None,
+    }),
     code_names: &["Sandy Bridge-EP", "Jaketown"],
     units: &[
         &cbox::UNIT,

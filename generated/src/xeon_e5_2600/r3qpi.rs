@@ -378,7 +378,7 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -517,7 +517,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_BYPASSED_AD, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_SNP, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_SNP, Event::RXR_OCCUPANCY_DRS, Event::RXR_OCCUPANCY_HOM, Event::RXR_OCCUPANCY_NCB, Event::RXR_OCCUPANCY_NCS, Event::RXR_OCCUPANCY_NDR, Event::RXR_OCCUPANCY_SNP, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_SNP, Event::VNA_CREDITS_ACQUIRED, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDIT_CYCLES_OUT, Event::VNA_CREDIT_CYCLES_USED];
 
     /// Event select.
-    pub const fn code(self) -> u8 {
+    pub const fn code(self) -> u16 {
         self.code
     }
 
@@ -618,7 +618,7 @@ impl R3qpiCtl {
     /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code as u8).with_umask(event.umask)
     }
 }
 

@@ -38,8 +38,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "329468-002",
         ),
     ],
-    cpuid: Some((0x6, 0x3E)),
-    steppings: None,
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x3E, 0x3E)],
+        steppings: None,
+    }),
     code_names: &["Ivy Bridge-EP", "IvyTown"],
     units: &[
         &cbox::UNIT,

@@ -40,8 +40,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "331051",
         ),
     ],
-    cpuid: Some((0x6, 0x3F)),
-    steppings: None,
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x3F, 0x3F)],
+        steppings: None,
+    }),
     code_names: &["Haswell-EP", "Haswell-X"],
     units: &[
         &cbox::UNIT,

@@ -626,7 +626,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -757,7 +757,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE10_TRANSITION_CYCLES, Event::CORE11_TRANSITION_CYCLES, Event::CORE12_TRANSITION_CYCLES, Event::CORE13_TRANSITION_CYCLES, Event::CORE14_TRANSITION_CYCLES, Event::CORE15_TRANSITION_CYCLES, Event::CORE16_TRANSITION_CYCLES, Event::CORE17_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::CORE8_TRANSITION_CYCLES, Event::CORE9_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE10, Event::DEMOTIONS_CORE11, Event::DEMOTIONS_CORE12, Event::DEMOTIONS_CORE13, Event::DEMOTIONS_CORE14, Event::DEMOTIONS_CORE15, Event::DEMOTIONS_CORE16, Event::DEMOTIONS_CORE17, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::DEMOTIONS_CORE8, Event::DEMOTIONS_CORE9, Event::FREQ_BAND0_CYCLES, Event::FREQ_BAND1_CYCLES, Event::FREQ_BAND2_CYCLES, Event::FREQ_BAND3_CYCLES, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PKG_RESIDENCY_C0_CYCLES, Event::PKG_RESIDENCY_C2E_CYCLES, Event::PKG_RESIDENCY_C3_CYCLES, Event::PKG_RESIDENCY_C6_CYCLES, Event::PKG_RESIDENCY_C7_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::UFS_TRANSITIONS_NO_CHANGE, Event::VR_HOT_CYCLES, Event::PKG_RESIDENCY_C1E_CYCLES, Event::UFS_TRANSITIONS_RING_GV];
 
     /// Event select.
-    pub const fn code(self) -> u8 {
+    pub const fn code(self) -> u16 {
         self.code
     }
 
@@ -854,7 +854,7 @@ impl PcuCtl {
     /// This value set to count `event`: its event select (this box has no unit mask).
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code)
+        self.with_ev_sel(event.code as u8)
     }
 }
 

@@ -880,7 +880,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u8,
+    code: u16,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -925,7 +925,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::RACU_REQUESTS, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_UMC, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_OTHER, Event::CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u8 {
+    pub const fn code(self) -> u16 {
         self.code
     }
 
@@ -979,7 +979,7 @@ impl UCtl {
     /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code as u8).with_umask(event.umask)
     }
 }
 

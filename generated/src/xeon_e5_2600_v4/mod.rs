@@ -40,8 +40,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             "334291",
         ),
     ],
-    cpuid: Some((0x6, 0x4F)),
-    steppings: None,
+    identity: Some(crate::support::CpuIdentity {
+        vendor: crate::support::Vendor::Intel,
+        family: 0x6,
+        models: &[(0x4F, 0x4F)],
+        steppings: None,
+    }),
     code_names: &["Broadwell-EP", "Broadwell-X"],
     units: &[
         &cbox::UNIT,

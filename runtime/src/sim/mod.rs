@@ -428,7 +428,7 @@ impl Sim {
     }
 
     /// Injects `count` architectural events (event select and umask) on `cpu`.
-    pub fn inject_core(&self, cpu: u32, ev_sel: u8, umask: u8, count: u64) -> Result<()> {
+    pub fn inject_core(&self, cpu: u32, ev_sel: u16, umask: u8, count: u64) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let state = st

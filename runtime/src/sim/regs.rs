@@ -73,7 +73,8 @@ pub(crate) fn write(info: &RegisterInfo, old: u64, raw: u64) -> Option<Written> 
 /// `raw` with field `name` set to `value` (unchanged if there is no such field).
 pub(crate) fn set(info: &RegisterInfo, raw: u64, name: &str, value: u64) -> u64 {
     match info.field(name) {
-        Some(f) => (raw & !f.mask()) | ((value & f.max()) << f.lsb),
+        // Masked to the field first, so the insert (over every range) cannot fail.
+        Some(f) => f.insert(info.name, raw, value & f.max()).unwrap_or(raw),
         None => raw,
     }
 }

@@ -23,7 +23,7 @@ pub struct UncoreEvent {
     /// Box instance (`"C3"`, `"W"`, `"HA"`, `"CH2"`).
     pub instance: &'static str,
     /// Event select; [`FIXED_EVENT`] for the box's fixed-event counters.
-    pub ev_sel: u8,
+    pub ev_sel: u16,
     /// Unit mask, compared where the control has one; `None` matches any.
     pub umask: Option<u8>,
 }
@@ -233,7 +233,7 @@ impl Model {
     fn set_count(&self, st: &mut SocketState, c: &Counter, v: u64) {
         let raw = st.regs.get(&c.counter);
         let new = match c.count_bits() {
-            Some(b) => (raw & !b.mask()) | (v << b.lsb),
+            Some(b) => b.insert(c.counter.name(), raw, v & b.max()).unwrap_or(raw),
             None => v,
         };
         st.regs.put(&c.counter, new);

@@ -447,12 +447,71 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
         role_phrase(f),
         f.description
     ));
-    h.define(&format!("{stem}_SHIFT"), &f.lsb.to_string(), &what);
+    // A field of several ranges has no one shift: its ranges get theirs (`split_field`).
+    if !f.is_split() {
+        h.define(&format!("{stem}_SHIFT"), &f.lsb.to_string(), &what);
+    }
     h.define(&format!("{stem}_WIDTH"), &f.width().to_string(), &what);
     h.define(&format!("{stem}_MASK"), &literal(f.mask(), r.width), &what);
     match &f.repeat {
         Some(rep) => array_field(h, p, r, f, rep, &stem),
+        None if f.is_split() => split_field(h, p, r, f, &stem),
         None => plain_field(h, p, r, f, &stem),
+    }
+}
+
+/// The rest of a field of several bit ranges' macros: per range `_R<i>_SHIFT`, `_R<i>_MASK`
+/// (register position) and `_R<i>_AT` (where its bits lie in the value), most significant
+/// range first; its named values; and accessors that gather and scatter the ranges.
+fn split_field(h: &mut Header, p: &Processor, r: &Register, f: &Field, stem: &str) {
+    let (m, generic) = (&p.module, r.generic_name());
+    let what = || format!("field {}.{}", r.name, f.name);
+    let (ty, bits) = c_type(r.width);
+    h.define(&format!("{stem}_MAX"), &literal(f.max(), r.width), &what);
+    for v in &f.values {
+        h.define(
+            &names::field_value(m, &generic, &f.name, &v.name),
+            &literal(v.value, r.width),
+            &|| format!("value {} of field {}.{}", v.name, r.name, f.name),
+        );
+    }
+    let ranges = f.ranges();
+    let mut at = f.width();
+    let (mut gather, mut scatter) = (Vec::new(), Vec::new());
+    for (i, range) in ranges.iter().enumerate() {
+        at -= range.width();
+        let part = format!("{stem}_R{i}");
+        h.define(&format!("{part}_SHIFT"), &range.lsb.to_string(), &what);
+        h.define(
+            &format!("{part}_MASK"),
+            &literal(range.mask(), r.width),
+            &what,
+        );
+        h.define(&format!("{part}_AT"), &at.to_string(), &what);
+        gather.push(format!(
+            "(pmu_regs_get{bits}(reg, {part}_MASK, {part}_SHIFT) << {part}_AT)"
+        ));
+        scatter.push(format!(
+            "reg = pmu_regs_set{bits}(reg, {part}_MASK, {part}_SHIFT, value >> {part}_AT);"
+        ));
+    }
+    if f.access.is_readable() {
+        let get = names::getter(m, &generic, &f.name);
+        h.idents.claim(&get, what);
+        let _ = writeln!(
+            h.out,
+            "static inline {ty} {get}({ty} reg) {{ return {}; }}",
+            gather.join(" | ")
+        );
+    }
+    if f.access.is_writable() {
+        let set = names::setter(m, &generic, &f.name);
+        h.idents.claim(&set, what);
+        let _ = writeln!(
+            h.out,
+            "static inline {ty} {set}({ty} reg, {ty} value) {{ {} return reg; }}",
+            scatter.join(" ")
+        );
     }
 }
 

@@ -122,7 +122,13 @@ pub fn list(
                     Value::Array(
                         r.fields
                             .iter()
-                            .map(|f| json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)}))
+                            .map(|f| {
+                                let mut j = json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)});
+                                if !f.split.is_empty() {
+                                    j["ranges"] = ranges_json(f.split);
+                                }
+                                j
+                            })
                             .collect(),
                     ),
                 );
@@ -649,11 +655,7 @@ fn box_rule(u: &pmu_regs::UnitInfo) -> String {
 fn decoded_table(d: &Decoded) -> String {
     let mut t = Table::new(&["BITS", "FIELD", "ACCESS", "VALUE", "MEANING"]);
     for f in &d.fields {
-        let bits = if f.msb == f.lsb {
-            f.lsb.to_string()
-        } else {
-            format!("{}:{}", f.msb, f.lsb)
-        };
+        let bits = f.bits_text();
         let meaning = match (f.meaning, f.meaning_description) {
             (Some(n), Some(d)) => format!("{n}: {d}"),
             _ => String::new(),
@@ -690,6 +692,14 @@ fn decoded_table(d: &Decoded) -> String {
     out
 }
 
+/// A field's bit ranges, most significant first, as JSON: `[{"msb": 35, "lsb": 32}, ...]`.
+fn ranges_json(ranges: &[(u32, u32)]) -> Value {
+    ranges
+        .iter()
+        .map(|&(msb, lsb)| json!({"msb": msb, "lsb": lsb}))
+        .collect()
+}
+
 /// "bit 50 (rsv), bits 62:61 (rsv)".
 fn reserved_fields(info: &RegisterInfo, bits: u64) -> String {
     info.fields
@@ -716,7 +726,14 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>, core: Option
         Value::Array(
             d.fields
                 .iter()
-                .map(|f| json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "value_hex": format!("{:#x}", f.value), "meaning": f.meaning}))
+                .map(|f| {
+                    let mut j = json!({"name": f.name, "msb": f.msb, "lsb": f.lsb, "access": f.access.as_str(), "value": f.value, "value_hex": format!("{:#x}", f.value), "meaning": f.meaning});
+                    // A field of several bit ranges lists them all; msb and lsb are its lowest.
+                    if !f.split.is_empty() {
+                        j["ranges"] = ranges_json(f.split);
+                    }
+                    j
+                })
                 .collect(),
         ),
     );

@@ -8,6 +8,8 @@ use pmu_runtime::machine::Machine;
 use pmu_runtime::part;
 use serde_json::json;
 
+use pmu_runtime::identify::CpuSignature;
+
 use crate::failure::Failure;
 
 /// The processor as `/proc/cpuinfo` describes its first CPU.
@@ -24,17 +26,15 @@ pub struct Cpu {
     pub arch_perfmon: bool,
 }
 
-/// The spec whose `<identity>` (CPUID display family, model and steppings, in processors.xml)
-/// is this.
-fn spec_for(
-    family: u32,
-    model: u32,
-    stepping: Option<u32>,
-) -> Option<&'static pmu_regs::ProcessorInfo> {
-    match stepping {
-        Some(s) => pmu_regs::processor_for_signature(family, model, s),
-        None => pmu_regs::processor_for_cpuid(family, model),
+/// The vendors of the processors the spec identifies, in spec order, each once.
+fn described_vendors() -> Vec<&'static str> {
+    let mut vendors: Vec<&'static str> = Vec::new();
+    for id in pmu_regs::PROCESSORS.iter().filter_map(|p| p.identity) {
+        if !vendors.contains(&id.vendor.as_str()) {
+            vendors.push(id.vendor.as_str());
+        }
     }
+    vendors
 }
 
 fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
@@ -72,17 +72,31 @@ pub fn read(root: Option<&Path>) -> Option<Cpu> {
 }
 
 impl Cpu {
-    fn is_intel(&self) -> bool {
-        self.vendor == "GenuineIntel"
+    /// Whether the spec knows this vendor's processors at all.
+    fn known_vendor(&self) -> bool {
+        pmu_regs::Vendor::from_name(&self.vendor).is_some()
+    }
+
+    /// The vendor, family, model and stepping the spec's identities are matched against.
+    fn signature(&self) -> CpuSignature {
+        CpuSignature {
+            vendor: self.vendor.clone(),
+            family: self.family,
+            model: self.model,
+            stepping: self.stepping,
+        }
     }
 
     /// The specs that describe this processor.
     pub fn specs(&self) -> Vec<&'static str> {
-        let mut specs = Vec::new();
-        if self.is_intel() {
-            specs.extend(spec_for(self.family, self.model, self.stepping).map(|p| p.id));
-        }
-        if self.is_intel() && self.arch_perfmon {
+        let mut specs: Vec<&'static str> = self
+            .signature()
+            .processor()
+            .map(|p| p.id)
+            .into_iter()
+            .collect();
+        // Leaf 0AH's architectural PMU is Intel's (AMD CPUs do not set `arch_perfmon`).
+        if self.arch_perfmon && self.signature().known_vendor() == Some(pmu_regs::Vendor::Intel) {
             specs.push("architectural");
         }
         specs
@@ -139,10 +153,10 @@ fn check_named(
     let Some(cpu) = read(root) else {
         return Ok(());
     };
-    if !cpu.is_intel() {
+    if !cpu.known_vendor() {
         return Err(Failure::operation(format!(
-            "this machine's processor is {}: pmu describes Intel performance-monitoring \
-             registers only, so no spec matches it and {register} is not there; `--sim` runs \
+            "this machine's processor is {}: no spec describes this vendor's \
+             performance-monitoring registers, so {register} is not there; `--sim` runs \
              the commands on a simulated PMU",
             cpu.describe()
         )));
@@ -151,12 +165,15 @@ fn check_named(
     if !specs.contains(&processor) {
         return Err(Failure::operation(format!(
             "{register} is a {processor} {kind}, but this machine's processor is {}, which \
-             {}; name a {kind} of those, or use --sim",
+             {}",
             cpu.describe(),
             if specs.is_empty() {
-                "no spec describes".to_string()
+                "no spec describes yet; `--sim` runs the commands on a simulated PMU".to_string()
             } else {
-                format!("the specs {} describe", specs.join(", "))
+                format!(
+                    "the specs {} describe; name a {kind} of those, or use --sim",
+                    specs.join(", ")
+                )
             }
         )));
     }
@@ -180,13 +197,17 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
             json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs})
         ));
     }
-    let verdict = if !cpu.is_intel() {
-        "no spec matches: pmu describes Intel performance-monitoring registers only; \
-         `--sim` runs the commands on a simulated PMU"
-            .to_string()
+    let verdict = if !cpu.known_vendor() {
+        format!(
+            "no spec matches: pmu describes {} processors' performance-monitoring registers; \
+             `--sim` runs the commands on a simulated PMU",
+            described_vendors().join(" and ")
+        )
     } else if specs.is_empty() {
-        "no spec matches this Intel processor yet; `--sim` runs the commands on a simulated PMU"
-            .to_string()
+        format!(
+            "no spec matches this {} processor yet; `--sim` runs the commands on a simulated PMU",
+            cpu.vendor
+        )
     } else {
         let names: Vec<String> = specs
             .iter()

@@ -108,9 +108,9 @@ pub fn parse(
     };
     let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
     Ok(EventSelect {
-        ev_sel: u8::try_from(event).map_err(|_| {
+        ev_sel: u16::try_from(event).map_err(|_| {
             Failure::usage(format!(
-                "`{text}` selects event {event:#x}, wider than watch programs (8 bits)"
+                "`{text}` selects event {event:#x}, wider than watch programs (16 bits)"
             ))
         })?,
         umask: set(Role::Umask).map(|v| v as u8),

@@ -103,6 +103,7 @@ impl Validator {
                 units: Vec::new(),
                 core_pmu: None,
                 core_events: None,
+                metrics: Vec::new(),
             });
         }
         processors

@@ -117,6 +117,14 @@ impl Validator {
                 return None;
             }
         };
+        if m.event.len() > 255 {
+            self.push(err(
+                m.at,
+                format!("{} events; a metric reads at most 255", m.event.len()),
+                "split the metric",
+            ));
+            return None;
+        }
         let mut events = Vec::new();
         let mut all_core = true;
         for e in &m.event {

@@ -14,6 +14,7 @@ mod table;
 mod targets;
 mod watch;
 mod watch_events;
+mod watch_metrics;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -153,6 +154,10 @@ struct ListArgs {
     /// Count registers and events per unit.
     #[arg(long, conflicts_with = "events")]
     summary: bool,
+    /// List derived metrics (name, unit, level, scope, groups, description) instead of
+    /// registers: what `watch --metric` takes.
+    #[arg(long, conflicts_with_all = ["events", "summary", "unit"])]
+    metrics: bool,
     /// With --events: take each event's description from Intel's event list (the JSON files
     /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The specs carry event facts
     /// only, not Intel's text.
@@ -246,6 +251,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        Command::List(a) if a.metrics => watch_metrics::list(a.processor.as_deref(), json),
         Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
         Command::List(a) if a.events => commands::list_events(
             a.processor.as_deref(),

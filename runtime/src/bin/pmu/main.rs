@@ -279,6 +279,9 @@ fn main() -> ExitCode {
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Serve(a) => serve::run(&a),
+        Command::Watch(a) if !a.metric.is_empty() => {
+            watch_metrics::run(&a, json).map_err(|e| messages::explain(e, &a.place, &[]))
+        }
         Command::Watch(a) => watch::run(&a, json).map_err(|e| {
             // The devices of the boxes asked for, to name in a "not found" message.
             let addresses: Vec<&pmu_regs::AddressInfo> = a

@@ -142,9 +142,6 @@ impl WatchArgs {
 /// Runs `pmu watch`. Output goes out as it happens; the returned text is empty. Everything
 /// the command line can get wrong is refused before the first register is touched.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
-    if !args.metric.is_empty() {
-        return crate::watch_metrics::run(args, json_out);
-    }
     check_interval(args.interval)?;
     if let Some(device) = &args.place.device {
         return Err(Failure::usage(format!(

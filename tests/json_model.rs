@@ -75,7 +75,7 @@ fn schema_rejects_broken_models() {
         ("PCI keys on an MSR", |m| {
             m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["device"] = json!(3)
         }),
-        ("format version 3", |m| m["format_version"] = json!(3)),
+        ("format version 4", |m| m["format_version"] = json!(4)),
     ];
     assert_eq!(
         good["processors"][0]["units"][0]["registers"][0]["space"],

@@ -1,9 +1,8 @@
 //! What evaluating derived metrics costs per interval: every metric of the processor with
 //! the most (Cascade Lake, Intel's list imported and the guides' own), evaluated for one
 //! socket from counts that change every interval, against the interval it reports on
-//! (1 s, `pmu watch`'s default) and against the counting session's own time per interval
-//! (`session_cost`: about 1 ms on the largest processor). Single-threaded and CPU-bound, so
-//! wall time is CPU time; the median of many rounds.
+//! (1 s, `pmu watch`'s default) and the shortest `watch` takes (10 ms). Single-threaded and
+//! CPU-bound, so wall time is CPU time; the median of many rounds.
 //!
 //! `cargo run --release -p pmu-runtime --example metrics_cost`
 

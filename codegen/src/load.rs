@@ -110,6 +110,19 @@ pub fn load_dir_with_files(
         }
     }
     // Metrics files, once every event is known.
+    load_metrics(&mut v, &mut ctx, dir, metrics);
+    v.metric_parents(&ctx.processors);
+    v.finish(ctx)
+}
+
+/// Reads and validates the metrics files (those on disk, with `metrics`, paths relative to
+/// `dir`, in their place or added), in path order.
+fn load_metrics(
+    v: &mut Validator,
+    ctx: &mut crate::validate::SpecContext,
+    dir: &Path,
+    metrics: &[(PathBuf, String)],
+) {
     let mut files: BTreeMap<PathBuf, Option<&str>> =
         metric_paths(dir).into_iter().map(|p| (p, None)).collect();
     for (rel, text) in metrics {
@@ -124,10 +137,8 @@ pub fn load_dir_with_files(
             parse_document::<crate::parse::metrics::RawMetrics>(&file, "metrics")
                 .map(|raw| (file, raw))
         }) {
-            Ok((file, raw)) => v.metrics(&file, &raw, &mut ctx),
+            Ok((file, raw)) => v.metrics(&file, &raw, ctx),
             Err(e) => v.push(e),
         }
     }
-    v.metric_parents(&ctx.processors);
-    v.finish(ctx)
 }

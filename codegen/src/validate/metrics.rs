@@ -89,34 +89,7 @@ impl Validator {
             file.error_at(at, format!("metric {}: {msg}", m.name))
                 .help(help)
         };
-        if m.name.is_empty()
-            || !m
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            self.push(err(
-                m.at,
-                "the name is not letters, digits and `_`".into(),
-                "name metrics as Intel does (memory_bandwidth_read, Frontend_Bound)",
-            ));
-            return None;
-        }
-        let level = match m.level.as_deref().map(str::parse::<u8>) {
-            None => 1,
-            Some(Ok(l)) if (1..=9).contains(&l) => l,
-            Some(_) => {
-                self.push(err(
-                    m.at,
-                    format!(
-                        "level `{}` is not a number from 1 to 9",
-                        m.level.as_deref().unwrap_or("")
-                    ),
-                    "level is the metric's depth in the top-down hierarchy; 1 outside it",
-                ));
-                return None;
-            }
-        };
+        let level = self.metric_name_and_level(file, m)?;
         if m.event.len() > 255 {
             self.push(err(
                 m.at,
@@ -133,29 +106,7 @@ impl Validator {
             events.push(event);
         }
         let expr = self.formula(file, m, &events)?;
-        let used = expr.events();
-        if let Some(unused) = (0..events.len()).find(|i| !used.contains(i)) {
-            self.push(err(
-                m.event[unused].at,
-                format!(
-                    "event alias `{}` is not used by the formula",
-                    events[unused].alias
-                ),
-                "remove the event, or use it in the formula",
-            ));
-            return None;
-        }
-        if expr.stack_depth() > MAX_STACK {
-            self.push(err(
-                m.formula.at,
-                format!(
-                    "the formula needs an evaluation stack {} deep; the evaluator has {MAX_STACK}",
-                    expr.stack_depth()
-                ),
-                "split the formula or raise MAX_STACK in codegen and the evaluator",
-            ));
-            return None;
-        }
+        self.formula_fits(file, m, &events, &expr)?;
         Some(Metric {
             name: m.name.clone(),
             description: m
@@ -179,6 +130,78 @@ impl Validator {
             source: String::new(),
             at: Position::of(file, &Arc::from(file.path.as_path()), m.at),
         })
+    }
+
+    /// A metric's name (letters, digits, `_`) and level (1-9, default 1).
+    fn metric_name_and_level(&mut self, file: &SourceFile, m: &RawMetric) -> Option<u8> {
+        let err = |msg: String, help: &str| {
+            file.error_at(m.at, format!("metric {}: {msg}", m.name))
+                .help(help)
+        };
+        if m.name.is_empty()
+            || !m
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            self.push(err(
+                "the name is not letters, digits and `_`".into(),
+                "name metrics as Intel does (memory_bandwidth_read, Frontend_Bound)",
+            ));
+            return None;
+        }
+        match m.level.as_deref().map(str::parse::<u8>) {
+            None => Some(1),
+            Some(Ok(l)) if (1..=9).contains(&l) => Some(l),
+            Some(_) => {
+                self.push(err(
+                    format!(
+                        "level `{}` is not a number from 1 to 9",
+                        m.level.as_deref().unwrap_or("")
+                    ),
+                    "level is the metric's depth in the top-down hierarchy; 1 outside it",
+                ));
+                None
+            }
+        }
+    }
+
+    /// Every event is read by the formula, and its evaluation fits the evaluator's stack.
+    fn formula_fits(
+        &mut self,
+        file: &SourceFile,
+        m: &RawMetric,
+        events: &[MetricEvent],
+        expr: &formula::Expr,
+    ) -> Option<()> {
+        let err = |at: usize, msg: String, help: &str| {
+            file.error_at(at, format!("metric {}: {msg}", m.name))
+                .help(help)
+        };
+        let used = expr.events();
+        if let Some(unused) = (0..events.len()).find(|i| !used.contains(i)) {
+            self.push(err(
+                m.event[unused].at,
+                format!(
+                    "event alias `{}` is not used by the formula",
+                    events[unused].alias
+                ),
+                "remove the event, or use it in the formula",
+            ));
+            return None;
+        }
+        if expr.stack_depth() > MAX_STACK {
+            self.push(err(
+                m.formula.at,
+                format!(
+                    "the formula needs an evaluation stack {} deep; the evaluator has {MAX_STACK}",
+                    expr.stack_depth()
+                ),
+                "split the formula or raise MAX_STACK in codegen and the evaluator",
+            ));
+            return None;
+        }
+        Some(())
     }
 
     /// One `<event>` of a metric: a fresh alias, an event of the processor, settings only on

@@ -182,6 +182,8 @@ enum MetricFormat {
     Csv,
     Json,
     OpenMetrics,
+    /// The Prometheus text format: OpenMetrics without its `# EOF`.
+    PrometheusText,
 }
 
 impl MetricFormat {
@@ -197,7 +199,8 @@ impl MetricFormat {
         Ok(match (args.format, args.separator.as_deref(), json_out) {
             (Some(W::Json), _, _) | (None, None, true) => MetricFormat::Json,
             (Some(W::Csv), _, _) | (None, Some(","), _) => MetricFormat::Csv,
-            (Some(W::Openmetrics | W::Prometheus), _, _) => MetricFormat::OpenMetrics,
+            (Some(W::Openmetrics), _, _) => MetricFormat::OpenMetrics,
+            (Some(W::Prometheus), _, _) => MetricFormat::PrometheusText,
             (None | Some(W::Table), None, false) => MetricFormat::Table,
             _ => {
                 return Err(Failure::usage(
@@ -275,7 +278,10 @@ fn metric_loop(
         let interval = session.interval()?;
         constants.duration_seconds = Some(interval.seconds);
         let mut text = String::new();
-        if format == MetricFormat::OpenMetrics {
+        if matches!(
+            format,
+            MetricFormat::OpenMetrics | MetricFormat::PrometheusText
+        ) {
             text.push_str("# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n");
         }
         for (socket, counts) in per_socket(&series, &interval, plan.events.len()) {
@@ -332,7 +338,7 @@ fn row(
             json!({"time": time, "socket": socket, "processor": processor, "metric": m.name,
                    "value": v, "unit": m.unit, "running": running})
         ),
-        MetricFormat::OpenMetrics => match v {
+        MetricFormat::OpenMetrics | MetricFormat::PrometheusText => match v {
             // An undefined value is left out, not written as NaN.
             None => String::new(),
             Some(v) => format!(

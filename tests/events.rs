@@ -14,9 +14,12 @@ fn spec_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy(&workspace().join("spec"), dir.path());
     for p in std::fs::read_dir(dir.path()).unwrap() {
-        let events = p.unwrap().path().join("events");
-        if events.is_dir() {
-            std::fs::remove_dir_all(events).unwrap();
+        let p = p.unwrap().path();
+        // The metrics name events, so they go with them.
+        for sub in ["events", "metrics"] {
+            if p.join(sub).is_dir() {
+                std::fs::remove_dir_all(p.join(sub)).unwrap();
+            }
         }
     }
     dir

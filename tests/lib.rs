@@ -16,6 +16,8 @@ mod docs {
     struct Backends;
     #[doc = include_str!("../docs/sampling.md")]
     struct Sampling;
+    #[doc = include_str!("../docs/metrics.md")]
+    struct Metrics;
     #[doc = include_str!("../ARCHITECTURE.md")]
     struct Architecture;
 }

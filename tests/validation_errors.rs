@@ -243,6 +243,14 @@ fn events_core() {
     insta::assert_snapshot!(spec_diagnostics("events_core"));
 }
 
+/// Metrics files: an unknown event, an unknown constant, a malformed formula (each at its
+/// place in the formula), an unused or reserved alias, settings on an uncore event, a bad
+/// level, a name given twice, an unknown parent, processor or source.
+#[test]
+fn metrics_many_errors() {
+    insta::assert_snapshot!(spec_diagnostics("metrics"));
+}
+
 /// A register citing another processor's document.
 #[test]
 fn foreign_document() {

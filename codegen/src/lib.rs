@@ -11,6 +11,7 @@
 pub mod diagnostics;
 pub mod emit;
 pub mod import;
+pub mod import_metrics;
 pub mod load;
 pub mod model;
 pub mod naming;

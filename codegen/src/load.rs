@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::{Diagnostic, SourceFile};
 use crate::model::Spec;
 use crate::parse::{
-    event_paths, parse_document, unit_paths, ParsedProcessors, ParsedUnit, RawEvents,
+    event_paths, metric_paths, parse_document, unit_paths, ParsedProcessors, ParsedUnit, RawEvents,
     RawProcessors, RawUnit,
 };
 use crate::validate::{UnitResult, Validator};
@@ -27,6 +27,16 @@ pub fn load_dir(dir: &Path) -> Result<Spec, Vec<Diagnostic>> {
 pub fn load_dir_with_events(
     dir: &Path,
     events: &[(PathBuf, String)],
+) -> Result<Spec, Vec<Diagnostic>> {
+    load_dir_with_files(dir, events, &[])
+}
+
+/// [`load_dir_with_events`], with metrics files read from memory as well (the metrics
+/// importer validates the file it is about to write this way).
+pub fn load_dir_with_files(
+    dir: &Path,
+    events: &[(PathBuf, String)],
+    metrics: &[(PathBuf, String)],
 ) -> Result<Spec, Vec<Diagnostic>> {
     let processors_path = dir.join("processors.xml");
     let processors = SourceFile::read(&processors_path)
@@ -99,5 +109,36 @@ pub fn load_dir_with_events(
             Err(e) => v.push(e),
         }
     }
+    // Metrics files, once every event is known.
+    load_metrics(&mut v, &mut ctx, dir, metrics);
+    v.metric_parents(&ctx.processors);
     v.finish(ctx)
+}
+
+/// Reads and validates the metrics files (those on disk, with `metrics`, paths relative to
+/// `dir`, in their place or added), in path order.
+fn load_metrics(
+    v: &mut Validator,
+    ctx: &mut crate::validate::SpecContext,
+    dir: &Path,
+    metrics: &[(PathBuf, String)],
+) {
+    let mut files: BTreeMap<PathBuf, Option<&str>> =
+        metric_paths(dir).into_iter().map(|p| (p, None)).collect();
+    for (rel, text) in metrics {
+        files.insert(dir.join(rel), Some(text.as_str()));
+    }
+    for (path, text) in files {
+        let file = match text {
+            Some(t) => Ok(SourceFile::new(path, t.to_string())),
+            None => SourceFile::read(&path),
+        };
+        match file.and_then(|file| {
+            parse_document::<crate::parse::metrics::RawMetrics>(&file, "metrics")
+                .map(|raw| (file, raw))
+        }) {
+            Ok((file, raw)) => v.metrics(&file, &raw, ctx),
+            Err(e) => v.push(e),
+        }
+    }
 }

@@ -39,6 +39,17 @@ enum Command {
         #[arg(long)]
         skip_unmapped: bool,
     },
+    /// Import Intel's perfmon metric list (`*_metrics.json`) into
+    /// spec/<processor>/metrics/intel.xml: names, units, categories, levels, events and
+    /// formulas; every record left out is listed with its reason. Example:
+    /// cargo run -p codegen -- import-metrics ../shared/perfmon/haswellx_metrics.json
+    ImportMetrics {
+        /// The perfmon metrics JSON file.
+        file: PathBuf,
+        /// The processor; by default the one whose perfmon name prefixes the file name.
+        #[arg(long)]
+        processor: Option<String>,
+    },
 }
 
 /// A path in the workspace, wherever cargo is run from.
@@ -57,6 +68,9 @@ fn main() -> ExitCode {
             processor,
             skip_unmapped,
         }) => import(&args, file, processor.as_deref(), *skip_unmapped),
+        Some(Command::ImportMetrics { file, processor }) => {
+            import_metrics(&args, file, processor.as_deref())
+        }
         None if args.check => check(&args),
         None => generate(&args),
     }
@@ -85,6 +99,31 @@ fn import(args: &Args, file: &Path, processor: Option<&str>, skip_unmapped: bool
                 eprintln!("some records were not imported (see above); pass --skip-unmapped to accept that");
                 ExitCode::FAILURE
             }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `import-metrics`: the report (every record left out, with its reason).
+fn import_metrics(args: &Args, file: &Path, processor: Option<&str>) -> ExitCode {
+    let processor = match processor {
+        Some(p) => p.to_string(),
+        None => match codegen::import::processor_for_file(file, &args.spec) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    match codegen::import_metrics::import_metrics(file, &args.spec, &processor) {
+        Ok(report) => {
+            print!("{}", report.render());
+            println!("run `cargo run -p codegen` to regenerate the crate");
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{e}");

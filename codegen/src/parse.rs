@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use crate::diagnostics::{Diagnostic, SourceFile};
 
+pub mod metrics;
 pub mod pmu;
 
 /// `processors.xml`: processors, their documents, and cited public sources.
@@ -451,12 +452,22 @@ pub fn parse_spec_dir(dir: &Path) -> Result<RawSpec, Vec<Diagnostic>> {
 
 /// Events files: `DIR/<processor>/events/*.xml`, sorted.
 pub(crate) fn event_paths(dir: &Path) -> Vec<PathBuf> {
+    processor_subdir_paths(dir, "events")
+}
+
+/// Metrics files: `DIR/<processor>/metrics/*.xml`, sorted.
+pub(crate) fn metric_paths(dir: &Path) -> Vec<PathBuf> {
+    processor_subdir_paths(dir, "metrics")
+}
+
+/// `DIR/<processor>/<sub>/*.xml`, sorted.
+fn processor_subdir_paths(dir: &Path, sub: &str) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return paths;
     };
     let mut subdirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path().join("events")))
+        .filter_map(|e| e.ok().map(|e| e.path().join(sub)))
         .filter(|p| p.is_dir())
         .collect();
     subdirs.sort();

@@ -20,3 +20,6 @@ pub mod core_events;
 pub use core_events::CoreEvent;
 #[cfg(feature = "metadata")]
 pub use core_events::{CoreEventsInfo, EventList};
+
+#[rustfmt::skip]
+pub mod metrics;

@@ -117,6 +117,9 @@ pub use core_events::CoreEvent;
 #[cfg(feature = "metadata")]
 pub use core_events::{CoreEventsInfo, EventList};
 
+#[rustfmt::skip]
+pub mod metrics;
+
 #[cfg(feature = "xeon-7500")]
 #[rustfmt::skip]
 pub mod xeon_7500;

@@ -60,6 +60,7 @@ pub mod fault;
 pub mod identify;
 pub mod lookup;
 pub mod machine;
+pub mod metrics;
 pub mod msr;
 pub mod ownership;
 pub mod part;

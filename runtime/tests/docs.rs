@@ -28,6 +28,8 @@ const ALLOWED: &[(&str, &str)] = &[
     ("cargo install cargo-fuzz", "fuzzing needs nightly and libFuzzer (TESTING.md)"),
     ("cargo +nightly fuzz run spec_unit corpus/spec_unit ../spec/xeon-7500 -- -len_control=0", "nightly and libFuzzer; tests/fuzz_corpus.rs replays the inputs found"),
     ("cargo run -p codegen -- import-perfmon PATH/haswellx_uncore.json --processor xeon-e5-2600-v3", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
+    ("cargo run -p codegen -- import-metrics ../shared/perfmon/haswellx_metrics.json", "needs Intel's metric list, which is not kept here; tests/metrics.rs checks every imported formula"),
+    ("cargo run -p codegen -- import-metrics FILE", "needs Intel's metric list, which is not kept here; tests/metrics.rs checks every imported formula"),
     ("cargo run -p codegen -- import-perfmon FILE", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
     ("cargo run -p pmu-runtime --example sample", "`cargo test --workspace` compiles the example but does not run it; the sampling it shows is what runtime/tests/sessions.rs tests"),
     ("bash .ci/run", "CI itself"),

@@ -192,6 +192,41 @@ fn number(v: &serde_json::Value) -> f64 {
     }
 }
 
+/// `pmu watch --metric --format prometheus`: derived metrics as gauges, one per socket.
+#[test]
+#[ignore = "needs Prometheus and promtool (apt-get install prometheus); .ci/run runs it"]
+fn promtool_accepts_the_metric_gauges() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args([
+            "watch",
+            "--sim",
+            "--processor",
+            "skylake-sp",
+            "--metric",
+            "memory_bandwidth_read",
+            "--metric",
+            "memory_bandwidth_write",
+            "-a",
+            "--format",
+            "prometheus",
+            "--interval",
+            "0.01",
+            "--count",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("pmu_metric{processor=\"skylake-sp\",metric=\"memory_bandwidth_read\",unit=\"MB/sec\",socket=\"1\"}"), "{text}");
+    assert!(!text.contains("# EOF"), "{text}");
+    promtool_check(&text);
+}
+
 #[test]
 #[ignore = "needs Prometheus and promtool (apt-get install prometheus); .ci/run runs it"]
 fn prometheus_sees_the_injected_rate() {

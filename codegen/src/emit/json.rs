@@ -31,8 +31,9 @@ pub fn schema() -> String {
 }
 
 /// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
-/// `ranges`, and a split field's `lsb`/`msb` are its lowest range).
-pub const FORMAT_VERSION: u32 = 3;
+/// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
+/// `metrics`).
+pub const FORMAT_VERSION: u32 = 4;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -57,6 +58,60 @@ struct Processor<'a> {
     global: Option<Global<'a>>,
     units: Vec<Unit<'a>>,
     core_events: Option<CoreEvents<'a>>,
+    metrics: Vec<Metric<'a>>,
+}
+
+/// A derived metric (`<processor>/metrics/`).
+#[derive(Serialize)]
+struct Metric<'a> {
+    name: &'a str,
+    description: &'a str,
+    unit: &'a str,
+    category: &'a str,
+    groups: &'a [String],
+    level: u8,
+    parent: Option<&'a str>,
+    scope: &'static str,
+    source: &'a str,
+    events: Vec<MetricEvent<'a>>,
+    formula: &'a str,
+}
+
+#[derive(Serialize)]
+struct MetricEvent<'a> {
+    alias: &'a str,
+    name: &'a str,
+    unit: &'a str,
+    threshold: u8,
+    invert: bool,
+    edge: bool,
+}
+
+fn metric(m: &crate::model::metric::Metric) -> Metric<'_> {
+    Metric {
+        name: &m.name,
+        description: &m.description,
+        unit: &m.unit,
+        category: &m.category,
+        groups: &m.groups,
+        level: m.level,
+        parent: m.parent.as_deref(),
+        scope: m.scope.as_str(),
+        source: &m.source,
+        events: m
+            .events
+            .iter()
+            .map(|e| MetricEvent {
+                alias: &e.alias,
+                name: &e.name,
+                unit: &e.unit,
+                threshold: e.settings.threshold,
+                invert: e.settings.invert,
+                edge: e.settings.edge,
+            })
+            .collect(),
+        formula: &m.formula,
+    }
 }
 
 /// A processor's own events for a unit of its core PMU (`processors.xml`'s `core-pmu`).
@@ -588,6 +643,7 @@ pub fn model_text(spec: &model::Spec) -> String {
                     unit: &c.unit,
                     events: c.events.iter().map(event).collect(),
                 }),
+                metrics: p.metrics.iter().map(metric).collect(),
             })
             .collect(),
         sources: spec

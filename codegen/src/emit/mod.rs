@@ -11,6 +11,7 @@ pub mod docs;
 pub mod events;
 pub mod json;
 pub mod layout;
+pub mod metrics;
 pub mod rust;
 pub mod structure;
 pub mod svg;
@@ -99,6 +100,9 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
         if let Some(text) = core_events::processor_core_module(p) {
             sink.put(format!("src/{}/core.rs", p.module), text)?;
         }
+        if let Some(text) = metrics::processor_module(p) {
+            sink.put(format!("src/{}/metrics.rs", p.module), text)?;
+        }
         sink.put(
             format!("src/{}/mod.rs", p.module),
             rust::format_file(rust::processor_module(p)),
@@ -122,7 +126,7 @@ pub fn generate_into(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> 
 }
 
 /// A template's text under the header that names it as the source.
-fn from_template(path: &str, text: &str) -> String {
+pub(crate) fn from_template(path: &str, text: &str) -> String {
     format!(
         "{}{text}",
         rust::HEADER.replace("from spec/", &format!("from codegen/templates/{path}"))
@@ -164,6 +168,7 @@ fn crate_files(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
         "src/structure.rs".into(),
         from_template("structure.rs", &rust::fill_vocabularies(STRUCTURE)),
     )?;
+    sink.put("src/metrics.rs".into(), metrics::crate_module(spec))?;
     sink.put(
         "src/core_events.rs".into(),
         from_template("core_events.rs", CORE_EVENTS),

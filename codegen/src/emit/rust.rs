@@ -283,6 +283,10 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .iter()
         .map(|_| format_ident!("core"))
         .collect();
+    let metrics_mods: Vec<proc_macro2::Ident> = (!proc.metrics.is_empty())
+        .then(|| format_ident!("metrics"))
+        .into_iter()
+        .collect();
     let core_events = match &proc.core_events {
         Some(_) => quote!(Some(&core::EVENTS)),
         None => quote!(None),
@@ -292,6 +296,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
         #(#[rustfmt::skip] pub mod #core_mods;)*
+        #(#[rustfmt::skip] pub mod #metrics_mods;)*
         #[cfg(feature = "metadata")]
         pub mod pmu;
 

@@ -5,6 +5,8 @@
 //! index. Emitters never need to re-check anything. The PMU structure (roles, counters,
 //! routes) is in [`pmu`].
 
+pub mod formula;
+pub mod metric;
 pub mod pmu;
 pub mod vocab;
 
@@ -63,6 +65,8 @@ pub struct Processor {
     /// This processor's own events for a unit of its core PMU (`<proc>/events/core.xml`),
     /// if it has an events file for one.
     pub core_events: Option<CoreEvents>,
+    /// Derived metrics (`<proc>/metrics/*.xml`), in file order.
+    pub metrics: Vec<metric::Metric>,
 }
 
 /// Another processor, named by its id and its Rust module.

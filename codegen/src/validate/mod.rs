@@ -22,6 +22,7 @@ use crate::parse::*;
 mod addresses;
 mod events;
 mod fields;
+mod metrics;
 mod models;
 mod numbers;
 mod pci_identity;
@@ -35,6 +36,7 @@ pub use crate::naming::{
     camel_case, event_ident, is_keyword, normalize_text, rust_type_name, snake_case,
 };
 pub use events::{events_unit, EventCapacity};
+pub use metrics::MAX_STACK;
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};
 use processors::Catalogue;

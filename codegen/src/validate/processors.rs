@@ -105,6 +105,7 @@ impl Validator {
                 core_pmu: None,
                 units_from: None,
                 core_events: None,
+                metrics: Vec::new(),
             });
         }
         processors

@@ -16,6 +16,7 @@ mod table;
 mod targets;
 mod watch;
 mod watch_events;
+mod watch_metrics;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -168,6 +169,10 @@ struct ListArgs {
     /// Count registers and events per unit.
     #[arg(long, conflicts_with = "events")]
     summary: bool,
+    /// List derived metrics (name, unit, level, scope, groups, description) instead of
+    /// registers: what `watch --metric` takes.
+    #[arg(long, conflicts_with_all = ["events", "summary", "unit"])]
+    metrics: bool,
     /// With --events: take each event's description from Intel's event list (the JSON files
     /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The descriptions go to the
     /// events of the processor the file is of (told by its name, Intel's code name, or by
@@ -269,6 +274,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        Command::List(a) if a.metrics => watch_metrics::list(a.processor.as_deref(), json),
         Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
         Command::List(a) if a.events => commands::list_events(
             a.processor.as_deref(),
@@ -311,6 +317,9 @@ fn main() -> ExitCode {
         Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Serve(a) => serve::run(&a),
+        Command::Watch(a) if !a.metric.is_empty() => {
+            watch_metrics::run(&a, json).map_err(|e| messages::explain(e, &a.place, &[]))
+        }
         Command::Watch(a) => watch::run(&a, json).map_err(|e| {
             // The devices of the boxes asked for, to name in a "not found" message.
             let addresses: Vec<&pmu_regs::AddressInfo> = a

@@ -27,7 +27,7 @@ pub struct WatchArgs {
     /// (--unit CBO0 --unit CBO1); the first box's processor settles the others' names
     /// (--unit xeon-7500:C3 --unit C4).
     /// Without --unit, --event takes perf's events instead.
-    #[arg(long, add = ArgValueCandidates::new(crate::completion::units))]
+    #[arg(long, conflicts_with = "metric", add = ArgValueCandidates::new(crate::completion::units))]
     pub unit: Vec<String>,
     /// With --unit: an event for the next free counter of each box, in encode's grammar:
     /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
@@ -36,8 +36,20 @@ pub struct WatchArgs {
     /// stat -e` takes them, counted through perf: PMU/TERMS/ (msr/tsc/, cpu/event=0x3c/u),
     /// generic names (cycles, instructions, cpu-clock, task-clock, with :u or :k) and a PMU's
     /// named events (tsc), comma-separated.
-    #[arg(short = 'e', long = "event", required = true, add = ArgValueCandidates::new(crate::completion::events))]
+    #[arg(
+        short = 'e',
+        long = "event",
+        required_unless_present = "metric",
+        conflicts_with = "metric",
+        add = ArgValueCandidates::new(crate::completion::events)
+    )]
     events: Vec<String>,
+    /// A derived metric instead of --unit/--event: its name (memory_bandwidth_read), or a
+    /// category or group that selects several (TmaL1, "BW, MC"), like `perf stat -M`; `pmu
+    /// list --metrics` lists them. Repeatable. Its events are counted on every box of their
+    /// unit and summed per socket; needs --processor where nothing is detected (--sim).
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metric: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...): settles a box name two processors
     /// share, and lets --event name its own core events for CORE (event=INST_RETIRED.ANY_P).
     /// On hardware it is detected; with --sim, name it to use a processor's core events.
@@ -45,10 +57,10 @@ pub struct WatchArgs {
     pub processor: Option<String>,
     /// Seconds between reports, from 0.01 to 86400.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    interval: f64,
+    pub interval: f64,
     /// Stop after this many reports (1 or more; default: until Ctrl-C).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    count: Option<u64>,
+    pub count: Option<u64>,
     /// Watch the boxes on every socket (a row per socket), like `perf stat -a`; a per-CPU
     /// PMU (CORE, --pmu msr) is counted on every CPU and summed per socket (-A: a row per
     /// CPU).
@@ -58,14 +70,14 @@ pub struct WatchArgs {
         visible_alias = "all-cpus",
         conflicts_with_all = ["socket", "cpu", "device"]
     )]
-    all_sockets: bool,
+    pub all_sockets: bool,
     /// A row per CPU for a per-CPU PMU, not their sum (like `perf stat -A`); with a cpu
     /// column.
     #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
-    no_aggr: bool,
+    pub no_aggr: bool,
     /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.
     #[arg(long)]
-    per_socket: bool,
+    pub per_socket: bool,
     /// CSV with this separator instead of the table (like `perf stat -x,`): time, socket,
     /// counter, event, count, rate.
     #[arg(
@@ -74,30 +86,30 @@ pub struct WatchArgs {
         value_name = "SEP",
         conflicts_with = "json"
     )]
-    separator: Option<String>,
+    pub separator: Option<String>,
     /// Write the report to FILE instead of stdout (with --format openmetrics, FILE is
     /// replaced whole every interval, for the Prometheus textfile collector).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
     /// The report's format: table (the default), csv (as -x,), json (JSON lines, as --json),
     /// openmetrics (one exposition of running totals per interval, as `pmu serve` exports
     /// them) or prometheus (the same in the Prometheus text format, for the node exporter's
     /// textfile collector: -o /var/lib/node_exporter/pmu.prom).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    format: Option<WatchFormat>,
+    pub format: Option<WatchFormat>,
     /// Take counters that are already enabled (left by a killed session, or another tool's):
     /// they are saved and put back at exit. Without it such a counter is refused, named.
     #[arg(long)]
-    force: bool,
+    pub force: bool,
     #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
-    perf: PerfWatchArgs,
+    pub perf: PerfWatchArgs,
 }
 
 /// `--format`.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum WatchFormat {
+pub enum WatchFormat {
     Table,
     Csv,
     Json,

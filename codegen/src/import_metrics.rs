@@ -1,0 +1,388 @@
+//! `cargo run -p codegen -- import-metrics FILE`: Intel's public perfmon metric list (JSON,
+//! `*_metrics.json`) to `spec/<processor>/metrics/intel.xml`.
+//!
+//! Facts only: each metric's name, unit, category, groups, top-down level and parent, its
+//! events and constants, and its formula, which is parsed here with the same parser the
+//! validator uses and written back in our canonical form (constants by name, the fewest
+//! parentheses). Intel's descriptions are not copied. A record the spec cannot express is
+//! reported with its reason and left out: an event missing from the processor's lists, an
+//! event modifier other than a counter mask, invert or edge (`:c1`, `:i1`, `:e1`) such as a
+//! box filter (`:opc=`, `:filter1=`), an unknown constant, or a formula that does not parse.
+//! The fixed-counter events (`INST_RETIRED.ANY`, `CPU_CLK_UNHALTED.THREAD`,
+//! `CPU_CLK_UNHALTED.THREAD_ANY`) are counted through their general-counter twins, which
+//! count the same (SDM Vol. 3B, 18.2.1, the architectural events 0x3C and 0xC0). The new file
+//! is validated with the rest of the spec, in memory, before it is written.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::import::ImportError;
+use crate::model::formula::{self, Constant, Leaf};
+use crate::model::Spec;
+
+/// The source every imported metric cites (declared in processors.xml).
+pub const SOURCE: &str = "intel-perfmon-metrics";
+
+/// Fixed-counter events and the general-counter event that counts the same.
+const FIXED_TWINS: [(&str, &str); 3] = [
+    ("INST_RETIRED.ANY", "INST_RETIRED.ANY_P"),
+    ("CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED.THREAD_P"),
+    (
+        "CPU_CLK_UNHALTED.THREAD_ANY",
+        "CPU_CLK_UNHALTED.THREAD_P_ANY",
+    ),
+];
+
+/// Intel's spelling of "every logical CPU of the system".
+const CPU_COUNT_EXPR: &str = "system.sockets[0].cpus.count * system.socket_count";
+
+#[derive(Debug, Deserialize)]
+struct MetricsFile {
+    #[serde(rename = "Metrics")]
+    metrics: Vec<IntelMetric>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IntelMetric {
+    #[serde(rename = "MetricName")]
+    name: String,
+    #[serde(rename = "Level", default)]
+    level: Option<u32>,
+    #[serde(rename = "UnitOfMeasure", default)]
+    unit: String,
+    #[serde(rename = "Category", default)]
+    category: String,
+    #[serde(rename = "MetricGroup", default)]
+    groups: String,
+    #[serde(rename = "ParentCategory", default)]
+    parent: Option<String>,
+    #[serde(rename = "Events", default)]
+    events: Vec<Named>,
+    #[serde(rename = "Constants", default)]
+    constants: Vec<Named>,
+    #[serde(rename = "Formula")]
+    formula: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Named {
+    #[serde(rename = "Alias")]
+    alias: String,
+    #[serde(rename = "Name")]
+    name: String,
+}
+
+/// What an import did.
+#[derive(Debug, Default)]
+pub struct MetricsReport {
+    /// The processor.
+    pub processor: String,
+    /// Records in Intel's file.
+    pub records: usize,
+    /// Metrics imported.
+    pub imported: usize,
+    /// Records left out: (metric, why).
+    pub refused: Vec<(String, String)>,
+    /// Imported metrics whose parent was left out, so their `parent` is too.
+    pub orphans: Vec<String>,
+    /// The file written.
+    pub written: Option<PathBuf>,
+}
+
+impl MetricsReport {
+    /// The report as the command prints it: counts, then every record left out and why.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let share = if self.records == 0 {
+            0.0
+        } else {
+            100.0 * self.imported as f64 / self.records as f64
+        };
+        let _ = writeln!(
+            out,
+            "{}: imported {} of {} metrics ({share:.0} %)",
+            self.processor, self.imported, self.records
+        );
+        let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, why) in &self.refused {
+            *kinds.entry(reason_kind(why)).or_default() += 1;
+        }
+        for (kind, n) in &kinds {
+            let _ = writeln!(out, "  {n} left out: {kind}");
+        }
+        for (name, why) in &self.refused {
+            let _ = writeln!(out, "  - {name}: {why}");
+        }
+        if !self.orphans.is_empty() {
+            let _ = writeln!(
+                out,
+                "  parent left out (it was not imported): {}",
+                self.orphans.join(", ")
+            );
+        }
+        if let Some(p) = &self.written {
+            let _ = writeln!(out, "wrote {}", p.display());
+        }
+        out
+    }
+}
+
+/// The kind of a refusal, for the summary lines.
+fn reason_kind(why: &str) -> &'static str {
+    if why.contains("modifier") {
+        "an event needs a modifier a metric cannot express (box filter, umask override, privilege level, one box)"
+    } else if why.contains("not in the processor's event lists") {
+        "an event is not in the processor's event lists"
+    } else if why.contains("constant") {
+        "an unknown constant"
+    } else if why.contains("twice") {
+        "a name given twice"
+    } else {
+        "the formula does not parse"
+    }
+}
+
+/// An imported metric, ready to write.
+struct Imported {
+    name: String,
+    unit: String,
+    category: String,
+    groups: String,
+    level: u32,
+    parent: Option<String>,
+    /// (alias, event name, settings as attributes)
+    events: Vec<(String, String, String)>,
+    formula: String,
+}
+
+/// The event names of `processor`: its units' lists and its core list.
+fn event_names(spec: &Spec, processor: &str) -> HashSet<String> {
+    let Some(p) = spec.processors.iter().find(|p| p.id == processor) else {
+        return HashSet::new();
+    };
+    p.units
+        .iter()
+        .flat_map(|u| u.events.iter())
+        .chain(p.core_events.iter().flat_map(|c| c.events.iter()))
+        .map(|e| e.name.clone())
+        .collect()
+}
+
+/// An Intel event reference (`UOPS_EXECUTED.CORE:c1`) as our event name and settings
+/// attributes, or why not.
+fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), String> {
+    let mut parts = name.split(':');
+    let base = parts.next().unwrap_or_default();
+    let base = FIXED_TWINS
+        .iter()
+        .find(|(fixed, _)| *fixed == base)
+        .map_or(base, |(_, twin)| twin);
+    if !known.contains(base) {
+        return Err(format!(
+            "event {base} is not in the processor's event lists"
+        ));
+    }
+    let mut attrs = String::new();
+    for m in parts {
+        let setting = m
+            .strip_prefix('c')
+            .and_then(|n| n.parse::<u8>().ok())
+            .map(|n| format!(" threshold=\"{n}\""))
+            .or_else(|| (m == "e1").then(|| " edge=\"1\"".to_string()))
+            .or_else(|| (m == "i1").then(|| " invert=\"1\"".to_string()));
+        match setting {
+            Some(s) => attrs.push_str(&s),
+            None => {
+                return Err(format!(
+                    "event {name} needs the modifier `{m}`, which a metric cannot express yet"
+                ))
+            }
+        }
+    }
+    Ok((base.to_string(), attrs))
+}
+
+/// One record, mapped, or why not.
+fn map_metric(m: &IntelMetric, known: &HashSet<String>) -> Result<Imported, String> {
+    let mut events = Vec::new();
+    let mut leaves: HashMap<String, Leaf> = HashMap::new();
+    for (i, e) in m.events.iter().enumerate() {
+        let (name, attrs) = map_event(&e.name, known)?;
+        events.push((e.alias.clone(), name, attrs));
+        leaves.insert(e.alias.clone(), Leaf::Event(i));
+    }
+    for c in &m.constants {
+        let leaf = if let Ok(n) = c.name.trim().parse::<f64>() {
+            Leaf::Num(n)
+        } else if c.name == CPU_COUNT_EXPR {
+            Leaf::Const(Constant::CpuCount)
+        } else {
+            Leaf::Const(
+                Constant::from_name(&c.name)
+                    .ok_or_else(|| format!("unknown constant `{}`", c.name))?,
+            )
+        };
+        leaves.insert(c.alias.clone(), leaf);
+    }
+    let resolve = |name: &str| {
+        leaves
+            .get(name)
+            .copied()
+            .or_else(|| Constant::from_name(name).map(Leaf::Const))
+    };
+    let expr = formula::parse(&m.formula, &resolve).map_err(|e| {
+        let what = if e.message.contains("neither") {
+            format!("{} (an unknown constant or name)", e.message)
+        } else {
+            e.message
+        };
+        format!("formula: {what} at offset {}", e.offset)
+    })?;
+    // Only the events the formula reads, renumbered in their order.
+    let used = expr.events();
+    let events: Vec<_> = used.iter().map(|i| events[*i].clone()).collect();
+    let names: Vec<String> = {
+        let mut by_index = vec![String::new(); m.events.len()];
+        for i in &used {
+            by_index[*i] = m.events[*i].alias.clone();
+        }
+        by_index
+    };
+    Ok(Imported {
+        name: m.name.clone(),
+        unit: m.unit.clone(),
+        category: m.category.clone(),
+        groups: m.groups.clone(),
+        level: m.level.unwrap_or(1).max(1),
+        parent: m.parent.clone().filter(|p| !p.is_empty()),
+        events,
+        formula: expr.display(&names).to_string(),
+    })
+}
+
+/// `&`, `<`, `>` and `"` escaped for XML text and attributes.
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The metrics file's text.
+fn file_text(processor: &str, metrics: &[Imported]) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by codegen's import-metrics command from Intel's perfmon metric list: facts only. -->\n");
+    let _ = writeln!(
+        out,
+        "<metrics processor=\"{processor}\" source=\"{SOURCE}\">"
+    );
+    for m in metrics {
+        let _ = write!(out, "  <metric name=\"{}\"", xml(&m.name));
+        for (attr, v) in [
+            ("unit", &m.unit),
+            ("category", &m.category),
+            ("groups", &m.groups),
+        ] {
+            if !v.is_empty() {
+                let _ = write!(out, " {attr}=\"{}\"", xml(v));
+            }
+        }
+        if m.level != 1 {
+            let _ = write!(out, " level=\"{}\"", m.level);
+        }
+        if let Some(p) = &m.parent {
+            let _ = write!(out, " parent=\"{}\"", xml(p));
+        }
+        out.push_str(">\n");
+        for (alias, name, attrs) in &m.events {
+            let _ = writeln!(
+                out,
+                "    <event alias=\"{alias}\" name=\"{}\"{attrs}/>",
+                xml(name)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    <formula>{}</formula>\n  </metric>",
+            xml(&m.formula)
+        );
+    }
+    out.push_str("</metrics>\n");
+    out
+}
+
+/// The file's metrics mapped onto `spec`'s processor: the report and the file's text.
+pub fn plan(text: &str, spec: &Spec, processor: &str) -> Result<(MetricsReport, String), String> {
+    let file: MetricsFile =
+        serde_json::from_str(text).map_err(|e| format!("not an Intel metrics file: {e}"))?;
+    let known = event_names(spec, processor);
+    let mut report = MetricsReport {
+        processor: processor.to_string(),
+        records: file.metrics.len(),
+        ..MetricsReport::default()
+    };
+    let mut imported: Vec<Imported> = Vec::new();
+    let mut names = HashSet::new();
+    for m in &file.metrics {
+        if !names.insert(m.name.clone()) {
+            report
+                .refused
+                .push((m.name.clone(), "the name is given twice".into()));
+            continue;
+        }
+        match map_metric(m, &known) {
+            Ok(i) => imported.push(i),
+            Err(why) => report.refused.push((m.name.clone(), why)),
+        }
+    }
+    let kept: HashSet<String> = imported.iter().map(|m| m.name.clone()).collect();
+    for m in &mut imported {
+        if m.parent.as_ref().is_some_and(|p| !kept.contains(p)) {
+            report.orphans.push(m.name.clone());
+            m.parent = None;
+        }
+    }
+    report.imported = imported.len();
+    Ok((report, file_text(processor, &imported)))
+}
+
+/// Reads `file` and writes `spec_dir/<processor>/metrics/intel.xml`, after validating the
+/// spec with it in memory.
+pub fn import_metrics(
+    file: &Path,
+    spec_dir: &Path,
+    processor: &str,
+) -> Result<MetricsReport, ImportError> {
+    let text = std::fs::read_to_string(file).map_err(|e| ImportError::Input {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let spec = crate::load_spec(spec_dir)?;
+    if !spec.processors.iter().any(|p| p.id == processor) {
+        return Err(ImportError::Input {
+            path: file.display().to_string(),
+            message: format!("unknown processor `{processor}`"),
+        });
+    }
+    let (mut report, content) =
+        plan(&text, &spec, processor).map_err(|message| ImportError::Input {
+            path: file.display().to_string(),
+            message,
+        })?;
+    let rel = PathBuf::from(processor).join("metrics").join("intel.xml");
+    crate::load::load_dir_with_files(spec_dir, &[], &[(rel.clone(), content.clone())])
+        .map_err(|e| ImportError::Spec(crate::Error::Spec(e)))?;
+    let path = spec_dir.join(rel);
+    let temp = path.with_extension("xml.import-tmp");
+    let io = |source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(path.parent().expect("metrics/ has a parent")).map_err(io)?;
+    std::fs::write(&temp, &content).map_err(io)?;
+    std::fs::rename(&temp, &path).map_err(io)?;
+    report.written = Some(path);
+    Ok(report)
+}

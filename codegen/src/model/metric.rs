@@ -1,0 +1,69 @@
+//! Derived metrics (`<processor>/metrics/*.xml`): a formula over a processor's events and
+//! constants, with its unit and place in a hierarchy (Intel's top-down levels).
+
+use super::formula::Expr;
+use super::{EventSettings, Position};
+
+/// Where a metric is evaluated: what the counts it reads are summed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricScope {
+    /// Per logical CPU: every event is a core event.
+    Cpu,
+    /// Per socket: uncore boxes (and any core events) of the socket summed.
+    Socket,
+}
+
+impl MetricScope {
+    /// The name the generated crate, the JSON model and the CLI use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricScope::Cpu => "cpu",
+            MetricScope::Socket => "socket",
+        }
+    }
+}
+
+/// An event a metric reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricEvent {
+    /// The formula's name for it (`a`).
+    pub alias: String,
+    /// The event's name in the processor's lists (`UNC_M_CAS_COUNT.RD`).
+    pub name: String,
+    /// The unit that counts it: a unit of the processor, or of its core PMU (`CORE`).
+    pub unit: String,
+    /// Settings the metric adds to the event (Intel's `:c1`, `:e1`, `:i1`), beyond the
+    /// event's own.
+    pub settings: EventSettings,
+}
+
+/// A validated metric.
+#[derive(Debug, Clone)]
+pub struct Metric {
+    /// Intel's metric name (`memory_bandwidth_read`, `Frontend_Bound`).
+    pub name: String,
+    /// What it measures, in our words; empty when the spec gives none.
+    pub description: String,
+    /// Unit of measure (`MB/sec`, `percent`, empty for a ratio).
+    pub unit: String,
+    /// Category (`BW, MC`, `TMA`).
+    pub category: String,
+    /// Groups it belongs to (Intel's `MetricGroup`), each once, in file order.
+    pub groups: Vec<String>,
+    /// Top-down level (1 for metrics outside the hierarchy).
+    pub level: u8,
+    /// The metric above it in the hierarchy.
+    pub parent: Option<String>,
+    /// The events the formula reads, by index.
+    pub events: Vec<MetricEvent>,
+    /// The formula.
+    pub expr: Expr,
+    /// The formula as written in the spec.
+    pub formula: String,
+    /// Public source or document id.
+    pub source: String,
+    /// Per CPU or per socket.
+    pub scope: MetricScope,
+    /// Where it is declared.
+    pub at: Position,
+}

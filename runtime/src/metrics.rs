@@ -1,0 +1,338 @@
+//! Derived metrics (the spec's `<processor>/metrics/`, generated into
+//! `pmu_regs::metrics`): choosing them by name, category or group, planning the events they
+//! need onto one unit's counters, and evaluating them from a session's counts.
+//!
+//! A [`Plan`] gathers the events of the chosen metrics, each once, on the unit that counts
+//! them; [`Plan::evaluate`] sums each event's counts over the boxes (and CPUs) of a socket,
+//! scales a count by its running fraction where the counter did not run the whole interval,
+//! and evaluates every metric. What the plan cannot count yet is refused before anything is
+//! programmed, saying why: metrics whose events are on different units, or more events than
+//! the unit's boxes have general counters (counting in turns is not implemented).
+//!
+//! ```
+//! use pmu_runtime::metrics::{select, Plan};
+//! let chosen = select("xeon-e5-2600-v3", &["memory_bandwidth_read".into()])?;
+//! let plan = Plan::new("xeon-e5-2600-v3", &chosen, &pmu_regs::metrics::Constants::NONE)?;
+//! assert_eq!(plan.unit, "IMC");
+//! assert_eq!(plan.events[0].word(), "event=UNC_M_CAS_COUNT.RD");
+//! # Ok::<(), pmu_runtime::UsageError>(())
+//! ```
+
+use pmu_regs::metrics::{for_processor, Constants, MetricInfo, MetricScope, Op};
+use pmu_regs::PROCESSORS;
+
+use crate::boxes::Boxes;
+use crate::error::UsageError;
+
+/// The metrics of `processor` that `selectors` name (a metric's name, or a category or group
+/// that selects several, like `perf stat -M`), each once, in spec order.
+pub fn select(
+    processor: &str,
+    selectors: &[String],
+) -> Result<Vec<&'static MetricInfo>, UsageError> {
+    let all = for_processor(processor);
+    if all.is_empty() {
+        return Err(UsageError::BadValue {
+            text: processor.to_string(),
+            expected: "a processor with metrics (`pmu list --metrics --processor P` lists them)"
+                .into(),
+        });
+    }
+    let mut chosen: Vec<&'static MetricInfo> = Vec::new();
+    for s in selectors {
+        let found: Vec<&'static MetricInfo> = all.iter().filter(|m| m.is_selected_by(s)).collect();
+        if found.is_empty() {
+            let names = all.iter().flat_map(|m| {
+                [m.name, m.category]
+                    .into_iter()
+                    .chain(m.groups.iter().copied())
+            });
+            let close = crate::lookup::suggest(s, names, 5);
+            return Err(UsageError::BadValue {
+                text: s.clone(),
+                expected: if close.is_empty() {
+                    format!("a metric, category or group of {processor} (`pmu list --metrics --processor {processor}`)")
+                } else {
+                    format!("a metric of {processor}, such as {}", close.join(", "))
+                },
+            });
+        }
+        for m in found {
+            if !chosen.iter().any(|c| c.name == m.name) {
+                chosen.push(m);
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// One event a plan counts, with the settings a metric adds to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedEvent {
+    /// The event's name (`UNC_M_CAS_COUNT.RD`).
+    pub name: &'static str,
+    /// Counter mask (0: the event's own).
+    pub threshold: u8,
+    /// Invert the counter mask.
+    pub invert: bool,
+    /// Count edges.
+    pub edge: bool,
+}
+
+impl PlannedEvent {
+    /// The event in `pmu watch --event`'s grammar (`event=NAME,thresh=1`).
+    pub fn word(&self) -> String {
+        let mut w = format!("event={}", self.name);
+        if self.threshold != 0 {
+            w.push_str(&format!(",thresh={}", self.threshold));
+        }
+        if self.invert {
+            w.push_str(",invert=1");
+        }
+        if self.edge {
+            w.push_str(",edge=1");
+        }
+        w
+    }
+}
+
+/// The events some metrics need, on one unit.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The processor's id.
+    pub processor: &'static str,
+    /// The metrics.
+    pub metrics: Vec<&'static MetricInfo>,
+    /// The unit that counts every event (`IMC`, `CORE`).
+    pub unit: &'static str,
+    /// The events, each once.
+    pub events: Vec<PlannedEvent>,
+    /// For each metric, the index in [`Plan::events`] of each of its events.
+    pub inputs: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    /// Plans `metrics` of `processor`: every event on one unit, at most as many events as
+    /// its boxes have general counters. Events only a branch the constants rule out reads
+    /// (`x if HYPERTHREADING_ON else y` with SMT off) are not counted.
+    pub fn new(
+        processor: &str,
+        metrics: &[&'static MetricInfo],
+        constants: &Constants,
+    ) -> Result<Plan, UsageError> {
+        let Some(info) = PROCESSORS.iter().find(|p| p.id == processor) else {
+            return Err(UsageError::BadValue {
+                text: processor.to_string(),
+                expected: "a processor of `pmu list --summary`".into(),
+            });
+        };
+        let unit = match metrics.first().and_then(|m| m.events.first()) {
+            Some(e) => e.unit,
+            None => {
+                return Err(UsageError::BadValue {
+                    text: metrics.iter().map(|m| m.name).collect::<Vec<_>>().join(","),
+                    expected: "metrics that read at least one event".into(),
+                })
+            }
+        };
+        let mut events: Vec<PlannedEvent> = Vec::new();
+        let mut inputs = Vec::new();
+        for m in metrics {
+            let mut idx = Vec::new();
+            let needed = needed_events(m.ops, constants);
+            for (n, e) in m.events.iter().enumerate() {
+                if !needed.contains(&n) {
+                    // Read by no branch these constants take: never counted, so missing.
+                    idx.push(usize::MAX);
+                    continue;
+                }
+                if e.unit != unit {
+                    return Err(UsageError::BadValue {
+                        text: m.name.to_string(),
+                        expected: format!(
+                            "metrics whose events are all on one unit: {} reads {} on {}, and the others read {unit}; watch them in separate runs (counting several units in one run is not implemented yet)",
+                            m.name, e.name, e.unit
+                        ),
+                    });
+                }
+                let planned = PlannedEvent {
+                    name: e.name,
+                    threshold: e.threshold,
+                    invert: e.invert,
+                    edge: e.edge,
+                };
+                let i = match events.iter().position(|p| *p == planned) {
+                    Some(i) => i,
+                    None => {
+                        events.push(planned);
+                        events.len() - 1
+                    }
+                };
+                idx.push(i);
+            }
+            inputs.push(idx);
+        }
+        let counters = general_counters(info.id, unit);
+        if events.len() > counters {
+            return Err(UsageError::BadValue {
+                text: metrics.iter().map(|m| m.name).collect::<Vec<_>>().join(","),
+                expected: format!(
+                    "at most {counters} events on a {unit} box; these metrics need {} ({}); watch fewer metrics at once (counting in turns is not implemented yet)",
+                    events.len(),
+                    events.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+        Ok(Plan {
+            processor: info.id,
+            metrics: metrics.to_vec(),
+            unit,
+            events,
+            inputs,
+        })
+    }
+
+    /// The boxes to count on, as `pmu watch --unit` names them: every box of the unit (the
+    /// per-CPU `CORE` for core events).
+    pub fn boxes(&self) -> Vec<String> {
+        let Some(info) = PROCESSORS.iter().find(|p| p.id == self.processor) else {
+            return Vec::new();
+        };
+        let own: Vec<String> = Boxes::of(info)
+            .boxes
+            .iter()
+            .filter(|b| b.unit.name == self.unit)
+            .map(|b| format!("{}:{}", self.processor, b.instance))
+            .collect();
+        if own.is_empty() {
+            vec![self.unit.to_string()]
+        } else {
+            own
+        }
+    }
+
+    /// Whether every metric is per CPU.
+    pub fn per_cpu(&self) -> bool {
+        self.metrics.iter().all(|m| m.scope == MetricScope::Cpu)
+    }
+
+    /// Every metric's value for one socket (or CPU): `counts[i]` is event i's count summed
+    /// over the boxes, with the smallest running fraction of its parts (`None`: it ran the
+    /// whole time). A count that did not run at all is missing, so its metrics are n/a.
+    pub fn evaluate(
+        &self,
+        counts: &[(u64, Option<f64>)],
+        constants: &Constants,
+    ) -> Vec<Option<f64>> {
+        let scaled: Vec<Option<f64>> = counts
+            .iter()
+            .map(|&(n, ratio)| match ratio {
+                None => Some(n as f64),
+                Some(r) if r > 0.0 => Some(n as f64 / r.min(1.0)),
+                Some(_) => None,
+            })
+            .collect();
+        self.metrics
+            .iter()
+            .zip(&self.inputs)
+            .map(|(m, idx)| {
+                let values: Vec<Option<f64>> = idx
+                    .iter()
+                    .map(|&i| scaled.get(i).copied().flatten())
+                    .collect();
+                m.evaluate(&values, constants)
+            })
+            .collect()
+    }
+}
+
+/// The events (indices) a formula reads once the constants known before counting decide its
+/// branches (the interval's length is not known then).
+pub fn needed_events(ops: &[Op], constants: &Constants) -> Vec<usize> {
+    let mut stack: Vec<(Option<f64>, Vec<usize>)> = Vec::new();
+    let pop =
+        |stack: &mut Vec<(Option<f64>, Vec<usize>)>| stack.pop().unwrap_or((None, Vec::new()));
+    for op in ops {
+        let item = match *op {
+            Op::Num(n) => (Some(n), Vec::new()),
+            Op::Event(i) => (None, vec![usize::from(i)]),
+            Op::Const(pmu_regs::metrics::Constant::DurationSeconds)
+            | Op::Const(pmu_regs::metrics::Constant::DurationMilliseconds) => (None, Vec::new()),
+            Op::Const(c) => (constants.get(c), Vec::new()),
+            Op::Neg => {
+                let (v, e) = pop(&mut stack);
+                (v.map(|x| -x), e)
+            }
+            Op::Select => {
+                let (otherwise, then, (cond, mut e)) =
+                    (pop(&mut stack), pop(&mut stack), pop(&mut stack));
+                match cond {
+                    Some(c) if c != 0.0 => e.extend(then.1),
+                    Some(_) => e.extend(otherwise.1),
+                    None => {
+                        e.extend(then.1);
+                        e.extend(otherwise.1);
+                    }
+                }
+                (None, e)
+            }
+            _ => {
+                let (b, a) = (pop(&mut stack), pop(&mut stack));
+                let mut e = a.1;
+                e.extend(b.1);
+                // Constant folding matters only for a Select's condition: compute it here.
+                let v = match (a.0, b.0) {
+                    (Some(x), Some(y)) => pmu_regs::metrics::evaluate(
+                        &[Op::Num(x), Op::Num(y), *op],
+                        &[],
+                        &Constants::NONE,
+                    ),
+                    _ => None,
+                };
+                (v, e)
+            }
+        };
+        stack.push(item);
+    }
+    let mut all: Vec<usize> = stack.into_iter().flat_map(|(_, e)| e).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// The fewest general counters a box of `unit` has. The core PMU has 4 per logical CPU with
+/// Hyper-Threading on (8 on some cores without), and Intel's metrics are written for 4: 4.
+fn general_counters(processor: &str, unit: &str) -> usize {
+    if unit == "CORE" {
+        return 4;
+    }
+    let info = PROCESSORS
+        .iter()
+        .find(|p| p.id == processor)
+        .copied()
+        .into_iter()
+        .chain(
+            PROCESSORS
+                .iter()
+                .copied()
+                .filter(|p| p.id == "architectural"),
+        );
+    info.flat_map(|p| Boxes::of(p).boxes.iter())
+        .filter(|b| b.unit.name == unit)
+        .map(|b| {
+            b.counters
+                .iter()
+                .filter(|c| c.info.kind == pmu_regs::CounterKind::General)
+                .count()
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// A value as a report shows it: `n/a` when the metric is not defined.
+pub fn format_value(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.3}"),
+        None => "n/a".to_string(),
+    }
+}

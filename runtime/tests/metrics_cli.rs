@@ -1,0 +1,231 @@
+//! `pmu watch --metric` and `pmu list --metrics` on the simulator: a workload of known rates
+//! (the session's demo pace: in the n-th 10 ms step, the i-th event of the plan happens
+//! 1000 (i + 1) + 37 n times in every counted box and CPU) gives each metric exactly the
+//! value its formula predicts: memory read and write bandwidth (the socket's iMC channels
+//! summed), the LLC hit rate and top-down level 1, for each processor family with Intel's
+//! metric files (E5 v3/v4, Skylake-SP/Cascade Lake).
+
+use std::process::Command;
+
+use pmu_runtime::boxes::Boxes;
+
+fn pmu(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(args)
+        .output()
+        .expect("pmu runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The demo pace: the i-th planned event's count per box in the n-th 10 ms step (n from 1).
+fn demo(i: u64, n: u64) -> f64 {
+    (1000 * (i + 1) + 37 * n) as f64
+}
+
+/// `watch --metric` as CSV: (time, socket, metric, value) rows.
+fn watch(processor: &str, metrics: &[&str], extra: &[&str]) -> Vec<(f64, u32, String, String)> {
+    let mut args = vec!["watch", "--sim", "--processor", processor];
+    for m in metrics {
+        args.extend(["--metric", m]);
+    }
+    args.extend(["--interval", "0.01", "--count", "3", "-x,"]);
+    args.extend(extra);
+    let (ok, out, err) = pmu(&args);
+    assert!(ok, "{args:?}: {err}");
+    out.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].to_string(),
+                f[3].to_string(),
+            )
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+fn imc_boxes(processor: &str) -> f64 {
+    let p = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == processor)
+        .unwrap();
+    Boxes::of(p)
+        .boxes
+        .iter()
+        .filter(|b| b.unit.name == "IMC")
+        .count() as f64
+}
+
+const FAMILIES: [&str; 4] = [
+    "xeon-e5-2600-v3",
+    "xeon-e5-2600-v4",
+    "skylake-sp",
+    "cascade-lake",
+];
+
+#[test]
+fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
+    for p in FAMILIES
+        .into_iter()
+        .chain(["xeon-e5-2600", "xeon-e5-2600-v2"])
+    {
+        let channels = imc_boxes(p);
+        assert!(channels >= 4.0, "{p}");
+        let rows = watch(p, &["memory_bandwidth_read", "memory_bandwidth_write"], &[]);
+        assert_eq!(rows.len(), 6, "{p}: {rows:?}");
+        for (n, pair) in rows.chunks(2).enumerate() {
+            let n = n as u64 + 1;
+            for (event, (_, socket, metric, value)) in pair.iter().enumerate() {
+                let expected = channels * demo(event as u64, n) * 64.0 / 1e6 / 0.01;
+                assert_eq!(*socket, 0);
+                assert!(
+                    close(value.parse().unwrap(), expected),
+                    "{p} {metric} step {n}: {value} != {expected}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
+    for p in FAMILIES {
+        // llc_hit_rate = 100 (refs - misses) / refs; the pace gives more misses than
+        // references, so the simulated rate is negative: the formula, not a model of caches.
+        for (n, (_, _, _, v)) in watch(p, &["llc_hit_rate"], &[]).iter().enumerate() {
+            let n = n as u64 + 1;
+            let (refs, misses) = (demo(0, n), demo(1, n));
+            let expected = 100.0 * (refs - misses) / refs;
+            assert!(
+                close(v.parse().unwrap(), expected),
+                "{p}: {v} != {expected}"
+            );
+        }
+        // Without SMT (the simulator has none) Frontend_Bound and Retiring read their event
+        // and the thread's unhalted cycles: 100 a / (4 c).
+        for m in ["Frontend_Bound", "Retiring"] {
+            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
+                let n = n as u64 + 1;
+                let expected = 100.0 * demo(0, n) / (4.0 * demo(1, n));
+                assert!(
+                    close(v.parse().unwrap(), expected),
+                    "{p} {m}: {v} != {expected}"
+                );
+            }
+        }
+        // Bad_Speculation = 100 (issued - retired + 4 recovery) / (4 cycles).
+        for (n, (_, _, _, v)) in watch(p, &["Bad_Speculation"], &[]).iter().enumerate() {
+            let n = n as u64 + 1;
+            let (issued, retired, recovery, cycles) =
+                (demo(0, n), demo(1, n), demo(2, n), demo(3, n));
+            let expected = 100.0 * (issued - retired + 4.0 * recovery) / (4.0 * cycles);
+            assert!(
+                close(v.parse().unwrap(), expected),
+                "{p}: {v} != {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_socket_gets_a_row_and_json_says_null_for_n_a() {
+    let rows = watch("skylake-sp", &["memory_bandwidth_read"], &["-a"]);
+    let sockets: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.1).collect();
+    assert!(sockets.len() >= 2, "{rows:?}");
+    let (ok, out, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600-v3",
+        "--metric",
+        "llc_hit_rate",
+        "--interval",
+        "0.01",
+        "--count",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["metric"], "llc_hit_rate");
+    assert_eq!(v["unit"], "percent");
+    assert!(v["value"].is_number());
+}
+
+#[test]
+fn a_group_selects_several_and_what_does_not_fit_is_refused_before_counting() {
+    let (ok, _, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600-v3",
+        "--metric",
+        "TmaL1",
+        "--count",
+        "1",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("at most 4 events on a CORE box"), "{err}");
+    let (ok, _, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600-v3",
+        "--metric",
+        "memory_bandwidth_reed",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("memory_bandwidth_read"), "{err}");
+    let (ok, _, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600-v3",
+        "--metric",
+        "llc_hit_rate",
+        "--metric",
+        "memory_bandwidth_read",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("separate runs"), "{err}");
+    let (ok, _, err) = pmu(&["watch", "--sim", "--metric", "llc_hit_rate"]);
+    assert!(!ok);
+    assert!(err.contains("--processor"), "{err}");
+    let rows = watch("xeon-e5-2600-v3", &["BW, MC"], &[]);
+    assert!(
+        rows.iter().any(|r| r.2 == "memory_bandwidth_total"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn list_metrics_shows_units_and_descriptions() {
+    let (ok, out, err) = pmu(&["list", "--metrics", "--processor", "xeon-e5-2600"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("memory_bandwidth_read") && out.contains("MB/sec"),
+        "{out}"
+    );
+    assert!(out.contains("64-byte line"), "{out}");
+    let (ok, out, _) = pmu(&["--json", "list", "--metrics", "--processor", "skylake-sp"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fb = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "Frontend_Bound")
+        .unwrap();
+    assert_eq!(fb["level"], 1);
+    assert_eq!(fb["scope"], "cpu");
+}

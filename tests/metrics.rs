@@ -1,0 +1,199 @@
+//! Derived metrics, end to end from the spec: every formula of every processor prints back
+//! to the same expression, the generated tables hold what the spec says, and the generated
+//! `no_std` evaluator gives the value the formula predicts, or "n/a" (None), never a panic
+//! or an infinity.
+
+use std::path::Path;
+
+use codegen::model::formula::{self, Leaf};
+use pmu_regs::metrics::{evaluate, for_processor, Constant, Constants, MetricScope, Op};
+use proptest::prelude::*;
+
+fn spec() -> codegen::model::Spec {
+    codegen::load_spec(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec")).unwrap()
+}
+
+#[test]
+fn every_spec_formula_prints_back_to_the_same_expression_and_matches_the_crate() {
+    let spec = spec();
+    let mut seen = 0;
+    for p in &spec.processors {
+        let table = for_processor(&p.id);
+        assert_eq!(table.len(), p.metrics.len(), "{}", p.id);
+        for (m, g) in p.metrics.iter().zip(table) {
+            let names: Vec<String> = m.events.iter().map(|e| e.alias.clone()).collect();
+            let printed = m.expr.display(&names).to_string();
+            let resolve = |n: &str| {
+                names
+                    .iter()
+                    .position(|a| a == n)
+                    .map(Leaf::Event)
+                    .or_else(|| formula::Constant::from_name(n).map(Leaf::Const))
+            };
+            assert_eq!(
+                formula::parse(&printed, &resolve).as_ref(),
+                Ok(&m.expr),
+                "{printed}"
+            );
+            assert_eq!(g.name, m.name);
+            assert_eq!(g.formula, m.formula);
+            assert_eq!(g.ops.len(), m.expr.postfix().len());
+            assert_eq!(g.events.len(), m.events.len());
+            seen += 1;
+        }
+    }
+    assert!(seen > 700, "{seen} metrics");
+}
+
+fn metric(processor: &str, name: &str) -> &'static pmu_regs::metrics::MetricInfo {
+    for_processor(processor)
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{processor} has no metric {name}"))
+}
+
+#[test]
+fn formulas_give_the_predicted_values() {
+    let c = Constants {
+        duration_seconds: Some(0.5),
+        threads_per_core: Some(2.0),
+        ..Constants::NONE
+    };
+    for p in [
+        "xeon-e5-2600",
+        "xeon-e5-2600-v3",
+        "skylake-sp",
+        "cascade-lake",
+    ] {
+        // 1,000,000 CAS of 64 bytes in 0.5 s: 128 MB/s.
+        let m = metric(p, "memory_bandwidth_read");
+        assert_eq!(m.scope, MetricScope::Socket);
+        assert_eq!(m.evaluate(&[Some(1e6)], &c), Some(128.0));
+        let m = metric(p, "llc_hit_rate");
+        assert_eq!(m.scope, MetricScope::Cpu);
+        assert_eq!(m.evaluate(&[Some(400.0), Some(100.0)], &c), Some(75.0));
+    }
+    // Frontend_Bound with SMT on: IDQ_UOPS_NOT_DELIVERED.CORE / (4 * THREAD_P_ANY / 2).
+    let m = metric("xeon-e5-2600-v3", "Frontend_Bound");
+    let counts: Vec<Option<f64>> = m
+        .events
+        .iter()
+        .map(|e| match e.name {
+            "IDQ_UOPS_NOT_DELIVERED.CORE" => Some(1000.0),
+            "CPU_CLK_UNHALTED.THREAD_P_ANY" => Some(2000.0),
+            _ => Some(0.0),
+        })
+        .collect();
+    assert_eq!(m.evaluate(&counts, &c), Some(25.0));
+}
+
+#[test]
+fn division_by_zero_and_missing_values_are_not_a_number() {
+    let c = Constants {
+        duration_seconds: Some(1.0),
+        ..Constants::NONE
+    };
+    let m = metric("xeon-e5-2600-v3", "llc_hit_rate");
+    assert_eq!(m.evaluate(&[Some(0.0), Some(0.0)], &c), None);
+    assert_eq!(m.evaluate(&[None, Some(1.0)], &c), None);
+    assert_eq!(
+        m.evaluate(&[Some(1.0)], &c),
+        None,
+        "a count missing from the slice"
+    );
+    // A division by zero in the branch not taken does not matter.
+    let ops = [
+        Op::Const(Constant::HyperthreadingOn),
+        Op::Num(1.0),
+        Op::Num(1.0),
+        Op::Num(0.0),
+        Op::Div,
+        Op::Select,
+    ];
+    let smt = Constants {
+        threads_per_core: Some(2.0),
+        ..Constants::NONE
+    };
+    assert_eq!(evaluate(&ops, &[], &smt), Some(1.0));
+    let no_smt = Constants {
+        threads_per_core: Some(1.0),
+        ..Constants::NONE
+    };
+    assert_eq!(evaluate(&ops, &[], &no_smt), None);
+    // Overflow to infinity is n/a too; so are ill-formed op lists.
+    assert_eq!(
+        evaluate(&[Op::Num(1e300), Op::Num(1e300), Op::Mul], &[], &c),
+        None
+    );
+    assert_eq!(evaluate(&[Op::Add], &[], &c), None);
+    assert_eq!(evaluate(&[Op::Num(1.0), Op::Num(1.0)], &[], &c), None);
+    assert_eq!(evaluate(&[], &[], &c), None);
+    assert_eq!(evaluate(&[Op::Num(f64::NAN)], &[], &c), None);
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        any::<f64>().prop_map(Op::Num),
+        (0u8..6).prop_map(Op::Event),
+        (0usize..Constant::ALL.len()).prop_map(|i| Op::Const(Constant::ALL[i])),
+        Just(Op::Neg),
+        Just(Op::Add),
+        Just(Op::Sub),
+        Just(Op::Mul),
+        Just(Op::Div),
+        Just(Op::Min),
+        Just(Op::Max),
+        Just(Op::Gt),
+        Just(Op::Lt),
+        Just(Op::Ge),
+        Just(Op::Le),
+        Just(Op::Select),
+    ]
+}
+
+fn count() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(0.0)),
+        any::<f64>().prop_map(Some),
+        (0u64..1 << 48).prop_map(|n| Some(n as f64)),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn the_evaluator_never_panics_nor_returns_a_non_finite_value(
+        ops in proptest::collection::vec(op(), 0..200),
+        counts in proptest::collection::vec(count(), 0..6),
+        seconds in count(),
+    ) {
+        let c = Constants { duration_seconds: seconds, tsc_hz: Some(2.1e9), ..Constants::NONE };
+        if let Some(v) = evaluate(&ops, &counts, &c) {
+            prop_assert!(v.is_finite());
+        }
+    }
+
+    #[test]
+    fn every_metric_of_every_processor_evaluates_any_counts(
+        counts in proptest::collection::vec(count(), 64),
+        seconds in count(),
+        threads in prop_oneof![Just(Some(1.0)), Just(Some(2.0)), Just(None)],
+    ) {
+        let c = Constants {
+            duration_seconds: seconds,
+            threads_per_core: threads,
+            tsc_hz: Some(2.1e9),
+            socket_count: Some(2.0),
+            cores_per_socket: Some(18.0),
+            chas_per_socket: Some(18.0),
+            cpu_count: Some(72.0),
+        };
+        for id in ["xeon-7500", "xeon-e5-2600", "xeon-e5-2600-v2", "xeon-e5-2600-v3", "xeon-e5-2600-v4", "skylake-sp", "cascade-lake"] {
+            for m in for_processor(id) {
+                if let Some(v) = m.evaluate(&counts[..m.events.len().min(64)], &c) {
+                    prop_assert!(v.is_finite(), "{} {}", id, m.name);
+                }
+            }
+        }
+    }
+}

@@ -3133,6 +3133,49 @@ layout! {
 }
 }
 
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_ubox {
+use super::*;
+use pmu_regs::ice_lake_sp::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 63, 1);
+    wo(with_unfrz_all, val bool, 61, 1);
+}
+layout! {
+    u_global_status1: UGlobalStatus1;
+}
+layout! {
+    u_global_status2: UGlobalStatus2;
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

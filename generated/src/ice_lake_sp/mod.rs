@@ -5,7 +5,23 @@
 //! Source documents:
 //! - 3rd Gen Intel Xeon Processor Scalable Family (Ice Lake-SP) Uncore Performance Monitoring Reference Manual (not available to this transcription; cited by no register) (number not verified)
 #[rustfmt::skip]
+pub mod cha;
+#[rustfmt::skip]
+pub mod iio;
+#[rustfmt::skip]
+pub mod irp;
+#[rustfmt::skip]
+pub mod m2m;
+#[rustfmt::skip]
+pub mod m2pcie;
+#[rustfmt::skip]
+pub mod m3upi;
+#[rustfmt::skip]
+pub mod pcu;
+#[rustfmt::skip]
 pub mod ubox;
+#[rustfmt::skip]
+pub mod upi;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
@@ -23,7 +39,17 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     cpuid: Some((0x6, 0x6A)),
     steppings: None,
     code_names: &["Ice Lake-SP", "Ice Lake-X", "Ice Lake Server"],
-    units: &[&ubox::UNIT],
+    units: &[
+        &cha::UNIT,
+        &iio::UNIT,
+        &irp::UNIT,
+        &m2m::UNIT,
+        &m2pcie::UNIT,
+        &m3upi::UNIT,
+        &pcu::UNIT,
+        &ubox::UNIT,
+        &upi::UNIT,
+    ],
     global: Some(&pmu::GLOBAL),
     core_events: None,
 };

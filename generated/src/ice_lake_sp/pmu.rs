@@ -5,7 +5,573 @@
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
+use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaBoxStatus, ChaCtl, ChaCtr};
+use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
+use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
+use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
+use super::m2pcie::{M2pcieBoxCtl, M2pcieBoxStatus, M2pcieCtl, M2pcieCtr};
+use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
+use super::pcu::{PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
 use super::ubox::{UCtl, UCtr, UGlobalCtl, UGlobalStatus1, UUclkFixedCtl, UUclkFixedCtr};
+use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
+/// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
+/// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
+/// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
+/// CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+///
+/// **How many CHAs a part has** (info): The unit lists the 40 CHAs Linux and likwid can address
+/// (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux counts them when the
+/// driver loads (icx_count_chabox): it reads the two 32-bit capability registers CAPID6 (offset
+/// 0x9C, the low half) and CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30,
+/// function 3 of the socket's uncore bus) and takes the number of bits set in the 64-bit value; it
+/// refuses more than 40. The spec does not yet carry that rule as data (the mechanism for reading
+/// box counts from the part is being built for Skylake-SP), so the runtime does not refuse a CHA
+/// the part lacks by name yet.
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_chabox as cha, with num_boxes from
+/// icx_count_chabox: uncore_cha_0 to uncore_cha_N-1, with snr_uncore_cha_formats_attr (the icx-cha
+/// driver).
+pub static CHA: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "CHA",
+    scope: Scope::Socket,
+    controls: &[ChaBoxCtl::INFO],
+    statuses: &[ChaBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, ChaCtl::INFO.at(0), ChaCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, ChaCtl::INFO.at(1), ChaCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, ChaCtl::INFO.at(2), ChaCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, ChaCtl::INFO.at(3), ChaCtr::INFO.at(3)),
+    ],
+    filters: &[
+        FilterInfo {
+            register: ChaBoxFilter0::INFO,
+            mask: None,
+            event: None,
+            event_ext: false,
+            counters: &[],
+            description: "Thread-id filter for any counter whose control has tid_en set.",
+        },
+    ],
+    routes: &[],
+    perf: &[
+        CHA_PERF.of_box("CHA0", "uncore_cha_0"),
+        CHA_PERF.of_box("CHA1", "uncore_cha_1"),
+        CHA_PERF.of_box("CHA2", "uncore_cha_2"),
+        CHA_PERF.of_box("CHA3", "uncore_cha_3"),
+        CHA_PERF.of_box("CHA4", "uncore_cha_4"),
+        CHA_PERF.of_box("CHA5", "uncore_cha_5"),
+        CHA_PERF.of_box("CHA6", "uncore_cha_6"),
+        CHA_PERF.of_box("CHA7", "uncore_cha_7"),
+        CHA_PERF.of_box("CHA8", "uncore_cha_8"),
+        CHA_PERF.of_box("CHA9", "uncore_cha_9"),
+        CHA_PERF.of_box("CHA10", "uncore_cha_10"),
+        CHA_PERF.of_box("CHA11", "uncore_cha_11"),
+        CHA_PERF.of_box("CHA12", "uncore_cha_12"),
+        CHA_PERF.of_box("CHA13", "uncore_cha_13"),
+        CHA_PERF.of_box("CHA14", "uncore_cha_14"),
+        CHA_PERF.of_box("CHA15", "uncore_cha_15"),
+        CHA_PERF.of_box("CHA16", "uncore_cha_16"),
+        CHA_PERF.of_box("CHA17", "uncore_cha_17"),
+        CHA_PERF.of_box("CHA18", "uncore_cha_18"),
+        CHA_PERF.of_box("CHA19", "uncore_cha_19"),
+        CHA_PERF.of_box("CHA20", "uncore_cha_20"),
+        CHA_PERF.of_box("CHA21", "uncore_cha_21"),
+        CHA_PERF.of_box("CHA22", "uncore_cha_22"),
+        CHA_PERF.of_box("CHA23", "uncore_cha_23"),
+        CHA_PERF.of_box("CHA24", "uncore_cha_24"),
+        CHA_PERF.of_box("CHA25", "uncore_cha_25"),
+        CHA_PERF.of_box("CHA26", "uncore_cha_26"),
+        CHA_PERF.of_box("CHA27", "uncore_cha_27"),
+        CHA_PERF.of_box("CHA28", "uncore_cha_28"),
+        CHA_PERF.of_box("CHA29", "uncore_cha_29"),
+        CHA_PERF.of_box("CHA30", "uncore_cha_30"),
+        CHA_PERF.of_box("CHA31", "uncore_cha_31"),
+        CHA_PERF.of_box("CHA32", "uncore_cha_32"),
+        CHA_PERF.of_box("CHA33", "uncore_cha_33"),
+        CHA_PERF.of_box("CHA34", "uncore_cha_34"),
+        CHA_PERF.of_box("CHA35", "uncore_cha_35"),
+        CHA_PERF.of_box("CHA36", "uncore_cha_36"),
+        CHA_PERF.of_box("CHA37", "uncore_cha_37"),
+        CHA_PERF.of_box("CHA38", "uncore_cha_38"),
+        CHA_PERF.of_box("CHA39", "uncore_cha_39"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "How many CHAs a part has",
+            text: "The unit lists the 40 CHAs Linux and likwid can address \
+            (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux \
+            counts them when the driver loads (icx_count_chabox): it reads the two \
+            32-bit capability registers CAPID6 (offset 0x9C, the low half) and \
+            CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30, \
+            function 3 of the socket's uncore bus) and takes the number of bits set \
+            in the 64-bit value; it refuses more than 40. The spec does not yet \
+            carry that rule as data (the mechanism for reading box counts from the \
+            part is being built for Skylake-SP), so the runtime does not refuse a \
+            CHA the part lacks by name yet.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_chabox as cha, with num_boxes from \
+            icx_count_chabox: uncore_cha_0 to uncore_cha_N-1, with \
+            snr_uncore_cha_formats_attr (the icx-cha driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const CHA_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_ICX_CHA,
+};
+impl CounterControl for ChaCtl {
+    const ENABLE: &'static FieldInfo = CHA_CTL_EN;
+    const EVENT: &'static FieldInfo = CHA_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(CHA_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(CHA_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(CHA_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(CHA_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for ChaCtr {
+    const COUNT: &'static FieldInfo = CHA_CTR_EVENT_COUNT;
+}
+impl BoxControl for ChaBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
+/// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_iio as iio, six boxes: uncore_iio_0 to
+/// uncore_iio_5, with snr_uncore_iio_formats_attr (the icx-iio driver). On Ice Lake-D (06_6C) Linux
+/// does not publish the stacks' PCIe root-bus mapping (icx_iio_set_mapping); the boxes are the
+/// same.
+///
+/// **Counter constraints** (info): Linux restricts some events to some counters
+/// (icx_uncore_iio_constraints: 0x02, 0x03, 0x83 on counters 0-1; 0x88, 0xC0, 0xC5, 0xD5 on
+/// counters 2-3); Intel's event list gives each event's counters, which the events files carry.
+pub static IIO: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "IIO",
+    scope: Scope::Socket,
+    controls: &[IioBoxCtl::INFO],
+    statuses: &[IioBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, IioCtl::INFO.at(0), IioCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, IioCtl::INFO.at(1), IioCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, IioCtl::INFO.at(2), IioCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, IioCtl::INFO.at(3), IioCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IIO_PERF.of_box("IIO0", "uncore_iio_0"),
+        IIO_PERF.of_box("IIO1", "uncore_iio_1"),
+        IIO_PERF.of_box("IIO2", "uncore_iio_2"),
+        IIO_PERF.of_box("IIO3", "uncore_iio_3"),
+        IIO_PERF.of_box("IIO4", "uncore_iio_4"),
+        IIO_PERF.of_box("IIO5", "uncore_iio_5"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_iio as iio, six boxes: uncore_iio_0 to \
+            uncore_iio_5, with snr_uncore_iio_formats_attr (the icx-iio driver). On \
+            Ice Lake-D (06_6C) Linux does not publish the stacks' PCIe root-bus \
+            mapping (icx_iio_set_mapping); the boxes are the same.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Counter constraints",
+            text: "Linux restricts some events to some counters \
+            (icx_uncore_iio_constraints: 0x02, 0x03, 0x83 on counters 0-1; 0x88, \
+            0xC0, 0xC5, 0xD5 on counters 2-3); Intel's event list gives each event's \
+            counters, which the events files carry.",
+        },
+    ],
+};
+/// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const IIO_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_ICX_IIO,
+};
+impl CounterControl for IioCtl {
+    const ENABLE: &'static FieldInfo = IIO_CTL_EN;
+    const EVENT: &'static FieldInfo = IIO_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IIO_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IIO_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IIO_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IIO_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for IioCtr {
+    const COUNT: &'static FieldInfo = IIO_CTR_EVENT_COUNT;
+}
+impl BoxControl for IioBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the IRP (I/O coherency) performance monitoring (2 counters per box; boxes IRP0,
+/// IRP1, IRP2, IRP3, IRP4, IRP5).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_irp as irp, six boxes: uncore_irp_0 to
+/// uncore_irp_5, with ivbep_uncore_format_group (the ivbep-generic driver: its inv file sets
+/// nothing through that group, though the event mask keeps bit 23).
+pub static IRP: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "IRP",
+    scope: Scope::Socket,
+    controls: &[IrpBoxCtl::INFO],
+    statuses: &[IrpBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, IrpCtl::INFO.at(0), IrpCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, IrpCtl::INFO.at(1), IrpCtr::INFO.at(1)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IRP_PERF.of_box("IRP0", "uncore_irp_0"),
+        IRP_PERF.of_box("IRP1", "uncore_irp_1"),
+        IRP_PERF.of_box("IRP2", "uncore_irp_2"),
+        IRP_PERF.of_box("IRP3", "uncore_irp_3"),
+        IRP_PERF.of_box("IRP4", "uncore_irp_4"),
+        IRP_PERF.of_box("IRP5", "uncore_irp_5"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_irp as irp, six boxes: uncore_irp_0 to \
+            uncore_irp_5, with ivbep_uncore_format_group (the ivbep-generic driver: \
+            its inv file sets nothing through that group, though the event mask \
+            keeps bit 23).",
+        },
+    ],
+};
+/// What the perf PMUs of the IRP (I/O coherency) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const IRP_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_GENERIC,
+};
+impl CounterControl for IrpCtl {
+    const ENABLE: &'static FieldInfo = IRP_CTL_EN;
+    const EVENT: &'static FieldInfo = IRP_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IRP_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IRP_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IRP_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IRP_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for IrpCtr {
+    const COUNT: &'static FieldInfo = IRP_CTR_EVENT_COUNT;
+}
+impl BoxControl for IrpBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
+/// M2M0, M2M1, M2M2, M2M3).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_m2m as m2m, four boxes: uncore_m2m_0 to
+/// uncore_m2m_3, with snr_m2m_uncore_formats_attr (the icx-m2m driver).
+pub static M2M: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "M2M",
+    scope: Scope::Socket,
+    controls: &[M2mBoxCtl::INFO],
+    statuses: &[M2mBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M2mCtl::INFO.at(0), M2mCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M2mCtl::INFO.at(1), M2mCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M2mCtl::INFO.at(2), M2mCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M2mCtl::INFO.at(3), M2mCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
+        M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
+        M2M_PERF.of_box("M2M2", "uncore_m2m_2"),
+        M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_m2m as m2m, four boxes: uncore_m2m_0 to \
+            uncore_m2m_3, with snr_m2m_uncore_formats_attr (the icx-m2m driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const M2M_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_ICX_M2M,
+};
+impl CounterControl for M2mCtl {
+    const ENABLE: &'static FieldInfo = M2M_CTL_EN;
+    const EVENT: &'static FieldInfo = M2M_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M2M_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M2M_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M2M_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M2M_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M2mCtr {
+    const COUNT: &'static FieldInfo = M2M_CTR_EVENT_COUNT;
+}
+impl BoxControl for M2mBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the M2PCIe (mesh to PCIe stack) performance monitoring (4 counters per box;
+/// boxes M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_m2pcie as m2pcie, six boxes:
+/// uncore_m2pcie_0 to uncore_m2pcie_5, with ivbep_uncore_format_group (the ivbep-generic driver).
+/// It restricts events 0x14, 0x23 and 0x2D to counters 0-1 (icx_uncore_m2pcie_constraints).
+pub static M2PCIE: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "M2PCIE",
+    scope: Scope::Socket,
+    controls: &[M2pcieBoxCtl::INFO],
+    statuses: &[M2pcieBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M2pcieCtl::INFO.at(0), M2pcieCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M2pcieCtl::INFO.at(1), M2pcieCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M2pcieCtl::INFO.at(2), M2pcieCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M2pcieCtl::INFO.at(3), M2pcieCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2PCIE_PERF.of_box("M2PCIE0", "uncore_m2pcie_0"),
+        M2PCIE_PERF.of_box("M2PCIE1", "uncore_m2pcie_1"),
+        M2PCIE_PERF.of_box("M2PCIE2", "uncore_m2pcie_2"),
+        M2PCIE_PERF.of_box("M2PCIE3", "uncore_m2pcie_3"),
+        M2PCIE_PERF.of_box("M2PCIE4", "uncore_m2pcie_4"),
+        M2PCIE_PERF.of_box("M2PCIE5", "uncore_m2pcie_5"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_m2pcie as m2pcie, six boxes: uncore_m2pcie_0 \
+            to uncore_m2pcie_5, with ivbep_uncore_format_group (the ivbep-generic \
+            driver). It restricts events 0x14, 0x23 and 0x2D to counters 0-1 \
+            (icx_uncore_m2pcie_constraints).",
+        },
+    ],
+};
+/// What the perf PMUs of the M2PCIe (mesh to PCIe stack) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const M2PCIE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_IVBEP_GENERIC,
+};
+impl CounterControl for M2pcieCtl {
+    const ENABLE: &'static FieldInfo = M2PCIE_CTL_EN;
+    const EVENT: &'static FieldInfo = M2PCIE_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M2PCIE_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M2PCIE_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M2PCIE_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M2PCIE_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M2pcieCtr {
+    const COUNT: &'static FieldInfo = M2PCIE_CTR_EVENT_COUNT;
+}
+impl BoxControl for M2pcieBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the M3UPI (mesh to UPI) performance monitoring (4 counters per box; boxes
+/// M3UPI0, M3UPI1, M3UPI2).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_m3upi as m3upi, three boxes:
+/// uncore_m3upi_0 to uncore_m3upi_2, with skx_uncore_format_group (the skx-generic driver). It
+/// restricts events 0x1C-0x1F to counter 0 and 0x40, 0x4E-0x50 to counters 0-2
+/// (icx_uncore_m3upi_constraints).
+pub static M3UPI: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "M3UPI",
+    scope: Scope::Socket,
+    controls: &[M3upiBoxCtl::INFO],
+    statuses: &[M3upiBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M3upiCtl::INFO.at(0), M3upiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M3upiCtl::INFO.at(1), M3upiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M3upiCtl::INFO.at(2), M3upiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M3upiCtl::INFO.at(3), M3upiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M3UPI_PERF.of_box("M3UPI0", "uncore_m3upi_0"),
+        M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
+        M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_m3upi as m3upi, three boxes: uncore_m3upi_0 \
+            to uncore_m3upi_2, with skx_uncore_format_group (the skx-generic \
+            driver). It restricts events 0x1C-0x1F to counter 0 and 0x40, 0x4E-0x50 \
+            to counters 0-2 (icx_uncore_m3upi_constraints).",
+        },
+    ],
+};
+/// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const M3UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SKX_GENERIC,
+};
+impl CounterControl for M3upiCtl {
+    const ENABLE: &'static FieldInfo = M3UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = M3UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M3UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M3UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M3UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M3UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M3upiCtr {
+    const COUNT: &'static FieldInfo = M3UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for M3upiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the PCU (power control unit) performance monitoring (4 counters per box; boxes
+/// PCU).
+///
+/// **Kernel PMU names** (info): Linux registers skx_uncore_pcu for this processor too
+/// (icx_msr_uncores) as pcu, one box: uncore_pcu, with skx_uncore_pcu_formats_attr (the skx-pcu
+/// driver).
+///
+/// **C-state residency counters not described** (info): The core and package C-state residency MSRs
+/// (0x3FC, 0x3FD, 0x3F8, 0x3F9) that likwid counts as fixed PCU counters (WBOX0FIX-WBOX3FIX) on
+/// this processor are not described here yet.
+pub static PCU: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "PCU",
+    scope: Scope::Socket,
+    controls: &[PcuBoxCtl::INFO],
+    statuses: &[PcuBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, PcuCtl::INFO.at(0), PcuCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, PcuCtl::INFO.at(1), PcuCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, PcuCtl::INFO.at(2), PcuCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, PcuCtl::INFO.at(3), PcuCtr::INFO.at(3)),
+    ],
+    filters: &[
+        FilterInfo {
+            register: PcuBoxFilter::INFO,
+            mask: None,
+            event: None,
+            event_ext: false,
+            counters: &[],
+            description: "Four frequency bands (Intel's PCUFilter) for the band events 0xB-0xE.",
+        },
+    ],
+    routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0, 1, 2, 3],
+            source: "linux-snbep",
+            driver: &PERF_SKX_PCU,
+        },
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers skx_uncore_pcu for this processor too (icx_msr_uncores) \
+            as pcu, one box: uncore_pcu, with skx_uncore_pcu_formats_attr (the \
+            skx-pcu driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "C-state residency counters not described",
+            text: "The core and package C-state residency MSRs (0x3FC, 0x3FD, 0x3F8, \
+            0x3F9) that likwid counts as fixed PCU counters (WBOX0FIX-WBOX3FIX) on \
+            this processor are not described here yet.",
+        },
+    ],
+};
+impl CounterControl for PcuCtl {
+    const ENABLE: &'static FieldInfo = PCU_CTL_EN;
+    const EVENT: &'static FieldInfo = PCU_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = None;
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(PCU_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(PCU_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(PCU_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for PcuCtr {
+    const COUNT: &'static FieldInfo = PCU_CTR_EVENT_COUNT;
+}
+impl BoxControl for PcuBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the U-box (system configuration controller) performance monitoring (3 counters
 /// per box; boxes UBOX).
 ///
@@ -98,6 +664,206 @@ pub static GLOBAL: GlobalInfo = GlobalInfo {
     status: UGlobalStatus1::INFO,
     overflow_clear: None,
 };
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
+/// per box; boxes UPI0, UPI1, UPI2).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_upi as upi, three boxes: uncore_upi_0 to
+/// uncore_upi_2, with icx_upi_uncore_formats_attr (the icx-upi driver).
+pub static UPI: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "UPI",
+    scope: Scope::Socket,
+    controls: &[UpiBoxCtl::INFO],
+    statuses: &[UpiBoxStatus::INFO],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, UpiCtl::INFO.at(0), UpiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, UpiCtl::INFO.at(1), UpiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, UpiCtl::INFO.at(2), UpiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, UpiCtl::INFO.at(3), UpiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        UPI_PERF.of_box("UPI0", "uncore_upi_0"),
+        UPI_PERF.of_box("UPI1", "uncore_upi_1"),
+        UPI_PERF.of_box("UPI2", "uncore_upi_2"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_upi as upi, three boxes: uncore_upi_0 to \
+            uncore_upi_2, with icx_upi_uncore_formats_attr (the icx-upi driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
+/// each box's entry adds its box and PMU name.
+const UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_ICX_UPI,
+};
+impl CounterControl for UpiCtl {
+    const ENABLE: &'static FieldInfo = UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for UpiCtr {
+    const COUNT: &'static FieldInfo = UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for UpiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
+}
+/// `C_MSR_PMON_BOX_CTL.frz` (bit 8).
+const CHA_BOX_CTL_FRZ: &FieldInfo = ChaBoxCtl::INFO.field_named("frz");
+/// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
+/// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const CHA_BOX_CTL_RST_CTRL: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrl");
+/// `C_MSR_PMON_CTL.thresh` (bits 31:24).
+const CHA_CTL_THRESH: &FieldInfo = ChaCtl::INFO.field_named("thresh");
+/// `C_MSR_PMON_CTL.invert` (bit 23).
+const CHA_CTL_INVERT: &FieldInfo = ChaCtl::INFO.field_named("invert");
+/// `C_MSR_PMON_CTL.en` (bit 22).
+const CHA_CTL_EN: &FieldInfo = ChaCtl::INFO.field_named("en");
+/// `C_MSR_PMON_CTL.edge_det` (bit 18).
+const CHA_CTL_EDGE_DET: &FieldInfo = ChaCtl::INFO.field_named("edge_det");
+/// `C_MSR_PMON_CTL.umask` (bits 15:8).
+const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
+/// `C_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
+/// `C_MSR_PMON_CTR.event_count` (bits 47:0).
+const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
+/// `IIO_MSR_PMON_BOX_CTL.frz` (bit 8).
+const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const IIO_BOX_CTL_RST_CTRL: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrl");
+/// `IIO_MSR_PMON_CTL.thresh` (bits 35:24).
+const IIO_CTL_THRESH: &FieldInfo = IioCtl::INFO.field_named("thresh");
+/// `IIO_MSR_PMON_CTL.invert` (bit 23).
+const IIO_CTL_INVERT: &FieldInfo = IioCtl::INFO.field_named("invert");
+/// `IIO_MSR_PMON_CTL.en` (bit 22).
+const IIO_CTL_EN: &FieldInfo = IioCtl::INFO.field_named("en");
+/// `IIO_MSR_PMON_CTL.edge_det` (bit 18).
+const IIO_CTL_EDGE_DET: &FieldInfo = IioCtl::INFO.field_named("edge_det");
+/// `IIO_MSR_PMON_CTL.umask` (bits 15:8).
+const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
+/// `IIO_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
+/// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
+const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `IRP_MSR_PMON_BOX_CTL.frz` (bit 8).
+const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const IRP_BOX_CTL_RST_CTRL: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrl");
+/// `IRP_MSR_PMON_CTL.thresh` (bits 31:24).
+const IRP_CTL_THRESH: &FieldInfo = IrpCtl::INFO.field_named("thresh");
+/// `IRP_MSR_PMON_CTL.invert` (bit 23).
+const IRP_CTL_INVERT: &FieldInfo = IrpCtl::INFO.field_named("invert");
+/// `IRP_MSR_PMON_CTL.en` (bit 22).
+const IRP_CTL_EN: &FieldInfo = IrpCtl::INFO.field_named("en");
+/// `IRP_MSR_PMON_CTL.edge_det` (bit 18).
+const IRP_CTL_EDGE_DET: &FieldInfo = IrpCtl::INFO.field_named("edge_det");
+/// `IRP_MSR_PMON_CTL.umask` (bits 15:8).
+const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
+/// `IRP_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
+/// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
+const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
+/// `M2M_PCI_PMON_BOX_CTL.frz` (bit 8).
+const M2M_BOX_CTL_FRZ: &FieldInfo = M2mBoxCtl::INFO.field_named("frz");
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const M2M_BOX_CTL_RST_CTRS: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrs");
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const M2M_BOX_CTL_RST_CTRL: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrl");
+/// `M2M_PCI_PMON_CTL.thresh` (bits 31:24).
+const M2M_CTL_THRESH: &FieldInfo = M2mCtl::INFO.field_named("thresh");
+/// `M2M_PCI_PMON_CTL.invert` (bit 23).
+const M2M_CTL_INVERT: &FieldInfo = M2mCtl::INFO.field_named("invert");
+/// `M2M_PCI_PMON_CTL.en` (bit 22).
+const M2M_CTL_EN: &FieldInfo = M2mCtl::INFO.field_named("en");
+/// `M2M_PCI_PMON_CTL.edge_det` (bit 18).
+const M2M_CTL_EDGE_DET: &FieldInfo = M2mCtl::INFO.field_named("edge_det");
+/// `M2M_PCI_PMON_CTL.umask` (bits 15:8).
+const M2M_CTL_UMASK: &FieldInfo = M2mCtl::INFO.field_named("umask");
+/// `M2M_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const M2M_CTL_EV_SEL: &FieldInfo = M2mCtl::INFO.field_named("ev_sel");
+/// `M2M_PCI_PMON_CTR.event_count` (bits 47:0).
+const M2M_CTR_EVENT_COUNT: &FieldInfo = M2mCtr::INFO.field_named("event_count");
+/// `M2PCIE_MSR_PMON_BOX_CTL.frz` (bit 8).
+const M2PCIE_BOX_CTL_FRZ: &FieldInfo = M2pcieBoxCtl::INFO.field_named("frz");
+/// `M2PCIE_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const M2PCIE_BOX_CTL_RST_CTRS: &FieldInfo = M2pcieBoxCtl::INFO.field_named("rst_ctrs");
+/// `M2PCIE_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const M2PCIE_BOX_CTL_RST_CTRL: &FieldInfo = M2pcieBoxCtl::INFO.field_named("rst_ctrl");
+/// `M2PCIE_MSR_PMON_CTL.thresh` (bits 31:24).
+const M2PCIE_CTL_THRESH: &FieldInfo = M2pcieCtl::INFO.field_named("thresh");
+/// `M2PCIE_MSR_PMON_CTL.invert` (bit 23).
+const M2PCIE_CTL_INVERT: &FieldInfo = M2pcieCtl::INFO.field_named("invert");
+/// `M2PCIE_MSR_PMON_CTL.en` (bit 22).
+const M2PCIE_CTL_EN: &FieldInfo = M2pcieCtl::INFO.field_named("en");
+/// `M2PCIE_MSR_PMON_CTL.edge_det` (bit 18).
+const M2PCIE_CTL_EDGE_DET: &FieldInfo = M2pcieCtl::INFO.field_named("edge_det");
+/// `M2PCIE_MSR_PMON_CTL.umask` (bits 15:8).
+const M2PCIE_CTL_UMASK: &FieldInfo = M2pcieCtl::INFO.field_named("umask");
+/// `M2PCIE_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const M2PCIE_CTL_EV_SEL: &FieldInfo = M2pcieCtl::INFO.field_named("ev_sel");
+/// `M2PCIE_MSR_PMON_CTR.event_count` (bits 47:0).
+const M2PCIE_CTR_EVENT_COUNT: &FieldInfo = M2pcieCtr::INFO.field_named("event_count");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.frz` (bit 8).
+const M3UPI_BOX_CTL_FRZ: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const M3UPI_BOX_CTL_RST_CTRS: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrs");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const M3UPI_BOX_CTL_RST_CTRL: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrl");
+/// `M3UPI_L_PCI_PMON_CTL.thresh` (bits 31:24).
+const M3UPI_CTL_THRESH: &FieldInfo = M3upiCtl::INFO.field_named("thresh");
+/// `M3UPI_L_PCI_PMON_CTL.invert` (bit 23).
+const M3UPI_CTL_INVERT: &FieldInfo = M3upiCtl::INFO.field_named("invert");
+/// `M3UPI_L_PCI_PMON_CTL.en` (bit 22).
+const M3UPI_CTL_EN: &FieldInfo = M3upiCtl::INFO.field_named("en");
+/// `M3UPI_L_PCI_PMON_CTL.edge_det` (bit 18).
+const M3UPI_CTL_EDGE_DET: &FieldInfo = M3upiCtl::INFO.field_named("edge_det");
+/// `M3UPI_L_PCI_PMON_CTL.umask` (bits 15:8).
+const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
+/// `M3UPI_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
+/// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
+const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
+/// `PCU_MSR_PMON_BOX_CTL.frz` (bit 8).
+const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
+/// `PCU_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const PCU_BOX_CTL_RST_CTRS: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrs");
+/// `PCU_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const PCU_BOX_CTL_RST_CTRL: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrl");
+/// `PCU_MSR_PMON_CTL.thresh` (bits 28:24).
+const PCU_CTL_THRESH: &FieldInfo = PcuCtl::INFO.field_named("thresh");
+/// `PCU_MSR_PMON_CTL.invert` (bit 23).
+const PCU_CTL_INVERT: &FieldInfo = PcuCtl::INFO.field_named("invert");
+/// `PCU_MSR_PMON_CTL.en` (bit 22).
+const PCU_CTL_EN: &FieldInfo = PcuCtl::INFO.field_named("en");
+/// `PCU_MSR_PMON_CTL.edge_det` (bit 18).
+const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
+/// `PCU_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
+/// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
+const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
 /// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
 const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
     .field_named("event_count");
@@ -115,6 +881,314 @@ const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
 /// `U_MSR_PMON_CTR.event_count` (bits 47:0).
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
+/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 8).
+const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
+/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
+const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
+/// `U_L_PCI_PMON_CTL.invert` (bit 23).
+const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
+/// `U_L_PCI_PMON_CTL.en` (bit 22).
+const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
+/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
+const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
+/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
+const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
+/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
+/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
+const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
+/// The `icx-cha` perf driver's format (`snr_uncore_cha_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_ICX_CHA: PerfDriverInfo = PerfDriverInfo {
+    id: "icx-cha",
+    module: "intel_uncore",
+    group: "snr_uncore_cha_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-57",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension: config bits 8-15 go to the control's \
+            umask (15:8) and bits 32-57 to umask_ext (57:32), one file spanning two \
+            fields; the driver writes the whole 64-bit control \
+            (snr_cha_enable_event).",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "tid_en",
+            config: "config:19",
+            target: FormatTarget::Field("tid_en"),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+        PerfFormatInfo {
+            name: "filter_tid",
+            config: "config1:0-9",
+            target: FormatTarget::Register("C{i}_MSR_PMON_BOX_FILTER0"),
+        },
+    ],
+};
+/// The `icx-iio` perf driver's format (`snr_uncore_iio_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_ICX_IIO: PerfDriverInfo = PerfDriverInfo {
+    id: "icx-iio",
+    module: "intel_uncore",
+    group: "snr_uncore_iio_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Role(Role::Umask),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-35",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+        PerfFormatInfo {
+            name: "ch_mask",
+            config: "config:36-47",
+            target: FormatTarget::Field("ch_mask"),
+        },
+        PerfFormatInfo {
+            name: "fc_mask",
+            config: "config:48-50",
+            target: FormatTarget::Field("fc_mask"),
+        },
+    ],
+};
+/// The `ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "ivbep-generic",
+    module: "intel_uncore",
+    group: "ivbep_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Role(Role::Umask),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Unmapped(
+                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, \
+            IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter \
+            controls have no invert bit: it sets nothing.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
+/// The `icx-m2m` perf driver's format (`snr_m2m_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_ICX_M2M: PerfDriverInfo = PerfDriverInfo {
+    id: "icx-m2m",
+    module: "intel_uncore",
+    group: "snr_m2m_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-39",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension: config bits 8-15 go to the control's \
+            umask (15:8) and bits 32-39 to umask_ext (39:32), one file spanning two \
+            fields. The driver writes only the low dword of the control \
+            (snbep_uncore_pci_enable_event), so the extension does not reach the \
+            register through perf.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
+/// The `skx-generic` perf driver's format (`skx_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-generic",
+    module: "intel_uncore",
+    group: "skx_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Role(Role::Umask),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
+/// The `skx-pcu` perf driver's format (`skx_uncore_pcu_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_PCU: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-pcu",
+    module: "intel_uncore",
+    group: "skx_uncore_pcu_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Unmapped(
+                "Offered by the driver, but its event mask \
+            (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK) keeps only bits 15:14 of this range, \
+            the control's occ_sel; the other bits are dropped.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Unmapped(
+                "Offered as eight bits, but the event mask keeps 28:24, the control's \
+            5-bit threshold, and bits 30 and 31 are occ_invert and occ_edge_det.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "occ_invert",
+            config: "config:30",
+            target: FormatTarget::Field("occ_invert"),
+        },
+        PerfFormatInfo {
+            name: "occ_edge_det",
+            config: "config:31",
+            target: FormatTarget::Field("occ_edge_det"),
+        },
+        PerfFormatInfo {
+            name: "filter_band0",
+            config: "config1:0-7",
+            target: FormatTarget::Register("PCU_MSR_PMON_BOX_FILTER"),
+        },
+        PerfFormatInfo {
+            name: "filter_band1",
+            config: "config1:8-15",
+            target: FormatTarget::Register("PCU_MSR_PMON_BOX_FILTER"),
+        },
+        PerfFormatInfo {
+            name: "filter_band2",
+            config: "config1:16-23",
+            target: FormatTarget::Register("PCU_MSR_PMON_BOX_FILTER"),
+        },
+        PerfFormatInfo {
+            name: "filter_band3",
+            config: "config1:24-31",
+            target: FormatTarget::Register("PCU_MSR_PMON_BOX_FILTER"),
+        },
+    ],
+};
 /// The `bdx-ubox` perf driver's format (`ivbep_uncore_ubox_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_BDX_UBOX: PerfDriverInfo = PerfDriverInfo {
@@ -147,6 +1221,48 @@ pub static PERF_BDX_UBOX: PerfDriverInfo = PerfDriverInfo {
         PerfFormatInfo {
             name: "thresh",
             config: "config:24-28",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
+/// The `icx-upi` perf driver's format (`icx_upi_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_ICX_UPI: PerfDriverInfo = PerfDriverInfo {
+    id: "icx-upi",
+    module: "intel_uncore",
+    group: "icx_upi_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-55",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension: config bits 8-15 go to the control's \
+            umask (15:8) and bits 32-55 to umask_ext (55:32), one file spanning two \
+            fields. The driver writes only the low dword of the control \
+            (snbep_uncore_pci_enable_event), so the extension does not reach the \
+            register through perf.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
             target: FormatTarget::Role(Role::Threshold),
         },
     ],

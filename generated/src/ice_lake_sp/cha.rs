@@ -1309,6 +1309,121 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111.
+    pub const DIR_UPDATE_HA: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, row: 0 };
+    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111.
+    pub const DIR_UPDATE_TOR: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, row: 1 };
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x50, umask: 0x10, ext_sel: false, row: 2 };
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x50, umask: 0x20, ext_sel: false, row: 3 };
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111.
+    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, row: 4 };
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111.
+    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x50, umask: 0x02, ext_sel: false, row: 5 };
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x50, umask: 0x04, ext_sel: false, row: 6 };
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x50, umask: 0x08, ext_sel: false, row: 7 };
+    /// `UNC_CHA_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 8 };
+    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`: event select 0x59, umask 0x01, counters 0b1111.
+    pub const IMC_READS_COUNT_NORMAL: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, row: 9 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111.
+    pub const IMC_WRITES_COUNT_FULL: Event = Event { code: 0x5b, umask: 0x01, ext_sel: false, row: 10 };
+    /// `UNC_CHA_LLC_VICTIMS.ALL`: event select 0x37, umask 0x0f, counters 0b1111.
+    pub const LLC_VICTIMS_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, row: 11 };
+    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111.
+    pub const REQUESTS_READS: Event = Event { code: 0x50, umask: 0x03, ext_sel: false, row: 12 };
+    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111.
+    pub const REQUESTS_WRITES: Event = Event { code: 0x50, umask: 0x0c, ext_sel: false, row: 13 };
+    /// `UNC_CHA_SF_EVICTION.E_STATE`: event select 0x3d, umask 0x02, counters 0b1111.
+    pub const SF_EVICTION_E_STATE: Event = Event { code: 0x3d, umask: 0x02, ext_sel: false, row: 14 };
+    /// `UNC_CHA_SF_EVICTION.M_STATE`: event select 0x3d, umask 0x01, counters 0b1111.
+    pub const SF_EVICTION_M_STATE: Event = Event { code: 0x3d, umask: 0x01, ext_sel: false, row: 15 };
+    /// `UNC_CHA_SF_EVICTION.S_STATE`: event select 0x3d, umask 0x04, counters 0b1111.
+    pub const SF_EVICTION_S_STATE: Event = Event { code: 0x3d, umask: 0x04, ext_sel: false, row: 16 };
+    /// `UNC_CHA_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111.
+    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 17 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::CLOCKTICKS, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::LLC_VICTIMS_ALL, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::SF_EVICTION_E_STATE, Event::SF_EVICTION_M_STATE, Event::SF_EVICTION_S_STATE, Event::CMS_CLOCKTICKS];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_LLC_VICTIMS.ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_SF_EVICTION.E_STATE", code: 0x3d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_SF_EVICTION.S_STATE", code: 0x3d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_CHA_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+];
+
+
+impl ChaCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1325,6 +1440,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_BOX_STATUS_INFO,
         &CHA_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
 };

@@ -458,6 +458,103 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_I_MISC1.LOST_FWD`: event select 0x1f, umask 0x10, counters 0b11.
+    pub const MISC1_LOST_FWD: Event = Event { code: 0x1f, umask: 0x10, ext_sel: false, row: 0 };
+    /// `UNC_I_COHERENT_OPS.PCITOM`: event select 0x10, umask 0x10, counters 0b11.
+    pub const COHERENT_OPS_PCITOM: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 1 };
+    /// `UNC_I_COHERENT_OPS.WBMTOI`: event select 0x10, umask 0x40, counters 0b11.
+    pub const COHERENT_OPS_WBMTOI: Event = Event { code: 0x10, umask: 0x40, ext_sel: false, row: 2 };
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`: event select 0x0f, umask 0x04, counters 0b11.
+    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event { code: 0x0f, umask: 0x04, ext_sel: false, row: 3 };
+    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`: event select 0x20, umask 0x01, counters 0b11.
+    pub const IRP_ALL_INBOUND_INSERTS: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 4 };
+    /// `UNC_I_TRANSACTIONS.WR_PREF`: event select 0x11, umask 0x08, counters 0b11.
+    pub const TRANSACTIONS_WR_PREF: Event = Event { code: 0x11, umask: 0x08, ext_sel: false, row: 5 };
+    /// `UNC_I_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b11.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 6 };
+    /// `UNC_I_FAF_FULL`: event select 0x17, umask 0x00, counters 0b11.
+    pub const FAF_FULL: Event = Event { code: 0x17, umask: 0x00, ext_sel: false, row: 7 };
+    /// `UNC_I_FAF_INSERTS`: event select 0x18, umask 0x00, counters 0b11.
+    pub const FAF_INSERTS: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, row: 8 };
+    /// `UNC_I_FAF_OCCUPANCY`: event select 0x19, umask 0x00, counters 0b11.
+    pub const FAF_OCCUPANCY: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 9 };
+    /// `UNC_I_FAF_TRANSACTIONS`: event select 0x16, umask 0x00, counters 0b11.
+    pub const FAF_TRANSACTIONS: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, row: 10 };
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`: event select 0x12, umask 0x78, counters 0b11.
+    pub const SNOOP_RESP_ALL_HIT_M: Event = Event { code: 0x12, umask: 0x78, ext_sel: false, row: 11 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::MISC1_LOST_FWD, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_WBMTOI, Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::IRP_ALL_INBOUND_INSERTS, Event::TRANSACTIONS_WR_PREF, Event::CLOCKTICKS, Event::FAF_FULL, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::FAF_TRANSACTIONS, Event::SNOOP_RESP_ALL_HIT_M];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+];
+
+
+impl IrpCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -473,6 +570,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IRP_BOX_STATUS_INFO,
         &IRP_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IRP),
 };

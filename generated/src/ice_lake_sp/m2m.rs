@@ -484,6 +484,94 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`: event select 0x2d, umask 0x01, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, row: 0 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`: event select 0x2d, umask 0x08, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, row: 1 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`: event select 0x2d, umask 0x02, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, row: 2 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`: event select 0x2d, umask 0x04, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, row: 3 };
+    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`: event select 0x2e, umask 0x01, counters 0b1111.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, row: 4 };
+    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN`: event select 0x2c, umask 0x01, counters 0b1111.
+    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, row: 5 };
+    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY`: event select 0x2c, umask 0x02, counters 0b1111.
+    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, row: 6 };
+    /// `UNC_M2M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 7 };
+    /// `UNC_M2M_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111.
+    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 8 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_ANY, Event::TAG_HIT_NM_RD_HIT_CLEAN, Event::TAG_HIT_NM_RD_HIT_DIRTY, Event::CLOCKTICKS, Event::CMS_CLOCKTICKS];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+];
+
+
+impl M2mCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -499,6 +587,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2M_BOX_STATUS_INFO,
         &M2M_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::M2M),
 };

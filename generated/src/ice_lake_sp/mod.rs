@@ -22,6 +22,8 @@ pub mod pcu;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod upi;
+#[rustfmt::skip]
+pub mod core;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
@@ -51,5 +53,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &upi::UNIT,
     ],
     global: Some(&pmu::GLOBAL),
-    core_events: None,
+    core_events: Some(&core::EVENTS),
 };

@@ -1279,7 +1279,7 @@ static inline uint32_t pmu_ice_lake_sp_irp_msr_pmon_box_ctl_rst_ctrl_set(uint32_
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Layout from Linux.
- * Note (source-conflict): Invert: in the event mask, not in the formats.
+ * Note (info): Invert: kept by the event mask.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/irp.md.
  */
@@ -2033,7 +2033,7 @@ static inline uint32_t pmu_ice_lake_sp_m2pcie_msr_pmon_box_ctl_rst_ctrl_set(uint
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Layout from Linux.
- * Note (source-conflict): Invert: in the event mask, not in the formats.
+ * Note (info): Invert: kept by the event mask.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/m2pcie.md.
  */

@@ -162,10 +162,10 @@ impl IrpCtlInvert {
 /// umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17;
 /// written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved.
 ///
-/// **Invert: in the event mask, not in the formats** (source-conflict): The IRP PMU offers
-/// ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_irp masks
-/// events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23
-/// on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23.
+/// **Invert: kept by the event mask** (info): The PMU offers ivbep_uncore_format_group, whose inv
+/// file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_irp masks events with
+/// SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on
+/// Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23.
 ///
 /// **Addresses** (info): Linux ICX_IRP0_MSR_PMON_CTL0 = 0xA4D plus icx_msr_offsets\[n\], two
 /// counters; likwid MSR_UNC_M2IOSF_IRP0_PMON_CTL0/1 = 0xA4D/0xA4E.
@@ -285,7 +285,7 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17; written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "Invert: in the event mask, not in the formats", text: "The IRP PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_irp masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23." },
+        NoteInfo { kind: "info", title: "Invert: kept by the event mask", text: "The PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_irp masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux ICX_IRP0_MSR_PMON_CTL0 = 0xA4D plus icx_msr_offsets[n], two counters; likwid MSR_UNC_M2IOSF_IRP0_PMON_CTL0/1 = 0xA4D/0xA4E." },
     ],
 };

@@ -570,7 +570,7 @@ impl CounterValue for PcuCtr {
 }
 impl BoxControl for PcuBoxCtl {
     const FREEZE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ_EN);
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRL);
 }
@@ -848,6 +848,8 @@ const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
 const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
 /// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
 const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
+/// `PCU_MSR_PMON_BOX_CTL.frz_en` (bit 16).
+const PCU_BOX_CTL_FRZ_EN: &FieldInfo = PcuBoxCtl::INFO.field_named("frz_en");
 /// `PCU_MSR_PMON_BOX_CTL.frz` (bit 8).
 const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
 /// `PCU_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).

@@ -94,6 +94,9 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),
         ),
+        pmu_regs::Location::Mmio { .. } => {
+            panic!("{}: no memory-mapped box is simulated yet", r.name())
+        }
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

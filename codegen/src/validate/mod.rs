@@ -21,6 +21,7 @@ use crate::parse::*;
 mod addresses;
 mod events;
 mod fields;
+mod mmio;
 mod numbers;
 mod pci_identity;
 mod processors;
@@ -161,6 +162,7 @@ impl Validator {
         }
         for p in &ctx.processors {
             self.check_address_collisions(p);
+            self.check_mmio_overlaps(p);
             for d in pci_identity::check(p) {
                 self.push(d);
             }

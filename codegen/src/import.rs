@@ -36,6 +36,8 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("M2M", "M2M"),
     ("UPI LL", "UPI"),
     ("M3UPI", "M3UPI"),
+    // Ice Lake-SP.
+    ("M2PCIe", "M2PCIE"),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -94,8 +94,15 @@ mod tests {
     }
 
     #[test]
+    fn ice_lake_sp_is_found_by_its_model() {
+        let p = processor_from_cpuinfo(&cpuinfo(6, 0x6A)).expect("06_6AH is in the spec");
+        assert_eq!(p.id, "ice-lake-sp");
+    }
+
+    #[test]
     fn unknown_or_missing_signatures_find_nothing() {
-        assert!(processor_from_cpuinfo(&cpuinfo(6, 0x6A)).is_none());
+        // 06_01H (the Pentium Pro) is in no spec.
+        assert!(processor_from_cpuinfo(&cpuinfo(6, 0x01)).is_none());
         assert!(processor_from_cpuinfo("processor : 0\nmodel name : no family\n").is_none());
         assert_eq!(signature_from_cpuinfo(""), None);
     }

@@ -3133,6 +3133,339 @@ layout! {
 }
 }
 
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_cha {
+use super::*;
+use pmu_regs::ice_lake_sp::cha::*;
+
+layout! {
+    cha_box_ctl: ChaBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    cha_ctl: ChaCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 26);
+    checked(try_with_umask_ext, u32, 26);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ChaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(tid_en, with_tid_en, val bool, 19, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cha_box_filter0: ChaBoxFilter0;
+    rw(tid, with_tid, val u16, 0, 9);
+    checked(try_with_tid, u16, 9);
+}
+layout! {
+    cha_box_status: ChaBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    cha_ctr: ChaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_iio {
+use super::*;
+use pmu_regs::ice_lake_sp::iio::*;
+
+layout! {
+    iio_box_ctl: IioBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    iio_ctl: IioCtl;
+    rw(fc_mask, with_fc_mask, val u8, 48, 3);
+    checked(try_with_fc_mask, u8, 3);
+    rw(ch_mask, with_ch_mask, val u16, 36, 12);
+    checked(try_with_ch_mask, u16, 12);
+    rw(thresh, with_thresh, val u16, 24, 12);
+    checked(try_with_thresh, u16, 12);
+    rw(invert, with_invert, named IioCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    iio_box_status: IioBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    iio_ctr: IioCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_irp {
+use super::*;
+use pmu_regs::ice_lake_sp::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_box_status: IrpBoxStatus;
+    rw(ov, with_ov, val u8, 0, 2);
+    checked(try_with_ov, u8, 2);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_m2m {
+use super::*;
+use pmu_regs::ice_lake_sp::m2m::*;
+
+layout! {
+    m2m_box_ctl: M2mBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m2m_ctl: M2mCtl;
+    rw(umask_ext, with_umask_ext, val u8, 32, 8);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2mCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2m_box_status: M2mBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    m2m_ctr: M2mCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_m2pcie {
+use super::*;
+use pmu_regs::ice_lake_sp::m2pcie::*;
+
+layout! {
+    m2pcie_box_ctl: M2pcieBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m2pcie_ctl: M2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2pcieCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2pcie_box_status: M2pcieBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    m2pcie_ctr: M2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_m3upi {
+use super::*;
+use pmu_regs::ice_lake_sp::m3upi::*;
+
+layout! {
+    m3upi_box_ctl: M3upiBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m3upi_ctl: M3upiCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M3upiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m3upi_box_status: M3upiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    m3upi_ctr: M3upiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_pcu {
+use super::*;
+use pmu_regs::ice_lake_sp::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(occ_edge_det, with_occ_edge_det, val bool, 31, 1);
+    rw(occ_invert, with_occ_invert, val bool, 30, 1);
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(occ_sel, with_occ_sel, named PcuCtlOccSel, 14, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_box_filter: PcuBoxFilter;
+    rw(filt31_24, with_filt31_24, val u8, 24, 8);
+    rw(filt23_16, with_filt23_16, val u8, 16, 8);
+    rw(filt15_8, with_filt15_8, val u8, 8, 8);
+    rw(filt7_0, with_filt7_0, val u8, 0, 8);
+}
+layout! {
+    pcu_box_status: PcuBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_ubox {
+use super::*;
+use pmu_regs::ice_lake_sp::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    wo(with_frz_all, val bool, 63, 1);
+    wo(with_unfrz_all, val bool, 61, 1);
+}
+layout! {
+    u_global_status1: UGlobalStatus1;
+}
+layout! {
+    u_global_status2: UGlobalStatus2;
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 5);
+    checked(try_with_thresh, u8, 5);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_upi {
+use super::*;
+use pmu_regs::ice_lake_sp::upi::*;
+
+layout! {
+    upi_box_ctl: UpiBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    upi_ctl: UpiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    upi_box_status: UpiBoxStatus;
+    rw(ov, with_ov, val u8, 0, 4);
+    checked(try_with_ov, u8, 4);
+}
+layout! {
+    upi_ctr: UpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

@@ -193,6 +193,13 @@ pub fn find_box(
         .map(|p| Boxes::of(p))
         .filter_map(|b| b.find(name).map(|x| (b, x)))
         .collect();
+    // A name only another processor's uncore has is not a box of the scope's processor
+    // (the core PMU's boxes serve every processor).
+    if let (None, Some(d), [(b, x)]) = (prefix, scope, found.as_slice()) {
+        if b.processor.id != d && x.scope() == pmu_regs::Scope::Socket {
+            return Err(unknown_box(name, Some(d)));
+        }
+    }
     let narrowed: Vec<_> = match (found.len(), scope) {
         (2.., Some(d)) => found
             .iter()

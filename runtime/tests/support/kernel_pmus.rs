@@ -261,6 +261,42 @@ pub const HSWEP_S: Formats = &[
     ("inv", "config:23"),
     ("thresh", "config:24-31"),
 ];
+/// Ice Lake-SP: snr_uncore_cha_formats_attr (umask_ext2, filter_tid5).
+pub const ICX_CHA: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-57"),
+    ("edge", "config:18"),
+    ("tid_en", "config:19"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-9"),
+];
+/// Ice Lake-SP: snr_uncore_iio_formats_attr (thresh9, ch_mask2, fc_mask2).
+pub const ICX_IIO: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-35"),
+    ("ch_mask", "config:36-47"),
+    ("fc_mask", "config:48-50"),
+];
+/// Ice Lake-SP: snr_m2m_uncore_formats_attr (umask_ext3).
+pub const ICX_M2M: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-39"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// Ice Lake-SP: icx_upi_uncore_formats_attr (umask_ext4).
+pub const ICX_UPI: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-55"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
 /// cstate.c's format: the event is the whole config.
 pub const CSTATE: Formats = &[("event", "config:0-63")];
 pub const CPU: Formats = &[
@@ -341,6 +377,20 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_imc", 6, SNBEP));
             v.extend(idx("uncore_m2m", 2, SNBEP));
             v.extend(idx("uncore_upi", 3, SKX_UPI));
+            v.extend(idx("uncore_m3upi", 3, SNBEP));
+        }
+        "ice-lake-sp" => {
+            // icx_msr_uncores reuses skx_uncore_ubox and skx_uncore_pcu; the IRP and M2PCIe
+            // use ivbep_uncore_format_group, the M3UPI skx_uncore_format_group (both the
+            // snbep list).
+            one(&mut v, "uncore_ubox", SNBEP_U);
+            v.extend(idx("uncore_cha", 40, ICX_CHA));
+            v.extend(idx("uncore_iio", 6, ICX_IIO));
+            v.extend(idx("uncore_irp", 6, SNBEP));
+            v.extend(idx("uncore_m2pcie", 6, SNBEP));
+            one(&mut v, "uncore_pcu", SKX_PCU);
+            v.extend(idx("uncore_m2m", 4, ICX_M2M));
+            v.extend(idx("uncore_upi", 3, ICX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
         }
         _ => one(&mut v, "cpu", CPU),

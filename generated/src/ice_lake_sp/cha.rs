@@ -1442,4 +1442,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
+    mmio_window: None,
 };

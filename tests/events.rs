@@ -480,7 +480,8 @@ fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
             .core_events
             .unwrap_or_else(|| panic!("{} has no core events", p.id));
         assert_eq!((c.processor, c.unit), ("architectural", "CORE"));
-        assert!(c.events.len() > 250, "{}: {}", p.id, c.events.len());
+        // Ice Lake-SP's list is the shortest: 243 events.
+        assert!(c.events.len() > 240, "{}: {}", p.id, c.events.len());
         assert!(c
             .events
             .iter()

@@ -43,6 +43,8 @@
  *
  * Note (info): Layout from Linux.
  * Note (info): No freeze enable.
+ * Note (source-conflict): No freeze enable on the CHA: Linux against PCM.
+ * Note (source-conflict): 40 CHAs (Linux, likwid) or 42 (PCM).
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/cha.md.
  */
@@ -913,6 +915,7 @@ static inline uint64_t pmu_ice_lake_sp_c_msr_pmon_ctr_event_count_set(uint64_t r
  *
  * Note (info): Layout from Linux.
  * Note (info): No freeze enable.
+ * Note (source-conflict): Bits 17:16: PCM writes them, Linux does not.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/iio.md.
  */
@@ -2081,6 +2084,7 @@ static inline uint64_t pmu_ice_lake_sp_mc_mmio_pmon_fixed_ctr_event_count_set(ui
  *
  * Note (info): Layout from Linux.
  * Note (info): No freeze enable.
+ * Note (source-conflict): Bits 17:16: PCM writes them, Linux does not.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/irp.md.
  */
@@ -2134,7 +2138,7 @@ static inline uint32_t pmu_ice_lake_sp_irp_msr_pmon_box_ctl_rst_ctrl_set(uint32_
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Layout from Linux.
- * Note (source-conflict): Invert: in the event mask, not in the formats.
+ * Note (info): Invert: kept by the event mask.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/irp.md.
  */
@@ -2888,7 +2892,7 @@ static inline uint32_t pmu_ice_lake_sp_m2pcie_msr_pmon_box_ctl_rst_ctrl_set(uint
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Layout from Linux.
- * Note (source-conflict): Invert: in the event mask, not in the formats.
+ * Note (info): Invert: kept by the event mask.
  * Note (info): Addresses.
  * The notes in full: generated/docs/ice_lake_sp/m2pcie.md.
  */
@@ -3461,25 +3465,36 @@ static inline uint64_t pmu_ice_lake_sp_m3upi_l_pci_pmon_ctr_event_count_set(uint
  */
 
 /*
- * PCU_MSR_PMON_BOX_CTL: Box-wide control of the PCU: freeze, and reset of all counters or all
- * controls in one write.
+ * PCU_MSR_PMON_BOX_CTL: Box-wide control of the PCU: freeze, freeze enable, and reset of all
+ * counters or all controls in one write.
  *
  * 32-bit MSR.
  *
  * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
  *
  * Note (info): Layout from Linux.
- * Note (info): No freeze enable.
+ * Note (source-conflict): Freeze enable: PCM sets it, Linux does not.
  * Note (info): Address.
  * The notes in full: generated/docs/ice_lake_sp/pcu.md.
  */
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_WIDTH 32
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_COUNT 1
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_RESET 0x00000000U
-#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFEFCU
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_RESERVED_MASK 0xFFFEFEFCU
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
-#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_WRITABLE_MASK 0x00000103U
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_WRITABLE_MASK 0x00010103U
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL 0x710U
+
+/*
+ * frz_en (bit 16, rw, role freeze-enable): Freeze enable: lets the box's counters be frozen by
+ * frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
+ */
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT 16
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_WIDTH 1
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_MASK 0x00010000U
+#define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_MAX 0x00000001U
+static inline uint32_t pmu_ice_lake_sp_pcu_msr_pmon_box_ctl_frz_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_MASK, PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT); }
+static inline uint32_t pmu_ice_lake_sp_pcu_msr_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_MASK, PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
 
 /* frz (bit 8, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
 #define PMU_ICE_LAKE_SP_PCU_MSR_PMON_BOX_CTL_FRZ_SHIFT 8
@@ -4038,6 +4053,7 @@ static inline uint64_t pmu_ice_lake_sp_u_msr_pmon_ctr_event_count_set(uint64_t r
  *
  * Note (info): Layout from Linux.
  * Note (info): No freeze enable.
+ * Note (source-conflict): Bits 17:16: PCM writes them, Linux does not.
  * Note (info): Device ids, devices and functions.
  * The notes in full: generated/docs/ice_lake_sp/upi.md.
  */

@@ -42,6 +42,19 @@ use crate::structure::Role;
 /// is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not
 /// reach the box in this model: frz stops it.
 ///
+/// **No freeze enable on the CHA: Linux against PCM** (source-conflict): Intel PCM freezes and
+/// unfreezes the CHAs of every server processor with UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) set
+/// (freezeServerUncoreCounters, CBO_PMU_ID, cpucounters.cpp); Linux initialises the Ice Lake-SP
+/// CHAs without it (icx_uncore_chabox_ops: ivbep_uncore_msr_init_box), as on Skylake-SP, where its
+/// driver says the CHA box control has no freeze enable. We follow Linux, as the Skylake-SP CHA
+/// does: bit 16 is reserved, safe code never sets it, and frz stops the box.
+///
+/// **40 CHAs (Linux, likwid) or 42 (PCM)** (source-conflict): PCM's ICX_CHA_MSR_PMON_BOX_CTL table
+/// (types.h) has the same 40 box-control addresses as Linux and likwid, followed by two more, 0xBB4
+/// and 0xBC2. Linux refuses a CHA count above 40 (icx_uncore_cpu_init, against
+/// ARRAY_SIZE(icx_cha_msr_offsets)) and likwid names 40 (CBOX0-39). We describe the 40 that two
+/// sources agree on; no source read shows a part with a 41st.
+///
 /// **Addresses** (info): Linux icx_uncore_chabox: box_ctl ICX_C34_MSR_PMON_BOX_CTL = 0xB60 plus
 /// icx_cha_msr_offsets\[n\] for CHA n (0x2A0 for CHA 0, then 0xE apart up to CHA 17, 0x3AA for CHA
 /// 18, 0xE apart up to CHA 33, and 0x0-0x46 for CHAs 34-39: the CHAs 0-33 sit at 0xE00-0xFDC with a
@@ -230,6 +243,8 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
         NoteInfo { kind: "info", title: "No freeze enable", text: "Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this processor: every icx_* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not reach the box in this model: frz stops it." },
+        NoteInfo { kind: "source-conflict", title: "No freeze enable on the CHA: Linux against PCM", text: "Intel PCM freezes and unfreezes the CHAs of every server processor with UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) set (freezeServerUncoreCounters, CBO_PMU_ID, cpucounters.cpp); Linux initialises the Ice Lake-SP CHAs without it (icx_uncore_chabox_ops: ivbep_uncore_msr_init_box), as on Skylake-SP, where its driver says the CHA box control has no freeze enable. We follow Linux, as the Skylake-SP CHA does: bit 16 is reserved, safe code never sets it, and frz stops the box." },
+        NoteInfo { kind: "source-conflict", title: "40 CHAs (Linux, likwid) or 42 (PCM)", text: "PCM's ICX_CHA_MSR_PMON_BOX_CTL table (types.h) has the same 40 box-control addresses as Linux and likwid, followed by two more, 0xBB4 and 0xBC2. Linux refuses a CHA count above 40 (icx_uncore_cpu_init, against ARRAY_SIZE(icx_cha_msr_offsets)) and likwid names 40 (CBOX0-39). We describe the 40 that two sources agree on; no source read shows a part with a 41st." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux icx_uncore_chabox: box_ctl ICX_C34_MSR_PMON_BOX_CTL = 0xB60 plus icx_cha_msr_offsets[n] for CHA n (0x2A0 for CHA 0, then 0xE apart up to CHA 17, 0x3AA for CHA 18, 0xE apart up to CHA 33, and 0x0-0x46 for CHAs 34-39: the CHAs 0-33 sit at 0xE00-0xFDC with a gap after CHA 17, CHAs 34-39 at 0xB60-0xBA6), controls at +1, filter at +5, counters at +8. likwid MSR_UNC_ICX_Cn_PMON_* give the same addresses for all 40 (CTRL 0xE00, 0xE0E, ..., 0xEEE, 0xF0A, ..., 0xFDC, 0xB60, ..., 0xBA6)." },
     ],
 };

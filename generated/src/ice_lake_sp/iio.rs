@@ -39,6 +39,12 @@ use crate::structure::Role;
 /// is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not
 /// reach the box in this model: frz stops it.
 ///
+/// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): Intel PCM freezes and
+/// unfreezes the IIO stacks with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set
+/// (freezeServerUncoreCounters, iioPMUs, cpucounters.cpp); Linux writes only the reset and freeze
+/// bits (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow
+/// Linux: bits 17:16 are reserved and written 0.
+///
 /// **Addresses** (info): Linux icx_uncore_iio: box_ctl ICX_IIO_MSR_PMON_BOX_CTL = 0xA50 plus
 /// icx_msr_offsets\[n\] (0, 0x40, 0x90, 0xB0, 0xD0 for the six stacks); likwid
 /// MSR_UNC_M2IOSF_TCn_PMON_CTRL = 0xA50, 0xA70, 0xA90, 0xAE0, 0xB00, 0xB20 agree. Linux numbers the
@@ -125,6 +131,7 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
         NoteInfo { kind: "info", title: "No freeze enable", text: "Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this processor: every icx_* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not reach the box in this model: frz stops it." },
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "Intel PCM freezes and unfreezes the IIO stacks with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set (freezeServerUncoreCounters, iioPMUs, cpucounters.cpp); Linux writes only the reset and freeze bits (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux icx_uncore_iio: box_ctl ICX_IIO_MSR_PMON_BOX_CTL = 0xA50 plus icx_msr_offsets[n] (0, 0x40, 0x90, 0xB0, 0xD0 for the six stacks); likwid MSR_UNC_M2IOSF_TCn_PMON_CTRL = 0xA50, 0xA70, 0xA90, 0xAE0, 0xB00, 0xB20 agree. Linux numbers the six stacks as the PMON blocks are laid out: 0-4 are the PCIe stacks 1-5 and 5 the CBDMA/DMI stack (ICX_PCIE1_PMON_ID .. ICX_CBDMA_DMI_PMON_ID; icx_sad_pmon_mapping converts from the SAD_CONTROL_CFG numbering, where the DMI stack is 0)." },
     ],
 };

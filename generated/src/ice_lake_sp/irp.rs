@@ -36,6 +36,12 @@ use crate::structure::Role;
 /// is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not
 /// reach the box in this model: frz stops it.
 ///
+/// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): Intel PCM freezes and
+/// unfreezes the IRP boxes with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set
+/// (freezeServerUncoreCounters, irpPMUs, cpucounters.cpp); Linux writes only the reset and freeze
+/// bits (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow
+/// Linux: bits 17:16 are reserved and written 0.
+///
 /// **Addresses** (info): Linux icx_uncore_irp: box_ctl ICX_IRP0_MSR_PMON_BOX_CTL = 0xA4A plus
 /// icx_msr_offsets\[n\] (0x0, 0x20, 0x40, 0x90, 0xB0, 0xD0); likwid MSR_UNC_M2IOSF_IRPn_PMON_CTRL =
 /// 0xA4A, 0xA6A, 0xA8A, 0xADA, 0xAFA, 0xB1A agree.
@@ -119,6 +125,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
         NoteInfo { kind: "info", title: "No freeze enable", text: "Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this processor: every icx_* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not reach the box in this model: frz stops it." },
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "Intel PCM freezes and unfreezes the IRP boxes with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set (freezeServerUncoreCounters, irpPMUs, cpucounters.cpp); Linux writes only the reset and freeze bits (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux icx_uncore_irp: box_ctl ICX_IRP0_MSR_PMON_BOX_CTL = 0xA4A plus icx_msr_offsets[n] (0x0, 0x20, 0x40, 0x90, 0xB0, 0xD0); likwid MSR_UNC_M2IOSF_IRPn_PMON_CTRL = 0xA4A, 0xA6A, 0xA8A, 0xADA, 0xAFA, 0xB1A agree." },
     ],
 };
@@ -162,10 +169,10 @@ impl IrpCtlInvert {
 /// umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17;
 /// written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved.
 ///
-/// **Invert: in the event mask, not in the formats** (source-conflict): The IRP PMU offers
-/// ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_irp masks
-/// events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23
-/// on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23.
+/// **Invert: kept by the event mask** (info): The PMU offers ivbep_uncore_format_group, whose inv
+/// file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_irp masks events with
+/// SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on
+/// Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23.
 ///
 /// **Addresses** (info): Linux ICX_IRP0_MSR_PMON_CTL0 = 0xA4D plus icx_msr_offsets\[n\], two
 /// counters; likwid MSR_UNC_M2IOSF_IRP0_PMON_CTL0/1 = 0xA4D/0xA4E.
@@ -285,7 +292,7 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17; written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "Invert: in the event mask, not in the formats", text: "The IRP PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_irp masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23." },
+        NoteInfo { kind: "info", title: "Invert: kept by the event mask", text: "The PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_irp masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23, and the same layout has invert at 23 on Skylake-SP. We follow the event mask, which is what reaches the register: invert is bit 23." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux ICX_IRP0_MSR_PMON_CTL0 = 0xA4D plus icx_msr_offsets[n], two counters; likwid MSR_UNC_M2IOSF_IRP0_PMON_CTL0/1 = 0xA4D/0xA4E." },
     ],
 };

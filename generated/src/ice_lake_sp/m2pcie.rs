@@ -164,10 +164,10 @@ impl M2pcieCtlInvert {
 /// 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17;
 /// written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved.
 ///
-/// **Invert: in the event mask, not in the formats** (source-conflict): The M2PCIe PMU offers
-/// ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_m2pcie
-/// masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23. We follow the event mask, which
-/// is what reaches the register: invert is bit 23.
+/// **Invert: kept by the event mask** (info): The PMU offers ivbep_uncore_format_group, whose inv
+/// file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_m2pcie masks events with
+/// SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23. We follow the event mask, which is what reaches
+/// the register: invert is bit 23.
 ///
 /// **Addresses** (info): Linux ICX_M2PCIE_MSR_PMON_CTL0 = 0xA46 plus icx_msr_offsets\[n\], four
 /// counters; likwid MSR_UNC_M2IOSF_M2PCIE0_PMON_CTL0..3 = 0xA46..0xA49.
@@ -299,7 +299,7 @@ static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: M2pcieCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17; written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "Invert: in the event mask, not in the formats", text: "The M2PCIe PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops, but icx_uncore_m2pcie masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23. We follow the event mask, which is what reaches the register: invert is bit 23." },
+        NoteInfo { kind: "info", title: "Invert: kept by the event mask", text: "The PMU offers ivbep_uncore_format_group, whose inv file the Ivy Bridge-EP mask drops on the E5-2600 v2, but icx_uncore_m2pcie masks events with SNBEP_PMON_RAW_EVENT_MASK, which keeps bit 23. We follow the event mask, which is what reaches the register: invert is bit 23." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux ICX_M2PCIE_MSR_PMON_CTL0 = 0xA46 plus icx_msr_offsets[n], four counters; likwid MSR_UNC_M2IOSF_M2PCIE0_PMON_CTL0..3 = 0xA46..0xA49." },
     ],
 };

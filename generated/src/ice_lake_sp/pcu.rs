@@ -18,7 +18,8 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of the PCU: freeze, and reset of all counters or all controls in one write.
+/// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
+/// one write.
 ///
 /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (ice-lake-sp). Fields, masks and
 /// sources: [`PcuBoxCtlLayout`].
@@ -31,11 +32,13 @@ use crate::structure::Role;
 /// PCI equivalents). The other bits are covered by no source read and are reserved. Intel's uncore
 /// guide for this processor was not available to this transcription.
 ///
-/// **No freeze enable** (info): Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this
-/// processor: every icx_\* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and
-/// likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it
-/// is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not
-/// reach the box in this model: frz stops it.
+/// **Freeze enable: PCM sets it, Linux does not** (source-conflict): Intel PCM freezes and
+/// unfreezes the PCU of every server processor, this one included, with UNC_PMON_UNIT_CTL_FRZ_EN
+/// (bit 16) set (freezeServerUncoreCounters / unfreezeServerUncoreCounters, PCU_PMU_ID, in
+/// cpucounters.cpp; types.h defines the bit); Linux initialises this PCU with
+/// IVBEP_PMON_BOX_CTL_INT, without it. Setting an enable bit Linux leaves at 0 changes nothing
+/// Linux relies on, and PCM shows what it does, so we follow PCM, as for Skylake-SP's PCU: bit 16
+/// is frz_en.
 ///
 /// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid
 /// MSR_UNC_ICX_PCU_PMON_CTRL = 0x710.
@@ -50,17 +53,19 @@ pub enum PcuBoxCtlLayout {}
 impl Layout for PcuBoxCtlLayout {
     const NAME: &'static str = "PCU_MSR_PMON_BOX_CTL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffefc;
+    const RESERVED_MASK: u64 = 0xfffefefc;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x103;
+    const WRITABLE_MASK: u64 = 0x10103;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
+            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
@@ -75,6 +80,11 @@ impl Layout for PcuBoxCtlLayout {
 }
 
 impl PcuBoxCtl {
+    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
+    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
+    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
+    /// This value with `frz_en` (bit 16) set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
     /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
     #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
     /// This value with `frz` (bit 8) set to `v`.
@@ -93,7 +103,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of the PCU: freeze, and reset of all counters or all controls in one write.",
+    description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0x710), source: "linux-snbep" },
@@ -101,7 +111,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs this PCU (skx_uncore_pcu, which icx_msr_uncores registers for Ice Lake-SP) with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor was not available to this transcription." },
-        NoteInfo { kind: "info", title: "No freeze enable", text: "Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this processor: every icx_* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not reach the box in this model: frz stops it." },
+        NoteInfo { kind: "source-conflict", title: "Freeze enable: PCM sets it, Linux does not", text: "Intel PCM freezes and unfreezes the PCU of every server processor, this one included, with UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) set (freezeServerUncoreCounters / unfreezeServerUncoreCounters, PCU_PMU_ID, in cpucounters.cpp; types.h defines the bit); Linux initialises this PCU with IVBEP_PMON_BOX_CTL_INT, without it. Setting an enable bit Linux leaves at 0 changes nothing Linux relies on, and PCM shows what it does, so we follow PCM, as for Skylake-SP's PCU: bit 16 is frz_en." },
         NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTRL = 0x710." },
     ],
 };

@@ -325,8 +325,8 @@ impl BoxControl for ImcBoxCtl {
 /// IRP1, IRP2, IRP3, IRP4, IRP5).
 ///
 /// **Kernel PMU names** (info): Linux registers icx_uncore_irp as irp, six boxes: uncore_irp_0 to
-/// uncore_irp_5, with ivbep_uncore_format_group (the ivbep-generic driver: its inv file sets
-/// nothing through that group, though the event mask keeps bit 23).
+/// uncore_irp_5, with ivbep_uncore_format_group; since the event mask keeps bit 23, its inv file
+/// sets invert here, unlike on the E5-2600 v2 (the icx-ivbep-generic driver).
 pub static IRP: PmuInfo = PmuInfo {
     processor: "ice-lake-sp",
     unit: "IRP",
@@ -353,9 +353,9 @@ pub static IRP: PmuInfo = PmuInfo {
             kind: "info",
             title: "Kernel PMU names",
             text: "Linux registers icx_uncore_irp as irp, six boxes: uncore_irp_0 to \
-            uncore_irp_5, with ivbep_uncore_format_group (the ivbep-generic driver: \
-            its inv file sets nothing through that group, though the event mask \
-            keeps bit 23).",
+            uncore_irp_5, with ivbep_uncore_format_group; since the event mask keeps \
+            bit 23, its inv file sets invert here, unlike on the E5-2600 v2 (the \
+            icx-ivbep-generic driver).",
         },
     ],
 };
@@ -366,7 +366,7 @@ const IRP_PERF: PerfInfo = PerfInfo {
     pmu: "",
     counters: &[0, 1],
     source: "linux-snbep",
-    driver: &PERF_IVBEP_GENERIC,
+    driver: &PERF_ICX_IVBEP_GENERIC,
 };
 impl CounterControl for IrpCtl {
     const ENABLE: &'static FieldInfo = IRP_CTL_EN;
@@ -454,7 +454,8 @@ impl BoxControl for M2mBoxCtl {
 /// boxes M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
 ///
 /// **Kernel PMU names** (info): Linux registers icx_uncore_m2pcie as m2pcie, six boxes:
-/// uncore_m2pcie_0 to uncore_m2pcie_5, with ivbep_uncore_format_group (the ivbep-generic driver).
+/// uncore_m2pcie_0 to uncore_m2pcie_5, with ivbep_uncore_format_group; since the event mask keeps
+/// bit 23, its inv file sets invert here, unlike on the E5-2600 v2 (the icx-ivbep-generic driver).
 /// It restricts events 0x14, 0x23 and 0x2D to counters 0-1 (icx_uncore_m2pcie_constraints).
 pub static M2PCIE: PmuInfo = PmuInfo {
     processor: "ice-lake-sp",
@@ -484,9 +485,10 @@ pub static M2PCIE: PmuInfo = PmuInfo {
             kind: "info",
             title: "Kernel PMU names",
             text: "Linux registers icx_uncore_m2pcie as m2pcie, six boxes: uncore_m2pcie_0 \
-            to uncore_m2pcie_5, with ivbep_uncore_format_group (the ivbep-generic \
-            driver). It restricts events 0x14, 0x23 and 0x2D to counters 0-1 \
-            (icx_uncore_m2pcie_constraints).",
+            to uncore_m2pcie_5, with ivbep_uncore_format_group; since the event mask \
+            keeps bit 23, its inv file sets invert here, unlike on the E5-2600 v2 \
+            (the icx-ivbep-generic driver). It restricts events 0x14, 0x23 and 0x2D \
+            to counters 0-1 (icx_uncore_m2pcie_constraints).",
         },
     ],
 };
@@ -497,7 +499,7 @@ const M2PCIE_PERF: PerfInfo = PerfInfo {
     pmu: "",
     counters: &[0, 1, 2, 3],
     source: "linux-snbep",
-    driver: &PERF_IVBEP_GENERIC,
+    driver: &PERF_ICX_IVBEP_GENERIC,
 };
 impl CounterControl for M2pcieCtl {
     const ENABLE: &'static FieldInfo = M2PCIE_CTL_EN;
@@ -659,7 +661,7 @@ impl CounterValue for PcuCtr {
 }
 impl BoxControl for PcuBoxCtl {
     const FREEZE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ_EN);
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRL);
 }
@@ -960,6 +962,8 @@ const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
 const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
 /// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
 const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
+/// `PCU_MSR_PMON_BOX_CTL.frz_en` (bit 16).
+const PCU_BOX_CTL_FRZ_EN: &FieldInfo = PcuBoxCtl::INFO.field_named("frz_en");
 /// `PCU_MSR_PMON_BOX_CTL.frz` (bit 8).
 const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
 /// `PCU_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
@@ -1148,10 +1152,10 @@ pub static PERF_SKX_GENERIC: PerfDriverInfo = PerfDriverInfo {
         },
     ],
 };
-/// The `ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel,
+/// The `icx-ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
-pub static PERF_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
-    id: "ivbep-generic",
+pub static PERF_ICX_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "icx-ivbep-generic",
     module: "intel_uncore",
     group: "ivbep_uncore_formats_attr",
     source: "linux-snbep",
@@ -1175,11 +1179,7 @@ pub static PERF_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
         PerfFormatInfo {
             name: "inv",
             config: "config:23",
-            target: FormatTarget::Unmapped(
-                "Offered by the driver, but its event mask (IVBEP_PMON_RAW_EVENT_MASK, \
-            IVBEP_U_MSR_PMON_RAW_EVENT_MASK) drops bit 23, and the v2 counter \
-            controls have no invert bit: it sets nothing.",
-            ),
+            target: FormatTarget::Role(Role::Invert),
         },
         PerfFormatInfo {
             name: "thresh",

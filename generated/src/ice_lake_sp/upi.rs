@@ -37,6 +37,12 @@ use crate::structure::Role;
 /// is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not
 /// reach the box in this model: frz stops it.
 ///
+/// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): Intel PCM freezes and
+/// unfreezes the UPI boxes with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set (programXPI: hasUPI,
+/// which covers this processor, cpucounters.cpp); Linux writes only the reset and freeze bits
+/// (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow Linux:
+/// bits 17:16 are reserved and written 0.
+///
 /// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2:
 /// 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box,
@@ -114,6 +120,7 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
         NoteInfo { kind: "info", title: "No freeze enable", text: "Linux never sets FRZ_EN (bit 16, SNBEP_PMON_BOX_CTL_FRZ_EN) on this processor: every icx_* box is initialised with IVBEP_PMON_BOX_CTL_INT, which leaves it out, and likwid writes only the freeze and reset bits. With no source showing the bit on Ice Lake-SP, it is reserved (written 0), and the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all) does not reach the box in this model: frz stops it." },
+        NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "Intel PCM freezes and unfreezes the UPI boxes with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) set (programXPI: hasUPI, which covers this processor, cpucounters.cpp); Linux writes only the reset and freeze bits (IVBEP_PMON_BOX_CTL_INT, then bit 8). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0." },
         NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2: 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
     ],
 };

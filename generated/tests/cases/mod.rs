@@ -3389,6 +3389,7 @@ use pmu_regs::ice_lake_sp::pcu::*;
 
 layout! {
     pcu_box_ctl: PcuBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
     rw(frz, with_frz, val bool, 8, 1);
     wo(with_rst_ctrs, val bool, 1, 1);
     wo(with_rst_ctrl, val bool, 0, 1);

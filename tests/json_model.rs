@@ -50,7 +50,7 @@ fn schema_rejects_broken_models() {
     let v = validator();
     let good = load("pmu-regs.json");
     type Edit = fn(&mut Value);
-    let edits: [(&str, Edit); 8] = [
+    let edits: [(&str, Edit); 9] = [
         ("unknown access kind", |m| {
             m["processors"][0]["units"][0]["registers"][0]["fields"][0]["access"] = json!("rwx")
         }),
@@ -74,6 +74,9 @@ fn schema_rejects_broken_models() {
         }),
         ("PCI keys on an MSR", |m| {
             m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["device"] = json!(3)
+        }),
+        ("MMIO keys on an MSR", |m| {
+            m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["controller"] = json!(0)
         }),
         ("another format version", |m| {
             m["format_version"] = json!(99)
@@ -103,6 +106,12 @@ fn location_keys(loc: &Location) -> Value {
             offset,
         } => json!({"space": "pci", "address": offset, "offset": offset,
                     "device_id": device_id, "device": device, "function": function}),
+        Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => json!({"space": "mmio", "address": offset, "offset": offset,
+                    "controller": controller, "channel": channel}),
     }
 }
 

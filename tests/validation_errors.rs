@@ -108,6 +108,14 @@ error_cases!(
     pmu_perf_uncovered,
     pmu_perf_unknown_driver,
     pmu_perf_format_misfit,
+    // Memory-mapped registers (spec/README.md, "Memory-mapped registers").
+    mmio_offset_outside_window,
+    mmio_overlap,
+    mmio_box_in_two_windows,
+    mmio_base_parts,
+    mmio_window_misused,
+    mmio_window_unused,
+    mmio_without_window,
     // Many errors in one file: each check keeps its message and its place in the order.
     register_many_errors,
     pmu_counter_errors,

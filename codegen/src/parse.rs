@@ -168,9 +168,66 @@ pub struct RawUnit {
     pub description: String,
     #[serde(default)]
     pub instance: Vec<RawInstance>,
+    #[serde(rename = "mmio-window", default)]
+    pub mmio_window: Vec<RawMmioWindow>,
     #[serde(default)]
     pub register: Vec<RawRegister>,
     pub pmu: Option<pmu::RawPmu>,
+}
+
+/// `<mmio-window>`: where the unit's memory-mapped registers are (spec/README.md, "Memory-mapped
+/// registers").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMmioWindow {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@offset")]
+    pub offset: String,
+    #[serde(rename = "@channel-stride")]
+    pub channel_stride: Option<String>,
+    #[serde(rename = "@size")]
+    pub size: String,
+    #[serde(rename = "@controllers")]
+    pub controllers: String,
+    #[serde(rename = "@channels")]
+    pub channels: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    pub description: String,
+    pub base: RawMmioBase,
+}
+
+/// `<base>`: the device whose config registers hold the window's base, and the pieces.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMmioBase {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@device-id")]
+    pub device_id: String,
+    #[serde(rename = "@device")]
+    pub device: String,
+    #[serde(rename = "@function")]
+    pub function: String,
+    #[serde(default)]
+    pub part: Vec<RawMmioPart>,
+}
+
+/// `<part>`: bits of one config dword and where they land in the base.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMmioPart {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@offset")]
+    pub offset: String,
+    #[serde(rename = "@controller-stride")]
+    pub controller_stride: Option<String>,
+    #[serde(rename = "@bits")]
+    pub bits: String,
+    #[serde(rename = "@shift")]
+    pub shift: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -210,6 +267,8 @@ pub struct RawRegister {
     pub msr: Vec<RawMsr>,
     #[serde(default)]
     pub pci: Vec<RawPci>,
+    #[serde(default)]
+    pub mmio: Vec<RawMmio>,
     #[serde(rename = "address-unknown")]
     pub address_unknown: Option<RawAddressUnknown>,
     #[serde(default)]
@@ -267,6 +326,28 @@ pub struct RawPci {
     pub device: String,
     #[serde(rename = "@function")]
     pub function: String,
+    #[serde(rename = "@offset")]
+    pub offset: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+/// `<mmio>`: a register's offset in the window of one controller and channel.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMmio {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instance")]
+    pub instance: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@controller")]
+    pub controller: String,
+    #[serde(rename = "@channel")]
+    pub channel: Option<String>,
     #[serde(rename = "@offset")]
     pub offset: String,
     #[serde(rename = "@stride")]

@@ -143,6 +143,167 @@ impl<R> fmt::Debug for PciRegister<R> {
     }
 }
 
+/// How the physical base of a unit's memory-mapped windows is assembled, and where each
+/// controller's and channel's window lies (the spec's `<mmio-window>`).
+///
+/// The base of controller `c` is the OR of every [`MmioBasePart`], each taking bits of one
+/// dword of the PCI config space of device `device_id` (`device`, `function`, on the socket's
+/// uncore bus). Channel `h`'s window starts at `base + offset + h * channel_stride` and is
+/// `size` bytes long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MmioWindow {
+    /// Vendor-8086 device id of the device holding the base.
+    pub device_id: u16,
+    /// Its device (slot) number.
+    pub device: u8,
+    /// Its function.
+    pub function: u8,
+    /// The pieces of the base.
+    pub parts: &'static [MmioBasePart],
+    /// Bytes from the base to channel 0's window.
+    pub offset: u64,
+    /// Bytes from one channel's window to the next.
+    pub channel_stride: u64,
+    /// Bytes of one window.
+    pub size: u64,
+    /// How many controllers (bases).
+    pub controllers: u8,
+    /// How many channel windows per controller.
+    pub channels: u8,
+}
+
+impl MmioWindow {
+    /// The base of `controller`, from its config dwords: `read_dword(offset)` reads the dword at
+    /// a config-space offset of the base's device.
+    pub fn base<E>(
+        &self,
+        controller: u8,
+        mut read_dword: impl FnMut(u16) -> Result<u32, E>,
+    ) -> Result<u64, E> {
+        let mut base = 0;
+        for part in self.parts {
+            base |= part.apply(read_dword(part.dword_offset(controller))?);
+        }
+        Ok(base)
+    }
+
+    /// Where channel `channel`'s window starts, given its controller's base.
+    pub const fn window_start(&self, base: u64, channel: u8) -> u64 {
+        base + self.offset + channel as u64 * self.channel_stride
+    }
+}
+
+/// One piece of an [`MmioWindow`]'s base: bits `msb:lsb` of a config dword, moved so that bit
+/// `lsb` lands on bit `shift` of the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MmioBasePart {
+    /// Config-space offset of controller 0's dword.
+    pub offset: u16,
+    /// Bytes between one controller's dword and the next (0: one dword serves all).
+    pub controller_stride: u16,
+    /// Lowest bit taken.
+    pub lsb: u8,
+    /// Highest bit taken.
+    pub msb: u8,
+    /// Where bit `lsb` lands in the base.
+    pub shift: u8,
+}
+
+impl MmioBasePart {
+    /// The config-space offset of `controller`'s dword.
+    pub const fn dword_offset(&self, controller: u8) -> u16 {
+        self.offset + controller as u16 * self.controller_stride
+    }
+
+    /// What this part contributes to the base, from its dword.
+    pub const fn apply(&self, dword: u32) -> u64 {
+        let width = (self.msb - self.lsb + 1) as u32;
+        let bits = (dword as u64 >> self.lsb) & (u64::MAX >> (64 - width));
+        bits << self.shift
+    }
+}
+
+/// A memory-mapped register whose layout is `R`: at `offset` in the window of one controller
+/// and channel of its unit's [`MmioWindow`].
+///
+/// The physical address depends on the part (the base is read from PCI config space at run
+/// time): [`MmioRegister::address`] computes it from the controller's base.
+pub struct MmioRegister<R> {
+    window: &'static MmioWindow,
+    controller: u8,
+    channel: u8,
+    offset: u32,
+    name: &'static str,
+    layout: PhantomData<fn() -> R>,
+}
+
+impl<R> MmioRegister<R> {
+    /// A register at `offset` in channel `channel`'s window of controller `controller`.
+    pub const fn new(
+        window: &'static MmioWindow,
+        controller: u8,
+        channel: u8,
+        offset: u32,
+        name: &'static str,
+    ) -> Self {
+        Self {
+            window,
+            controller,
+            channel,
+            offset,
+            name,
+            layout: PhantomData,
+        }
+    }
+    /// The window layout it lies in.
+    pub const fn window(self) -> &'static MmioWindow {
+        self.window
+    }
+    /// The controller whose base the window is built on.
+    pub const fn controller(self) -> u8 {
+        self.controller
+    }
+    /// The channel window.
+    pub const fn channel(self) -> u8 {
+        self.channel
+    }
+    /// Byte offset in the channel's window.
+    pub const fn offset(self) -> u32 {
+        self.offset
+    }
+    /// The physical address, given the controller's base ([`MmioWindow::base`]).
+    pub const fn address(self, base: u64) -> u64 {
+        self.window.window_start(base, self.channel) + self.offset as u64
+    }
+    /// The register's name for this instance.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<R> Clone for MmioRegister<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for MmioRegister<R> {}
+impl<R> PartialEq for MmioRegister<R> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.window, self.controller, self.channel, self.offset)
+            == (other.window, other.controller, other.channel, other.offset)
+    }
+}
+impl<R> Eq for MmioRegister<R> {}
+impl<R> fmt::Debug for MmioRegister<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (MMIO controller {} channel {} offset {:#x})",
+            self.name, self.controller, self.channel, self.offset
+        )
+    }
+}
+
 /// A value does not fit in the field it was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldTooWide {
@@ -314,6 +475,8 @@ pub struct UnitInfo {
     pub events: &'static [&'static EventInfo],
     /// The unit's PMU structure, if the spec declares one.
     pub pmu: Option<&'static crate::structure::PmuInfo>,
+    /// Where its memory-mapped registers are, if it has any.
+    pub mmio_window: Option<&'static MmioWindow>,
 }
 
 #[cfg(feature = "metadata")]
@@ -416,6 +579,16 @@ pub enum Location {
         function: u8,
         /// Config-space offset.
         offset: u16,
+    },
+    /// Memory-mapped: at `offset` in the window of `controller` and `channel` (the unit's
+    /// [`UnitInfo::mmio_window`] says where that window is).
+    Mmio {
+        /// Controller whose base the window is built on.
+        controller: u8,
+        /// Channel window.
+        channel: u8,
+        /// Byte offset in the window.
+        offset: u32,
     },
 }
 

@@ -35,7 +35,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         }
         for c in &general {
             minimum += match c.counter.addr.location {
-                Location::Msr(_) => 1,
+                Location::Msr(_) | Location::Mmio { .. } => 1,
                 Location::Pci { .. } => c.counter.info.width.div_ceil(32) as usize,
             };
         }

@@ -18,7 +18,7 @@ use pmu_runtime::sampling::uncore::{
     EventSelect, Sample, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{Bdf, MsrAccess, MsrAccessExt, PciAccess};
+use pmu_runtime::{Bdf, MmioAccess, MsrAccess, MsrAccessExt, PciAccess};
 
 /// The simulator, with every MSR call counted. Its summary registers are the simulator's.
 struct Counted<'a> {
@@ -105,6 +105,25 @@ impl PciAccess for Counted<'_> {
     }
 }
 
+// Nor is memory-mapped access.
+impl MmioAccess for Counted<'_> {
+    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+        self.sim.read_mmio(address, width)
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+        self.sim.write_mmio(address, width, value)
+    }
+}
+
+impl MmioAccess for NoSummary<'_> {
+    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+        self.0.read_mmio(address, width)
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+        self.0.write_mmio(address, width, value)
+    }
+}
+
 impl PciAccess for NoSummary<'_> {
     fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
         self.0.read_dword(bdf, offset)
@@ -139,7 +158,7 @@ fn event(instance: &'static str, ev_sel: u16) -> UncoreEvent {
 
 /// Arms C1 and C6, makes both overflow, injects until the uncore freezes, then reads one
 /// sample with the counters reset, so they count `frozen_sample` alone.
-fn one_sample<B: MsrAccess + PciAccess + UncoreSummary + Ownership>(
+fn one_sample<B: MsrAccess + PciAccess + MmioAccess + UncoreSummary + Ownership>(
     sim: &Sim,
     backend: &B,
     counted: &Counted,

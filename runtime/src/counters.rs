@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use pmu_regs::{CounterKind, Role, Scope};
 
-use crate::access::{MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
+use crate::access::{MmioAccess, MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{check_idle, Lease, Ownership, Pmu};
@@ -32,9 +32,9 @@ use crate::ownership::{check_idle, Lease, Ownership, Pmu};
 /// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
 /// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
 /// it.
-pub trait Registers: MsrAccess + PciAccess + UncoreSummary + Ownership {}
+pub trait Registers: MsrAccess + PciAccess + MmioAccess + UncoreSummary + Ownership {}
 
-impl<B: MsrAccess + PciAccess + UncoreSummary + Ownership + ?Sized> Registers for B {}
+impl<B: MsrAccess + PciAccess + MmioAccess + UncoreSummary + Ownership + ?Sized> Registers for B {}
 
 /// Where a session's registers are reached: MSRs through a CPU, PCI registers through the
 /// socket's devices.
@@ -45,7 +45,7 @@ pub(crate) struct RegIo<'a, B: ?Sized> {
     pub devices: Option<UncoreDevices>,
 }
 
-impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
+impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
     pub fn place(&self, reg: &Reg) -> Result<Place> {
         match reg.addr.location {
             pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
@@ -66,6 +66,19 @@ impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
                     function,
                     reg.name(),
                 )?))
+            }
+            pmu_regs::Location::Mmio { .. } => {
+                let devices = self.devices.as_ref().ok_or(UsageError::BadValue {
+                    text: reg.name().to_string(),
+                    expected: "the socket's uncore PCI devices (this box's window base is in PCI config space)".into(),
+                })?;
+                Ok(crate::access::place_of(
+                    self.backend,
+                    devices,
+                    self.socket,
+                    reg.info,
+                    reg.addr,
+                )?)
             }
         }
     }

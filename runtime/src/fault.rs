@@ -16,7 +16,8 @@ use std::io;
 use std::sync::Mutex;
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result, Target, UncoreSummary,
+    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result, Target,
+    UncoreSummary,
 };
 use crate::error::UsageError;
 use crate::ownership::{Lease, Ownership, Pmu};
@@ -57,6 +58,7 @@ impl Fault {
         let path = match target {
             Target::Msr { cpu, .. } => format!("/dev/cpu/{cpu}/msr"),
             Target::Pci { bdf, .. } => format!("/sys/bus/pci/devices/{bdf}/config"),
+            Target::Mmio { .. } => "/dev/mem".to_string(),
         };
         let os = |code| {
             BackendError::from_io(
@@ -75,6 +77,7 @@ impl Fault {
                 let wanted = match target {
                     Target::Msr { .. } => 8,
                     Target::Pci { .. } => 4,
+                    Target::Mmio { .. } => 8,
                 };
                 BackendError::access(op, target, AccessError::Short { done: 3, wanted })
             }
@@ -202,6 +205,22 @@ impl<B: PciAccess> PciAccess for Faulty<B> {
             return Err(self.fault.error(Op::Write, Target::Pci { bdf, offset }));
         }
         self.inner.write_dword(bdf, offset, value)
+    }
+}
+
+impl<B: MmioAccess> MmioAccess for Faulty<B> {
+    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+        if self.trips(Op::Read) {
+            return Err(self.fault.error(Op::Read, Target::Mmio { address }));
+        }
+        self.inner.read_mmio(address, width)
+    }
+
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+        if self.trips(Op::Write) {
+            return Err(self.fault.error(Op::Write, Target::Mmio { address }));
+        }
+        self.inner.write_mmio(address, width, value)
     }
 }
 

@@ -61,6 +61,7 @@ pub mod identify;
 pub mod lookup;
 pub mod machine;
 pub mod metrics;
+pub mod mmio;
 pub mod msr;
 pub mod ownership;
 pub mod part;
@@ -75,7 +76,7 @@ pub mod sim_perf;
 pub use access::topology;
 
 pub use access::{
-    read_by_info, write_by_info, Bdf, MsrAccess, MsrAccessExt, OnCpu, OnDevice, PciAccess,
-    PciAccessExt, Place, UncoreSummary,
+    read_by_info, write_by_info, Bdf, MmioAccess, MsrAccess, MsrAccessExt, OnCpu, OnDevice,
+    PciAccess, PciAccessExt, Place, UncoreSummary,
 };
 pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

@@ -18,12 +18,13 @@ use std::path::PathBuf;
 use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PROCESSORS};
 
 use crate::access::{
-    check_by_info, read_by_info, write_by_info, BackendError, Bdf, MsrAccess, PciAccess, Place,
-    Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
+    check_by_info, read_by_info, write_by_info, BackendError, Bdf, MmioAccess, MsrAccess,
+    PciAccess, Place, Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};
 use crate::lookup;
+use crate::mmio::DevMem;
 use crate::msr::MsrDev;
 use crate::ownership::{default_runtime_dir, Lease, LockDir, Ownership, Pmu};
 use crate::pci::PciSysfs;
@@ -67,13 +68,15 @@ enum Backend {
 struct Hardware {
     msr: MsrDev,
     pci: PciSysfs,
+    mem: DevMem,
     sys: PathBuf,
     locks: LockDir,
 }
 
 impl Machine {
     /// The hardware under `root` (`/` for the real one): `root/dev/cpu/N/msr`,
-    /// `root/sys/bus/pci/devices`, `root/sys/devices/system/cpu`. Sessions lock PMUs in
+    /// `root/sys/bus/pci/devices`, `root/dev/mem` (memory-mapped registers),
+    /// `root/sys/devices/system/cpu`. Sessions lock PMUs in
     /// [`default_runtime_dir`] for the real root, else in `root/run/pmu-regs`.
     pub fn hardware(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
@@ -85,6 +88,7 @@ impl Machine {
         Self::new(Backend::Hardware(Box::new(Hardware {
             msr: MsrDev::with_root(root.join("dev/cpu")),
             pci: PciSysfs::with_root(root.join("sys/bus/pci/devices")),
+            mem: DevMem::with_path(root.join("dev/mem")),
             sys: root.join("sys"),
             locks: LockDir::new(locks),
         })))
@@ -216,6 +220,26 @@ impl Machine {
                 Ok(Place::Device(
                     devices.bdf_at(socket, device_id, device, function, addr.name)?,
                 ))
+            }
+            Location::Mmio { .. } => {
+                if at.cpu.is_some() || at.device.is_some() {
+                    return Err(UsageError::BadValue {
+                        text: if at.cpu.is_some() { "--cpu" } else { "--device" }.into(),
+                        expected: format!(
+                            "--socket: {} is memory-mapped (its address comes from the socket's PCI config space)",
+                            addr.name
+                        ),
+                    }
+                    .into());
+                }
+                let socket = at.socket.unwrap_or(0) as usize;
+                let processor = PROCESSORS
+                    .iter()
+                    .copied()
+                    .find(|p| p.id == info.processor)
+                    .expect("every register's processor is in the metadata");
+                let devices = self.devices(processor)?;
+                Ok(crate::access::place_of(self, &devices, socket, info, addr)?)
             }
         }
     }
@@ -360,6 +384,21 @@ impl PciAccess for Backend {
     }
 }
 
+impl MmioAccess for Backend {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
+        match self {
+            Backend::Hardware(hw) => hw.mem.read_mmio(address, width),
+            Backend::Sim(s) => s.read_mmio(address, width),
+        }
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
+        match self {
+            Backend::Hardware(hw) => hw.mem.write_mmio(address, width, value),
+            Backend::Sim(s) => s.write_mmio(address, width, value),
+        }
+    }
+}
+
 impl UncoreSummary for Backend {
     fn global_pmi(&self, socket: usize) -> Option<bool> {
         self.sim().and_then(|s| s.global_pmi(socket))
@@ -399,6 +438,15 @@ impl PciAccess for Machine {
     }
     fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         self.backend.write_dword(bdf, offset, value)
+    }
+}
+
+impl MmioAccess for Machine {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
+        self.backend.read_mmio(address, width)
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
+        self.backend.write_mmio(address, width, value)
     }
 }
 

@@ -21,6 +21,10 @@ fn variant(e: &Error) -> &'static str {
                 AccessError::TooWide { .. } => "Backend/Access/TooWide",
                 AccessError::ReadOnly => "Backend/Access/ReadOnly",
                 AccessError::Unstable { .. } => "Backend/Access/Unstable",
+                AccessError::BadWidth { .. } => "Backend/Access/BadWidth",
+                AccessError::Misaligned { .. } => "Backend/Access/Misaligned",
+                AccessError::NoMemDevice { .. } => "Backend/Access/NoMemDevice",
+                AccessError::MapRefused { .. } => "Backend/Access/MapRefused",
                 AccessError::Os => "Backend/Access/Os",
             },
             BackendError::Unwound { .. } => "Backend/Unwound",
@@ -98,6 +102,20 @@ fn backend(op: Op, kind: AccessError, source: Option<io::Error>) -> BackendError
     }
 }
 
+/// An access to a memory-mapped register (Ice Lake-SP's iMC channel 0 box control).
+fn mmio(op: Op, kind: AccessError, source: Option<io::Error>) -> Error {
+    BackendError::Access {
+        op,
+        target: Target::Mmio {
+            address: 0x2_0002_2800,
+        },
+        register: Some("MC0_MMIO_PMON_BOX_CTL"),
+        kind,
+        source,
+    }
+    .into()
+}
+
 fn access(op: Op, kind: AccessError, source: Option<io::Error>) -> Error {
     backend(op, kind, source).into()
 }
@@ -165,6 +183,22 @@ fn every_error() -> Vec<Error> {
             Op::Read,
             AccessError::Os,
             Some(io::Error::from_raw_os_error(16)),
+        ),
+        mmio(Op::Read, AccessError::BadWidth { width: 16 }, None),
+        mmio(Op::Write, AccessError::Misaligned { bytes: 8 }, None),
+        mmio(
+            Op::Read,
+            AccessError::NoMemDevice {
+                path: "/dev/mem".into(),
+            },
+            Some(io::Error::from_raw_os_error(2)),
+        ),
+        mmio(
+            Op::Write,
+            AccessError::MapRefused {
+                path: "/dev/mem".into(),
+            },
+            Some(io::Error::from_raw_os_error(1)),
         ),
         BackendError::AddressUnknown {
             register: "U_MSR_PMON_GLOBAL_SUMMARY",

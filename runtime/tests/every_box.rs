@@ -94,6 +94,10 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),
         ),
+        // The window's base, read from the base device's config dwords as on hardware.
+        pmu_regs::Location::Mmio { .. } => {
+            pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
+        }
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

@@ -137,7 +137,9 @@ fn no_module_depends_on_itself_through_others() {
 }
 
 /// The backends: what reaches registers or counters on a machine.
-const BACKENDS: [&str; 7] = ["msr", "pci", "sim", "sim_perf", "perf", "fault", "machine"];
+const BACKENDS: [&str; 8] = [
+    "msr", "pci", "mmio", "sim", "sim_perf", "perf", "fault", "machine",
+];
 
 #[test]
 fn sampling_and_the_simulator_reach_registers_through_the_access_layer_only() {

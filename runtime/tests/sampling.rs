@@ -150,6 +150,14 @@ impl MsrAccess for NoSummary<'_> {
     }
 }
 impl UncoreSummary for NoSummary<'_> {}
+impl pmu_runtime::MmioAccess for NoSummary<'_> {
+    fn read_mmio(&self, address: u64, width: u32) -> pmu_runtime::access::Result<u64> {
+        self.0.read_mmio(address, width)
+    }
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> pmu_runtime::access::Result<()> {
+        self.0.write_mmio(address, width, value)
+    }
+}
 impl pmu_runtime::PciAccess for NoSummary<'_> {
     fn read_dword(&self, bdf: pmu_runtime::Bdf, offset: u16) -> pmu_runtime::access::Result<u32> {
         self.0.read_dword(bdf, offset)

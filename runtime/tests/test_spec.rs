@@ -128,6 +128,15 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                             function,
                             offset,
                         },
+                        model::Location::Mmio {
+                            controller,
+                            channel,
+                            offset,
+                        } => Location::Mmio {
+                            controller,
+                            channel,
+                            offset,
+                        },
                     },
                     source: "",
                 })
@@ -145,6 +154,7 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
         space: match r.space {
             model::Space::Msr => Space::Msr,
             model::Space::Pci => Space::Pci,
+            model::Space::Mmio => Space::Mmio,
         },
         count: r.count,
         count_cpuid: None,
@@ -280,6 +290,8 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                 registers: regs[ui].clone().leak(),
                 events: &[],
                 pmu,
+                // The tiny spec has no memory-mapped unit.
+                mmio_window: None,
             })
         })
         .collect();

@@ -30,6 +30,8 @@ struct UnitView {
     page: String,
     svg: String,
     register_count: usize,
+    /// The memory-mapped window, as a paragraph, if the unit has one.
+    mmio_window: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -88,7 +90,41 @@ fn unit_view(proc: &Processor, unit: &Unit) -> UnitView {
         page: format!("{}/{}.md", proc.module, unit.module),
         svg: format!("{}.svg", unit.module),
         register_count: unit.registers.len(),
+        mmio_window: unit.mmio_window.as_ref().map(mmio_window_text),
     }
+}
+
+/// How the unit's memory-mapped window is found, in one paragraph.
+fn mmio_window_text(w: &MmioWindow) -> String {
+    let parts: Vec<String> = w
+        .parts
+        .iter()
+        .map(|p| {
+            let dword = if p.controller_stride == 0 {
+                format!("`{:#x}`", p.offset)
+            } else {
+                format!("`{:#x} + {:#x}·c`", p.offset, p.controller_stride)
+            };
+            format!(
+                "bits {}:{} of config dword {dword} moved to bit {}",
+                p.msb, p.lsb, p.shift
+            )
+        })
+        .collect();
+    format!(
+        "The base of controller c (0 to {}) is assembled from PCI device `{:#06x}` (device {}, function {}) on the socket's uncore bus: {}. Channel h (0 to {}) has a window of `{:#x}` bytes at base + `{:#x}` + h·`{:#x}`; the addresses below are offsets in it. {} (source: {})",
+        w.controllers - 1,
+        w.device_id,
+        w.device,
+        w.function,
+        parts.join("; "),
+        w.channels - 1,
+        w.size,
+        w.offset,
+        w.channel_stride,
+        w.description,
+        w.source
+    )
 }
 
 /// Path of a unit's diagrams relative to `docs/`.
@@ -194,7 +230,11 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
         name: r.name.clone(),
         anchor: r.name.to_ascii_lowercase().replace(['{', '}'], ""),
         rust_path: format!("pmu_regs::{}::{}::{}", p.module, u.module, r.type_name),
-        space: if r.space == Space::Msr { "MSR" } else { "PCI" },
+        space: match r.space {
+            Space::Msr => "MSR",
+            Space::Pci => "PCI",
+            Space::Mmio => "MMIO",
+        },
         width: r.width,
         count: r.count,
         count_cpuid: r.count_cpuid.clone(),

@@ -32,8 +32,8 @@ pub fn schema() -> String {
 
 /// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
-/// `metrics`).
-pub const FORMAT_VERSION: u32 = 4;
+/// `metrics`; 5: the `mmio` space and `units[].mmio_window`).
+pub const FORMAT_VERSION: u32 = 5;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -140,6 +140,58 @@ struct Unit<'a> {
     registers: Vec<Register<'a>>,
     events: Vec<Event<'a>>,
     pmu: Option<Pmu<'a>>,
+    mmio_window: Option<MmioWindow<'a>>,
+}
+
+/// A unit's `<mmio-window>`.
+#[derive(Serialize)]
+struct MmioWindow<'a> {
+    device_id: u16,
+    device: u8,
+    function: u8,
+    parts: Vec<MmioPart>,
+    offset: u64,
+    channel_stride: u64,
+    size: u64,
+    controllers: u8,
+    channels: u8,
+    source: &'a str,
+    description: &'a str,
+}
+
+#[derive(Serialize)]
+struct MmioPart {
+    offset: u16,
+    controller_stride: u16,
+    lsb: u32,
+    msb: u32,
+    shift: u32,
+}
+
+fn mmio_window(w: &model::MmioWindow) -> MmioWindow<'_> {
+    MmioWindow {
+        device_id: w.device_id,
+        device: w.device,
+        function: w.function,
+        parts: w
+            .parts
+            .iter()
+            .map(|p| MmioPart {
+                offset: p.offset,
+                controller_stride: p.controller_stride,
+                lsb: p.lsb,
+                msb: p.msb,
+                shift: p.shift,
+            })
+            .collect(),
+        offset: w.offset,
+        channel_stride: w.channel_stride,
+        size: w.size,
+        controllers: w.controllers,
+        channels: w.channels,
+        source: &w.source,
+        description: &w.description,
+    }
 }
 
 #[derive(Serialize)]
@@ -189,7 +241,17 @@ struct RegisterInstance<'a> {
     address: u32,
     #[serde(flatten)]
     pci: Option<Pci>,
+    #[serde(flatten)]
+    mmio: Option<Mmio>,
     source: &'a str,
+}
+
+/// Where a memory-mapped register instance is: its window and the offset in it.
+#[derive(Serialize)]
+struct Mmio {
+    offset: u32,
+    controller: u8,
+    channel: u8,
 }
 
 #[derive(Serialize)]
@@ -460,8 +522,21 @@ fn register_instance<'a>(
     r: &'a model::Register,
     a: &'a model::Address,
 ) -> RegisterInstance<'a> {
-    let (address, pci) = match a.location {
-        model::Location::Msr(n) => (n, None),
+    let (address, pci, mmio) = match a.location {
+        model::Location::Msr(n) => (n, None, None),
+        model::Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => (
+            offset,
+            None,
+            Some(Mmio {
+                offset,
+                controller,
+                channel,
+            }),
+        ),
         model::Location::Pci {
             device_id,
             device,
@@ -475,6 +550,7 @@ fn register_instance<'a>(
                 device,
                 function,
             }),
+            None,
         ),
     };
     RegisterInstance {
@@ -484,6 +560,7 @@ fn register_instance<'a>(
         space: space(r.space),
         address,
         pci,
+        mmio,
         source: &a.source,
     }
 }
@@ -612,6 +689,7 @@ fn unit<'a>(p: &'a model::Processor, u: &'a model::Unit) -> Unit<'a> {
         registers: u.registers.iter().map(|r| register(u, r)).collect(),
         events: u.events.iter().map(event).collect(),
         pmu: u.pmu.as_ref().map(|pmu| structure(p, u, pmu)),
+        mmio_window: u.mmio_window.as_ref().map(mmio_window),
     }
 }
 

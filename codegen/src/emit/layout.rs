@@ -352,7 +352,49 @@ fn location_ctor(loc: &Location, name: &str) -> String {
             "PciRegister::new(0x{device_id:04X}, {device}, {function}, 0x{offset:03X}, {})",
             lit(name)
         ),
+        Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => format!(
+            "MmioRegister::new(&MMIO_WINDOW, {controller}, {channel}, 0x{offset:X}, {})",
+            lit(name)
+        ),
     }
+}
+
+/// The unit's `MMIO_WINDOW` constant: how its windows' base is assembled.
+fn mmio_window_text(w: &MmioWindow, out: &mut String) {
+    let parts: Vec<String> = w
+        .parts
+        .iter()
+        .map(|p| {
+            format!(
+                "        MmioBasePart {{ offset: 0x{:03X}, controller_stride: 0x{:X}, lsb: {}, msb: {}, shift: {} }},\n",
+                p.offset, p.controller_stride, p.lsb, p.msb, p.shift
+            )
+        })
+        .collect();
+    out.push_str(
+        "/// Where this unit's memory-mapped registers are: the window of each controller and\n",
+    );
+    out.push_str(
+        "/// channel, and the PCI config registers its physical base is assembled from.\n///\n",
+    );
+    wrap(out, "///", &prose(&w.description));
+    let _ = writeln!(
+        out,
+        "pub const MMIO_WINDOW: MmioWindow = MmioWindow {{\n    device_id: 0x{:04X},\n    device: {},\n    function: {},\n    parts: &[\n{}    ],\n    offset: 0x{:X},\n    channel_stride: 0x{:X},\n    size: 0x{:X},\n    controllers: {},\n    channels: {},\n}};\n",
+        w.device_id,
+        w.device,
+        w.function,
+        parts.concat(),
+        w.offset,
+        w.channel_stride,
+        w.size,
+        w.controllers,
+        w.channels,
+    );
 }
 
 /// `0xC90`: MSR numbers as the guides print them.
@@ -371,6 +413,13 @@ fn location_info(loc: &Location) -> String {
             offset,
         } => format!(
             "Location::Pci {{ device_id: 0x{device_id:04X}, device: {device}, function: {function}, offset: 0x{offset:03X} }}"
+        ),
+        Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => format!(
+            "Location::Mmio {{ controller: {controller}, channel: {channel}, offset: 0x{offset:X} }}"
         ),
     }
 }
@@ -475,6 +524,7 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     let addr_ty = match reg.space {
         Space::Msr => format!("Msr<{ty}>"),
         Space::Pci => format!("PciRegister<{ty}>"),
+        Space::Mmio => format!("MmioRegister<{ty}>"),
     };
     let one_ty = if reg.count > 1 {
         format!("[{addr_ty}; {}]", reg.count)
@@ -611,6 +661,7 @@ fn info_static_text(
         match reg.space {
             Space::Msr => "Msr",
             Space::Pci => "Pci",
+            Space::Mmio => "Mmio",
         },
         reg.count,
         opt_lit(reg.count_cpuid.as_deref()),
@@ -643,6 +694,9 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         out.push_str("use crate::core_events::CoreEvent;\n");
     }
     out.push('\n');
+    if let Some(w) = &unit.mmio_window {
+        mmio_window_text(w, &mut out);
+    }
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
@@ -710,13 +764,18 @@ fn unit_static_text(proc: &Processor, unit: &Unit, events: &str, out: &mut Strin
     let pmu = super::structure::unit_pmu_ref(unit);
     let _ = write!(
         out,
-        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    events: {events},\n    pmu: {pmu},\n}};\n",
+        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    events: {events},\n    pmu: {pmu},\n    mmio_window: {},\n}};\n",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),
         lit(&unit.title),
         lit(&unit.description),
         instances.join(", "),
-        infos.concat()
+        infos.concat(),
+        if unit.mmio_window.is_some() {
+            "Some(&MMIO_WINDOW)"
+        } else {
+            "None"
+        }
     );
 }

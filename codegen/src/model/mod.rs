@@ -184,6 +184,8 @@ pub struct Unit {
     pub events: Vec<Event>,
     /// The unit's PMU structure (`<pmu>`), if it declares one.
     pub pmu: Option<pmu::Pmu>,
+    /// Where its memory-mapped registers are (`<mmio-window>`), if it has any.
+    pub mmio_window: Option<MmioWindow>,
 }
 
 /// An event a unit's counters can count.
@@ -248,6 +250,8 @@ vocabulary! {
         Msr = "msr",
         /// PCI configuration space.
         Pci = "pci",
+        /// Memory-mapped, in a window whose physical base PCI configuration registers give.
+        Mmio = "mmio",
     }
 }
 
@@ -434,6 +438,84 @@ pub enum Location {
         /// Config-space offset.
         offset: u16,
     },
+    /// A memory-mapped register: at `offset` in the window of memory controller `controller`,
+    /// channel `channel` (the unit's [`MmioWindow`] says where that window is).
+    Mmio {
+        /// Which controller's base the window is built from.
+        controller: u8,
+        /// Which channel window of that controller.
+        channel: u8,
+        /// Byte offset in the channel's window.
+        offset: u32,
+    },
+}
+
+/// Where a unit's memory-mapped registers are: a window per controller and channel, whose
+/// physical base is assembled from PCI configuration registers of one device.
+///
+/// The window of (controller c, channel h) starts at `base(c) + offset + h * channel_stride`
+/// and is `size` bytes long; `base(c)` is the OR of every part's bits, each read from the
+/// dword at `part.offset + c * part.controller_stride`, shifted into place.
+#[derive(Debug, Clone)]
+pub struct MmioWindow {
+    /// Vendor-8086 device id of the device whose config registers hold the base.
+    pub device_id: u16,
+    /// Its device (slot) number on the socket's uncore bus.
+    pub device: u8,
+    /// Its function.
+    pub function: u8,
+    /// The pieces of the base, in file order.
+    pub parts: Vec<MmioBasePart>,
+    /// Bytes from the base to channel 0's window.
+    pub offset: u64,
+    /// Bytes between one channel's window and the next.
+    pub channel_stride: u64,
+    /// Bytes of one window (what is mapped).
+    pub size: u64,
+    /// How many controllers (bases) there are.
+    pub controllers: u8,
+    /// How many channel windows each controller has.
+    pub channels: u8,
+    /// Public source id of the assembly.
+    pub source: String,
+    /// Our description.
+    pub description: String,
+}
+
+/// One piece of an MMIO base: bits `msb:lsb` of the config dword at `offset` (plus
+/// `controller_stride` per controller), moved to start at bit `shift` of the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmioBasePart {
+    /// Config-space offset of the dword for controller 0.
+    pub offset: u16,
+    /// Bytes between one controller's dword and the next (0: one dword for all).
+    pub controller_stride: u16,
+    /// Lowest bit taken from the dword.
+    pub lsb: u32,
+    /// Highest bit taken.
+    pub msb: u32,
+    /// Where bit `lsb` lands in the base.
+    pub shift: u32,
+}
+
+impl MmioBasePart {
+    /// The bits this part sets in the base.
+    pub fn base_mask(&self) -> u64 {
+        let width = self.msb - self.lsb + 1;
+        let ones = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        ones << self.shift
+    }
+}
+
+impl MmioWindow {
+    /// Bytes from controller `c`'s base to a register at `offset` in channel `h`'s window.
+    pub fn offset_from_base(&self, channel: u8, offset: u32) -> u64 {
+        self.offset + u64::from(channel) * self.channel_stride + u64::from(offset)
+    }
 }
 
 impl std::fmt::Display for Location {
@@ -448,6 +530,14 @@ impl std::fmt::Display for Location {
             } => write!(
                 f,
                 "PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}"
+            ),
+            Location::Mmio {
+                controller,
+                channel,
+                offset,
+            } => write!(
+                f,
+                "MMIO controller {controller} channel {channel} offset {offset:#X}"
             ),
         }
     }

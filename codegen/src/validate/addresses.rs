@@ -29,8 +29,16 @@ impl Validator {
         let msr = r.msr.iter().map(|m| self.msr_entry(reg, m));
         let mut entries: Vec<Entry> = msr.collect();
         entries.extend(r.pci.iter().map(|p| self.pci_entry(reg, p)));
+        entries.extend(r.mmio.iter().map(|m| Entry {
+            at: m.at,
+            instance: &m.instance,
+            index: m.index.as_deref(),
+            stride: m.stride.as_deref(),
+            base: self.mmio_location(reg, m),
+            source: &m.source,
+        }));
         if entries.is_empty() {
-            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<mmio> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
         }
         let mut seen = Seen::new();
         let mut addresses = Vec::new();
@@ -47,7 +55,7 @@ impl Validator {
 
     /// `<address-unknown>`: alone, and with a reason.
     fn address_unknown(&mut self, reg: &RegisterScope<'_>, u: &RawAddressUnknown) -> Addresses {
-        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() {
+        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() || !reg.raw.mmio.is_empty() {
             self.push(reg.ctx.error(
                 u.at,
                 "<address-unknown> cannot stand beside addresses",
@@ -70,7 +78,10 @@ impl Validator {
         if reg.space != Space::Msr {
             self.push(reg.ctx.error(
                 m.at,
-                "an <msr> address on a register in PCI space",
+                format!(
+                    "an <msr> address on a register in {} space",
+                    space_name(reg.space)
+                ),
                 "use <pci> elements, or set space=\"msr\"",
             ));
         }
@@ -99,7 +110,10 @@ impl Validator {
         if reg.space != Space::Pci {
             self.push(reg.ctx.error(
                 p.at,
-                "a <pci> address on a register in MSR space",
+                format!(
+                    "a <pci> address on a register in {} space",
+                    space_name(reg.space)
+                ),
                 "use <msr> elements, or set space=\"pci\"",
             ));
         }
@@ -274,6 +288,7 @@ impl Validator {
                     offset: off as u16,
                 })
             }
+            Location::Mmio { .. } => self.mmio_element(reg, e.at, base, delta, n),
         }
     }
 
@@ -310,7 +325,11 @@ impl Validator {
                 let Addresses::Known(addrs) = &r.addresses else {
                     continue;
                 };
-                for a in addrs {
+                // Memory-mapped offsets are relative to a window: `check_mmio_overlaps`.
+                for a in addrs
+                    .iter()
+                    .filter(|a| !matches!(a.location, Location::Mmio { .. }))
+                {
                     // A 64-bit PCI register covers two dwords; both must be free.
                     let mut locations = vec![a.location];
                     if let (
@@ -349,5 +368,14 @@ impl Validator {
                 }
             }
         }
+    }
+}
+
+/// The space as messages name it.
+fn space_name(space: Space) -> &'static str {
+    match space {
+        Space::Msr => "MSR",
+        Space::Pci => "PCI",
+        Space::Mmio => "MMIO",
     }
 }

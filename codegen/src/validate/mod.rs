@@ -23,6 +23,7 @@ mod addresses;
 mod events;
 mod fields;
 mod metrics;
+mod mmio;
 mod models;
 mod numbers;
 mod pci_identity;
@@ -165,6 +166,7 @@ impl Validator {
         }
         for p in &ctx.processors {
             self.check_address_collisions(p);
+            self.check_mmio_overlaps(p);
             for d in pci_identity::check(p) {
                 self.push(d);
             }

@@ -13,6 +13,8 @@ pub(super) struct UnitFile<'a> {
     path: &'a Arc<Path>,
     proc: &'a Processor,
     cat: &'a Catalogue,
+    window: Option<&'a MmioWindow>,
+    window_declared: bool,
 }
 
 /// The register being checked, with what its addresses and fields are checked against.
@@ -24,6 +26,10 @@ pub(super) struct RegisterScope<'a> {
     pub(super) count: u32,
     pub(super) instances: &'a [Instance],
     pub(super) cat: &'a Catalogue,
+    /// The unit's memory-mapped window, if it declares a valid one.
+    pub(super) window: Option<&'a MmioWindow>,
+    /// Whether it declares one at all (an invalid one is reported once, not per address).
+    pub(super) window_declared: bool,
 }
 
 impl Validator {
@@ -36,19 +42,23 @@ impl Validator {
     ) -> Option<(Unit, Option<PendingRoutes>)> {
         let raw = &parsed.raw;
         let path: Arc<Path> = Arc::from(parsed.file.path.as_path());
-        let file = UnitFile {
-            file: &parsed.file,
-            path: &path,
-            proc,
-            cat,
-        };
         let ctx = Ctx {
             file: &parsed.file,
             register: None,
         };
         let errors_before = self.errors.len();
         let instances = self.instances(&ctx, raw);
+        let mmio_window = self.mmio_window(&ctx, raw, cat);
+        let file = UnitFile {
+            file: &parsed.file,
+            path: &path,
+            proc,
+            cat,
+            window: mmio_window.as_ref(),
+            window_declared: !raw.mmio_window.is_empty(),
+        };
         let registers = self.registers(&file, raw, &instances);
+        self.mmio_use(&ctx, raw, mmio_window.as_ref(), &instances, &registers);
         if self.errors.len() > errors_before {
             return None;
         }
@@ -75,6 +85,7 @@ impl Validator {
             at: Position::of(&parsed.file, &path, raw.at),
             events: Vec::new(),
             pmu,
+            mmio_window,
         };
         Some((unit, routes))
     }
@@ -183,6 +194,8 @@ impl Validator {
             count,
             instances,
             cat: unit.cat,
+            window: unit.window,
+            window_declared: unit.window_declared,
         };
         let addresses = self.addresses(&reg);
         let fields = self.fields(&reg);
@@ -226,11 +239,12 @@ impl Validator {
         let space = match r.space.as_str() {
             "msr" => Space::Msr,
             "pci" => Space::Pci,
+            "mmio" => Space::Mmio,
             s => {
                 self.push(ctx.error(
                     r.at,
                     format!("unknown address space `{s}`"),
-                    "use space=\"msr\" or space=\"pci\"",
+                    "use space=\"msr\", \"pci\" or \"mmio\"",
                 ));
                 Space::Msr
             }

@@ -1258,4 +1258,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CORE),
+    mmio_window: None,
 };

@@ -259,4 +259,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::IIO),
+    mmio_window: None,
 };

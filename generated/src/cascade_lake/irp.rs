@@ -248,4 +248,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::IRP),
+    mmio_window: None,
 };

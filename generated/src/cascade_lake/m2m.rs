@@ -320,4 +320,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::M2M),
+    mmio_window: None,
 };

@@ -160,4 +160,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::PCU),
+    mmio_window: None,
 };

@@ -175,4 +175,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),
+    mmio_window: None,
 };

@@ -1457,4 +1457,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
+    mmio_window: None,
 };

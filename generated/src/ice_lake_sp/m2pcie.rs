@@ -570,4 +570,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::M2PCIE),
+    mmio_window: None,
 };

@@ -9,6 +9,8 @@ pub mod cha;
 #[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
+pub mod imc;
+#[rustfmt::skip]
 pub mod irp;
 #[rustfmt::skip]
 pub mod m2m;
@@ -48,6 +50,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     units: &[
         &cha::UNIT,
         &iio::UNIT,
+        &imc::UNIT,
         &irp::UNIT,
         &m2m::UNIT,
         &m2pcie::UNIT,

@@ -7,6 +7,7 @@ use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaBoxStatus, ChaCtl, ChaCtr};
 use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
+use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
 use super::m2pcie::{M2pcieBoxCtl, M2pcieBoxStatus, M2pcieCtl, M2pcieCtr};
@@ -231,6 +232,97 @@ impl BoxControl for IioBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
+/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_imc as imc, twelve boxes (num_boxes = 12
+/// since the ICX_NUMBER_IMC_CHN fix from 2 to 3): uncore_imc_0 to uncore_imc_11, box n being
+/// controller n / 3, channel n % 3, with skx_uncore_formats_attr (the skx-generic driver). The
+/// fixed DRAM-clock counter is event 0xff of the same PMU.
+///
+/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
+/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Skylake-SP.
+pub static IMC: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "IMC",
+    scope: Scope::Socket,
+    controls: &[ImcBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, ImcCtl::INFO.at(0), ImcCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, ImcCtl::INFO.at(1), ImcCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, ImcCtl::INFO.at(2), ImcCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, ImcCtl::INFO.at(3), ImcCtr::INFO.at(3)),
+        CounterInfo::fixed(4, 48, ImcFixedCtl::INFO.at(0), ImcFixedCtr::INFO.at(0))
+            .counting("DRAM clock cycles"),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_PERF.of_box("IMC0", "uncore_imc_0"),
+        IMC_PERF.of_box("IMC1", "uncore_imc_1"),
+        IMC_PERF.of_box("IMC2", "uncore_imc_2"),
+        IMC_PERF.of_box("IMC3", "uncore_imc_3"),
+        IMC_PERF.of_box("IMC4", "uncore_imc_4"),
+        IMC_PERF.of_box("IMC5", "uncore_imc_5"),
+        IMC_PERF.of_box("IMC6", "uncore_imc_6"),
+        IMC_PERF.of_box("IMC7", "uncore_imc_7"),
+        IMC_PERF.of_box("IMC8", "uncore_imc_8"),
+        IMC_PERF.of_box("IMC9", "uncore_imc_9"),
+        IMC_PERF.of_box("IMC10", "uncore_imc_10"),
+        IMC_PERF.of_box("IMC11", "uncore_imc_11"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_imc as imc, twelve boxes (num_boxes = 12 \
+            since the ICX_NUMBER_IMC_CHN fix from 2 to 3): uncore_imc_0 to \
+            uncore_imc_11, box n being controller n / 3, channel n % 3, with \
+            skx_uncore_formats_attr (the skx-generic driver). The fixed DRAM-clock \
+            counter is event 0xff of the same PMU.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "The fixed counter is number 4",
+            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
+            it is numbered 4, after the four general counters, as on Skylake-SP.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
+/// entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SKX_GENERIC,
+};
+impl CounterControl for ImcCtl {
+    const ENABLE: &'static FieldInfo = IMC_CTL_EN;
+    const EVENT: &'static FieldInfo = IMC_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IMC_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IMC_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IMC_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IMC_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for ImcCtr {
+    const COUNT: &'static FieldInfo = IMC_CTR_EVENT_COUNT;
+}
+impl CounterValue for ImcFixedCtr {
+    const COUNT: &'static FieldInfo = IMC_FIXED_CTR_EVENT_COUNT;
+}
+impl BoxControl for ImcBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRL);
 }
 /// PMU structure of the IRP (I/O coherency) performance monitoring (2 counters per box; boxes IRP0,
 /// IRP1, IRP2, IRP3, IRP4, IRP5).
@@ -777,6 +869,29 @@ const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
 /// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_BOX_CTL.frz` (bit 8).
+const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
+/// `MC_MMIO_PMON_CTL.thresh` (bits 31:24).
+const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
+/// `MC_MMIO_PMON_CTL.invert` (bit 23).
+const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
+/// `MC_MMIO_PMON_CTL.en` (bit 22).
+const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
+/// `MC_MMIO_PMON_CTL.edge_det` (bit 18).
+const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
+/// `MC_MMIO_PMON_CTL.umask` (bits 15:8).
+const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
+/// `MC_MMIO_PMON_CTL.ev_sel` (bits 7:0).
+const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
+/// `MC_MMIO_PMON_CTR.event_count` (bits 47:0).
+const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_FIXED_CTR.event_count` (bits 47:0).
+const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
+    .field_named("event_count");
 /// `IRP_MSR_PMON_BOX_CTL.frz` (bit 8).
 const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
 /// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
@@ -1011,6 +1126,42 @@ pub static PERF_ICX_IIO: PerfDriverInfo = PerfDriverInfo {
         },
     ],
 };
+/// The `skx-generic` perf driver's format (`skx_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_GENERIC: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-generic",
+    module: "intel_uncore",
+    group: "skx_uncore_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Role(Role::Umask),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
 /// The `icx-ivbep-generic` perf driver's format (`ivbep_uncore_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_ICX_IVBEP_GENERIC: PerfDriverInfo = PerfDriverInfo {
@@ -1071,42 +1222,6 @@ pub static PERF_ICX_M2M: PerfDriverInfo = PerfDriverInfo {
             (snbep_uncore_pci_enable_event), so the extension does not reach the \
             register through perf.",
             ),
-        },
-        PerfFormatInfo {
-            name: "edge",
-            config: "config:18",
-            target: FormatTarget::Role(Role::Edge),
-        },
-        PerfFormatInfo {
-            name: "inv",
-            config: "config:23",
-            target: FormatTarget::Role(Role::Invert),
-        },
-        PerfFormatInfo {
-            name: "thresh",
-            config: "config:24-31",
-            target: FormatTarget::Role(Role::Threshold),
-        },
-    ],
-};
-/// The `skx-generic` perf driver's format (`skx_uncore_formats_attr`, Linux kernel,
-/// arch/x86/events/intel/uncore_snbep.c).
-pub static PERF_SKX_GENERIC: PerfDriverInfo = PerfDriverInfo {
-    id: "skx-generic",
-    module: "intel_uncore",
-    group: "skx_uncore_formats_attr",
-    source: "linux-snbep",
-    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    formats: &[
-        PerfFormatInfo {
-            name: "event",
-            config: "config:0-7",
-            target: FormatTarget::Role(Role::Event),
-        },
-        PerfFormatInfo {
-            name: "umask",
-            config: "config:8-15",
-            target: FormatTarget::Role(Role::Umask),
         },
         PerfFormatInfo {
             name: "edge",

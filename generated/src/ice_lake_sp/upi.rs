@@ -582,4 +582,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::UPI),
+    mmio_window: None,
 };

@@ -1495,4 +1495,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
+    mmio_window: None,
 };

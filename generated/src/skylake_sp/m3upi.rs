@@ -529,4 +529,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::M3UPI),
+    mmio_window: None,
 };

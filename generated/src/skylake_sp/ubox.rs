@@ -889,4 +889,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),
+    mmio_window: None,
 };

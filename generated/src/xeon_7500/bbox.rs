@@ -669,4 +669,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::BBOX),
+    mmio_window: None,
 };

@@ -673,4 +673,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::CBOX),
+    mmio_window: None,
 };

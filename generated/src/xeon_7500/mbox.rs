@@ -1380,4 +1380,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::MBOX),
+    mmio_window: None,
 };

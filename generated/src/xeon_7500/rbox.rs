@@ -1328,4 +1328,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::RBOX),
+    mmio_window: None,
 };

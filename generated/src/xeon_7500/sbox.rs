@@ -802,4 +802,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::SBOX),
+    mmio_window: None,
 };

@@ -636,4 +636,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::WBOX),
+    mmio_window: None,
 };

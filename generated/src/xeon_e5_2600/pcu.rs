@@ -817,4 +817,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::PCU),
+    mmio_window: None,
 };

@@ -1113,4 +1113,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::QPI),
+    mmio_window: None,
 };

@@ -540,4 +540,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::R2PCIE),
+    mmio_window: None,
 };

@@ -718,4 +718,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::UBOX),
+    mmio_window: None,
 };

@@ -1315,4 +1315,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::HA),
+    mmio_window: None,
 };

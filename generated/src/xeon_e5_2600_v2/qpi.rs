@@ -1536,4 +1536,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::QPI),
+    mmio_window: None,
 };

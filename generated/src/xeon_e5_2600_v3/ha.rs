@@ -1402,4 +1402,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::HA),
+    mmio_window: None,
 };

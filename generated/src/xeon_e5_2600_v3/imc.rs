@@ -1767,4 +1767,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::IMC),
+    mmio_window: None,
 };

@@ -1448,4 +1448,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::QPI),
+    mmio_window: None,
 };

@@ -964,4 +964,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::R3QPI),
+    mmio_window: None,
 };

@@ -1006,4 +1006,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::UBOX),
+    mmio_window: None,
 };

@@ -1738,4 +1738,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CBOX),
+    mmio_window: None,
 };

@@ -1408,4 +1408,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::HA),
+    mmio_window: None,
 };

@@ -1788,4 +1788,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::IMC),
+    mmio_window: None,
 };

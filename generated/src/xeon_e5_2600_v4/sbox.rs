@@ -784,4 +784,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::SBOX),
+    mmio_window: None,
 };

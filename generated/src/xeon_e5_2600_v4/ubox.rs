@@ -1001,4 +1001,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::UBOX),
+    mmio_window: None,
 };

@@ -2844,6 +2844,43 @@ layout! {
 }
 
 #[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_imc {
+use super::*;
+use pmu_regs::ice_lake_sp::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
 mod ice_lake_sp_irp {
 use super::*;
 use pmu_regs::ice_lake_sp::irp::*;

@@ -12,10 +12,14 @@ use super::{BackendError, Bdf, Result};
 /// Intel's PCI vendor id.
 pub const INTEL_VENDOR_ID: u16 = 0x8086;
 
-/// Every (device id, device, function, unit) the processor's PCI registers live in.
+/// Every (device id, device, function, unit) the processor's PCI registers live in, and the
+/// devices whose config registers hold the base of a unit's memory-mapped window.
 pub fn wanted_devices(processor: &ProcessorInfo) -> Vec<(u16, u8, u8, &'static str)> {
     let mut set = BTreeSet::new();
     for unit in processor.units {
+        if let Some(w) = unit.mmio_window {
+            set.insert((w.device_id, w.device, w.function, unit.name));
+        }
         for reg in unit.registers.iter().filter(|r| r.space == Space::Pci) {
             for a in reg.known_addresses() {
                 if let Location::Pci {

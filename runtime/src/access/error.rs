@@ -42,6 +42,11 @@ pub enum Target {
         /// Byte offset in configuration space.
         offset: u16,
     },
+    /// A memory-mapped register at a physical address.
+    Mmio {
+        /// Physical address.
+        address: u64,
+    },
 }
 
 impl fmt::Display for Target {
@@ -49,6 +54,7 @@ impl fmt::Display for Target {
         match self {
             Target::Msr { cpu, address } => write!(f, "MSR {address:#X} on CPU {cpu}"),
             Target::Pci { bdf, offset } => write!(f, "PCI {bdf} offset {offset:#X}"),
+            Target::Mmio { address } => write!(f, "MMIO {address:#X}"),
         }
     }
 }
@@ -100,6 +106,26 @@ pub enum AccessError {
     Unstable {
         /// Attempts made.
         reads: usize,
+    },
+    /// A memory-mapped access of a width other than 32 or 64 bits; nothing was accessed.
+    BadWidth {
+        /// The width asked for, in bits.
+        width: u32,
+    },
+    /// A memory-mapped access not aligned to its width; nothing was accessed.
+    Misaligned {
+        /// The access's size in bytes.
+        bytes: u32,
+    },
+    /// The file that maps physical memory (`/dev/mem`) does not exist.
+    NoMemDevice {
+        /// The path that was opened.
+        path: PathBuf,
+    },
+    /// The kernel refused to map the physical range (`CONFIG_STRICT_DEVMEM`, lockdown).
+    MapRefused {
+        /// The file mapped.
+        path: PathBuf,
     },
     /// Any other OS error.
     Os,
@@ -192,6 +218,7 @@ impl BackendError {
         let kind = match (e.kind(), e.raw_os_error(), target) {
             (io::ErrorKind::NotFound, _, Target::Msr { .. }) => AccessError::NoMsrDevice { path },
             (io::ErrorKind::NotFound, _, Target::Pci { .. }) => AccessError::NoPciDevice { path },
+            (io::ErrorKind::NotFound, _, Target::Mmio { .. }) => AccessError::NoMemDevice { path },
             (io::ErrorKind::PermissionDenied, _, _) => AccessError::PermissionDenied { path },
             (_, Some(5), _) => AccessError::Rejected, // EIO
             _ => AccessError::Os,
@@ -242,7 +269,7 @@ impl fmt::Display for BackendError {
                     AccessError::NoMsrDevice { path } => {
                         let cpu = match target {
                             Target::Msr { cpu, .. } => *cpu,
-                            Target::Pci { .. } => 0,
+                            Target::Pci { .. } | Target::Mmio { .. } => 0,
                         };
                         write!(f, "{} does not exist; load the msr driver (`modprobe msr`), or check that CPU {cpu} exists and is online", path.display())?
                     }
@@ -254,6 +281,10 @@ impl fmt::Display for BackendError {
                     AccessError::TooWide { value, width } => write!(f, "value {value:#x} does not fit in the {width}-bit register; nothing was written (use a value below 2^{width})")?,
                     AccessError::ReadOnly => f.write_str("the register is read-only; nothing was written (use `pmu read` to see it)")?,
                     AccessError::Unstable { reads } => write!(f, "the high dword changed on each of {reads} attempts, so no consistent value could be read; freeze the box (its box control's freeze bit) and read again")?,
+                    AccessError::BadWidth { width } => write!(f, "a memory-mapped register is read and written 32 or 64 bits at a time, not {width}; nothing was accessed")?,
+                    AccessError::Misaligned { bytes } => write!(f, "the address is not a multiple of {bytes}, the access's size; nothing was accessed (memory-mapped registers are naturally aligned)")?,
+                    AccessError::NoMemDevice { path } => write!(f, "{} does not exist; memory-mapped registers are reached through it (a kernel built without CONFIG_DEVMEM has none)", path.display())?,
+                    AccessError::MapRefused { path } => write!(f, "the kernel refused to map this range of {}: run as root (CAP_SYS_RAWIO), and check that the kernel is not locked down (/sys/kernel/security/lockdown) and allows the range (CONFIG_STRICT_DEVMEM: boot with iomem=relaxed); `dmesg` names the refusal", path.display())?,
                     AccessError::Os => f.write_str("the operating system reported an unexpected error (in parentheses); `dmesg` may show the driver's reason")?,
                 }
                 if let Some(e) = source {

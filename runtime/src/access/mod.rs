@@ -12,12 +12,14 @@ mod devices;
 mod error;
 mod summary;
 pub mod topology;
+mod windows;
 
 pub use bdf::{BadBdf, Bdf};
 pub use devices::{wanted_devices, SocketDevices, UncoreDevices, INTEL_VENDOR_ID};
 pub use error::{AccessError, BackendError, Op, Target};
 pub use summary::UncoreSummary;
 pub use topology::Topology;
+pub use windows::{place_of, register_address, unit_window, window_base};
 
 /// The result of a backend operation.
 pub type Result<T, E = BackendError> = std::result::Result<T, E>;
@@ -325,13 +327,16 @@ pub trait PciAccessExt: PciAccess {
 impl<T: PciAccess + ?Sized> PciAccessExt for T {}
 
 /// Where one register instance is reached on a machine: the CPU for an MSR, the device for a
-/// PCI register.
+/// PCI register, the physical address for a memory-mapped one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
     /// Through this logical CPU.
     Cpu(u32),
     /// In this device's configuration space.
     Device(Bdf),
+    /// At this physical address (its window's base, read from PCI config space, plus the
+    /// register's offset: [`register_address`]).
+    Mmio(u64),
 }
 
 fn place_mismatch(addr: &AddressInfo) -> BackendError {
@@ -340,13 +345,14 @@ fn place_mismatch(addr: &AddressInfo) -> BackendError {
         needs: match addr.location {
             Location::Msr(_) => "a CPU (it is an MSR)",
             Location::Pci { .. } => "a PCI device (it is in PCI config space)",
+            Location::Mmio { .. } => "a physical address (it is a memory-mapped register)",
         },
     }
 }
 
 /// Reads a register instance known only by its metadata (what tools that take register names
-/// use); 64-bit PCI registers are read tear-free.
-pub fn read_by_info<B: MsrAccess + PciAccess + ?Sized>(
+/// use); 64-bit PCI registers are read tear-free, memory-mapped ones in one access.
+pub fn read_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
@@ -359,6 +365,9 @@ pub fn read_by_info<B: MsrAccess + PciAccess + ?Sized>(
         (Location::Pci { offset, .. }, Place::Device(bdf)) => {
             read_pci_raw(backend, bdf, offset, info.width, addr.name)
         }
+        (Location::Mmio { .. }, Place::Mmio(a)) => backend
+            .read_mmio(a, info.width)
+            .map_err(|e| e.with_register(addr.name)),
         _ => Err(place_mismatch(addr)),
     }
 }
@@ -374,6 +383,7 @@ pub fn check_by_info(
     let target = match (addr.location, place) {
         (Location::Msr(a), Place::Cpu(cpu)) => Target::Msr { cpu, address: a },
         (Location::Pci { offset, .. }, Place::Device(bdf)) => Target::Pci { bdf, offset },
+        (Location::Mmio { .. }, Place::Mmio(address)) => Target::Mmio { address },
         _ => return Err(place_mismatch(addr)),
     };
     check_write_info(info, target, raw).map_err(|e| e.with_register(addr.name))
@@ -381,7 +391,7 @@ pub fn check_by_info(
 
 /// Writes a register instance known only by its metadata, with the typed layer's checks
 /// (read-only register, value too wide, reserved bits) made before anything is written.
-pub fn write_by_info<B: MsrAccess + PciAccess + ?Sized>(
+pub fn write_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
@@ -402,6 +412,13 @@ pub fn write_by_info<B: MsrAccess + PciAccess + ?Sized>(
                 .map_err(|e| e.with_register(name))?;
             // The same two-dword write as the typed layer: never half a value left behind.
             write_pci_dwords(backend, bdf, offset, info.width, name, raw)
+        }
+        (Location::Mmio { .. }, Place::Mmio(address)) => {
+            check_write_info(info, Target::Mmio { address }, raw)
+                .map_err(|e| e.with_register(name))?;
+            backend
+                .write_mmio(address, info.width, raw)
+                .map_err(|e| e.with_register(name))
         }
         _ => Err(place_mismatch(addr)),
     }

@@ -109,7 +109,7 @@ impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
         let c = self.pmu_box.counters.first()?;
         match self.io.place(&c.counter).ok()? {
             Place::Device(bdf) => Some(bdf),
-            Place::Cpu(_) => None,
+            Place::Cpu(_) | Place::Mmio(_) => None,
         }
     }
 

@@ -31,13 +31,15 @@ pub struct BoxEvents {
 }
 
 impl BoxEvents {
-    /// Whether the box's counters are in PCI configuration space (reached through the
-    /// socket's uncore devices, not a CPU).
+    /// Whether the box's counters are reached through the socket's uncore devices, not a
+    /// CPU: in PCI configuration space, or memory-mapped in a window whose base is there.
     pub fn in_pci(&self) -> bool {
-        self.pmu_box
-            .counters
-            .iter()
-            .any(|c| matches!(c.counter.addr.location, pmu_regs::Location::Pci { .. }))
+        self.pmu_box.counters.iter().any(|c| {
+            matches!(
+                c.counter.addr.location,
+                pmu_regs::Location::Pci { .. } | pmu_regs::Location::Mmio { .. }
+            )
+        })
     }
 }
 

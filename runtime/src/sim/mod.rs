@@ -31,6 +31,7 @@
 //! ```
 
 mod arch;
+mod mmio;
 mod part;
 mod regs;
 mod uncore;
@@ -59,8 +60,8 @@ pub struct QpiPacket {
 }
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MsrAccess, Op, PciAccess, Result as BackendResult, Target,
-    Topology, UncoreDevices, UncoreSummary,
+    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result as BackendResult,
+    Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
 use crate::error::{Error, Result, UsageError};
@@ -191,6 +192,8 @@ pub struct Sim {
     index: Index,
     uncore: uncore::Model,
     state: Mutex<State>,
+    /// The memory-mapped windows: where each controller's base is, and what is at each address.
+    windows: mmio::Windows,
     owners: Registry,
     /// Streams of events that run while something counts (see [`workload`]).
     workload: Mutex<workload::Workload>,
@@ -237,6 +240,7 @@ impl Sim {
             config,
             index,
             uncore,
+            windows: mmio::Windows::new(config.processor, sockets),
             state: Mutex::new(State {
                 uncore: vec![socket; sockets],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
@@ -607,15 +611,19 @@ impl Sim {
         )
     }
 
-    /// The register a dword belongs to, and whether it is the upper half of a 64-bit one.
-    fn pci_reg(&self, bdf: Bdf, offset: u16) -> Option<(Reg, bool)> {
-        let devices = self.uncore_devices();
-        let device_id = devices
+    /// The simulated device id at `bdf`.
+    fn device_id(&self, bdf: Bdf) -> Option<u16> {
+        self.uncore_devices()
             .sockets
             .iter()
             .flat_map(|s| s.devices.iter())
             .find(|(_, b)| *b == bdf)
-            .map(|(id, _)| *id)?;
+            .map(|(id, _)| *id)
+    }
+
+    /// The register a dword belongs to, and whether it is the upper half of a 64-bit one.
+    fn pci_reg(&self, bdf: Bdf, offset: u16) -> Option<(Reg, bool)> {
+        let device_id = self.device_id(bdf)?;
         let at = |off: u16| Location::Pci {
             device_id,
             device: bdf.device,
@@ -636,10 +644,15 @@ impl PciAccess for Sim {
         let socket = self
             .socket_of_bus(bdf)
             .ok_or_else(|| self.no_device(Op::Read, bdf, offset))?;
-        // Unimplemented config space reads as zero, as on hardware.
+        // Unimplemented config space reads as zero, as on hardware; a memory-mapped window's
+        // base device publishes its piece of the base.
         let Some((reg, high)) = self.pci_reg(bdf, offset) else {
             let _ = target;
-            return Ok(0);
+            let base = self.device_id(bdf).and_then(|id| {
+                self.windows
+                    .dword(socket, id, bdf.device, bdf.function, offset)
+            });
+            return Ok(base.unwrap_or(0));
         };
         let v = self.uncore.read(&self.lock().uncore[socket], &reg);
         Ok(if high { (v >> 32) as u32 } else { v as u32 })
@@ -670,7 +683,36 @@ impl PciAccess for Sim {
     }
 }
 
+/// The memory-mapped registers: at the addresses their windows' bases (published in the base
+/// device's config dwords) give; an access of the wrong width, or where no register is, faults.
+impl MmioAccess for Sim {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
+        let (socket, reg) = self.mmio_reg(Op::Read, address, width)?;
+        Ok(self.uncore.read(&self.lock().uncore[socket], &reg))
+    }
+
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
+        let (socket, reg) = self.mmio_reg(Op::Write, address, width)?;
+        let mut st = self.lock();
+        let sock = &mut st.uncore[socket];
+        let old = sock.regs.get(&reg);
+        let w = regs::write(reg.info, old, value)
+            .ok_or_else(|| Self::rejected(Op::Write, Target::Mmio { address }))?;
+        sock.regs.put(&reg, w.stored);
+        self.uncore.after_write(sock, &reg, value, w.actions);
+        Ok(())
+    }
+}
+
 impl Sim {
+    /// The register at `address`, accessed `width` bits wide.
+    fn mmio_reg(&self, op: Op, address: u64, width: u32) -> BackendResult<(usize, Reg)> {
+        match self.windows.at(address) {
+            Some((socket, reg)) if reg.info.width == width => Ok((socket, reg)),
+            _ => Err(Self::rejected(op, Target::Mmio { address })),
+        }
+    }
+
     fn no_device(&self, op: Op, bdf: Bdf, offset: u16) -> BackendError {
         BackendError::access(
             op,

@@ -392,6 +392,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_m2m", 4, ICX_M2M));
             v.extend(idx("uncore_upi", 3, ICX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
+            // icx_uncore_imc (memory-mapped): twelve channels, skx_uncore_format_group.
+            v.extend(idx("uncore_imc", 12, SNBEP));
         }
         _ => one(&mut v, "cpu", CPU),
     }

@@ -241,6 +241,10 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        if let Some(w) = &u.mmio_window {
+            h.out.push('\n');
+            mmio_window(&mut h, p, u, w);
+        }
         for r in &u.registers {
             h.out.push('\n');
             register(&mut h, p, u, r);
@@ -277,6 +281,7 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
         match r.space {
             Space::Msr => "MSR",
             Space::Pci => "register in PCI configuration space",
+            Space::Mmio => "memory-mapped register (see the unit's _MMIO_WINDOW macros)",
         },
     );
     if r.count > 1 {
@@ -334,6 +339,63 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
     }
 }
 
+/// A unit's memory-mapped window: the device holding the base, each part, and the window's
+/// offset, stride and size.
+fn mmio_window(h: &mut Header, p: &Processor, u: &Unit, w: &MmioWindow) {
+    let stem = names::mmio_window(&p.module, &u.name);
+    h.comment(&format!(
+        "{} unit: memory-mapped window. {}\n\nThe base of controller c is the OR of each part \
+         i: ((dword at _PART<i>_OFFSET + c * _PART<i>_CONTROLLER_STRIDE of the device) >> _LSB \
+         & ((1 << (_MSB - _LSB + 1)) - 1)) << _SHIFT. Channel h's window starts at base + \
+         _OFFSET + h * _CHANNEL_STRIDE and is _SIZE bytes long; each register's _OFFSET is \
+         from there.",
+        u.name, w.description
+    ));
+    let what = || format!("the memory-mapped window of the {} unit", u.name);
+    let hex = |v: u64| format!("0x{v:X}U");
+    h.define(
+        &format!("{stem}_DEVICE_ID"),
+        &format!("0x{:04X}U", w.device_id),
+        &what,
+    );
+    h.define(&format!("{stem}_DEVICE"), &w.device.to_string(), &what);
+    h.define(&format!("{stem}_FUNCTION"), &w.function.to_string(), &what);
+    h.define(&format!("{stem}_PARTS"), &w.parts.len().to_string(), &what);
+    for (i, part) in w.parts.iter().enumerate() {
+        let s = format!("{stem}_PART{i}");
+        h.define(&format!("{s}_OFFSET"), &hex(part.offset.into()), &what);
+        h.define(
+            &format!("{s}_CONTROLLER_STRIDE"),
+            &hex(part.controller_stride.into()),
+            &what,
+        );
+        h.define(&format!("{s}_LSB"), &part.lsb.to_string(), &what);
+        h.define(&format!("{s}_MSB"), &part.msb.to_string(), &what);
+        h.define(&format!("{s}_SHIFT"), &part.shift.to_string(), &what);
+    }
+    h.define(
+        &format!("{stem}_OFFSET"),
+        &format!("0x{:X}ULL", w.offset),
+        &what,
+    );
+    h.define(
+        &format!("{stem}_CHANNEL_STRIDE"),
+        &format!("0x{:X}ULL", w.channel_stride),
+        &what,
+    );
+    h.define(
+        &format!("{stem}_SIZE"),
+        &format!("0x{:X}ULL", w.size),
+        &what,
+    );
+    h.define(
+        &format!("{stem}_CONTROLLERS"),
+        &w.controllers.to_string(),
+        &what,
+    );
+    h.define(&format!("{stem}_CHANNELS"), &w.channels.to_string(), &what);
+}
+
 /// Every instance's and index's address, and per instance a macro for array element `n`.
 fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Address]) {
     let m = &p.module;
@@ -358,6 +420,19 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
                 h.define(&format!("{stem}_FUNCTION"), &function.to_string(), &what);
                 h.define(&format!("{stem}_OFFSET"), &format!("0x{offset:X}U"), &what);
             }
+            Location::Mmio {
+                controller,
+                channel,
+                offset,
+            } => {
+                h.define(
+                    &format!("{stem}_CONTROLLER"),
+                    &controller.to_string(),
+                    &what,
+                );
+                h.define(&format!("{stem}_CHANNEL"), &channel.to_string(), &what);
+                h.define(&format!("{stem}_OFFSET"), &format!("0x{offset:X}U"), &what);
+            }
         }
     }
     if r.count < 2 {
@@ -371,6 +446,7 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
         let (base, pci) = match mine[0].location {
             Location::Msr(n) => (u64::from(n), false),
             Location::Pci { offset, .. } => (u64::from(offset), true),
+            Location::Mmio { offset, .. } => (u64::from(offset), true),
         };
         let inst_name = r.instance_name(inst);
         let name = names::array_address(m, &inst_name, pci);
@@ -394,6 +470,8 @@ fn regular_step(addrs: &[&Address]) -> Option<u64> {
             function,
             offset,
         } => (u64::from(offset), Some((device_id, device, function))),
+        // One instance's registers share one window (the validator checks it).
+        Location::Mmio { offset, .. } => (u64::from(offset), None),
     };
     let points: Vec<(u32, u64, _)> = addrs
         .iter()

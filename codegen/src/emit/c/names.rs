@@ -127,6 +127,11 @@ pub fn event(module: &str, unit: &str, ident: &str) -> String {
     )
 }
 
+/// The stem of a unit's memory-mapped window macros (`PMU_ICE_LAKE_SP_IMC_MMIO_WINDOW`).
+pub fn mmio_window(module: &str, unit: &str) -> String {
+    format!("{}{}_MMIO_WINDOW", macro_prefix(module), upper(unit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +159,10 @@ mod tests {
         assert_eq!(
             array_address("xeon_e5_2600", "HA_PCI_PMON_CTL", true),
             "PMU_XEON_E5_2600_HA_PCI_PMON_CTL_OFFSET"
+        );
+        assert_eq!(
+            mmio_window("ice_lake_sp", "IMC"),
+            "PMU_ICE_LAKE_SP_IMC_MMIO_WINDOW"
         );
     }
 }

@@ -30,6 +30,11 @@ fn location_text(loc: &Location) -> String {
             offset,
         } => format!("PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}")
             .replace("0X", "0x"),
+        Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => format!("MMIO controller {controller} channel {channel} offset {offset:#x}"),
     }
 }
 
@@ -52,6 +57,17 @@ fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             m.insert("device_id".into(), json!(device_id));
             m.insert("device".into(), json!(device));
             m.insert("function".into(), json!(function));
+        }
+        Some(Location::Mmio {
+            controller,
+            channel,
+            offset,
+        }) => {
+            m.insert("address".into(), json!(offset));
+            m.insert("address_hex".into(), json!(format!("{offset:#x}")));
+            m.insert("offset".into(), json!(offset));
+            m.insert("controller".into(), json!(controller));
+            m.insert("channel".into(), json!(channel));
         }
         None => {
             m.insert("address".into(), Value::Null);
@@ -1022,6 +1038,7 @@ fn place_text(place: Place) -> String {
     match place {
         Place::Cpu(c) => format!("CPU {c}"),
         Place::Device(b) => format!("device {b}"),
+        Place::Mmio(a) => format!("address {a:#x}"),
     }
 }
 
@@ -1029,6 +1046,7 @@ fn place_json(place: Place) -> Value {
     match place {
         Place::Cpu(c) => json!({"cpu": c}),
         Place::Device(b) => json!({"device": b.to_string()}),
+        Place::Mmio(a) => json!({"physical_address": format!("{a:#x}")}),
     }
 }
 
@@ -1130,7 +1148,7 @@ fn read_all(
         let d = codec::decode(info, raw);
         let socket = match place {
             Place::Cpu(c) => topology.socket_of(c),
-            Place::Device(_) => w.socket,
+            Place::Device(_) | Place::Mmio(_) => w.socket,
         };
         if show.wanted() {
             lines.push_str(&value_only(&d, show)?);
@@ -1286,6 +1304,7 @@ fn claim_for_write(
             });
             (0, on_bus.map(|s| s as u32).or(args.socket))
         }
+        Place::Mmio(_) => (0, args.socket),
     };
     let socket = socket.unwrap_or(0) as usize;
     match Pmu::of_register(Boxes::of(processor), reg.address, cpu, socket) {

@@ -32,7 +32,7 @@ pub fn device_ids<'a>(addresses: impl IntoIterator<Item = &'a AddressInfo>) -> V
                 device,
                 function,
             }),
-            Location::Msr(_) => None,
+            Location::Msr(_) | Location::Mmio { .. } => None,
         })
         .collect();
     ids.sort_unstable();
@@ -80,6 +80,15 @@ fn refused(target: &Target, sim: bool) -> &'static str {
         (Target::Pci { .. }, true) => {
             "the simulated device refused the access: the simulator does not model this \
              register, or the value sets bits it does not allow"
+        }
+        (Target::Mmio { .. }, false) => {
+            "the memory-mapped register refused the access: nothing answers at this \
+             address, or the value sets bits it does not allow"
+        }
+        (Target::Mmio { .. }, true) => {
+            "the simulated window refused the access: no simulated register is at this \
+             address, it was accessed at the wrong width, or the value sets bits it does \
+             not allow"
         }
     }
 }

@@ -3133,6 +3133,80 @@ layout! {
 }
 }
 
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_cha {
+use super::*;
+use pmu_regs::sapphire_rapids::cha::*;
+
+layout! {
+    cha_box_ctl: ChaBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    cha_ctl: ChaCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 32);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ChaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(tid_en, with_tid_en, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cha_ctr: ChaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    cha_box_filter0: ChaBoxFilter0;
+    rw(tid, with_tid, val u16, 0, 10);
+    checked(try_with_tid, u16, 10);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_ubox {
+use super::*;
+use pmu_regs::sapphire_rapids::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    rw(frz_all, with_frz_all, val bool, 0, 1);
+}
+layout! {
+    u_box_ctl: UBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

@@ -971,6 +971,949 @@ static inline uint64_t pmu_sapphire_rapids_c_msr_pmon_box_filter0_tid_get(uint64
 static inline uint64_t pmu_sapphire_rapids_c_msr_pmon_box_filter0_tid_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_C_MSR_PMON_BOX_FILTER0_TID_MASK, PMU_SAPPHIRE_RAPIDS_C_MSR_PMON_BOX_FILTER0_TID_SHIFT, value); }
 
 /*
+ * IIO (IIO (integrated I/O stack) performance monitoring): Each I/O stack (PCIe, CXL, DMI, and
+ * the accelerators' stacks) has an IIO box between the mesh and its root ports, counting
+ * traffic by port and traffic class. Each has a box control and four 48-bit counters with
+ * their controls, all MSRs, 0x10 apart from one stack to the next.
+ *
+ * Instances: IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11.
+ */
+
+/*
+ * IIO{i}_MSR_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all controls
+ * in one write.
+ *
+ * 32-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Address.
+ * The notes in full: generated/docs/sapphire_rapids/iio.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_WIDTH 32
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_COUNT 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_BOX_CTL 0x3000U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_BOX_CTL 0x3010U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_BOX_CTL 0x3020U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_BOX_CTL 0x3030U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_BOX_CTL 0x3040U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_BOX_CTL 0x3050U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_BOX_CTL 0x3060U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_BOX_CTL 0x3070U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_BOX_CTL 0x3080U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_BOX_CTL 0x3090U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_BOX_CTL 0x30A0U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_BOX_CTL 0x30B0U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_iio_msr_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_iio_msr_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_iio_msr_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_sapphire_rapids_iio_msr_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * IIO{i}_MSR_PMON_CTL{n}: Control for counter n: event, unit mask, enable, a 12-bit threshold
+ * with inversion and edge detection, and port and traffic-class masks.
+ *
+ * 64-bit MSR, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Addresses.
+ * The notes in full: generated/docs/sapphire_rapids/iio.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_RESERVED_MASK 0xFFF80000003B0000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_WRITABLE_MASK 0x0007FFFFFFC4FFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTL0 0x3002U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTL1 0x3003U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTL2 0x3004U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTL3 0x3005U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTL0 0x3012U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTL1 0x3013U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTL2 0x3014U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTL3 0x3015U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTL0 0x3022U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTL1 0x3023U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTL2 0x3024U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTL3 0x3025U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTL0 0x3032U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTL1 0x3033U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTL2 0x3034U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTL3 0x3035U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTL0 0x3042U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTL1 0x3043U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTL2 0x3044U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTL3 0x3045U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTL0 0x3052U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTL1 0x3053U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTL2 0x3054U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTL3 0x3055U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTL0 0x3062U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTL1 0x3063U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTL2 0x3064U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTL3 0x3065U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTL0 0x3072U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTL1 0x3073U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTL2 0x3074U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTL3 0x3075U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTL0 0x3082U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTL1 0x3083U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTL2 0x3084U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTL3 0x3085U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTL0 0x3092U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTL1 0x3093U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTL2 0x3094U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTL3 0x3095U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTL0 0x30A2U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTL1 0x30A3U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTL2 0x30A4U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTL3 0x30A5U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTL0 0x30B2U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTL1 0x30B3U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTL2 0x30B4U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTL3 0x30B5U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTL(n) (0x3002U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTL(n) (0x3012U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTL(n) (0x3022U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTL(n) (0x3032U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTL(n) (0x3042U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTL(n) (0x3052U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTL(n) (0x3062U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTL(n) (0x3072U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTL(n) (0x3082U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTL(n) (0x3092U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTL(n) (0x30A2U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTL(n) (0x30B2U + 1U * (unsigned)(n))
+
+/*
+ * fc_mask (bits 50:48, rw): Traffic-class (flow-control) mask of the IIO events that take one
+ * (Intel's FCMask).
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_SHIFT 48
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_WIDTH 3
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_MASK 0x0007000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_MAX 0x0000000000000007ULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_fc_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_fc_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_FC_MASK_SHIFT, value); }
+
+/*
+ * ch_mask (bits 47:36, rw): Port (channel) mask of the IIO events that take one (Intel's
+ * PortMask).
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_SHIFT 36
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_WIDTH 12
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_MASK 0x0000FFF000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_MAX 0x0000000000000FFFULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_ch_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_ch_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_CH_MASK_SHIFT, value); }
+
+/*
+ * thresh (bits 35:24, rw, role threshold): Threshold (12 bits): when non-zero, a cycle is
+ * counted only if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_SHIFT 24
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_WIDTH 12
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_MASK 0x0000000FFF000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_MAX 0x0000000000000FFFULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_SHIFT 23
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_GE 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_LT 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_SHIFT 22
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * IIO{i}_MSR_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit MSR, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Addresses and width.
+ * The notes in full: generated/docs/sapphire_rapids/iio.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTR0 0x3008U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTR1 0x3009U
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTR2 0x300AU
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTR3 0x300BU
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTR0 0x3018U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTR1 0x3019U
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTR2 0x301AU
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTR3 0x301BU
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTR0 0x3028U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTR1 0x3029U
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTR2 0x302AU
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTR3 0x302BU
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTR0 0x3038U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTR1 0x3039U
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTR2 0x303AU
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTR3 0x303BU
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTR0 0x3048U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTR1 0x3049U
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTR2 0x304AU
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTR3 0x304BU
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTR0 0x3058U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTR1 0x3059U
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTR2 0x305AU
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTR3 0x305BU
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTR0 0x3068U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTR1 0x3069U
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTR2 0x306AU
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTR3 0x306BU
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTR0 0x3078U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTR1 0x3079U
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTR2 0x307AU
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTR3 0x307BU
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTR0 0x3088U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTR1 0x3089U
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTR2 0x308AU
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTR3 0x308BU
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTR0 0x3098U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTR1 0x3099U
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTR2 0x309AU
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTR3 0x309BU
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTR0 0x30A8U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTR1 0x30A9U
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTR2 0x30AAU
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTR3 0x30ABU
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTR0 0x30B8U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTR1 0x30B9U
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTR2 0x30BAU
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTR3 0x30BBU
+#define PMU_SAPPHIRE_RAPIDS_IIO0_MSR_PMON_CTR(n) (0x3008U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO1_MSR_PMON_CTR(n) (0x3018U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO2_MSR_PMON_CTR(n) (0x3028U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO3_MSR_PMON_CTR(n) (0x3038U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO4_MSR_PMON_CTR(n) (0x3048U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO5_MSR_PMON_CTR(n) (0x3058U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO6_MSR_PMON_CTR(n) (0x3068U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO7_MSR_PMON_CTR(n) (0x3078U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO8_MSR_PMON_CTR(n) (0x3088U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO9_MSR_PMON_CTR(n) (0x3098U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO10_MSR_PMON_CTR(n) (0x30A8U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IIO11_MSR_PMON_CTR(n) (0x30B8U + 1U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_iio_msr_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_IIO_MSR_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
+ * IRP (IRP (IIO ring port) performance monitoring): Each I/O stack has an IRP box, the
+ * coherency agent through which its inbound traffic reaches the mesh. Each has a box control
+ * and two 48-bit counters with their controls, all MSRs, 0x10 apart from one stack to the
+ * next.
+ *
+ * Instances: IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11.
+ */
+
+/*
+ * IRP{i}_MSR_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all controls
+ * in one write.
+ *
+ * 32-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Address.
+ * The notes in full: generated/docs/sapphire_rapids/irp.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_WIDTH 32
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_COUNT 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_BOX_CTL 0x3400U
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_BOX_CTL 0x3410U
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_BOX_CTL 0x3420U
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_BOX_CTL 0x3430U
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_BOX_CTL 0x3440U
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_BOX_CTL 0x3450U
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_BOX_CTL 0x3460U
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_BOX_CTL 0x3470U
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_BOX_CTL 0x3480U
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_BOX_CTL 0x3490U
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_BOX_CTL 0x34A0U
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_BOX_CTL 0x34B0U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_irp_msr_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_irp_msr_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_irp_msr_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_sapphire_rapids_irp_msr_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * IRP{i}_MSR_PMON_CTL{n}: Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit
+ * extension), enable, and an 8-bit threshold with inversion and edge detection.
+ *
+ * 64-bit MSR, 2 per instance ({n} = 0..1).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Addresses.
+ * The notes in full: generated/docs/sapphire_rapids/irp.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_COUNT 2
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_RESERVED_MASK 0xFF000000003B0000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_WRITABLE_MASK 0x00FFFFFFFFC4FFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTL0 0x3402U
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTL1 0x3403U
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTL0 0x3412U
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTL1 0x3413U
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTL0 0x3422U
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTL1 0x3423U
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTL0 0x3432U
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTL1 0x3433U
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTL0 0x3442U
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTL1 0x3443U
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTL0 0x3452U
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTL1 0x3453U
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTL0 0x3462U
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTL1 0x3463U
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTL0 0x3472U
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTL1 0x3473U
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTL0 0x3482U
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTL1 0x3483U
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTL0 0x3492U
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTL1 0x3493U
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTL0 0x34A2U
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTL1 0x34A3U
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTL0 0x34B2U
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTL1 0x34B3U
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTL(n) (0x3402U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTL(n) (0x3412U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTL(n) (0x3422U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTL(n) (0x3432U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTL(n) (0x3442U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTL(n) (0x3452U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTL(n) (0x3462U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTL(n) (0x3472U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTL(n) (0x3482U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTL(n) (0x3492U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTL(n) (0x34A2U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTL(n) (0x34B2U + 1U * (unsigned)(n))
+
+/*
+ * umask_ext (bits 55:32, rw): Unit mask extension: further sub-event selection bits (Intel's
+ * UMaskExt); perf's umask format carries it in config bits 32-55.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_SHIFT 32
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_WIDTH 24
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_MASK 0x00FFFFFF00000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_MAX 0x0000000000FFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_umask_ext_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_umask_ext_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_EXT_SHIFT, value); }
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_SHIFT 24
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_MASK 0x00000000FF000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_SHIFT 23
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_GE 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_LT 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_SHIFT 22
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * IRP{i}_MSR_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit MSR, 2 per instance ({n} = 0..1).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Addresses and width.
+ * The notes in full: generated/docs/sapphire_rapids/irp.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_COUNT 2
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTR0 0x3408U
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTR1 0x3409U
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTR0 0x3418U
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTR1 0x3419U
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTR0 0x3428U
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTR1 0x3429U
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTR0 0x3438U
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTR1 0x3439U
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTR0 0x3448U
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTR1 0x3449U
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTR0 0x3458U
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTR1 0x3459U
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTR0 0x3468U
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTR1 0x3469U
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTR0 0x3478U
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTR1 0x3479U
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTR0 0x3488U
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTR1 0x3489U
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTR0 0x3498U
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTR1 0x3499U
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTR0 0x34A8U
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTR1 0x34A9U
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTR0 0x34B8U
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTR1 0x34B9U
+#define PMU_SAPPHIRE_RAPIDS_IRP0_MSR_PMON_CTR(n) (0x3408U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP1_MSR_PMON_CTR(n) (0x3418U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP2_MSR_PMON_CTR(n) (0x3428U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP3_MSR_PMON_CTR(n) (0x3438U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP4_MSR_PMON_CTR(n) (0x3448U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP5_MSR_PMON_CTR(n) (0x3458U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP6_MSR_PMON_CTR(n) (0x3468U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP7_MSR_PMON_CTR(n) (0x3478U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP8_MSR_PMON_CTR(n) (0x3488U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP9_MSR_PMON_CTR(n) (0x3498U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP10_MSR_PMON_CTR(n) (0x34A8U + 1U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_IRP11_MSR_PMON_CTR(n) (0x34B8U + 1U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_irp_msr_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_IRP_MSR_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
+ * M3UPI (M3UPI (mesh to UPI) performance monitoring): Each UPI link has an M3UPI box between
+ * the mesh and the link layer, in PCI configuration space: a box control and four 48-bit
+ * counters with their controls. Link n's box is device 5+n, function 1, device id 0x3246, on
+ * the socket's uncore bus.
+ *
+ * Instances: M3UPI0, M3UPI1, M3UPI2, M3UPI3.
+ */
+
+/*
+ * M3UPI_L{i}_PCI_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all
+ * controls in one write.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Address.
+ * The notes in full: generated/docs/sapphire_rapids/m3upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_WIDTH 32
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_COUNT 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_BOX_CTL_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_BOX_CTL_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_BOX_CTL_OFFSET 0xA0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_BOX_CTL_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_BOX_CTL_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_BOX_CTL_OFFSET 0xA0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_BOX_CTL_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_BOX_CTL_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_BOX_CTL_OFFSET 0xA0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_BOX_CTL_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_BOX_CTL_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_BOX_CTL_OFFSET 0xA0U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_m3upi_l_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_m3upi_l_pci_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_m3upi_l_pci_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_sapphire_rapids_m3upi_l_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * M3UPI_L{i}_PCI_PMON_CTL{n}: Control for counter n: event, 32-bit unit mask (8 bits and a
+ * 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Addresses.
+ * The notes in full: generated/docs/sapphire_rapids/m3upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_RESERVED_MASK 0xFF000000003B0000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_WRITABLE_MASK 0x00FFFFFFFFC4FFFFULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL0_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL1_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL1_OFFSET 0xE0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL2_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL2_OFFSET 0xE8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL3_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL3_OFFSET 0xF0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL0_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL1_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL1_OFFSET 0xE0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL2_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL2_OFFSET 0xE8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL3_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL3_OFFSET 0xF0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL0_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL1_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL1_OFFSET 0xE0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL2_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL2_OFFSET 0xE8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL3_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL3_OFFSET 0xF0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL0_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL1_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL1_OFFSET 0xE0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL2_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL2_OFFSET 0xE8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL3_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL3_OFFSET 0xF0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTL_OFFSET(n) (0xD8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTL_OFFSET(n) (0xD8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTL_OFFSET(n) (0xD8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTL_OFFSET(n) (0xD8U + 8U * (unsigned)(n))
+
+/*
+ * umask_ext (bits 55:32, rw): Unit mask extension: further sub-event selection bits (Intel's
+ * UMaskExt); perf's umask format carries it in config bits 32-55.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_SHIFT 32
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_WIDTH 24
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_MASK 0x00FFFFFF00000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_MAX 0x0000000000FFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_umask_ext_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_umask_ext_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_EXT_SHIFT, value); }
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_SHIFT 24
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_MASK 0x00000000FF000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_SHIFT 23
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_GE 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_LT 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_SHIFT 22
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * M3UPI_L{i}_PCI_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Addresses and width.
+ * The notes in full: generated/docs/sapphire_rapids/m3upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR0_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR0_OFFSET 0xA8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR1_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR1_OFFSET 0xB0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR2_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR2_OFFSET 0xB8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR3_DEVICE 5
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR3_OFFSET 0xC0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR0_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR0_OFFSET 0xA8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR1_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR1_OFFSET 0xB0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR2_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR2_OFFSET 0xB8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR3_DEVICE 6
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR3_OFFSET 0xC0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR0_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR0_OFFSET 0xA8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR1_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR1_OFFSET 0xB0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR2_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR2_OFFSET 0xB8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR3_DEVICE 7
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR3_OFFSET 0xC0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR0_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR0_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR0_OFFSET 0xA8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR1_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR1_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR1_OFFSET 0xB0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR2_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR2_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR2_OFFSET 0xB8U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR3_DEVICE_ID 0x3246U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR3_DEVICE 8
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR3_OFFSET 0xC0U
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L0_PCI_PMON_CTR_OFFSET(n) (0xA8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L1_PCI_PMON_CTR_OFFSET(n) (0xA8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L2_PCI_PMON_CTR_OFFSET(n) (0xA8U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L3_PCI_PMON_CTR_OFFSET(n) (0xA8U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_m3upi_l_pci_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_M3UPI_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
  * UBOX (U-box (system configuration controller) performance monitoring): The U-box carries the
  * uncore's message channel and interrupt routing. Its MSRs also hold the socket-wide uncore
  * control that freezes every box at once. Its own monitoring block has a box control, two
@@ -1244,6 +2187,346 @@ static inline uint64_t pmu_sapphire_rapids_u_msr_pmon_uclk_fixed_ctl_en_set(uint
 #define PMU_SAPPHIRE_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
 static inline uint64_t pmu_sapphire_rapids_u_msr_pmon_uclk_fixed_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_SHIFT); }
 static inline uint64_t pmu_sapphire_rapids_u_msr_pmon_uclk_fixed_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
+ * UPI (UPI (Ultra Path Interconnect link layer) performance monitoring): Each UPI link to
+ * another socket has a link-layer monitoring block in PCI configuration space: a box control
+ * and four 48-bit counters with their controls. Link n is device 1+n, function 1, device id
+ * 0x3241, on the socket's uncore bus.
+ *
+ * Instances: UPI0, UPI1, UPI2, UPI3.
+ */
+
+/*
+ * U_L{i}_PCI_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all controls
+ * in one write.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Address.
+ * The notes in full: generated/docs/sapphire_rapids/upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_WIDTH 32
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_COUNT 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_BOX_CTL_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_BOX_CTL_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_BOX_CTL_OFFSET 0x318U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_BOX_CTL_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_BOX_CTL_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_BOX_CTL_OFFSET 0x318U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_BOX_CTL_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_BOX_CTL_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_BOX_CTL_OFFSET 0x318U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_BOX_CTL_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_BOX_CTL_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_BOX_CTL_OFFSET 0x318U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_u_l_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_u_l_pci_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_sapphire_rapids_u_l_pci_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_sapphire_rapids_u_l_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * U_L{i}_PCI_PMON_CTL{n}: Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit
+ * extension), enable, and an 8-bit threshold with inversion and edge detection.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Addresses.
+ * The notes in full: generated/docs/sapphire_rapids/upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_RESERVED_MASK 0xFF000000003B0000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_WRITABLE_MASK 0x00FFFFFFFFC4FFFFULL
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL0_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL0_OFFSET 0x350U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL1_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL1_OFFSET 0x358U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL2_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL2_OFFSET 0x360U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL3_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL3_OFFSET 0x368U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL0_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL0_OFFSET 0x350U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL1_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL1_OFFSET 0x358U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL2_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL2_OFFSET 0x360U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL3_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL3_OFFSET 0x368U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL0_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL0_OFFSET 0x350U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL1_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL1_OFFSET 0x358U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL2_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL2_OFFSET 0x360U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL3_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL3_OFFSET 0x368U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL0_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL0_OFFSET 0x350U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL1_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL1_OFFSET 0x358U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL2_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL2_OFFSET 0x360U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL3_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL3_OFFSET 0x368U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTL_OFFSET(n) (0x350U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTL_OFFSET(n) (0x350U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTL_OFFSET(n) (0x350U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTL_OFFSET(n) (0x350U + 8U * (unsigned)(n))
+
+/*
+ * umask_ext (bits 55:32, rw): Unit mask extension: further sub-event selection bits (Intel's
+ * UMaskExt); perf's umask format carries it in config bits 32-55.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_SHIFT 32
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_WIDTH 24
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_MASK 0x00FFFFFF00000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_MAX 0x0000000000FFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_umask_ext_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_umask_ext_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_EXT_SHIFT, value); }
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_SHIFT 24
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_MASK 0x00000000FF000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_SHIFT 23
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_GE 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_LT 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_SHIFT 22
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_SHIFT 8
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * U_L{i}_PCI_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Addresses and width.
+ * The notes in full: generated/docs/sapphire_rapids/upi.md.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_WIDTH 64
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_COUNT 4
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR0_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR0_OFFSET 0x320U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR1_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR1_OFFSET 0x328U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR2_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR2_OFFSET 0x330U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR3_DEVICE 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR3_OFFSET 0x338U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR0_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR0_OFFSET 0x320U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR1_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR1_OFFSET 0x328U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR2_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR2_OFFSET 0x330U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR3_DEVICE 2
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR3_OFFSET 0x338U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR0_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR0_OFFSET 0x320U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR1_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR1_OFFSET 0x328U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR2_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR2_OFFSET 0x330U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR3_DEVICE 3
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR3_OFFSET 0x338U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR0_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR0_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR0_OFFSET 0x320U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR1_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR1_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR1_OFFSET 0x328U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR2_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR2_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR2_OFFSET 0x330U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR3_DEVICE_ID 0x3241U
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR3_DEVICE 4
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR3_OFFSET 0x338U
+#define PMU_SAPPHIRE_RAPIDS_U_L0_PCI_PMON_CTR_OFFSET(n) (0x320U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L1_PCI_PMON_CTR_OFFSET(n) (0x320U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L2_PCI_PMON_CTR_OFFSET(n) (0x320U + 8U * (unsigned)(n))
+#define PMU_SAPPHIRE_RAPIDS_U_L3_PCI_PMON_CTR_OFFSET(n) (0x320U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SAPPHIRE_RAPIDS_U_L_PCI_PMON_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * The processor's own core events, counted by the architectural PMU's CORE unit (its

@@ -7,7 +7,15 @@
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio;
+#[rustfmt::skip]
+pub mod irp;
+#[rustfmt::skip]
+pub mod m3upi;
+#[rustfmt::skip]
 pub mod ubox;
+#[rustfmt::skip]
+pub mod upi;
 #[rustfmt::skip]
 pub mod core;
 #[cfg(feature = "metadata")]
@@ -27,7 +35,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     cpuid: Some((0x6, 0x8F)),
     steppings: None,
     code_names: &["Sapphire Rapids", "Sapphire Rapids-SP"],
-    units: &[&cha::UNIT, &ubox::UNIT],
+    units: &[&cha::UNIT, &iio::UNIT, &irp::UNIT, &m3upi::UNIT, &ubox::UNIT, &upi::UNIT],
     global: None,
     core_events: Some(&core::EVENTS),
 };

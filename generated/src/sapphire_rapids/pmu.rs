@@ -6,7 +6,11 @@
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
+use super::iio::{IioBoxCtl, IioCtl, IioCtr};
+use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
+use super::m3upi::{M3upiBoxCtl, M3upiCtl, M3upiCtr};
 use super::ubox::{UBoxCtl, UCtl, UCtr};
+use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
 /// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
@@ -188,6 +192,281 @@ impl BoxControl for ChaBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
+/// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Twelve stacks** (info): Intel PCM programs 12 IIO stacks on Sapphire Rapids (SPR_M2IOSF_NUM)
+/// and likwid maps 12 (IIO0-IIO11); which of them a part has is the discovery table's answer.
+///
+/// **Kernel PMU names** (info): Linux names the IIO PMUs uncore_iio_box id (spr_uncore_iio, name
+/// iio), with the alias uncore_type_1_box id; their formats are snr_uncore_iio_formats_attr (the
+/// spr-iio driver). The free-running IIO counters (iio_free_running: I/O clock at MSR 0x340E and
+/// the bandwidth counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are not
+/// described here.
+pub static IIO: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "IIO",
+    scope: Scope::Socket,
+    controls: &[IioBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, IioCtl::INFO.at(0), IioCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, IioCtl::INFO.at(1), IioCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, IioCtl::INFO.at(2), IioCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, IioCtl::INFO.at(3), IioCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IIO_PERF.of_box("IIO0", "uncore_iio_0"),
+        IIO_PERF.of_box("IIO1", "uncore_iio_1"),
+        IIO_PERF.of_box("IIO2", "uncore_iio_2"),
+        IIO_PERF.of_box("IIO3", "uncore_iio_3"),
+        IIO_PERF.of_box("IIO4", "uncore_iio_4"),
+        IIO_PERF.of_box("IIO5", "uncore_iio_5"),
+        IIO_PERF.of_box("IIO6", "uncore_iio_6"),
+        IIO_PERF.of_box("IIO7", "uncore_iio_7"),
+        IIO_PERF.of_box("IIO8", "uncore_iio_8"),
+        IIO_PERF.of_box("IIO9", "uncore_iio_9"),
+        IIO_PERF.of_box("IIO10", "uncore_iio_10"),
+        IIO_PERF.of_box("IIO11", "uncore_iio_11"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Twelve stacks",
+            text: "Intel PCM programs 12 IIO stacks on Sapphire Rapids (SPR_M2IOSF_NUM) \
+            and likwid maps 12 (IIO0-IIO11); which of them a part has is the \
+            discovery table's answer.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the IIO PMUs uncore_iio_<box id> (spr_uncore_iio, name \
+            iio), with the alias uncore_type_1_<box id>; their formats are \
+            snr_uncore_iio_formats_attr (the spr-iio driver). The free-running IIO \
+            counters (iio_free_running: I/O clock at MSR 0x340E and the bandwidth \
+            counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are \
+            not described here.",
+        },
+    ],
+};
+/// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const IIO_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_IIO,
+};
+impl CounterControl for IioCtl {
+    const ENABLE: &'static FieldInfo = IIO_CTL_EN;
+    const EVENT: &'static FieldInfo = IIO_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IIO_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IIO_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IIO_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IIO_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for IioCtr {
+    const COUNT: &'static FieldInfo = IIO_CTR_EVENT_COUNT;
+}
+impl BoxControl for IioBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
+/// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the IRP PMUs uncore_irp_box id (spr_uncore_irp, name
+/// irp), with the alias uncore_type_2_box id; their formats are spr_uncore_raw_formats_attr (the
+/// spr-raw driver).
+pub static IRP: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "IRP",
+    scope: Scope::Socket,
+    controls: &[IrpBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, IrpCtl::INFO.at(0), IrpCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, IrpCtl::INFO.at(1), IrpCtr::INFO.at(1)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IRP_PERF.of_box("IRP0", "uncore_irp_0"),
+        IRP_PERF.of_box("IRP1", "uncore_irp_1"),
+        IRP_PERF.of_box("IRP2", "uncore_irp_2"),
+        IRP_PERF.of_box("IRP3", "uncore_irp_3"),
+        IRP_PERF.of_box("IRP4", "uncore_irp_4"),
+        IRP_PERF.of_box("IRP5", "uncore_irp_5"),
+        IRP_PERF.of_box("IRP6", "uncore_irp_6"),
+        IRP_PERF.of_box("IRP7", "uncore_irp_7"),
+        IRP_PERF.of_box("IRP8", "uncore_irp_8"),
+        IRP_PERF.of_box("IRP9", "uncore_irp_9"),
+        IRP_PERF.of_box("IRP10", "uncore_irp_10"),
+        IRP_PERF.of_box("IRP11", "uncore_irp_11"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the IRP PMUs uncore_irp_<box id> (spr_uncore_irp, name \
+            irp), with the alias uncore_type_2_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const IRP_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for IrpCtl {
+    const ENABLE: &'static FieldInfo = IRP_CTL_EN;
+    const EVENT: &'static FieldInfo = IRP_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IRP_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IRP_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IRP_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IRP_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for IrpCtr {
+    const COUNT: &'static FieldInfo = IRP_CTR_EVENT_COUNT;
+}
+impl BoxControl for IrpBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the M3UPI (mesh to UPI) performance monitoring (4 counters per box; boxes
+/// M3UPI0, M3UPI1, M3UPI2, M3UPI3).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Linux replaces the discovery table's M3UPI entries** (source-conflict): Linux
+/// spr_uncore_pci_init: because the UPI entry of the discovery table is broken on some Sapphire
+/// Rapids variants, the M3UPI entries are ignored too (spr_uncore_units_ignore) and replaced by the
+/// kernel's own: four boxes, device 0x3246 at devfn 0x29 (device 5, function 1) and one device
+/// further per link, with the Ice Lake-SP offsets (ICX_M3UPI_PCI_PMON_BOX_CTL 0xA0, CTL0 0xD8, CTR0
+/// 0xA8). We follow the kernel.
+///
+/// **Kernel PMU names** (info): Linux names the M3UPI PMUs uncore_m3upi_n (spr_uncore_m3upi, name
+/// m3upi, four boxes, icx_uncore_m3upi_constraints), with spr_uncore_raw_formats_attr (the spr-raw
+/// driver).
+pub static M3UPI: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "M3UPI",
+    scope: Scope::Socket,
+    controls: &[M3upiBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M3upiCtl::INFO.at(0), M3upiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M3upiCtl::INFO.at(1), M3upiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M3upiCtl::INFO.at(2), M3upiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M3upiCtl::INFO.at(3), M3upiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M3UPI_PERF.of_box("M3UPI0", "uncore_m3upi_0"),
+        M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
+        M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
+        M3UPI_PERF.of_box("M3UPI3", "uncore_m3upi_3"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Linux replaces the discovery table's M3UPI entries",
+            text: "Linux spr_uncore_pci_init: because the UPI entry of the discovery table \
+            is broken on some Sapphire Rapids variants, the M3UPI entries are \
+            ignored too (spr_uncore_units_ignore) and replaced by the kernel's own: \
+            four boxes, device 0x3246 at devfn 0x29 (device 5, function 1) and one \
+            device further per link, with the Ice Lake-SP offsets \
+            (ICX_M3UPI_PCI_PMON_BOX_CTL 0xA0, CTL0 0xD8, CTR0 0xA8). We follow the \
+            kernel.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the M3UPI PMUs uncore_m3upi_<n> (spr_uncore_m3upi, name \
+            m3upi, four boxes, icx_uncore_m3upi_constraints), with \
+            spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const M3UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for M3upiCtl {
+    const ENABLE: &'static FieldInfo = M3UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = M3UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M3UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M3UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M3UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M3UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M3upiCtr {
+    const COUNT: &'static FieldInfo = M3UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for M3upiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the U-box (system configuration controller) performance monitoring (2 counters
 /// per box; boxes UBOX).
 ///
@@ -278,6 +557,102 @@ impl BoxControl for UBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(U_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(U_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
+/// per box; boxes UPI0, UPI1, UPI2, UPI3).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Linux replaces the discovery table's UPI entries** (source-conflict): Linux
+/// spr_uncore_pci_init: the discovery table's UPI entry is broken on some Sapphire Rapids variants,
+/// which also breaks the M3UPI entry, so the kernel ignores both types in the table
+/// (spr_uncore_units_ignore: UNCORE_SPR_UPI, UNCORE_SPR_M3UPI) and uses its own: four links, device
+/// 0x3241 at devfn 0x09 (device 1, function 1) and then 0x8000 apart in its bus/devfn encoding (one
+/// device per link, spr_upi_pci_offsets), with the Ice Lake-SP register offsets
+/// (ICX_UPI_PCI_PMON_BOX_CTL 0x318, CTL0 0x350, CTR0 0x320). We follow the kernel: the addresses
+/// here are the kernel's, not the table's.
+///
+/// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_n (spr_uncore_upi, name upi,
+/// four boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).
+pub static UPI: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "UPI",
+    scope: Scope::Socket,
+    controls: &[UpiBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, UpiCtl::INFO.at(0), UpiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, UpiCtl::INFO.at(1), UpiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, UpiCtl::INFO.at(2), UpiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, UpiCtl::INFO.at(3), UpiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        UPI_PERF.of_box("UPI0", "uncore_upi_0"),
+        UPI_PERF.of_box("UPI1", "uncore_upi_1"),
+        UPI_PERF.of_box("UPI2", "uncore_upi_2"),
+        UPI_PERF.of_box("UPI3", "uncore_upi_3"),
+    ],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Linux replaces the discovery table's UPI entries",
+            text: "Linux spr_uncore_pci_init: the discovery table's UPI entry is broken on \
+            some Sapphire Rapids variants, which also breaks the M3UPI entry, so the \
+            kernel ignores both types in the table (spr_uncore_units_ignore: \
+            UNCORE_SPR_UPI, UNCORE_SPR_M3UPI) and uses its own: four links, device \
+            0x3241 at devfn 0x09 (device 1, function 1) and then 0x8000 apart in its \
+            bus/devfn encoding (one device per link, spr_upi_pci_offsets), with the \
+            Ice Lake-SP register offsets (ICX_UPI_PCI_PMON_BOX_CTL 0x318, CTL0 \
+            0x350, CTR0 0x320). We follow the kernel: the addresses here are the \
+            kernel's, not the table's.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the UPI PMUs uncore_upi_<n> (spr_uncore_upi, name upi, four \
+            boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
+/// each box's entry adds its box and PMU name.
+const UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for UpiCtl {
+    const ENABLE: &'static FieldInfo = UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for UpiCtr {
+    const COUNT: &'static FieldInfo = UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for UpiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
+}
 /// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
 /// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -298,6 +673,66 @@ const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
 /// `C_MSR_PMON_CTR.event_count` (bits 47:0).
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const IIO_BOX_CTL_RST_CTRL: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrl");
+/// `IIO_MSR_PMON_BOX_CTL.frz` (bit 0).
+const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
+/// `IIO_MSR_PMON_CTL.thresh` (bits 35:24).
+const IIO_CTL_THRESH: &FieldInfo = IioCtl::INFO.field_named("thresh");
+/// `IIO_MSR_PMON_CTL.invert` (bit 23).
+const IIO_CTL_INVERT: &FieldInfo = IioCtl::INFO.field_named("invert");
+/// `IIO_MSR_PMON_CTL.en` (bit 22).
+const IIO_CTL_EN: &FieldInfo = IioCtl::INFO.field_named("en");
+/// `IIO_MSR_PMON_CTL.edge_det` (bit 18).
+const IIO_CTL_EDGE_DET: &FieldInfo = IioCtl::INFO.field_named("edge_det");
+/// `IIO_MSR_PMON_CTL.umask` (bits 15:8).
+const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
+/// `IIO_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
+/// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
+const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const IRP_BOX_CTL_RST_CTRL: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrl");
+/// `IRP_MSR_PMON_BOX_CTL.frz` (bit 0).
+const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
+/// `IRP_MSR_PMON_CTL.thresh` (bits 31:24).
+const IRP_CTL_THRESH: &FieldInfo = IrpCtl::INFO.field_named("thresh");
+/// `IRP_MSR_PMON_CTL.invert` (bit 23).
+const IRP_CTL_INVERT: &FieldInfo = IrpCtl::INFO.field_named("invert");
+/// `IRP_MSR_PMON_CTL.en` (bit 22).
+const IRP_CTL_EN: &FieldInfo = IrpCtl::INFO.field_named("en");
+/// `IRP_MSR_PMON_CTL.edge_det` (bit 18).
+const IRP_CTL_EDGE_DET: &FieldInfo = IrpCtl::INFO.field_named("edge_det");
+/// `IRP_MSR_PMON_CTL.umask` (bits 15:8).
+const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
+/// `IRP_MSR_PMON_CTL.ev_sel` (bits 7:0).
+const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
+/// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
+const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const M3UPI_BOX_CTL_RST_CTRS: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrs");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const M3UPI_BOX_CTL_RST_CTRL: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrl");
+/// `M3UPI_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+const M3UPI_BOX_CTL_FRZ: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz");
+/// `M3UPI_L_PCI_PMON_CTL.thresh` (bits 31:24).
+const M3UPI_CTL_THRESH: &FieldInfo = M3upiCtl::INFO.field_named("thresh");
+/// `M3UPI_L_PCI_PMON_CTL.invert` (bit 23).
+const M3UPI_CTL_INVERT: &FieldInfo = M3upiCtl::INFO.field_named("invert");
+/// `M3UPI_L_PCI_PMON_CTL.en` (bit 22).
+const M3UPI_CTL_EN: &FieldInfo = M3upiCtl::INFO.field_named("en");
+/// `M3UPI_L_PCI_PMON_CTL.edge_det` (bit 18).
+const M3UPI_CTL_EDGE_DET: &FieldInfo = M3upiCtl::INFO.field_named("edge_det");
+/// `M3UPI_L_PCI_PMON_CTL.umask` (bits 15:8).
+const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
+/// `M3UPI_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
+/// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
+const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
 /// `U_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const U_BOX_CTL_RST_CTRS: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrs");
 /// `U_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -318,6 +753,26 @@ const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
 /// `U_MSR_PMON_CTR.event_count` (bits 47:0).
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
+/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
+/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
+const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
+/// `U_L_PCI_PMON_CTL.invert` (bit 23).
+const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
+/// `U_L_PCI_PMON_CTL.en` (bit 22).
+const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
+/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
+const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
+/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
+const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
+/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
+/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
+const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {
@@ -365,6 +820,92 @@ pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {
             name: "filter_tid",
             config: "config1:0-9",
             target: FormatTarget::Register("C{i}_MSR_PMON_BOX_FILTER0"),
+        },
+    ],
+};
+/// The `spr-iio` perf driver's format (`snr_uncore_iio_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SPR_IIO: PerfDriverInfo = PerfDriverInfo {
+    id: "spr-iio",
+    module: "intel_uncore",
+    group: "snr_uncore_iio_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Role(Role::Umask),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-35",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+        PerfFormatInfo {
+            name: "ch_mask",
+            config: "config:36-47",
+            target: FormatTarget::Field("ch_mask"),
+        },
+        PerfFormatInfo {
+            name: "fc_mask",
+            config: "config:48-50",
+            target: FormatTarget::Field("fc_mask"),
+        },
+    ],
+};
+/// The `spr-raw` perf driver's format (`spr_uncore_raw_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SPR_RAW: PerfDriverInfo = PerfDriverInfo {
+    id: "spr-raw",
+    module: "intel_uncore",
+    group: "spr_uncore_raw_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-55",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension (umask_ext4): config bits 8-15 go to \
+            the control's umask (15:8) and bits 32-55 to umask_ext (55:32), one file \
+            spanning two fields.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
         },
     ],
 };
